@@ -1,0 +1,158 @@
+"""The ``tokviz`` command: encode, decode, info, train, gui.
+
+No arguments opens the app. Errors in input files print one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tokviz", description="Tokenizer visualizer and debugger.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command")
+
+    enc = sub.add_parser("encode", help="encode text and print ids (or JSON)")
+    enc.add_argument("tokenizer", type=Path, help="tokenizer file (tokenizer.json, .tiktoken, .model, vocab.txt ...)")
+    enc.add_argument("text", nargs="?", help="text to encode (default: standard input)")
+    enc.add_argument("--file", type=Path, help="read the text from this file (UTF-8)")
+    enc.add_argument("--no-special", action="store_true", help="do not add special tokens (BOS/EOS/CLS...)")
+    enc.add_argument("--allowed-special", default=None, help='"all" or comma-separated special-token literals to honour in the text')
+    enc.add_argument("--json", action="store_true", help='print {"ids", "tokens", "offsets"} as JSON')
+    _add_load_options(enc)
+
+    dec = sub.add_parser("decode", help="decode ids to text")
+    dec.add_argument("tokenizer", type=Path)
+    dec.add_argument("ids", nargs="+", type=int)
+    dec.add_argument("--skip-special", action="store_true", help="drop special tokens")
+    _add_load_options(dec)
+
+    info = sub.add_parser("info", help="print the model, pipeline and vocabulary counts")
+    info.add_argument("tokenizer", type=Path)
+    info.add_argument("--json", action="store_true")
+    _add_load_options(info)
+
+    tr = sub.add_parser("train", help="train a tokenizer on corpus files")
+    tr.add_argument("corpus", nargs="+", type=Path)
+    tr.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe")
+    tr.add_argument("--vocab-size", type=int, required=True)
+    tr.add_argument("--byte-level", action="store_true", help="byte-level BPE (GPT-2 alphabet and pattern)")
+    tr.add_argument("--min-frequency", type=int, default=0)
+    tr.add_argument("--special", nargs="*", default=[], metavar="TOKEN")
+    tr.add_argument("-o", "--output", type=Path, required=True)
+
+    gui = sub.add_parser("gui", help="open the app (or render a screenshot and exit)")
+    gui.add_argument("--screenshot", type=Path, help="render the window to this PNG and exit")
+    gui.add_argument("--tokenizer", type=Path)
+    gui.add_argument("--text")
+    gui.add_argument("--file", type=Path)
+    gui.add_argument("--tab", default=None)
+    gui.add_argument("--size", default=None, help="window size WxH")
+    return p
+
+
+def _add_load_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--pattern", default=None, help="pre-tokenizer regex for a custom tiktoken rank file")
+    sp.add_argument(
+        "--special-tokens",
+        default=None,
+        help='JSON map of special tokens for a custom rank file, e.g. \'{"<|endoftext|>": 50256}\'',
+    )
+
+
+def _load(args: argparse.Namespace):  # noqa: ANN202
+    from . import load
+
+    specials = json.loads(args.special_tokens) if args.special_tokens else None
+    return load(args.tokenizer, pattern=args.pattern, special_tokens=specials)
+
+
+def _cmd_encode(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        text = args.file.read_text(encoding="utf-8")
+    elif args.text is not None:
+        text = args.text
+    else:
+        text = sys.stdin.read()
+    tok = _load(args)
+    allowed: str | set[str] | None = None
+    if args.allowed_special:
+        allowed = "all" if args.allowed_special == "all" else set(args.allowed_special.split(","))
+    enc = tok.encode(text, add_special_tokens=not args.no_special, allowed_special=allowed)
+    if args.json:
+        out = {"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets]}
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(" ".join(map(str, enc.ids)))
+    return 0
+
+
+def _cmd_decode(args: argparse.Namespace) -> int:
+    tok = _load(args)
+    print(tok.decode(args.ids, skip_special_tokens=args.skip_special))
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    tok = _load(args)
+    info = tok.info()
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+    else:
+        for key, value in info.items():
+            print(f"{key:>24}: {value}")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from .training.cli import run_train
+
+    return run_train(args)
+
+
+def _cmd_gui(args: argparse.Namespace) -> int:
+    from .gui.app import run_app
+
+    return run_app(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .engine.errors import TokvizFormatError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from . import __version__
+
+        print(__version__)
+        return 0
+    if args.command is None:
+        args = parser.parse_args(["gui", *([] if argv is None else argv)])
+    commands = {
+        "encode": _cmd_encode,
+        "decode": _cmd_decode,
+        "info": _cmd_info,
+        "train": _cmd_train,
+        "gui": _cmd_gui,
+    }
+    try:
+        return commands[args.command](args)
+    except TokvizFormatError as exc:
+        print(f"tokviz: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+        print(f"tokviz: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Pure-Python tokenizer engine: stages, components and the pipeline. Never imports Qt."""

@@ -1,0 +1,220 @@
+"""Tokens, encodings and stage snapshots: what a pipeline run returns (data, never prints).
+
+An `Encoding` is columnar (parallel lists, like HF's ``Encoding``) so that encoding a megabyte
+does not build a million objects; `Encoding.token(i)` / iteration give a `Token` view on demand.
+`Stages` keeps every intermediate value of the run (added-token segments, normalized text,
+pre-token chunks) for the GUI. Traces (BPE merges, WordPiece matches, Unigram scores) exist only
+when ``encode(..., trace=True)`` asked for them.
+
+All offsets are code points of the original text; ``byte_offsets`` are the exact UTF-8 byte
+spans (a byte-level token that holds part of a character has a byte span inside that character
+while its char span covers the whole character, as HF reports it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .text import NormalizedText, OffsetMap
+
+__all__ = [
+    "MergeStep",
+    "BpeTrace",
+    "WordPieceTrace",
+    "UnigramTrace",
+    "Trace",
+    "Segment",
+    "PreToken",
+    "Stages",
+    "Token",
+    "Encoding",
+]
+
+
+# ---------------------------------------------------------------------- traces
+@dataclass(frozen=True, slots=True)
+class MergeStep:
+    """One BPE merge applied while encoding a chunk: ``left + right -> merged`` at ``rank``."""
+
+    rank: int
+    left: str
+    right: str
+    merged: str
+    position: int  # index (in symbols of the chunk at that moment) of the left symbol
+
+
+@dataclass(frozen=True, slots=True)
+class BpeTrace:
+    """How a BPE model produced the tokens of one chunk.
+
+    ``initial`` are the symbols before any merge (characters, byte proxies or byte-fallback
+    pieces); ``merges`` are applied in order. Each token's own history is the subset of merges
+    whose ``merged`` result lies inside it (`Tokenizer` attaches that subset per token).
+    """
+
+    initial: tuple[str, ...]
+    merges: tuple[MergeStep, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WordPieceTrace:
+    """WordPiece greedy longest-match: the candidates tried at this position, longest first."""
+
+    tried: tuple[str, ...]
+    matched: str | None  # None: no match, the whole word became unk
+
+
+@dataclass(frozen=True, slots=True)
+class UnigramTrace:
+    """A Unigram piece on the Viterbi path: its log-probability score."""
+
+    score: float
+
+
+Trace = BpeTrace | WordPieceTrace | UnigramTrace
+
+
+# ---------------------------------------------------------------------- stages
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One part of the input after added-token extraction.
+
+    Either an added token matched in the text (``added_id`` set) or a normalized span of
+    ordinary text. ``start``/``end`` are original code points.
+    """
+
+    start: int
+    end: int
+    normalized: NormalizedText
+    added_id: int | None = None
+    special: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PreToken:
+    """One pre-token chunk: its text after pre-tokenization (e.g. ``"Ġhello"``) and its span."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """Every intermediate value of one encode run, in pipeline order."""
+
+    original: str
+    segments: tuple[Segment, ...]
+    pre_tokens: tuple[PreToken, ...]
+
+    @property
+    def normalized(self) -> NormalizedText:
+        """The whole text after normalization (added tokens kept verbatim), aligned to the original."""
+        if not self.segments:
+            return NormalizedText.identity(self.original)
+        return NormalizedText.concat([s.normalized for s in self.segments])
+
+
+# ---------------------------------------------------------------------- tokens
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token of an encoding, with every coordinate the views need."""
+
+    index: int
+    id: int
+    value: str  # the vocab string as the model stores it (Ġ, ▁, ##, <0xE9>)
+    start: int  # char offsets into the original text (HF offsets convention)
+    end: int
+    byte_start: int  # exact UTF-8 byte span in the original text
+    byte_end: int
+    special: bool = False
+    type_id: int = 0
+    word: int | None = None
+    trace: Trace | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Encoding:
+    """The result of `Tokenizer.encode`: parallel lists, one entry per token.
+
+    The lists are owned by the encoding; treat them as read-only.
+    """
+
+    text: str
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    byte_offsets: list[tuple[int, int]]
+    special_tokens_mask: list[int]
+    type_ids: list[int]
+    word_ids: list[int | None]
+    stages: Stages | None = None
+    traces: list[Trace | None] | None = field(default=None)
+    _offset_map: list[OffsetMap] = field(default_factory=list, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def token(self, i: int) -> Token:
+        s, e = self.offsets[i]
+        bs, be = self.byte_offsets[i]
+        return Token(
+            index=i,
+            id=self.ids[i],
+            value=self.tokens[i],
+            start=s,
+            end=e,
+            byte_start=bs,
+            byte_end=be,
+            special=bool(self.special_tokens_mask[i]),
+            type_id=self.type_ids[i],
+            word=self.word_ids[i],
+            trace=self.traces[i] if self.traces is not None else None,
+        )
+
+    def __iter__(self) -> Iterator[Token]:
+        return (self.token(i) for i in range(len(self.ids)))
+
+    @property
+    def offset_map(self) -> OffsetMap:
+        """Unit conversion for this encoding's text (built once, on first use)."""
+        if not self._offset_map:
+            self._offset_map.append(OffsetMap(self.text))
+        return self._offset_map[0]
+
+    def utf16_offsets(self) -> list[tuple[int, int]]:
+        """Token spans in UTF-16 units (Qt text positions)."""
+        m = self.offset_map
+        return [m.span_to_utf16(s, e) for s, e in self.offsets]
+
+    def token_at(self, char: int) -> int | None:
+        """Index of the first token whose char span contains ``char``, or None."""
+        for i, (s, e) in enumerate(self.offsets):
+            if s <= char < e:
+                return i
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict (what ``tokviz encode --json`` prints, plus byte offsets)."""
+        return {
+            "ids": list(self.ids),
+            "tokens": list(self.tokens),
+            "offsets": [list(o) for o in self.offsets],
+            "byte_offsets": [list(o) for o in self.byte_offsets],
+            "special_tokens_mask": list(self.special_tokens_mask),
+        }
+
+
+def empty_encoding(text: str = "") -> Encoding:
+    return Encoding(text, [], [], [], [], [], [], [])
+
+
+def token_spans_tile(byte_offsets: Sequence[tuple[int, int]], n_bytes: int) -> bool:
+    """True when the byte spans cover ``[0, n_bytes)`` exactly, in order, without overlap."""
+    pos = 0
+    for s, e in byte_offsets:
+        if s != pos or e < s:
+            return False
+        pos = e
+    return pos == n_bytes

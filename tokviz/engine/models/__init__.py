@@ -1,0 +1,77 @@
+"""Models: one pre-token chunk -> token ids (HF ``model`` types and SentencePiece models).
+
+``tokenize(text)`` returns ``(id, start, end)`` triples with char offsets into ``text`` (the
+chunk as the model sees it, e.g. ``"Ġhello"``); it is cached per chunk and allocates no trace.
+``tokenize_traced(text)`` returns the same triples plus one trace per token (merges, matches,
+scores) for the token card. Modules: ``bpe`` (BPE), ``wordpiece`` (WordPiece), ``wordlevel``
+(WordLevel), ``unigram`` (Unigram, lattice), ``sentencepiece_bpe``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from ..encoding import Trace
+from ..registry import build_component
+
+__all__ = ["Model", "model_from_json", "TYPES", "ModelToken"]
+
+TYPES: dict[str, str] = {
+    "BPE": "tokviz.engine.models.bpe:BPE",
+    "WordPiece": "tokviz.engine.models.wordpiece:WordPiece",
+    "WordLevel": "tokviz.engine.models.wordlevel:WordLevel",
+    "Unigram": "tokviz.engine.models.unigram:Unigram",
+}
+
+ModelToken = tuple[int, int, int]  # (id, start, end) in chars of the chunk
+
+
+class Model(ABC):
+    """Base of every model. ``type_name`` is the tokenizer.json ``"type"`` tag."""
+
+    type_name: ClassVar[str]
+
+    @abstractmethod
+    def tokenize(self, text: str) -> Sequence[ModelToken]:
+        """Tokens of one chunk: ``(id, start, end)`` char offsets into ``text``."""
+
+    @abstractmethod
+    def tokenize_traced(self, text: str) -> tuple[Sequence[ModelToken], Sequence[Trace | None]]:
+        """Same tokens as `tokenize`, plus one trace per token."""
+
+    @abstractmethod
+    def token_to_id(self, token: str) -> int | None: ...
+
+    @abstractmethod
+    def id_to_token(self, id: int) -> str | None: ...
+
+    @abstractmethod
+    def get_vocab(self) -> dict[str, int]: ...
+
+    @property
+    @abstractmethod
+    def vocab_size(self) -> int:
+        """Number of entries in the model's own vocabulary (not counting added tokens)."""
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Model:
+        raise NotImplementedError(f"{cls.__name__}.from_json")
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__}.to_json")
+
+
+def model_from_json(obj: Any, *, where: str = "model") -> Model:
+    if isinstance(obj, dict) and "type" not in obj:
+        # Old tokenizer.json files omit the model type; HF infers it from the fields.
+        if "merges" in obj:
+            obj = {**obj, "type": "BPE"}
+        elif "continuing_subword_prefix" in obj or "max_input_chars_per_word" in obj:
+            obj = {**obj, "type": "WordPiece"}
+        elif isinstance(obj.get("vocab"), list):
+            obj = {**obj, "type": "Unigram"}
+        else:
+            obj = {**obj, "type": "WordLevel"}
+    return build_component("model", TYPES, obj, where=where)

@@ -1,0 +1,58 @@
+"""Pre-tokenizers: split normalized text into chunks the model never merges across.
+
+A pre-tokenizer takes the list of normalized pieces (one per run of ordinary text between
+added tokens) and returns the list of chunks, each a `NormalizedText` still aligned to the
+original. Some also transform text (ByteLevel maps bytes to the GPT-2 alphabet, Metaspace puts
+▁ for spaces). Modules: ``byte_level``, ``split`` (Split), ``whitespace`` (Whitespace,
+WhitespaceSplit, CharDelimiterSplit), ``metaspace``, ``punctuation`` (Punctuation, Digits,
+BertPreTokenizer, UnicodeScripts), ``sequence``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from ..registry import build_component
+from ..text import NormalizedText
+
+__all__ = ["PreTokenizer", "pre_tokenizer_from_json", "TYPES"]
+
+TYPES: dict[str, str] = {
+    "ByteLevel": "tokviz.engine.pre_tokenizers.byte_level:ByteLevel",
+    "Split": "tokviz.engine.pre_tokenizers.split:Split",
+    "Whitespace": "tokviz.engine.pre_tokenizers.whitespace:Whitespace",
+    "WhitespaceSplit": "tokviz.engine.pre_tokenizers.whitespace:WhitespaceSplit",
+    "CharDelimiterSplit": "tokviz.engine.pre_tokenizers.whitespace:CharDelimiterSplit",
+    "Metaspace": "tokviz.engine.pre_tokenizers.metaspace:Metaspace",
+    "Punctuation": "tokviz.engine.pre_tokenizers.punctuation:Punctuation",
+    "Digits": "tokviz.engine.pre_tokenizers.punctuation:Digits",
+    "BertPreTokenizer": "tokviz.engine.pre_tokenizers.punctuation:BertPreTokenizer",
+    "UnicodeScripts": "tokviz.engine.pre_tokenizers.punctuation:UnicodeScripts",
+    "Sequence": "tokviz.engine.pre_tokenizers.sequence:Sequence",
+}
+
+
+class PreTokenizer(ABC):
+    """Base of every pre-tokenizer. ``type_name`` is the tokenizer.json ``"type"`` tag."""
+
+    type_name: ClassVar[str]
+
+    @abstractmethod
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        """Split (and possibly transform) every piece; return all chunks in order."""
+
+    def pre_tokenize_str(self, s: str) -> list[tuple[str, tuple[int, int]]]:
+        """Chunks of a plain string with their original char spans (like HF ``pre_tokenize_str``)."""
+        return [(p.text, (p.orig_start, p.orig_end)) for p in self.pre_tokenize([NormalizedText.identity(s)])]
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> PreTokenizer:
+        raise NotImplementedError(f"{cls.__name__}.from_json")
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__}.to_json")
+
+
+def pre_tokenizer_from_json(obj: Any, *, where: str = "pre_tokenizer") -> PreTokenizer | None:
+    return build_component("pre_tokenizer", TYPES, obj, where=where)

@@ -1,0 +1,1 @@
+"""Loaders and writers for tokenizer files (local paths or bytes only, never a URL)."""

@@ -1,0 +1,1 @@
+"""Trainers (BPE, WordPiece, Unigram) as cancellable generators of events."""
