@@ -1,0 +1,427 @@
+"""tiktoken rank files (``*.tiktoken``): one ``base64(token bytes) rank`` line per mergeable token.
+
+A rank file holds only the mergeable tokens. The pre-tokenizer pattern and the special tokens
+are not in it: for the published OpenAI encodings (r50k/gpt2, p50k, cl100k, o200k) we recognise
+the file by the sha256 of its content and supply them from `PRESETS` (facts published in
+tiktoken's ``tiktoken_ext/openai_public.py``); any other rank file needs ``pattern=`` (and
+optionally ``special_tokens=``).
+
+The tokenizer is assembled from ordinary engine components so that every stage shows in the
+GUI exactly as for a tokenizer.json:
+
+* pre-tokenizer ``Split(pattern, behavior="Removed", invert=True)`` then
+  ``ByteLevel(use_regex=False)``. tiktoken encodes every regex match and silently drops the text
+  between matches; "invert + Removed" keeps exactly the matches. (None of the published patterns
+  leaves gaps, but a custom pattern may.)
+* model BPE in *rank mode* (`BPE.from_ranks`): the pair whose concatenation has the lowest rank
+  merges first, and a chunk that is itself a token is emitted whole, as tiktoken does.
+* decoder ByteLevel; special tokens as special added tokens honoured only through
+  ``allowed_special`` (``special_policy="tiktoken"``), so a literal ``<|endoftext|>`` in user
+  text is ordinary text by default, like ``encode(text, disallowed_special=())``.
+
+Token strings (``Encoding.tokens``) are the GPT-2 byte-to-unicode spelling of the token bytes
+(``"Ġhello"``), which is also how a byte sequence that is not valid UTF-8 stays representable.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import accumulate
+from types import MappingProxyType
+
+from ..engine.added_tokens import AddedToken
+from ..engine.errors import TokvizFormatError
+from ..engine.tokenizer import Tokenizer, TokenizerConfig
+
+__all__ = [
+    "TiktokenPreset",
+    "PRESETS",
+    "RankTable",
+    "parse_ranks",
+    "looks_like_ranks",
+    "preset_for",
+    "load_tiktoken_ranks",
+    "byte_level_alphabet",
+]
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+# The published pre-tokenizer patterns (tiktoken_ext/openai_public.py). They rely on possessive
+# quantifiers (``++``), which the ``regex`` module supports.
+R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TiktokenPreset:
+    """A published encoding: what tiktoken adds around its rank file."""
+
+    name: str
+    sha256: str  # of the rank file's content (tiktoken's ``expected_hash``)
+    pattern: str
+    special_tokens: Mapping[str, int]
+    explicit_n_vocab: int | None = None  # tiktoken's sanity check on the total size, when published
+    aliases: tuple[str, ...] = field(default=())
+
+
+def _preset(name: str, sha256: str, pattern: str, specials: dict[str, int], n_vocab: int | None = None,
+            aliases: tuple[str, ...] = ()) -> TiktokenPreset:
+    return TiktokenPreset(name, sha256, pattern, MappingProxyType(dict(specials)), n_vocab, aliases)
+
+
+# Keyed by sha256 of the (decompressed) rank file. gpt2 and r50k_base share one rank file; the
+# r50k name is used (tiktoken's "gpt2" encoding is the same ranks, pattern and special token).
+PRESETS: Mapping[str, TiktokenPreset] = MappingProxyType(
+    {
+        p.sha256: p
+        for p in (
+            _preset(
+                "r50k_base",
+                "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+                R50K_PATTERN,
+                {ENDOFTEXT: 50256},
+                50257,
+                aliases=("gpt2",),
+            ),
+            _preset(
+                "p50k_base",
+                "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+                R50K_PATTERN,
+                {ENDOFTEXT: 50256},
+                50281,
+            ),
+            _preset(
+                "cl100k_base",
+                "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+                CL100K_PATTERN,
+                {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
+                 ENDOFPROMPT: 100276},
+            ),
+            _preset(
+                "o200k_base",
+                "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+                O200K_PATTERN,
+                {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+            ),
+        )
+    }
+)
+
+
+def preset_for(data: bytes) -> TiktokenPreset | None:
+    """The published encoding whose rank file is exactly ``data``, if any."""
+    return PRESETS.get(hashlib.sha256(data).hexdigest())
+
+
+# ---------------------------------------------------------------------- byte-level alphabet
+def byte_level_alphabet() -> list[str]:
+    """GPT-2's byte -> printable character table (``alphabet[0x20] == "Ġ"``).
+
+    Printable Latin-1 bytes map to themselves; the other 68 bytes map, in byte order, to
+    U+0100, U+0101, ...
+    """
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    kept = set(keep)
+    table = [""] * 256
+    extra = 0
+    for b in range(256):
+        if b in kept:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(0x100 + extra)
+            extra += 1
+    return table
+
+
+_CHARMAP = "".join(byte_level_alphabet())  # decoding table for codecs.charmap_decode
+
+
+# ---------------------------------------------------------------------- parsing
+@dataclass(frozen=True, slots=True, eq=False)
+class RankTable:
+    """The parsed rank file: token strings (byte-level spelling) and their ranks.
+
+    ``tokens[i]`` has rank ``ranks[i]``; file order is kept. ``vocab`` maps token string to
+    rank. Built in a few bulk operations (one join/translate for all tokens) rather than one
+    object pipeline per entry, so o200k's 200k entries load quickly.
+    """
+
+    tokens: list[str]
+    ranks: list[int]
+    vocab: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def max_rank(self) -> int:
+        return max(self.ranks) if self.ranks else -1
+
+    def token_bytes(self, i: int) -> bytes:
+        """The raw bytes of entry ``i``."""
+        return byte_level_to_bytes(self.tokens[i])
+
+
+_PROXY_TO_BYTE = {ord(c): b for b, c in enumerate(byte_level_alphabet())}
+
+
+def byte_level_to_bytes(token: str) -> bytes:
+    """Invert the byte-level spelling: ``"Ġhi"`` -> ``b" hi"``."""
+    try:
+        return bytes(_PROXY_TO_BYTE[ord(c)] for c in token)
+    except KeyError as exc:
+        raise ValueError(f"{token!r} is not a byte-level token string") from exc
+
+
+_B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def looks_like_ranks(data: bytes) -> bool:
+    """True when the first non-empty line is ``<base64> <integer>`` (cheap content sniff)."""
+    start = 0
+    n = len(data)
+    while start < n and data[start] in b"\r\n":
+        start += 1
+    end = data.find(b"\n", start, start + 4096)
+    line = data[start:] if end < 0 else data[start:end]
+    line = line.rstrip(b"\r")
+    tok, sep, rank = line.partition(b" ")
+    return bool(sep) and bool(tok) and set(tok) <= _B64_CHARS and rank.strip().isdigit()
+
+
+def parse_ranks(data: bytes, *, source: str = "<bytes>") -> RankTable:
+    """Parse a rank file's bytes; malformed lines raise `TokvizFormatError` naming the line.
+
+    >>> t = parse_ranks(b"YQ== 0\\nYg== 1\\nYWI= 2\\n")
+    >>> t.tokens, t.ranks
+    (['a', 'b', 'ab'], [0, 1, 2])
+    """
+    raw, ranks = _parse_fast(data)
+    if raw is None:
+        raw, ranks = _parse_slow(data, source)
+    if not raw:
+        raise TokvizFormatError("empty rank file (expected lines of '<base64 token> <rank>')", source=source)
+    # One bulk decode of all token bytes into the byte-level alphabet (an 8-bit charmap codec,
+    # C speed), then slicing: far cheaper than one translate per token for 200k entries.
+    joined = codecs.charmap_decode(b"".join(raw), "strict", _CHARMAP)[0]
+    ends = list(accumulate(map(len, raw)))
+    tokens = list(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    vocab = dict(zip(tokens, ranks))
+    if len(vocab) != len(tokens):
+        _raise_duplicate_token(tokens, source)
+    if len(set(ranks)) != len(ranks):
+        _raise_duplicate_rank(ranks, source)
+    return RankTable(tokens, ranks, vocab)
+
+
+def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None]:
+    """Whole-file bulk parse; ``(None, None)`` when anything is off (then `_parse_slow` locates it)."""
+    fields = data.split()
+    lines = data.split(b"\n")
+    n_lines = len(lines) - lines.count(b"") - lines.count(b"\r")
+    if len(fields) != 2 * n_lines:
+        return None, None
+    rank_fields = fields[1::2]
+    # int() would also accept "+5" or "1_000"; the file format is plain digits
+    if not b"".join(rank_fields).isdigit():
+        return None, None
+    a2b = binascii.a2b_base64
+    try:
+        # strict_mode rejects non-alphabet characters and bad padding
+        raw = [a2b(tok, strict_mode=True) for tok in fields[0::2]]
+    except binascii.Error:
+        return None, None
+    return raw, list(map(int, rank_fields))
+
+
+def _parse_slow(data: bytes, source: str) -> tuple[list[bytes], list[int]]:
+    """Line by line, to name the line that breaks the format (a truncated last line, say)."""
+    raw: list[bytes] = []
+    ranks: list[int] = []
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 2 or not parts[1].isdigit():
+            raise _line_error(line, lineno, len(parts) > 1, source)
+        try:
+            raw.append(binascii.a2b_base64(parts[0], strict_mode=True))
+        except binascii.Error:
+            raise _line_error(line, lineno, True, source) from None
+        ranks.append(int(parts[1]))
+    return raw, ranks
+
+
+def _line_error(line: bytes, lineno: int, sep: bool, source: str) -> TokvizFormatError:
+    shown = line[:60].decode("latin-1")
+    if not sep:
+        what = "expected '<base64 token> <rank>', the line has no rank (truncated file?)"
+    else:
+        what = "expected '<base64 token> <rank>' (bad base64 or rank; truncated file?)"
+    return TokvizFormatError(f"{what}: {shown!r}", source=source, where=f"line {lineno}")
+
+
+def _raise_duplicate_token(tokens: list[str], source: str) -> None:
+    seen: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t in seen:
+            raise TokvizFormatError(f"token {byte_level_to_bytes(t)!r} appears twice", source=source,
+                                    where=f"entry {i + 1}")
+        seen.add(t)
+
+
+def _raise_duplicate_rank(ranks: list[int], source: str) -> None:
+    seen: set[int] = set()
+    for i, r in enumerate(ranks):
+        if r in seen:
+            raise TokvizFormatError(f"rank {r} is given to two tokens", source=source, where=f"entry {i + 1}")
+        seen.add(r)
+
+
+# ---------------------------------------------------------------------- building
+def load_tiktoken_ranks(
+    data: bytes,
+    *,
+    source: str = "<bytes>",
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> Tokenizer:
+    """Build a `Tokenizer` from a rank file's (decompressed) bytes.
+
+    A published encoding is recognised by content hash and gets its pattern and special tokens;
+    ``pattern``/``special_tokens`` override them. Any other rank file needs ``pattern``.
+
+    >>> tok = load_tiktoken_ranks(open("cl100k_base.tiktoken", "rb").read())  # doctest: +SKIP
+    >>> tok.encode("hello world").ids                                          # doctest: +SKIP
+    [15339, 1917]
+    """
+    preset = preset_for(data)
+    table = parse_ranks(data, source=source)
+    if pattern is None:
+        if preset is None:
+            raise TokvizFormatError(
+                "not a published tiktoken encoding (r50k, p50k, cl100k, o200k): give its pre-tokenizer "
+                "regex with pattern= (CLI: --pattern) and its special tokens with special_tokens=",
+                source=source,
+            )
+        pattern = preset.pattern
+    if special_tokens is None:
+        special_tokens = preset.special_tokens if preset is not None else {}
+    _check_pattern(pattern, source)
+    specials = _check_specials(special_tokens, table, source)
+    return build_tiktoken_tokenizer(
+        table,
+        pattern=pattern,
+        special_tokens=specials,
+        name=preset.name if preset is not None else _stem(source),
+        source=source,
+        explicit_n_vocab=preset.explicit_n_vocab if preset is not None else None,
+    )
+
+
+def build_tiktoken_tokenizer(
+    table: RankTable,
+    *,
+    pattern: str,
+    special_tokens: Mapping[str, int],
+    name: str = "",
+    source: str | None = None,
+    explicit_n_vocab: int | None = None,
+) -> Tokenizer:
+    """Assemble the engine pipeline for a parsed rank table (see the module docstring)."""
+    from ..engine.decoders import decoder_from_json
+    from ..engine.models.bpe import BPE
+    from ..engine.pre_tokenizers import pre_tokenizer_from_json
+
+    pre = pre_tokenizer_from_json(
+        {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Removed", "invert": True},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+            ],
+        },
+        where="tiktoken pre_tokenizer",
+    )
+    decoder = decoder_from_json(
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        where="tiktoken decoder",
+    )
+    model = BPE.from_ranks(table.vocab)
+    added = [AddedToken(content, id, special=True, normalized=False) for content, id in special_tokens.items()]
+    n_vocab = max([table.max_rank, *special_tokens.values()]) + 1
+    if explicit_n_vocab is not None and explicit_n_vocab != n_vocab:
+        raise TokvizFormatError(
+            f"expected {explicit_n_vocab} ids in {name}, got max id + 1 = {n_vocab}", source=source
+        )
+    config = TokenizerConfig(
+        eos_token=ENDOFTEXT if ENDOFTEXT in special_tokens else None,
+        extra={"format": "tiktoken", "pattern": pattern, "n_vocab": n_vocab},
+    )
+    return Tokenizer(
+        model,
+        pre_tokenizer=pre,
+        decoder=decoder,
+        added_tokens=added,
+        special_policy="tiktoken",
+        name=name,
+        source=source,
+        config=config,
+    )
+
+
+def _check_pattern(pattern: str, source: str) -> None:
+    import regex
+
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        raise TokvizFormatError(f"bad pre-tokenizer pattern {pattern!r}: {exc}", source=source) from None
+
+
+def _check_specials(special_tokens: Mapping[str, int], table: RankTable, source: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    ranks = set(table.ranks)
+    for content, id in special_tokens.items():
+        if not isinstance(content, str) or not content:
+            raise TokvizFormatError(f"special token must be a non-empty string, got {content!r}", source=source)
+        if isinstance(id, bool) or not isinstance(id, int) or id < 0:
+            raise TokvizFormatError(f"special token {content!r}: id must be a non-negative integer, got {id!r}",
+                                    source=source)
+        if id in ranks:
+            raise TokvizFormatError(f"special token {content!r}: id {id} is already a mergeable token's rank",
+                                    source=source)
+        out[content] = id
+    if len(set(out.values())) != len(out):
+        raise TokvizFormatError("two special tokens share one id", source=source)
+    return out
+
+
+def _stem(source: str) -> str:
+    name = source.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".gz", ".tiktoken"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
