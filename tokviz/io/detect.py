@@ -1,12 +1,277 @@
-"""Sniff a tokenizer file's format from its content and load it: ``load(path) -> Tokenizer``."""
+"""Sniff a tokenizer file's format from its content and load it: ``load(path) -> Tokenizer``.
+
+The file name is never trusted: a ``.json`` may be a vocab.json or a tokenizer_config.json, a
+``.model`` may be anything. gzip is undone first (by its magic bytes), then the content decides:
+
+===========================  ===============================================================
+content                      loader
+===========================  ===============================================================
+JSON object with "model"     HF tokenizer.json (`hf_json`), with tokenizer_config.json beside it
+JSON object str -> int       GPT-2 vocab.json, needs merges.txt beside it (`gpt2_files`)
+``<base64> <int>`` lines     tiktoken rank file (`tiktoken_ranks`)
+protobuf ModelProto          SentencePiece .model (`sentencepiece`)
+one token per line           BERT vocab.txt (`wordpiece_vocab`)
+===========================  ===============================================================
+
+A directory is searched for tokenizer.json, tokenizer.model, vocab.json + merges.txt, a
+``*.tiktoken`` file and vocab.txt, in that order (each possibly ``.gz``).
+"""
 
 from __future__ import annotations
 
+import gzip
+import json
+import zlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["load"]
+from ..engine.errors import TokvizFormatError
+
+if TYPE_CHECKING:
+    from ..engine.tokenizer import Tokenizer
+
+__all__ = ["load", "sniff", "read_bytes"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+# What a folder may hold, in order of preference (the first found wins).
+_DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt")
 
 
-def load(path: str | Path | bytes, *, pattern: str | None = None, special_tokens: dict[str, int] | None = None) -> Any:
-    raise NotImplementedError  # written in the engine core issue (loaders)
+def load(
+    path: str | Path | bytes,
+    *,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> Tokenizer:
+    """Load any supported tokenizer file (or folder, or the bytes of a file).
+
+    ``pattern``/``special_tokens`` are for a tiktoken rank file that is not one of the published
+    encodings (they override the preset of a published one).
+
+    >>> tok = load("cl100k_base.tiktoken")   # doctest: +SKIP
+    >>> tok.encode("hello world").ids        # doctest: +SKIP
+    [15339, 1917]
+    """
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return _load_data(read_bytes(bytes(path), source="<bytes>"), source="<bytes>", folder=None,
+                          pattern=pattern, special_tokens=special_tokens)
+    p = Path(path)
+    if p.is_dir():
+        p = _pick_in_folder(p)
+    source = str(p)
+    data = read_bytes(_read_file(p), source=source)
+    return _load_data(data, source=source, folder=p.parent, pattern=pattern, special_tokens=special_tokens)
+
+
+def read_bytes(data: bytes, *, source: str) -> bytes:
+    """The content of a file's bytes: gunzipped when they start with the gzip magic."""
+    if data[:2] != GZIP_MAGIC:
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise TokvizFormatError(f"truncated or corrupt gzip data ({exc})", source=source) from None
+
+
+def sniff(data: bytes) -> str:
+    """Name the format of (decompressed) content: ``"hf-json"``, ``"vocab-json"``,
+    ``"tokenizer-config"``, ``"json"``, ``"tiktoken"``, ``"sentencepiece"``, ``"merges"``,
+    ``"vocab-txt"``, ``"text"`` (none of these), ``"empty"`` or ``"binary"``.
+
+    >>> sniff(b'{"model": {"type": "BPE"}}'), sniff(b"IQ== 0\\n"), sniff(b"[PAD]\\n[UNK]\\n")
+    ('hf-json', 'tiktoken', 'vocab-txt')
+    """
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head:
+        return "empty"
+    if head[:1] == b"{":
+        return _sniff_json(data)
+    if head[:1] == b"[":
+        # a JSON array is no tokenizer, but "[PAD]" opens every BERT vocab.txt
+        kind = _sniff_json(data)
+        if kind != "json" or _parses_as_json(data):
+            return kind
+    if _looks_like_model_proto(data):
+        return "sentencepiece"
+    from .tiktoken_ranks import looks_like_ranks
+
+    if looks_like_ranks(data):
+        return "tiktoken"
+    try:
+        text = data[:65536].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < 65536 - 4:  # not just a character cut by the 64 KiB window
+            return "binary"
+        text = data[: exc.start].decode("utf-8")
+    if any(c in text for c in "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15"):
+        return "binary"
+    from .gpt2_files import looks_like_merges
+
+    if looks_like_merges(text):
+        return "merges"
+    # vocab.txt: one token per line; tokens never hold spaces. Prose or code has them on most
+    # lines, so a file with more than a few spaced lines is not a vocabulary.
+    lines = [ln.rstrip("\r") for ln in text.split("\n")[:2000]]
+    spaced = sum(1 for ln in lines if " " in ln.strip() or "\t" in ln)
+    if spaced > max(2, len(lines) // 100):
+        return "text"
+    return "vocab-txt"
+
+
+def _sniff_json(data: bytes) -> str:
+    try:
+        obj = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return "json"  # malformed: the JSON loader names where it broke
+    if isinstance(obj, dict):
+        if "model" in obj:
+            return "hf-json"
+        if obj and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()):
+            return "vocab-json"
+        if "tokenizer_class" in obj or "chat_template" in obj or "added_tokens_decoder" in obj:
+            return "tokenizer-config"
+    return "json"
+
+
+def _parses_as_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _looks_like_model_proto(data: bytes) -> bool:
+    """A SentencePiece ModelProto starts with field 1 (``pieces``, length-delimited): byte 0x0A,
+    a varint length, and the first SentencePiece message, itself starting with its ``piece``
+    string field (0x0A) or, rarely, ``score`` (0x15) / ``type`` (0x18)."""
+    if len(data) < 4 or data[0] != 0x0A:
+        return False
+    i, length, shift = 1, 0, 0
+    while i < len(data) and i < 6:
+        b = data[i]
+        length |= (b & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not b & 0x80:
+            break
+    else:
+        return False
+    return 0 < length and i < len(data) and data[i] in (0x0A, 0x15, 0x18)
+
+
+def _read_file(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise TokvizFormatError("no such file", source=str(p)) from None
+    except IsADirectoryError:
+        raise TokvizFormatError("is a directory", source=str(p)) from None
+    except OSError as exc:
+        raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
+
+
+def _sibling(folder: Path | None, name: str) -> Path | None:
+    """``folder/name`` or ``folder/name.gz`` when it is a file."""
+    if folder is None:
+        return None
+    for candidate in (folder / name, folder / (name + ".gz")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _pick_in_folder(folder: Path) -> Path:
+    for name in _DIR_CANDIDATES:
+        if name.startswith("*"):
+            found = sorted([*folder.glob(name), *folder.glob(name + ".gz")])
+            if found:
+                return found[0]
+            continue
+        found_one = _sibling(folder, name)
+        if found_one is not None:
+            if name == "vocab.json" and _sibling(folder, "merges.txt") is None:
+                continue
+            return found_one
+    wanted = ", ".join(n for n in _DIR_CANDIDATES)
+    raise TokvizFormatError(f"no tokenizer file in this folder (looked for {wanted}, also .gz)",
+                            source=str(folder))
+
+
+def _decode_text(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TokvizFormatError(f"not valid UTF-8 text (byte {exc.start})", source=source) from None
+
+
+def _load_data(
+    data: bytes,
+    *,
+    source: str,
+    folder: Path | None,
+    pattern: str | None,
+    special_tokens: Mapping[str, int] | None,
+) -> Tokenizer:
+    kind = sniff(data)
+    if kind == "tiktoken":
+        from .tiktoken_ranks import load_tiktoken_ranks
+
+        return load_tiktoken_ranks(data, source=source, pattern=pattern, special_tokens=special_tokens)
+    if pattern is not None or special_tokens is not None:
+        raise TokvizFormatError("pattern= and special_tokens= only apply to tiktoken rank files", source=source)
+    if kind == "hf-json":
+        from .hf_json import load_hf_json
+
+        config_path = _sibling(folder, "tokenizer_config.json")
+        config: Any = None
+        if config_path is not None:
+            config = read_bytes(_read_file(config_path), source=str(config_path))
+        return load_hf_json(data, source=source, config=config,
+                            config_source=str(config_path) if config_path is not None else None)
+    if kind == "vocab-json":
+        from .gpt2_files import load_gpt2_files
+
+        merges_path = _sibling(folder, "merges.txt")
+        if merges_path is None:
+            raise TokvizFormatError(
+                "this is a GPT-2 style vocab.json; it needs merges.txt in the same folder "
+                "(load the folder or the vocab.json path, not its bytes)",
+                source=source,
+            )
+        merges = read_bytes(_read_file(merges_path), source=str(merges_path))
+        return load_gpt2_files(_decode_text(data, source), _decode_text(merges, str(merges_path)),
+                               source=source, merges_source=str(merges_path))
+    if kind == "sentencepiece":
+        from .sentencepiece import load_sentencepiece_model
+
+        return load_sentencepiece_model(data, source=source)
+    if kind == "vocab-txt":
+        from .wordpiece_vocab import load_wordpiece_vocab
+
+        return load_wordpiece_vocab(_decode_text(data, source), source=source)
+    if kind == "json":
+        try:
+            obj = json.loads(data)
+        except UnicodeDecodeError as exc:
+            raise TokvizFormatError(f"not valid UTF-8 (byte {exc.start})", source=source) from None
+        except json.JSONDecodeError as exc:
+            raise TokvizFormatError(f"not valid JSON: {exc.msg}", source=source,
+                                    where=f"line {exc.lineno} column {exc.colno}") from None
+        raise TokvizFormatError(
+            f"a JSON {type(obj).__name__} that is not a tokenizer (expected tokenizer.json with a "
+            '"model" or a vocab.json token -> id object)',
+            source=source,
+        )
+    messages = {
+        "tokenizer-config": "this is a tokenizer_config.json; load tokenizer.json (or the folder) instead",
+        "merges": "this is a merges.txt; load vocab.json beside it (or the folder) instead",
+        "empty": "empty file",
+        "text": "text that is not a tokenizer file (expected tokenizer.json, a tiktoken rank file, "
+        "vocab.json + merges.txt or a one-token-per-line vocab.txt)",
+        "binary": "unrecognised binary content (expected tokenizer.json, a tiktoken rank file, a "
+        "SentencePiece .model, vocab.json + merges.txt or vocab.txt)",
+    }
+    raise TokvizFormatError(messages[kind], source=source)
