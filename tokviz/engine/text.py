@@ -20,7 +20,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["NormalizedText", "OffsetMap", "check_text"]
+__all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text"]
 
 
 def _arr(values: Iterable[int] = ()) -> array:
@@ -277,6 +277,38 @@ class NormalizedText:
         return NormalizedText(
             first.original, "".join(p.text for p in pieces), first.orig_start, last.orig_end, starts, ends
         )
+
+
+_new_object = object.__new__
+_set_original = NormalizedText.original.__set__  # type: ignore[attr-defined]
+_set_text = NormalizedText.text.__set__  # type: ignore[attr-defined]
+_set_orig_start = NormalizedText.orig_start.__set__  # type: ignore[attr-defined]
+_set_orig_end = NormalizedText.orig_end.__set__  # type: ignore[attr-defined]
+_set_starts = NormalizedText.starts.__set__  # type: ignore[attr-defined]
+_set_ends = NormalizedText.ends.__set__  # type: ignore[attr-defined]
+
+
+def make_text(
+    original: str,
+    text: str,
+    orig_start: int,
+    orig_end: int,
+    starts: Sequence[int] | None = None,
+    ends: Sequence[int] | None = None,
+) -> NormalizedText:
+    """Build a `NormalizedText` without the frozen-dataclass ``__init__`` (about 3x cheaper).
+
+    Same value as ``NormalizedText(original, text, orig_start, orig_end, starts, ends)``; for the
+    pre-tokenizer hot loops that create one piece per chunk. No validation is done.
+    """
+    n = _new_object(NormalizedText)
+    _set_original(n, original)
+    _set_text(n, text)
+    _set_orig_start(n, orig_start)
+    _set_orig_end(n, orig_end)
+    _set_starts(n, starts)
+    _set_ends(n, ends)
+    return n
 
 
 def check_text(text: str, *, source: str = "text") -> None:
