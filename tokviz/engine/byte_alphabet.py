@@ -23,6 +23,8 @@ from __future__ import annotations
 __all__ = [
     "BYTE_TO_CHAR",
     "CHAR_TO_BYTE",
+    "BYTES_TO_UNICODE",
+    "UNICODE_TO_BYTES",
     "bytes_to_unicode",
     "unicode_to_bytes",
     "bytes_to_proxy",
@@ -47,6 +49,9 @@ def _build() -> tuple[str, ...]:
 BYTE_TO_CHAR: tuple[str, ...] = _build()
 #: Inverse of `BYTE_TO_CHAR`.
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
+#: GPT-2's names for the same two tables (``bytes_to_unicode()`` in encoder.py).
+BYTES_TO_UNICODE: dict[int, str] = dict(enumerate(BYTE_TO_CHAR))
+UNICODE_TO_BYTES: dict[str, int] = CHAR_TO_BYTE
 
 # ``bytes.decode("latin-1")`` turns byte b into chr(b); this table then maps chr(b) to the proxy,
 # so a whole byte string is translated by two C-level calls.
