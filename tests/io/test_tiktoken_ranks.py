@@ -13,8 +13,6 @@ import tokviz
 from tokviz import TokvizFormatError
 from tokviz.io.tiktoken_ranks import (
     PRESETS,
-    byte_level_alphabet,
-    byte_level_to_bytes,
     looks_like_ranks,
     parse_ranks,
     preset_for,
@@ -28,22 +26,6 @@ def rank_file(tokens: list[bytes]) -> bytes:
 # a small byte-level vocabulary: every byte, then a few merges
 BYTES = [bytes([b]) for b in range(256)]
 SMALL = [*BYTES, b"ab", b"abc", b" a", b" ab", b"\xe2\x82", b"\xe2\x82\xac"]
-
-
-class TestByteLevelAlphabet:
-    def test_is_a_bijection_of_256_printable_chars(self) -> None:
-        table = byte_level_alphabet()
-        assert len(set(table)) == 256
-        assert all(c.isprintable() and not c.isspace() for c in table)
-
-    def test_gpt2_spellings(self) -> None:
-        table = byte_level_alphabet()
-        assert table[ord(" ")] == "Ġ" and table[ord("\n")] == "Ċ" and table[ord("a")] == "a"
-        assert table[0] == "Ā" and table[0xAD] == "Ń"
-
-    def test_roundtrip(self) -> None:
-        table = byte_level_alphabet()
-        assert byte_level_to_bytes("".join(table)) == bytes(range(256))
 
 
 class TestParseRanks:

@@ -34,6 +34,7 @@ from itertools import accumulate
 from types import MappingProxyType
 
 from ..engine.added_tokens import AddedToken
+from ..engine.byte_alphabet import BYTE_TO_CHAR, proxy_to_bytes
 from ..engine.errors import TokvizFormatError
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 
@@ -45,7 +46,6 @@ __all__ = [
     "looks_like_ranks",
     "preset_for",
     "load_tiktoken_ranks",
-    "byte_level_alphabet",
 ]
 
 ENDOFTEXT = "<|endoftext|>"
@@ -135,27 +135,8 @@ def preset_for(data: bytes) -> TiktokenPreset | None:
     return PRESETS.get(hashlib.sha256(data).hexdigest())
 
 
-# ---------------------------------------------------------------------- byte-level alphabet
-def byte_level_alphabet() -> list[str]:
-    """GPT-2's byte -> printable character table (``alphabet[0x20] == "Ġ"``).
-
-    Printable Latin-1 bytes map to themselves; the other 68 bytes map, in byte order, to
-    U+0100, U+0101, ...
-    """
-    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    kept = set(keep)
-    table = [""] * 256
-    extra = 0
-    for b in range(256):
-        if b in kept:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(0x100 + extra)
-            extra += 1
-    return table
-
-
-_CHARMAP = "".join(byte_level_alphabet())  # decoding table for codecs.charmap_decode
+# decoding table for codecs.charmap_decode: byte b -> its GPT-2 proxy character
+_CHARMAP = "".join(BYTE_TO_CHAR)
 
 
 # ---------------------------------------------------------------------- parsing
@@ -164,7 +145,7 @@ class RankTable:
     """The parsed rank file: token strings (byte-level spelling) and their ranks.
 
     ``tokens[i]`` has rank ``ranks[i]``; file order is kept. ``vocab`` maps token string to
-    rank. Built in a few bulk operations (one join/translate for all tokens) rather than one
+    rank. Built in a few bulk operations (one charmap decode for all tokens) rather than one
     object pipeline per entry, so o200k's 200k entries load quickly.
     """
 
@@ -181,18 +162,7 @@ class RankTable:
 
     def token_bytes(self, i: int) -> bytes:
         """The raw bytes of entry ``i``."""
-        return byte_level_to_bytes(self.tokens[i])
-
-
-_PROXY_TO_BYTE = {ord(c): b for b, c in enumerate(byte_level_alphabet())}
-
-
-def byte_level_to_bytes(token: str) -> bytes:
-    """Invert the byte-level spelling: ``"Ġhi"`` -> ``b" hi"``."""
-    try:
-        return bytes(_PROXY_TO_BYTE[ord(c)] for c in token)
-    except KeyError as exc:
-        raise ValueError(f"{token!r} is not a byte-level token string") from exc
+        return proxy_to_bytes(self.tokens[i])
 
 
 _B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
@@ -287,7 +257,7 @@ def _raise_duplicate_token(tokens: list[str], source: str) -> None:
     seen: set[str] = set()
     for i, t in enumerate(tokens):
         if t in seen:
-            raise TokvizFormatError(f"token {byte_level_to_bytes(t)!r} appears twice", source=source,
+            raise TokvizFormatError(f"token {proxy_to_bytes(t)!r} appears twice", source=source,
                                     where=f"entry {i + 1}")
         seen.add(t)
 
