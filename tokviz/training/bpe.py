@@ -1,0 +1,601 @@
+"""BPE trainer: merge-for-merge the same merges and ids as HF tokenizers' ``BpeTrainer``.
+
+Training is not encoding: the trainer counts adjacent pairs over the (deduplicated, counted)
+corpus words and records merges in order; encoding later replays those frozen ranks. The
+algorithm is the incremental one: pair counts and a pair -> words index are updated only around
+each merge, and a priority queue with lazy invalidation picks the next pair (no recount per merge).
+
+How HF decides, reproduced here on purpose (tokenizers/src/models/bpe/trainer.rs):
+
+* ids: special tokens first (in the given order, duplicates skipped), then the alphabet sorted by
+  code point, then the prefixed/suffixed forms of characters (``##a``, ``a</w>``) as words are
+  tokenized, then one new id per merge whose result string is new.
+* ``limit_alphabet`` drops the rarest characters (``initial_alphabet`` chars count as infinitely
+  frequent). HF sorts with an unstable sort over a hash map, so ties at the cut are arbitrary
+  there; here the tie drops the smaller code point first.
+* The queue pops the highest count; among equal counts the *smaller pair of ids* (left id, then
+  right id) wins. Because ids follow code points for the alphabet and creation order for merged
+  tokens, this is the tie rule the merge slider shows.
+* Queue entries carry the set of words where the pair was seen when the entry was pushed. A
+  stale entry (count changed) is pushed back with the current count and its *old* word set; a
+  merge is applied only to the popped entry's words. HF never decrements the merged pair's own
+  count, so when a merge produces a token string that already exists (``"ab"+"c"`` after
+  ``"a"+"bc"``) the token id is reused and the same pair can be chosen again later for other words:
+  a *duplicate* merge (flagged in `MergeEvent.duplicate`). HF's saved merges keep such a pair once,
+  at its last rank; `BpeResult.model_merges` does the same.
+* With a continuing-subword prefix or end-of-word suffix, HF assigns the ``##x`` / ``x</w>`` ids
+  in hash-map order, so its ids (and therefore tie-breaks) differ from run to run. tokviz uses
+  the order of first appearance in the corpus; ``alphabet_order`` reproduces any given HF run.
+
+>>> from tokviz.training.bpe import BpeTrainer
+>>> r = BpeTrainer(vocab_size=5).train_counts({"abab": 3, "abac": 1})
+>>> r.merges[:2]
+[('a', 'b'), ('ab', 'ab')]
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
+from .words import PipelineSpec, byte_level_spec, count_words
+
+__all__ = ["BpeTrainer", "BpeResult", "PairRow", "run_to_result"]
+
+
+@dataclass(frozen=True, slots=True)
+class PairRow:
+    """One row of the pair-count table at step k."""
+
+    left: str
+    right: str
+    left_id: int
+    right_id: int
+    count: int
+    chosen: bool  # this pair is merge k
+    tie: bool  # same count as the chosen pair
+    decided_by: str  # "" | "count" | "left id" | "right id" | "score"
+    score: float | None = None
+
+
+def run_to_result(events: Iterable[Event]) -> Any:
+    """Drain a trainer's events and return the result (raise if it was cancelled)."""
+    result = None
+    for ev in events:
+        if isinstance(ev, Done):
+            result = ev.result
+        elif isinstance(ev, Cancelled):
+            raise RuntimeError(f"training cancelled during {ev.stage}")
+    if result is None:
+        raise RuntimeError("trainer ended without a result")
+    return result
+
+
+class BpeTrainer:
+    """Configuration of a BPE training run; `train` is the generator of events."""
+
+    model_type = "bpe"
+
+    def __init__(
+        self,
+        *,
+        vocab_size: int = 30000,
+        min_frequency: int = 0,
+        special_tokens: Sequence[str] = (),
+        limit_alphabet: int | None = None,
+        initial_alphabet: Iterable[str] = (),
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        max_token_length: int | None = None,
+        unk_token: str | None = None,
+        spec: PipelineSpec | None = None,
+        alphabet_order: Sequence[str] | None = None,
+        record_history: bool = True,
+    ) -> None:
+        self.vocab_size = vocab_size
+        self.min_frequency = min_frequency
+        self.special_tokens = list(special_tokens)
+        self.limit_alphabet = limit_alphabet
+        self.initial_alphabet = {c[0] for c in initial_alphabet if c}
+        self.continuing_subword_prefix = continuing_subword_prefix or None
+        self.end_of_word_suffix = end_of_word_suffix or None
+        self.max_token_length = max_token_length
+        self.unk_token = unk_token
+        self.spec = spec or PipelineSpec()
+        self.alphabet_order = list(alphabet_order) if alphabet_order is not None else None
+        self.record_history = record_history
+
+    @classmethod
+    def byte_level(cls, *, vocab_size: int = 30000, add_prefix_space: bool = False, **kw: Any) -> BpeTrainer:
+        """GPT-2 style byte-level BPE: ByteLevel pre-tokenizer and all 256 byte symbols in the alphabet."""
+        from ..engine.byte_alphabet import BYTES_TO_UNICODE
+
+        kw.setdefault("initial_alphabet", [BYTES_TO_UNICODE[b] for b in range(256)])
+        return cls(vocab_size=vocab_size, spec=byte_level_spec(add_prefix_space=add_prefix_space), **kw)
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def train(
+        self, texts: Iterable[str], *, total: int | None = None, cancel: CancelToken | None = None
+    ) -> Iterator[Event]:
+        """Events of a training run over ``texts`` (lines or documents); the last is Done or Cancelled."""
+        if total is None and isinstance(texts, Sequence):
+            total = len(texts)
+        counts: Counter[str] = Counter()
+        yield from count_words(texts, self.spec, total=total, cancel=cancel, counts=counts)
+        if cancel is not None and cancel.cancelled:
+            yield Cancelled("count words")
+            return
+        yield from self.train_from_counts(counts, cancel=cancel)
+
+    def train_counts(self, counts: Mapping[str, int]) -> BpeResult:
+        """Train on already pre-tokenized word counts and return the result (no events)."""
+        return run_to_result(self.train_from_counts(counts))
+
+    def run(self, texts: Iterable[str]) -> BpeResult:
+        return run_to_result(self.train(texts))
+
+    # -- the algorithm ------------------------------------------------------------------------
+
+    def train_from_counts(self, counts: Mapping[str, int], *, cancel: CancelToken | None = None) -> Iterator[Event]:
+        prefix = self.continuing_subword_prefix
+        suffix = self.end_of_word_suffix
+        max_len = self.max_token_length if self.max_token_length is not None else 1 << 62
+
+        id_to_token: list[str] = []
+        token_to_id: dict[str, int] = {}
+
+        def add(tok: str) -> int:
+            i = token_to_id.get(tok)
+            if i is None:
+                i = len(id_to_token)
+                id_to_token.append(tok)
+                token_to_id[tok] = i
+            return i
+
+        # 1. special tokens
+        for tok in self.special_tokens:
+            add(tok)
+        # 2. alphabet (by code point), after limit_alphabet
+        word_list = [w for w in counts if counts[w] > 0]
+        word_counts = [int(counts[w]) for w in word_list]
+        if self.alphabet_order is not None:
+            for tok in self.alphabet_order:
+                add(tok)
+            allowed = {t for t in self.alphabet_order if len(t) == 1}
+        else:
+            freq: Counter[str] = Counter()
+            for w, c in zip(word_list, word_counts):
+                for ch, k in Counter(w).items():
+                    freq[ch] += k * c
+            inf = float("inf")
+            kept: dict[str, float] = {ch: f for ch, f in freq.items()}
+            for ch in self.initial_alphabet:
+                kept[ch] = inf
+            if self.limit_alphabet is not None and len(kept) > self.limit_alphabet:
+                drop = len(kept) - self.limit_alphabet
+                by_freq = sorted(kept.items(), key=lambda kv: (kv[1], kv[0]))
+                for ch, _ in by_freq[:drop]:
+                    del kept[ch]
+            for ch in sorted(kept):
+                add(ch)
+            allowed = set(kept)
+        n_alphabet_ids = len(id_to_token)
+        yield Progress("tokenize words", 0.0, f"{len(word_list)} distinct words")
+
+        # 3. words -> symbol ids (chars outside the alphabet are dropped, as HF does)
+        words: list[list[int]] = []
+        sym_len: dict[int, int] = {}
+        for w in word_list:
+            syms: list[int] = []
+            last = len(w) - 1
+            for j, ch in enumerate(w):
+                if ch not in allowed:
+                    continue
+                s = ch
+                if j and prefix:
+                    s = prefix + s
+                if j == last and suffix:
+                    s = s + suffix
+                i = token_to_id.get(s)
+                if i is None:
+                    i = add(s)
+                sym_len[i] = 1
+                syms.append(i)
+            words.append(syms)
+        if cancel is not None and cancel.cancelled:
+            yield Cancelled("tokenize words")
+            return
+
+        # 4. pair counts and where each pair occurs
+        pair_counts: dict[tuple[int, int], int] = {}
+        where: dict[tuple[int, int], set[int]] = {}
+        for wi, syms in enumerate(words):
+            c = word_counts[wi]
+            for p in zip(syms, syms[1:]):
+                pair_counts[p] = pair_counts.get(p, 0) + c
+                s = where.get(p)
+                if s is None:
+                    where[p] = {wi}
+                else:
+                    s.add(wi)
+        seq = 0
+        heap: list[tuple[int, int, int, int, set[int]]] = []
+        for p, pos in where.items():
+            cnt = pair_counts[p]
+            if cnt > 0:
+                heap.append((-cnt, p[0], p[1], seq, pos))
+                seq += 1
+        heapq.heapify(heap)
+        where = {}
+        yield Progress("count pairs", 1.0, f"{len(pair_counts)} pairs")
+
+        initial_words = [tuple(s) for s in words]
+        record = self.record_history
+        hist_k: list[list[int]] = [[] for _ in words] if record else []
+        hist_seg: list[list[tuple[int, ...]]] = [[] for _ in words] if record else []
+        total_tokens = sum(len(s) * c for s, c in zip(words, word_counts))
+        tokens_after: list[int] = [total_tokens]
+        merges: list[tuple[int, int, int]] = []  # (left id, right id, new id)
+        duplicate_flags: list[bool] = []
+        merge_counts: list[int] = []
+
+        vocab_size = self.vocab_size
+        min_freq = self.min_frequency
+        heappop, heappush = heapq.heappop, heapq.heappush
+        target = max(1, vocab_size - len(id_to_token))
+        progress_every = max(1, target // 100)
+
+        # 5. merges
+        while len(id_to_token) < vocab_size and heap:
+            if cancel is not None and cancel.cancelled:
+                yield Cancelled("merges")
+                return
+            neg, a, b, _, pos = heappop(heap)
+            p = (a, b)
+            cur = pair_counts[p]
+            if -neg != cur:
+                # Lazy invalidation: push back with the current count, keeping the entry's words.
+                heappush(heap, (-cur, a, b, seq, pos))
+                seq += 1
+                continue
+            if cur < 1 or min_freq > cur:
+                break
+            left = id_to_token[a]
+            right = id_to_token[b]
+            if prefix and right.startswith(prefix):
+                right = right[len(prefix):]
+            new_tok = left + right
+            new_id = token_to_id.get(new_tok)
+            duplicate = new_id is not None
+            if new_id is None:
+                new_id = add(new_tok)
+            sym_len[new_id] = sym_len.get(a, 1) + sym_len.get(b, 1)
+            new_len = sym_len[new_id]
+            k = len(merges)
+            merges.append((a, b, new_id))
+            duplicate_flags.append(duplicate)
+            merge_counts.append(cur)
+
+            # Apply the merge in the entry's words, collecting the neighbour-pair changes
+            # exactly as HF's Word::merge reports them.
+            delta: dict[tuple[int, int], int] = {}
+            touched = 0
+            removed = 0
+            for wi in pos:
+                w = words[wi]
+                if a not in w:
+                    continue
+                c = word_counts[wi]
+                i = 0
+                hit = 0
+                while True:
+                    try:
+                        i = w.index(a, i)
+                    except ValueError:
+                        break
+                    if i + 1 < len(w) and w[i + 1] == b:
+                        hit += 1
+                        if i > 0:
+                            pv = w[i - 1]
+                            q = (pv, a)
+                            delta[q] = delta.get(q, 0) - c
+                            if sym_len.get(pv, 1) + new_len < max_len:
+                                q = (pv, new_id)
+                                delta[q] = delta.get(q, 0) + c
+                                s = where.get(q)
+                                if s is None:
+                                    where[q] = {wi}
+                                else:
+                                    s.add(wi)
+                        w[i : i + 2] = [new_id]
+                        if i < len(w) - 1:
+                            nx = w[i + 1]
+                            q = (b, nx)
+                            delta[q] = delta.get(q, 0) - c
+                            if sym_len.get(nx, 1) + new_len < max_len:
+                                q = (new_id, nx)
+                                delta[q] = delta.get(q, 0) + c
+                                s = where.get(q)
+                                if s is None:
+                                    where[q] = {wi}
+                                else:
+                                    s.add(wi)
+                    i += 1
+                if hit:
+                    touched += 1
+                    removed += hit * c
+                    if record:
+                        hist_k[wi].append(k)
+                        hist_seg[wi].append(tuple(w))
+            for q, d in delta.items():
+                pair_counts[q] = pair_counts.get(q, 0) + d
+            for q, s in where.items():
+                cnt = pair_counts[q]
+                if cnt > 0:
+                    heappush(heap, (-cnt, q[0], q[1], seq, s))
+                    seq += 1
+            where = {}
+            tokens_after.append(tokens_after[-1] - removed)
+            yield MergeEvent(
+                rank=k,
+                left=id_to_token[a],
+                right=id_to_token[b],
+                left_id=a,
+                right_id=b,
+                new_token=new_tok,
+                new_id=new_id,
+                count=cur,
+                words_touched=touched,
+                occurrences=removed,
+                vocab_size=len(id_to_token),
+                duplicate=duplicate,
+            )
+            if k % progress_every == 0:
+                yield Progress("merges", min(1.0, (len(id_to_token) - n_alphabet_ids) / target), f"{k + 1} merges")
+
+        result = BpeResult(
+            trainer=self,
+            id_to_token=tuple(id_to_token),
+            merge_ids=tuple(merges),
+            merge_counts=tuple(merge_counts),
+            duplicate_flags=tuple(duplicate_flags),
+            n_base=n_alphabet_ids,
+            words=tuple(word_list),
+            word_counts=tuple(word_counts),
+            initial_words=tuple(initial_words),
+            hist_k=hist_k,
+            hist_seg=hist_seg,
+            tokens_after=tuple(tokens_after),
+        )
+        yield Progress("merges", 1.0, f"{len(merges)} merges")
+        yield Done(result)
+
+
+class BpeResult:
+    """A finished BPE training run: vocab, merges, and everything the merge slider reads.
+
+    Step ``k`` means "after the first k merges" (k = 0 .. len(merges)); at step k the next merge
+    is ``merges[k]``. All step queries read recorded per-word deltas, never retrain.
+    """
+
+    def __init__(
+        self,
+        *,
+        trainer: BpeTrainer,
+        id_to_token: tuple[str, ...],
+        merge_ids: tuple[tuple[int, int, int], ...],
+        merge_counts: tuple[int, ...],
+        duplicate_flags: tuple[bool, ...],
+        n_base: int,
+        words: tuple[str, ...],
+        word_counts: tuple[int, ...],
+        initial_words: tuple[tuple[int, ...], ...],
+        hist_k: list[list[int]],
+        hist_seg: list[list[tuple[int, ...]]],
+        tokens_after: tuple[int, ...],
+    ) -> None:
+        self.trainer = trainer
+        self.id_to_token = id_to_token
+        self.token_to_id = {t: i for i, t in enumerate(id_to_token)}
+        self.merge_ids = merge_ids
+        self.merge_counts = merge_counts
+        self.duplicate_flags = duplicate_flags
+        self.n_base = n_base
+        self.words = words
+        self.word_counts = word_counts
+        self._initial = initial_words
+        self._hist_k = hist_k
+        self._hist_seg = hist_seg
+        self.tokens_after = tokens_after
+        self._table_cache: tuple[int, dict[tuple[int, int], int]] | None = None
+        self._probe_cache: dict[int, Any] = {}
+        # vocab size after k merges (duplicates do not grow it)
+        sizes = [n_base]
+        for dup in duplicate_flags:
+            sizes.append(sizes[-1] + (0 if dup else 1))
+        self.vocab_sizes = tuple(sizes)
+
+    # -- plain data ---------------------------------------------------------------------------
+
+    @property
+    def spec(self) -> PipelineSpec:
+        return self.trainer.spec
+
+    @property
+    def special_tokens(self) -> list[str]:
+        return list(self.trainer.special_tokens)
+
+    @property
+    def num_merges(self) -> int:
+        return len(self.merge_ids)
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """Every merge step in order (duplicates included)."""
+        t = self.id_to_token
+        return [(t[a], t[b]) for a, b, _ in self.merge_ids]
+
+    @property
+    def model_merges(self) -> list[tuple[str, str]]:
+        """The merges as HF saves them: a pair chosen twice is kept once, at its last rank."""
+        last: dict[tuple[int, int], int] = {}
+        for k, (a, b, _) in enumerate(self.merge_ids):
+            last[(a, b)] = k
+        t = self.id_to_token
+        return [(t[a], t[b]) for (a, b), _ in sorted(last.items(), key=lambda kv: kv[1])]
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return dict(self.token_to_id)
+
+    def merge_event(self, k: int) -> MergeEvent:
+        a, b, n = self.merge_ids[k]
+        t = self.id_to_token
+        return MergeEvent(
+            rank=k, left=t[a], right=t[b], left_id=a, right_id=b, new_token=t[n], new_id=n,
+            count=self.merge_counts[k], words_touched=-1, occurrences=self.tokens_after[k] - self.tokens_after[k + 1],
+            vocab_size=self.vocab_sizes[k + 1], duplicate=self.duplicate_flags[k],
+        )
+
+    # -- the slider ---------------------------------------------------------------------------
+
+    def _check_k(self, k: int) -> int:
+        if not 0 <= k <= len(self.merge_ids):
+            raise ValueError(f"step {k} out of range 0..{len(self.merge_ids)}")
+        return k
+
+    def word_ids_at(self, k: int, word_index: int) -> tuple[int, ...]:
+        """Symbol ids of corpus word ``word_index`` after the first k merges."""
+        self._check_k(k)
+        if not self._hist_k:
+            if k not in (0, len(self.merge_ids)) and k != 0:
+                raise ValueError("history was not recorded (record_history=False)")
+            return self._initial[word_index]
+        hk = self._hist_k[word_index]
+        j = bisect_right(hk, k - 1)
+        return self._hist_seg[word_index][j - 1] if j else self._initial[word_index]
+
+    def segmentation_at(self, k: int, word_index: int) -> list[str]:
+        t = self.id_to_token
+        return [t[i] for i in self.word_ids_at(k, word_index)]
+
+    def segmentations_at(self, k: int) -> list[list[str]]:
+        """Every corpus word (in `words` order) as tokens after the first k merges."""
+        self._check_k(k)
+        t = self.id_to_token
+        return [[t[i] for i in self.word_ids_at(k, wi)] for wi in range(len(self.words))]
+
+    def corpus_tokens_at(self, k: int) -> int:
+        """Number of tokens in the whole training corpus after the first k merges."""
+        return self.tokens_after[self._check_k(k)]
+
+    def chart_series(self) -> dict[str, list[int]]:
+        """x = k; vocab size, merge count and corpus tokens after k merges (for the chart)."""
+        n = len(self.merge_ids)
+        return {
+            "k": list(range(n + 1)),
+            "vocab_size": list(self.vocab_sizes),
+            "merges": list(range(n + 1)),
+            "corpus_tokens": list(self.tokens_after),
+        }
+
+    def pair_counts_at(self, k: int) -> dict[tuple[int, int], int]:
+        """True corpus pair counts after the first k merges (by ids)."""
+        self._check_k(k)
+        if self._table_cache is not None and self._table_cache[0] == k:
+            return self._table_cache[1]
+        counts: dict[tuple[int, int], int] = {}
+        get = counts.get
+        for wi, c in enumerate(self.word_counts):
+            syms = self.word_ids_at(k, wi)
+            for p in zip(syms, syms[1:]):
+                counts[p] = get(p, 0) + c
+        self._table_cache = (k, counts)
+        return counts
+
+    def pair_table_at(self, k: int, *, top: int = 20) -> list[PairRow]:
+        """The top pairs at step k (count, then pair ids, as the trainer's queue orders them).
+
+        The chosen pair (merge k) is marked; rows with the same count are ties, and
+        ``decided_by`` says which rule put the chosen pair ahead ("left id" / "right id": the
+        smaller id wins among equal counts; "count": simply fewer occurrences).
+        """
+        counts = self.pair_counts_at(k)
+        order = heapq.nsmallest(top, counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        chosen = self.merge_ids[k][:2] if k < len(self.merge_ids) else None
+        chosen_count = counts.get(chosen, 0) if chosen is not None else None
+        if chosen is not None and all(p != chosen for p, _ in order):
+            order.append((chosen, chosen_count))
+        t = self.id_to_token
+        rows = []
+        for (a, b), cnt in order:
+            is_chosen = (a, b) == chosen
+            tie = chosen is not None and cnt == chosen_count
+            if is_chosen or chosen is None:
+                why = ""
+            elif cnt != chosen_count:
+                why = "count"
+            elif a != chosen[0]:
+                why = "left id"
+            else:
+                why = "right id"
+            rows.append(PairRow(t[a], t[b], a, b, cnt, is_chosen, tie and not is_chosen, why))
+        return rows
+
+    # -- the model ----------------------------------------------------------------------------
+
+    def model_json(self, *, num_merges: int | None = None) -> dict[str, Any]:
+        """The HF ``model`` object (type BPE), optionally with only the first ``num_merges`` steps."""
+        tr = self.trainer
+        merges = self.model_merges if num_merges is None else _dedup_last(self.merges[:num_merges])
+        return {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": tr.unk_token,
+            "continuing_subword_prefix": tr.continuing_subword_prefix,
+            "end_of_word_suffix": tr.end_of_word_suffix,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": dict(self.token_to_id),
+            "merges": [[x, y] for x, y in merges],
+        }
+
+    def tokenizer_json(self) -> dict[str, Any]:
+        from .export import tokenizer_json
+
+        return tokenizer_json(self.model_json(), self.spec, self.special_tokens, first_ids=self._special_ids())
+
+    def _special_ids(self) -> dict[str, int]:
+        return {s: self.token_to_id[s] for s in self.special_tokens if s in self.token_to_id}
+
+    def tokenizer(self, *, num_merges: int | None = None) -> Any:
+        """The engine Tokenizer of this result (with only the first ``num_merges`` merges if given)."""
+        from .export import tokenizer_json, build_tokenizer
+
+        model = self.model_json(num_merges=num_merges)
+        return build_tokenizer(tokenizer_json(model, self.spec, self.special_tokens, first_ids=self._special_ids()))
+
+    def probe(self, text: str, k: int) -> Any:
+        """Encode ``text`` with the engine pipeline using only the first k merges (cached per k)."""
+        self._check_k(k)
+        tok = self._probe_cache.get(k)
+        if tok is None:
+            if len(self._probe_cache) > 16:
+                self._probe_cache.clear()
+            tok = self.tokenizer(num_merges=k)
+            self._probe_cache[k] = tok
+        return tok.encode(text, add_special_tokens=False)
+
+
+def _dedup_last(merges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    last: dict[tuple[str, str], int] = {}
+    for k, p in enumerate(merges):
+        last[p] = k
+    return [p for p, _ in sorted(last.items(), key=lambda kv: kv[1])]

@@ -1,0 +1,184 @@
+"""Corpus -> word counts, through the engine's own normalizer and pre-tokenizer components.
+
+Trainers never see raw text: like HF ``Trainer.feed``, every text (line or document) is
+normalized and pre-tokenized by the same components the exported tokenizer.json will use, and
+the resulting chunk strings are counted. A `PipelineSpec` keeps those components as their
+tokenizer.json objects, so the trainer builds them with the engine's registries and the
+exporter writes them back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import CancelToken, Progress
+
+__all__ = [
+    "PipelineSpec",
+    "count_words",
+    "byte_level_spec",
+    "whitespace_spec",
+    "metaspace_spec",
+    "read_corpus_files",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineSpec:
+    """The non-model parts of the trained tokenizer, as tokenizer.json objects (or None)."""
+
+    normalizer: Mapping[str, Any] | None = None
+    pre_tokenizer: Mapping[str, Any] | None = None
+    post_processor: Mapping[str, Any] | None = None
+    decoder: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def build(self) -> tuple[Any, Any]:
+        """The engine normalizer and pre-tokenizer objects (None where the spec has none)."""
+        from ..engine.normalizers import normalizer_from_json
+        from ..engine.pre_tokenizers import pre_tokenizer_from_json
+
+        norm = normalizer_from_json(dict(self.normalizer)) if self.normalizer else None
+        pre = pre_tokenizer_from_json(dict(self.pre_tokenizer)) if self.pre_tokenizer else None
+        return norm, pre
+
+
+def byte_level_spec(*, add_prefix_space: bool = False, use_regex: bool = True) -> PipelineSpec:
+    """GPT-2 style: ByteLevel pre-tokenizer (GPT-2 regex + byte alphabet), ByteLevel decoder."""
+    bl = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True, "use_regex": use_regex}
+    return PipelineSpec(
+        pre_tokenizer=bl,
+        post_processor={**bl, "trim_offsets": False},
+        decoder={**bl},
+    )
+
+
+def whitespace_spec(*, decoder: Mapping[str, Any] | None = None) -> PipelineSpec:
+    """Character-level training on ``\\w+|[^\\w\\s]+`` chunks (HF ``Whitespace``)."""
+    return PipelineSpec(pre_tokenizer={"type": "Whitespace"}, decoder=decoder)
+
+
+def metaspace_spec(*, normalizer: Mapping[str, Any] | None = None, split: bool = True) -> PipelineSpec:
+    """SentencePiece style: spaces become ``▁`` (prepended to the first word)."""
+    ms = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": split}
+    return PipelineSpec(normalizer=normalizer, pre_tokenizer=ms, decoder=dict(ms))
+
+
+def count_words(
+    texts: Iterable[str],
+    spec: PipelineSpec,
+    *,
+    total: int | None = None,
+    cancel: CancelToken | None = None,
+    counts: Counter[str] | None = None,
+) -> Iterator[Progress]:
+    """Normalize + pre-tokenize every text and add its chunks to ``counts`` (yields progress).
+
+    ``total`` (number of texts, when known) makes the progress fractions meaningful. Stops
+    early, leaving ``counts`` partial, when ``cancel`` is set; the caller checks the token.
+    """
+    if counts is None:
+        counts = Counter()
+    norm, pre = spec.build()
+    from ..engine.text import NormalizedText
+
+    fast = _fast_splitter(spec)
+    step = 2000
+    n = 0
+    if fast is not None:
+        # Same chunks as the engine components (tested), without allocating NormalizedText
+        # objects per line: split with the component's own regex, map each distinct word once.
+        raw: Counter[str] = Counter()
+        split, mapper = fast
+        for text in texts:
+            raw.update(split(text))
+            n += 1
+            if n % step == 0:
+                if cancel is not None and cancel.cancelled:
+                    return
+                yield Progress("count words", _frac(n, total), f"{n} texts")
+        for word, c in raw.items():
+            counts[mapper(word)] += c
+        yield Progress("count words", 1.0, f"{n} texts")
+        return
+    for text in texts:
+        if norm is not None or pre is not None:
+            piece = NormalizedText.identity(text)
+            if norm is not None:
+                piece = norm.normalize(piece)
+            chunks = pre.pre_tokenize([piece]) if pre is not None else [piece]
+            counts.update(c.text for c in chunks if c.text)
+        elif text:
+            counts[text] += 1
+        n += 1
+        if n % step == 0:
+            if cancel is not None and cancel.cancelled:
+                return
+            yield Progress("count words", _frac(n, total), f"{n} texts")
+    yield Progress("count words", 1.0, f"{n} texts")
+
+
+def _frac(n: int, total: int | None) -> float:
+    if not total:
+        return 0.0
+    return min(1.0, n / total)
+
+
+def _fast_splitter(spec: PipelineSpec):  # noqa: ANN202 - (split, mapper) | None
+    """For the plain GPT-2 ByteLevel pre-tokenizer (no normalizer): the engine's regex and byte map."""
+    pre = spec.pre_tokenizer
+    if spec.normalizer or not pre or pre.get("type") != "ByteLevel" or not pre.get("use_regex", True):
+        return None
+    try:
+        from ..engine.byte_alphabet import BYTES_TO_UNICODE
+        from ..engine.pre_tokenizers.byte_level import GPT2_PATTERN
+    except ImportError:
+        return None
+    import regex
+
+    compiled = regex.compile(GPT2_PATTERN)
+    table = {b: BYTES_TO_UNICODE[b] for b in range(256)}
+    prefix = bool(pre.get("add_prefix_space", False))
+
+    def split(text: str) -> list[str]:
+        if prefix and text and not text.startswith(" "):
+            text = " " + text
+        return compiled.findall(text)
+
+    def mapper(word: str) -> str:
+        return "".join([table[b] for b in word.encode("utf-8")])
+
+    return split, mapper
+
+
+def read_corpus_files(paths: Sequence[Any]) -> list[str]:
+    """Lines of UTF-8 text files, with a `TokvizFormatError` naming a binary, non-UTF-8 or empty file."""
+    from pathlib import Path
+
+    from ..engine.errors import TokvizFormatError
+
+    lines: list[str] = []
+    for p in paths:
+        path = Path(p)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise TokvizFormatError(f"cannot read corpus: {exc.strerror or exc}", source=str(path)) from None
+        if not data.strip():
+            raise TokvizFormatError("corpus file is empty", source=str(path))
+        if b"\x00" in data[:65536]:
+            raise TokvizFormatError("corpus file looks binary (NUL bytes); expected UTF-8 text", source=str(path))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise TokvizFormatError(
+                f"line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", source=str(path)
+            ) from None
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        lines.extend(text.splitlines())
+    return lines
