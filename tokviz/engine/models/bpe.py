@@ -1,0 +1,617 @@
+"""BPE model: HF tokenizers' ``"BPE"`` (merges list) and tiktoken rank files (rank mode).
+
+Two ways to say which adjacent pair merges first:
+
+* **merges mode** (tokenizer.json, GPT-2 ``merges.txt``): the pair ``(left, right)`` has the rank
+  of its line in the merges list; a pair that is not listed never merges.
+* **rank mode** (`BPE.from_ranks`, tiktoken ``.tiktoken`` files): there is no merges list; the
+  priority of two adjacent parts is the rank of their concatenated bytes, and any pair whose
+  concatenation is a token may merge. Symbols are GPT-2 byte-proxy strings (see
+  `tokviz.engine.byte_alphabet`) so the model plugs into the same ByteLevel pipeline; a token's
+  id is its rank.
+
+Both apply the same rule, which HF (a heap keyed on ``(rank, position)``) and tiktoken (a scan
+for the strictly smaller rank) agree on: repeatedly merge the adjacent pair with the lowest rank,
+the leftmost one on ties, one pair at a time (merging every occurrence of the best pair at once,
+as some toy implementations do, is *not* equivalent when a fresh pair outranks the next
+occurrence).
+
+Short chunks use a flat list of pair ranks where ``min``/``index`` run in C (O(n^2) in theory,
+fastest in practice); chunks longer than `_LIST_LIMIT` symbols, dropout and tracing use a heap
+plus a linked list (O(n log n)). Deterministic results are cached per chunk.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import add
+from typing import Any
+
+from ..encoding import BpeTrace, MergeStep
+from ..errors import TokvizFormatError
+from . import Model, ModelToken
+
+__all__ = ["BPE", "DEFAULT_CACHE_CAPACITY"]
+
+#: Chunks cached per model before the cache is cleared (HF keeps 10,000 and then stops adding).
+DEFAULT_CACHE_CAPACITY = 50_000
+#: Chunks longer than this (in chars) are not cached (HF: 256 bytes).
+CACHE_MAX_CHARS = 256
+# Above this many initial symbols the heap algorithm beats the flat rank list.
+_LIST_LIMIT = 160
+# Larger than any rank: "this pair does not merge".
+_NO_MERGE = 1 << 62
+
+
+def _byte_piece(b: int) -> str:
+    return f"<0x{b:02X}>"
+
+
+class BPE(Model):
+    """Byte-pair encoding with HF tokenizers' exact semantics.
+
+    >>> bpe = BPE({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4}, [("a", "b"), ("b", "c")])
+    >>> [bpe.id_to_token(i) for i, _, _ in bpe.tokenize("abc")]
+    ['ab', 'c']
+    """
+
+    type_name = "BPE"
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int] | None = None,
+        merges: Iterable[tuple[str, str] | Sequence[str] | str] | None = None,
+        *,
+        dropout: float | None = None,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+        cache_capacity: int = DEFAULT_CACHE_CAPACITY,
+        seed: int | None = None,
+    ) -> None:
+        if dropout is not None and not (0.0 <= dropout <= 1.0):
+            raise TokvizFormatError(f"dropout must be between 0 and 1, got {dropout!r}", where="model.dropout")
+        self._vocab: dict[str, int] = dict(vocab or {})
+        self._vocab_r: dict[int, str] = {}
+        for tok, i in self._vocab.items():
+            self._vocab_r.setdefault(i, tok)
+        self.dropout = dropout
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        self.fuse_unk = bool(fuse_unk)
+        self.byte_fallback = bool(byte_fallback)
+        self.ignore_merges = bool(ignore_merges)
+        self.cache_capacity = cache_capacity
+        self._rng = random.Random(seed)
+        self._rank_mode = False
+        # (left, right) -> rank. A pair listed twice keeps its *last* rank, as HF's map does.
+        self._ranks: dict[tuple[str, str], int] = {}
+        # (left, right) -> merged string; HF drops the prefix's length from the right part.
+        self._merged: dict[tuple[str, str], str] = {}
+        plen = len(continuing_subword_prefix or "")
+        for rank, pair in enumerate(_parse_merges(merges or ())):
+            a, b = pair
+            if a not in self._vocab or b not in self._vocab:
+                missing = a if a not in self._vocab else b
+                raise TokvizFormatError(
+                    f"merge {rank} ({a!r}, {b!r}): {missing!r} is not in the vocab", where=f"model.merges[{rank}]"
+                )
+            new = a + b[plen:]
+            if new not in self._vocab:
+                raise TokvizFormatError(
+                    f"merge {rank} ({a!r}, {b!r}): result {new!r} is not in the vocab", where=f"model.merges[{rank}]"
+                )
+            self._ranks[pair] = rank
+            self._merged[pair] = new
+        self._plain = not continuing_subword_prefix and not end_of_word_suffix
+        self._cache: dict[str, tuple[ModelToken, ...]] | None = None
+        self._reset_cache()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_ranks(
+        cls,
+        ranks: Mapping[bytes, int] | Mapping[str, int],
+        *,
+        cache_capacity: int = DEFAULT_CACHE_CAPACITY,
+    ) -> BPE:
+        """A rank-mode BPE from a tiktoken rank table; a token's rank is its id.
+
+        Keys are token bytes, or their byte-proxy spelling (``"Ġhi"`` for ``b" hi"``) as
+        `tokviz.io.tiktoken_ranks` produces. Like tiktoken's ``encode_ordinary``, a chunk that is
+        itself a token is returned whole (``ignore_merges``).
+
+        >>> bpe = BPE.from_ranks({b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4})
+        >>> [bpe.id_to_token(i) for i, _, _ in bpe.tokenize("abc")]
+        ['a', 'bc']
+        """
+        from ..byte_alphabet import bytes_to_proxy
+
+        vocab: dict[str, int] = {}
+        for token, rank in ranks.items():
+            if isinstance(token, bytes):
+                token = bytes_to_proxy(token)
+            elif not isinstance(token, str):
+                raise TokvizFormatError(f"rank table key must be bytes or str, got {token!r}", where="ranks")
+            if not isinstance(rank, int) or rank < 0:
+                raise TokvizFormatError(f"rank of {token!r} must be a non-negative integer, got {rank!r}", where="ranks")
+            vocab[token] = rank
+        self = cls(vocab, (), ignore_merges=True, cache_capacity=cache_capacity)
+        self._rank_mode = True
+        return self
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> BPE:
+        if obj.get("type", "BPE") != "BPE":
+            raise TokvizFormatError(f"expected a BPE model, got type {obj.get('type')!r}", where="model.type")
+        vocab = obj.get("vocab")
+        merges = obj.get("merges")
+        if not isinstance(vocab, dict):
+            raise TokvizFormatError("BPE needs a \"vocab\" object {token: id}", where="model.vocab")
+        for tok, i in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+        if merges is None:
+            raise TokvizFormatError("BPE needs a \"merges\" list", where="model.merges")
+        if not isinstance(merges, list):
+            raise TokvizFormatError(f"\"merges\" must be a list, got {type(merges).__name__}", where="model.merges")
+        dropout = obj.get("dropout")
+        if dropout is not None and not isinstance(dropout, (int, float)):
+            raise TokvizFormatError(f"dropout must be a number or null, got {dropout!r}", where="model.dropout")
+        return cls(
+            vocab,
+            merges,
+            dropout=None if dropout is None else float(dropout),
+            unk_token=obj.get("unk_token"),
+            continuing_subword_prefix=obj.get("continuing_subword_prefix"),
+            end_of_word_suffix=obj.get("end_of_word_suffix"),
+            fuse_unk=bool(obj.get("fuse_unk") or False),
+            byte_fallback=bool(obj.get("byte_fallback") or False),
+            ignore_merges=bool(obj.get("ignore_merges") or False),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The tokenizer.json ``"model"`` object (HF's field order; merges as pairs).
+
+        In rank mode the merges are derived from the ranks: for every token (by rank) each split
+        into two tokens, ordered by the parts' ranks; ``ignore_merges`` is set as tiktoken does.
+        """
+        if self._rank_mode:
+            merges = self._derived_merges()
+        else:
+            merges = [list(p) for p, _ in sorted(self._ranks.items(), key=lambda kv: kv[1])]
+        return {
+            "type": "BPE",
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": dict(sorted(self._vocab.items(), key=lambda kv: kv[1])),
+            "merges": merges,
+        }
+
+    def _derived_merges(self) -> list[list[str]]:
+        vocab = self._vocab
+        found: list[tuple[int, int, int, str, str]] = []
+        for tok, rank in vocab.items():
+            for k in range(1, len(tok)):
+                a, b = tok[:k], tok[k:]
+                ra = vocab.get(a)
+                if ra is None:
+                    continue
+                rb = vocab.get(b)
+                if rb is not None:
+                    found.append((rank, ra, rb, a, b))
+        found.sort()
+        return [[a, b] for _, _, _, a, b in found]
+
+    # ------------------------------------------------------------------ vocab
+    @property
+    def rank_mode(self) -> bool:
+        """True for a tiktoken rank table (pair priority = rank of the concatenation)."""
+        return self._rank_mode
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The merges in rank order (empty in rank mode)."""
+        return [p for p, _ in sorted(self._ranks.items(), key=lambda kv: kv[1])]
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._vocab)
+
+    def clear_cache(self) -> None:
+        """Forget cached chunks (results never depend on the cache)."""
+        self._reset_cache()
+
+    def _reset_cache(self) -> None:
+        self._deterministic = self.dropout is None or self.dropout == 0.0
+        self._cache = {} if self._deterministic and self.cache_capacity > 0 else None
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed the dropout random generator (reproducible dropout runs)."""
+        self._rng.seed(seed)
+
+    # ------------------------------------------------------------------ tokenize
+    def tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        cache = self._cache
+        if cache is not None:
+            hit = cache.get(text)
+            if hit is not None:
+                return hit
+            out = self._tokenize(text)
+            if len(text) <= CACHE_MAX_CHARS:
+                if len(cache) >= self.cache_capacity:
+                    cache.clear()
+                cache[text] = out
+            return out
+        return self._tokenize(text)
+
+    def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
+        """Tokens plus, per token, its initial symbols and the merges that built it, in order.
+
+        ``MergeStep.position`` is the index of the left symbol among the chunk's symbols at the
+        moment of the merge; ``rank`` is the merge's line (merges mode) or the merged token's
+        rank (rank mode).
+        """
+        if not text:
+            return (), ()
+        if self.ignore_merges and self._deterministic:
+            i = self._vocab.get(text)
+            if i is not None:
+                return ((i, 0, len(text)),), (BpeTrace((text,), ()),)
+        syms, starts, ends = self._initial(text)
+        if not syms:
+            return (), ()
+        syms, starts, ends, inits, hists = self._merge_heap(syms, starts, ends, trace=True)
+        vocab = self._vocab
+        tokens = tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
+        traces = tuple(BpeTrace(tuple(i), tuple(h)) for i, h in zip(inits, hists))  # type: ignore[arg-type]
+        return tokens, traces
+
+    def _tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        if not text:
+            return ()
+        vocab = self._vocab
+        deterministic = self._deterministic
+        # HF applies ignore_merges only on its deterministic (cached) path, never with dropout.
+        if self.ignore_merges and deterministic:
+            i = vocab.get(text)
+            if i is not None:
+                return ((i, 0, len(text)),)
+        if deterministic and self._plain and len(text) <= _LIST_LIMIT and all(map(vocab.__contains__, text)):
+            # Hot path: every char is a symbol (always so for byte-level vocabs).
+            if len(text) == 1:
+                return ((vocab[text], 0, 1),)
+            syms = self._merge_list(list(text))
+            out = []
+            pos = 0
+            for s in syms:
+                end = pos + len(s)
+                out.append((vocab[s], pos, end))
+                pos = end
+            return tuple(out)
+        syms, starts, ends = self._initial(text)
+        if len(syms) > 1:
+            if deterministic and len(syms) <= _LIST_LIMIT:
+                syms, starts, ends = self._merge_list_spans(syms, starts, ends)
+            else:
+                syms, starts, ends, _, _ = self._merge_heap(syms, starts, ends, trace=False)
+        return tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
+
+    # ------------------------------------------------------------------ initial symbols
+    def _initial(self, text: str) -> tuple[list[str], list[int], list[int]]:
+        """Symbols before any merge with their char spans, as HF's ``merge_word`` builds them.
+
+        Unknown chars become byte-fallback pieces (``<0xNN>`` of the char's UTF-8 bytes, each
+        spanning the whole char) when all of them are in the vocab, else ``unk_token`` (runs
+        fused with ``fuse_unk``), else they are dropped silently (HF does the same).
+        """
+        vocab = self._vocab
+        if self._rank_mode:
+            for ch in text:
+                if ch not in vocab:
+                    raise TokvizFormatError(
+                        f"symbol {ch!r} (one byte) is not in the rank table; tiktoken cannot encode it either",
+                        where="model",
+                    )
+            n = len(text)
+            return list(text), list(range(n)), list(range(1, n + 1))
+        prefix = self.continuing_subword_prefix
+        suffix = self.end_of_word_suffix
+        unk_token = self.unk_token
+        syms: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        unk: list[int] | None = None  # pending unk span [start, end]
+        last = len(text) - 1
+        for idx, ch in enumerate(text):
+            s = ch
+            if prefix and idx:
+                s = prefix + s
+            if suffix and idx == last:
+                s = s + suffix
+            if s in vocab:
+                if unk is not None:
+                    syms.append(unk_token)  # type: ignore[arg-type]
+                    starts.append(unk[0])
+                    ends.append(unk[1])
+                    unk = None
+                syms.append(s)
+                starts.append(idx)
+                ends.append(idx + 1)
+                continue
+            if self.byte_fallback:
+                # HF looks up the bytes of the decorated symbol (prefix/suffix included) and does
+                # not flush a pending unk first: the unk lands after these pieces.
+                pieces = [_byte_piece(b) for b in s.encode("utf-8")]
+                if all(p in vocab for p in pieces):
+                    syms.extend(pieces)
+                    starts.extend([idx] * len(pieces))
+                    ends.extend([idx + 1] * len(pieces))
+                    continue
+            if unk_token is None:
+                continue  # no unk token: HF drops the char
+            if unk is not None and self.fuse_unk:
+                unk[1] = idx + 1
+                continue
+            if unk_token not in vocab:
+                raise TokvizFormatError(f"unk_token {unk_token!r} is not in the vocab", where="model.unk_token")
+            if unk is not None:
+                syms.append(unk_token)
+                starts.append(unk[0])
+                ends.append(unk[1])
+            unk = [idx, idx + 1]
+        if unk is not None:
+            syms.append(unk_token)  # type: ignore[arg-type]
+            starts.append(unk[0])
+            ends.append(unk[1])
+        return syms, starts, ends
+
+    # ------------------------------------------------------------------ merging
+    def _merge_list(self, syms: list[str]) -> list[str]:
+        """Merge in place (plain symbols, no prefix): lowest rank first, leftmost on ties."""
+        n = len(syms)
+        nm = _NO_MERGE
+        if self._rank_mode:
+            get = self._vocab.get
+            ranks = list(map(get, map(add, syms, syms[1:]), repeat(nm)))
+            while True:
+                m = min(ranks)
+                if m == nm:
+                    return syms
+                i = ranks.index(m)
+                a = syms[i] + syms[i + 1]
+                syms[i] = a
+                del syms[i + 1]
+                del ranks[i]
+                n -= 1
+                if n == 1:
+                    return syms
+                if i < n - 1:
+                    ranks[i] = get(a + syms[i + 1], nm)
+                if i:
+                    ranks[i - 1] = get(syms[i - 1] + a, nm)
+        get = self._ranks.get
+        ranks = list(map(get, zip(syms, syms[1:]), repeat(nm)))
+        while True:
+            m = min(ranks)
+            if m == nm:
+                return syms
+            i = ranks.index(m)
+            a = syms[i] + syms[i + 1]
+            syms[i] = a
+            del syms[i + 1]
+            del ranks[i]
+            n -= 1
+            if n == 1:
+                return syms
+            if i < n - 1:
+                ranks[i] = get((a, syms[i + 1]), nm)
+            if i:
+                ranks[i - 1] = get((syms[i - 1], a), nm)
+
+    def _pair(self, a: str, b: str) -> tuple[int, str] | None:
+        """(rank, merged) of two adjacent symbols, or None when they never merge."""
+        if self._rank_mode:
+            new = a + b
+            r = self._vocab.get(new)
+            return None if r is None else (r, new)
+        r = self._ranks.get((a, b))
+        return None if r is None else (r, self._merged[(a, b)])
+
+    def _merge_list_spans(
+        self, syms: list[str], starts: list[int], ends: list[int]
+    ) -> tuple[list[str], list[int], list[int]]:
+        """Like `_merge_list` for decorated symbols (prefix/suffix, unk, byte pieces)."""
+        pair = self._pair
+        nm = _NO_MERGE
+        n = len(syms)
+        info = [pair(syms[i], syms[i + 1]) for i in range(n - 1)]
+        ranks = [nm if x is None else x[0] for x in info]
+        while n > 1:
+            m = min(ranks)
+            if m == nm:
+                break
+            i = ranks.index(m)
+            new = info[i][1]  # type: ignore[index]
+            syms[i] = new
+            del syms[i + 1]
+            del starts[i + 1]
+            del ends[i]
+            del ranks[i]
+            del info[i]
+            n -= 1
+            if i < n - 1:
+                x = pair(new, syms[i + 1])
+                info[i] = x
+                ranks[i] = nm if x is None else x[0]
+            if i:
+                x = pair(syms[i - 1], new)
+                info[i - 1] = x
+                ranks[i - 1] = nm if x is None else x[0]
+        return syms, starts, ends
+
+    def _merge_heap(
+        self, syms: list[str], starts: list[int], ends: list[int], *, trace: bool
+    ) -> tuple[list[str], list[int], list[int], list[list[str]] | None, list[list[MergeStep]] | None]:
+        """Heap + linked list, O(n log n); also the dropout and tracing path.
+
+        Mirrors HF's ``Word::merge_all``: entries ``(rank, position)`` pop lowest rank first,
+        leftmost on ties; an entry whose pair changed since it was pushed is skipped. With
+        dropout each popped entry is skipped with probability p; skipped entries go back into
+        the heap as soon as one entry is not skipped (so p=1 performs no merge at all).
+        """
+        n = len(syms)
+        sym: list[str | None] = list(syms)
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        pair = self._pair
+        heap: list[tuple[int, int, str]] = []
+        for i in range(n - 1):
+            x = pair(syms[i], syms[i + 1])
+            if x is not None:
+                heap.append((x[0], i, x[1]))
+        heapq.heapify(heap)
+        dropout = None if self._deterministic else self.dropout
+        rand = self._rng.random
+        skipped: list[tuple[int, int, str]] = []
+        inits: list[list[str]] | None = [[s] for s in syms] if trace else None
+        hists: list[list[MergeStep]] | None = [[] for _ in syms] if trace else None
+        # Fenwick tree over "symbol i is alive", to report the current position of a merge.
+        tree = _fenwick_ones(n) if trace else None
+        heappop, heappush = heapq.heappop, heapq.heappush
+        while heap:
+            top = heappop(heap)
+            if dropout and rand() < dropout:
+                skipped.append(top)
+                continue
+            if skipped:
+                for e in skipped:
+                    heappush(heap, e)
+                skipped.clear()
+            rank, i, new = top
+            left = sym[i]
+            if left is None:
+                continue
+            j = nxt[i]
+            if j == -1:
+                continue
+            right = sym[j]
+            cur = pair(left, right)  # type: ignore[arg-type]
+            if cur is None or cur[1] != new:
+                continue  # stale: this position's pair changed since the entry was pushed
+            sym[i] = new
+            sym[j] = None
+            ends[i] = ends[j]
+            k = nxt[j]
+            nxt[i] = k
+            if k != -1:
+                prv[k] = i
+            if trace:
+                position = _fenwick_prefix(tree, i)  # type: ignore[arg-type]
+                _fenwick_remove(tree, j)  # type: ignore[arg-type]
+                step = MergeStep(rank, left, right, new, position)  # type: ignore[arg-type]
+                inits[i] = inits[i] + inits[j]  # type: ignore[index]
+                hists[i] = hists[i] + hists[j] + [step]  # type: ignore[index]
+            p = prv[i]
+            if p != -1:
+                x = pair(sym[p], new)  # type: ignore[arg-type]
+                if x is not None:
+                    heappush(heap, (x[0], p, x[1]))
+            if k != -1:
+                x = pair(new, sym[k])  # type: ignore[arg-type]
+                if x is not None:
+                    heappush(heap, (x[0], i, x[1]))
+        out_s: list[str] = []
+        out_a: list[int] = []
+        out_b: list[int] = []
+        out_i: list[list[str]] = []
+        out_h: list[list[MergeStep]] = []
+        i = 0
+        while i != -1:
+            out_s.append(sym[i])  # type: ignore[arg-type]
+            out_a.append(starts[i])
+            out_b.append(ends[i])
+            if trace:
+                out_i.append(inits[i])  # type: ignore[index]
+                out_h.append(hists[i])  # type: ignore[index]
+            i = nxt[i]
+        if trace:
+            return out_s, out_a, out_b, out_i, out_h
+        return out_s, out_a, out_b, None, None
+
+    def __repr__(self) -> str:
+        mode = "ranks" if self._rank_mode else f"{len(self._ranks)} merges"
+        return f"BPE({len(self._vocab)} tokens, {mode})"
+
+
+# ---------------------------------------------------------------------- helpers
+def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
+    """Both tokenizer.json formats: ``"a b"`` strings (legacy) and ``["a", "b"]`` pairs.
+
+    Like HF, legacy lines starting with ``#version`` are skipped before ranks are counted, and
+    a legacy line must split on single spaces into exactly two parts.
+    """
+    out: list[tuple[str, str]] = []
+    for k, m in enumerate(merges):
+        if isinstance(m, str):
+            if m.startswith("#version"):
+                continue
+            parts = m.split(" ")
+            if len(parts) != 2:
+                raise TokvizFormatError(f"expected \"a b\" (two parts), got {m!r}", where=f"model.merges[{k}]")
+            out.append((parts[0], parts[1]))
+        elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
+            out.append((m[0], m[1]))
+        else:
+            raise TokvizFormatError(f"expected \"a b\" or [\"a\", \"b\"], got {m!r}", where=f"model.merges[{k}]")
+    return out
+
+
+def _fenwick_ones(n: int) -> list[int]:
+    """A Fenwick tree (1-based) over n ones."""
+    tree = [0] * (n + 1)
+    for i in range(1, n + 1):
+        tree[i] += 1
+        j = i + (i & -i)
+        if j <= n:
+            tree[j] += tree[i]
+    return tree
+
+
+def _fenwick_remove(tree: list[int], i: int) -> None:
+    i += 1
+    n = len(tree) - 1
+    while i <= n:
+        tree[i] -= 1
+        i += i & -i
+
+
+def _fenwick_prefix(tree: list[int], i: int) -> int:
+    """Number of alive symbols before index i (0-based)."""
+    s = 0
+    while i > 0:
+        s += tree[i]
+        i -= i & -i
+    return s
