@@ -1,0 +1,170 @@
+"""Split patterns: compiling tokenizer-file regexes, finding matches, and HF's split behaviours.
+
+HF tokenizers compile ``Split``/``Replace`` patterns with Oniguruma (Ruby syntax); tokviz uses the
+`regex` module, which supports the same Unicode classes (``\\p{L}``, ``\\p{N}``), possessive
+quantifiers and atomic groups. The differences that matter are handled here, once:
+
+* Ruby syntax makes ``^``/``$`` line anchors; we compile with ``MULTILINE`` so they agree.
+* A pattern from a file may backtrack catastrophically; every search runs with the `regex`
+  module's ``timeout`` and raises `PatternTimeoutError` naming the pattern instead of hanging.
+* A pattern that does not compile raises `TokvizFormatError` naming the pattern.
+
+`find_matches` reproduces HF's ``Pattern::find_matches`` (contiguous ``(start, end, is_match)``
+covering the whole text, in code points), and `split_spans` the five ``SplitDelimiterBehavior``
+rules (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous).
+
+>>> split_spans(find_matches(compile_pattern("-", literal=True), "the-final--countdown"), "MergedWithNext")
+[(0, 3), (3, 9), (9, 10), (10, 20)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import Any, Literal
+
+import regex
+
+from .errors import TokvizFormatError
+
+__all__ = [
+    "Behavior",
+    "BEHAVIORS",
+    "PatternTimeoutError",
+    "compile_pattern",
+    "find_matches",
+    "find_char_matches",
+    "split_spans",
+    "pattern_from_json",
+    "pattern_to_json",
+    "search_timeout",
+]
+
+Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
+BEHAVIORS: tuple[str, ...] = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+#: Seconds every regex search may take at least, plus this many per character of text searched.
+TIMEOUT_BASE = 5.0
+TIMEOUT_PER_CHAR = 4e-6
+
+
+class PatternTimeoutError(TokvizFormatError):
+    """A pattern from a file took too long (catastrophic backtracking) on some text."""
+
+    def __init__(self, pattern: str, length: int) -> None:
+        self.pattern = pattern
+        super().__init__(
+            f"the pattern {pattern!r} took too long on a text of {length} characters "
+            "(catastrophic backtracking?); fix the pattern in the tokenizer file"
+        )
+
+
+def search_timeout(length: int) -> float:
+    return TIMEOUT_BASE + TIMEOUT_PER_CHAR * length
+
+
+@lru_cache(maxsize=256)
+def compile_pattern(pattern: str, *, literal: bool = False) -> regex.Pattern[str]:
+    """Compile (once; cached) a file's pattern; ``literal`` for HF ``{"String": ...}`` patterns."""
+    if literal:
+        return regex.compile(regex.escape(pattern))
+    try:
+        # V0 keeps the semantics of Python's ``re`` for set syntax (no nested-set surprises);
+        # MULTILINE because Oniguruma's Ruby syntax has line anchors for ^ and $.
+        return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
+    except (regex.error, ValueError, TypeError, OverflowError) as exc:
+        raise TokvizFormatError(f"pattern {pattern!r} does not compile: {exc}") from None
+
+
+def pattern_from_json(obj: Any, *, what: str = "pattern") -> tuple[str, bool]:
+    """``{"String": s}`` or ``{"Regex": r}`` -> ``(text, is_regex)``; anything else is an error."""
+    if isinstance(obj, str):  # lenient: a bare string is a literal
+        return obj, False
+    if not isinstance(obj, dict) or len(obj) != 1:
+        raise TokvizFormatError(f'{what}: expected {{"String": ...}} or {{"Regex": ...}}, got {obj!r}')
+    (kind, value), = obj.items()
+    if kind not in ("String", "Regex") or not isinstance(value, str):
+        raise TokvizFormatError(f'{what}: expected {{"String": ...}} or {{"Regex": ...}}, got {obj!r}')
+    return value, kind == "Regex"
+
+
+def pattern_to_json(text: str, is_regex: bool) -> dict[str, str]:
+    return {"Regex": text} if is_regex else {"String": text}
+
+
+def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int, bool]]:
+    """HF ``find_matches`` for a regex: the text cut into match / non-match spans, in order.
+
+    An empty text gives ``[(0, 0, False)]``. Empty matches are reported as HF does (a zero-width
+    match span), they produce no piece later because empty pieces are dropped.
+    """
+    if not text:
+        return [(0, 0, False)]
+    out: list[tuple[int, int, bool]] = []
+    append = out.append
+    prev = 0
+    try:
+        for m in compiled.finditer(text, timeout=search_timeout(len(text))):
+            s, e = m.span()
+            if prev != s:
+                append((prev, s, False))
+            append((s, e, True))
+            prev = e
+    except TimeoutError:
+        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+    if prev != len(text):
+        append((prev, len(text), False))
+    return out
+
+
+def find_char_matches(pred: Callable[[str], bool], text: str) -> list[tuple[int, int, bool]]:
+    """HF ``find_matches`` for a per-character predicate: every matching char is its own match."""
+    if not text:
+        return [(0, 0, False)]
+    out: list[tuple[int, int, bool]] = []
+    last = 0
+    for i, c in enumerate(text):
+        if pred(c):
+            if last < i:
+                out.append((last, i, False))
+            out.append((i, i + 1, True))
+            last = i + 1
+    if last < len(text):
+        out.append((last, len(text), False))
+    return out
+
+
+def split_spans(matches: Iterable[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:
+    """Spans to keep for HF ``NormalizedString::split`` with the given behaviour (empty spans kept;
+    the caller drops them, as HF's ``PreTokenizedString::split`` does)."""
+    if behavior == "Isolated":
+        return [(s, e) for s, e, _ in matches]
+    if behavior == "Removed":
+        return [(s, e) for s, e, m in matches if not m]
+    acc: list[list[int]] = []
+    previous = False
+    if behavior == "Contiguous":
+        for s, e, m in matches:
+            if m == previous and acc:
+                acc[-1][1] = e
+            else:
+                acc.append([s, e])
+            previous = m
+    elif behavior == "MergedWithPrevious":
+        for s, e, m in matches:
+            if m and not previous and acc:
+                acc[-1][1] = e
+            else:
+                acc.append([s, e])
+            previous = m
+    elif behavior == "MergedWithNext":
+        for s, e, m in reversed(list(matches)):
+            if m and not previous and acc:
+                acc[-1][0] = s
+            else:
+                acc.append([s, e])
+            previous = m
+        acc.reverse()
+    else:
+        raise TokvizFormatError(f"unknown split behavior {behavior!r} (known: {', '.join(BEHAVIORS)})")
+    return [(s, e) for s, e in acc]

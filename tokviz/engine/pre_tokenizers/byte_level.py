@@ -1,0 +1,165 @@
+"""The ``ByteLevel`` pre-tokenizer: optional prefix space, GPT-2 regex split, bytes -> proxy chars.
+
+Each chunk's UTF-8 bytes are replaced by their proxy characters from `tokviz.engine.byte_alphabet`
+(space -> ``Ġ``). Alignment, exactly HF's: every proxy character of a multi-byte character keeps
+that character's original span (the first byte replaces the character, the others are inserted
+after it and copy its alignment). The prefix space (``add_prefix_space``) is aligned with the
+piece's first character.
+
+Speed: ASCII chunks are translated by one ``str.translate`` and share their alignment (1:1); a
+non-ASCII chunk's proxy text and byte->char index are cached per chunk text, and its alignment
+is a lazy gather over the piece's alignment (no per-byte Python loop after the first time).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
+from typing import Any, overload
+
+from ..byte_alphabet import BYTE_TO_CHAR
+from ..errors import TokvizFormatError
+from ..patterns import compile_pattern, find_matches
+from ..text import NormalizedText, make_text
+from . import PreTokenizer
+from .split import split_piece
+
+__all__ = ["ByteLevel", "GPT2_PATTERN", "Gathered"]
+
+#: The GPT-2 pre-tokenization pattern HF's ByteLevel uses when ``use_regex`` is true.
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+# str.translate tables: latin-1 char (= one byte) -> proxy; ASCII chars that are not their own proxy.
+_LATIN1_TO_PROXY = {b: c for b, c in enumerate(BYTE_TO_CHAR) if ord(c) != b}
+# bytes.translate table: 1 for a UTF-8 lead byte, 0 for a continuation byte (0x80..0xBF)
+_LEAD = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
+
+_CACHE_LIMIT = 200_000
+_proxy_cache: dict[str, tuple[str, array]] = {}
+
+
+class Gathered(Sequence[int]):
+    """``Gathered(src, idx)[k] == src[idx[k]]``: a lazy alignment column.
+
+    Used for the alignment of a byte-level chunk: proxy character ``k`` came from normalized
+    character ``idx[k]``, whose original start (or end) is ``src[idx[k]]``. Only the two ends of
+    a token are ever looked up, so the column is never materialized on the hot path.
+    """
+
+    __slots__ = ("src", "idx")
+
+    def __init__(self, src: Sequence[int], idx: array) -> None:
+        self.src = src
+        self.idx = idx
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+    @overload
+    def __getitem__(self, k: int) -> int: ...
+    @overload
+    def __getitem__(self, k: slice) -> Gathered: ...
+    def __getitem__(self, k):  # noqa: ANN001, ANN204
+        if isinstance(k, slice):
+            return Gathered(self.src, self.idx[k])
+        return self.src[self.idx[k]]
+
+    def __iter__(self) -> Iterator[int]:
+        src = self.src
+        return (src[i] for i in self.idx)
+
+    def __repr__(self) -> str:
+        return f"Gathered({list(self)!r})"
+
+
+def _proxy(text: str) -> tuple[str, array]:
+    """Proxy text of a non-ASCII chunk and, per proxy char, the index of its source character."""
+    hit = _proxy_cache.get(text)
+    if hit is not None:
+        return hit
+    data = text.encode("utf-8")
+    proxy = data.decode("latin-1").translate(_LATIN1_TO_PROXY)
+    # running count of lead bytes, minus one: the index of the character each byte belongs to
+    idx = array("l", accumulate(data.translate(_LEAD), initial=-1))[1:]
+    if len(_proxy_cache) >= _CACHE_LIMIT:
+        _proxy_cache.clear()
+    _proxy_cache[text] = result = (proxy, idx)
+    return result
+
+
+def to_byte_level(chunk: NormalizedText) -> NormalizedText:
+    """The chunk with its text replaced by the proxy characters of its UTF-8 bytes."""
+    text = chunk.text
+    if text.isascii():
+        # 1:1 — the alignment (identity or not) is unchanged
+        return make_text(chunk.original, text.translate(_LATIN1_TO_PROXY), chunk.orig_start, chunk.orig_end, chunk.starts, chunk.ends)
+    proxy, idx = _proxy(text)
+    if chunk.starts is None:
+        o = chunk.orig_start
+        n = len(text)
+        starts: Sequence[int] = range(o, o + n)
+        ends: Sequence[int] = range(o + 1, o + n + 1)
+    else:
+        starts, ends = chunk.starts, chunk.ends  # type: ignore[assignment]
+    return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, Gathered(starts, idx), Gathered(ends, idx))
+
+
+class ByteLevel(PreTokenizer):
+    """HF ``ByteLevel`` pre-tokenizer.
+
+    >>> ByteLevel(add_prefix_space=False).pre_tokenize_str("Hi there")
+    [('Hi', (0, 2)), ('Ġthere', (2, 8))]
+    >>> ByteLevel(add_prefix_space=True).pre_tokenize_str("é")
+    [('ĠÃ©', (0, 1))]
+    """
+
+    type_name = "ByteLevel"
+
+    def __init__(self, *, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
+        self._compiled = compile_pattern(GPT2_PATTERN)
+
+    def split(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        """The first half of `pre_tokenize`: prefix space and regex split, before the byte mapping."""
+        out: list[NormalizedText] = []
+        compiled = self._compiled
+        for piece in pieces:
+            if not piece.text:
+                continue
+            if self.add_prefix_space and not piece.text.startswith(" "):
+                piece = piece.prepend(" ")
+            if self.use_regex:
+                out += split_piece(piece, [(s, e) for s, e, _ in find_matches(compiled, piece.text)])
+            else:
+                out.append(piece)
+        return out
+
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        return [to_byte_level(c) for c in self.split(pieces)]
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> ByteLevel:
+        kwargs = {}
+        for key, default in (("add_prefix_space", True), ("trim_offsets", True), ("use_regex", True)):
+            value = obj.get(key, default)
+            if not isinstance(value, bool):
+                raise TokvizFormatError(f"ByteLevel.{key} must be true or false, got {value!r}")
+            kwargs[key] = value
+        return cls(**kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"ByteLevel(add_prefix_space={self.add_prefix_space}, trim_offsets={self.trim_offsets}, "
+            f"use_regex={self.use_regex})"
+        )
