@@ -126,7 +126,8 @@ def _sniff_json(data: bytes) -> str:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return "json"  # malformed: the JSON loader names where it broke
     if isinstance(obj, dict):
-        if "model" in obj:
+        # "model" is also an ordinary token of GPT-2's vocab.json: only an object counts
+        if isinstance(obj.get("model"), dict):
             return "hf-json"
         if obj and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()):
             return "vocab-json"
