@@ -62,7 +62,7 @@ class ParityReport:
         """The printed report, one line per bundle, then mismatch samples."""
         if not self.bundles:
             return ["no parity cases were recorded"]
-        width = max(len("TOTAL"), *(len(b) for b in self.bundles))
+        width = max(len("bundle"), *(len(b) for b in self.bundles))
         out = [f"{'bundle':<{width}}  {'cases':>7}  {'mismatches':>10}"]  # noqa: E501
         for name in sorted(self.bundles):
             s = self.bundles[name]

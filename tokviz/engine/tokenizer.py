@@ -18,19 +18,24 @@ them (``"all"`` or a set of literals), as tiktoken's ``encode(text, disallowed_s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .added_tokens import AddedToken
+from .added_tokens import AddedToken, AddedVocabulary
 from .decoders import Decoder
-from .encoding import Encoding
+from .encoding import Encoding, PreToken, Segment, Stages, Trace
 from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
 from .processors import PostProcessor
+from .byte_alphabet import proxy_to_bytes
+from .text import NormalizedText, check_text
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
+
+# Upper bound of the per-tokenizer chunk cache (entries); it is cleared when full.
+_CACHE_LIMIT = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +53,144 @@ class TokenizerConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+class _PreTokens(Sequence[PreToken]):
+    """The pre-token stage, built on access from the chunks the run produced (no cost otherwise)."""
+
+    __slots__ = ("_chunks",)
+
+    def __init__(self, chunks: list[NormalizedText]) -> None:
+        self._chunks = chunks
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, like a tuple
+        if isinstance(i, slice):
+            return tuple(PreToken(c.text, c.orig_start, c.orig_end) for c in self._chunks[i])
+        c = self._chunks[i]
+        return PreToken(c.text, c.orig_start, c.orig_end)
+
+    def __iter__(self) -> Iterator[PreToken]:
+        return (PreToken(c.text, c.orig_start, c.orig_end) for c in self._chunks)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PreTokens({list(self)!r})"
+
+
+def _describe(component: object) -> str | None:
+    """``"Sequence[Split, ByteLevel]"``-style summary of a component tree."""
+    if component is None:
+        return None
+    name = getattr(component, "type_name", type(component).__name__)
+    children: list[object] = []
+    for attr in ("normalizers", "pre_tokenizers", "pretokenizers", "processors", "decoders"):
+        value = getattr(component, attr, None)
+        if isinstance(value, (list, tuple)):
+            children = list(value)
+            break
+    if children:
+        return f"{name}[{', '.join(_describe(c) or '' for c in children)}]"
+    return name
+
+
+def _contains_type(component: object, type_name: str) -> bool:
+    if component is None:
+        return False
+    if getattr(component, "type_name", None) == type_name:
+        return True
+    for attr in ("pre_tokenizers", "pretokenizers", "normalizers"):
+        value = getattr(component, attr, None)
+        if isinstance(value, (list, tuple)):
+            return any(_contains_type(c, type_name) for c in value)
+    return False
+
+
+def _byte_fallback_len(token: str) -> int:
+    """1 for a byte-fallback piece ``<0xNN>``, else 0."""
+    if len(token) == 6 and token[:3] == "<0x" and token[5] == ">":
+        try:
+            int(token[3:5], 16)
+        except ValueError:
+            return 0
+        return 1
+    return 0
+
+
+class _BytePos:
+    """Code point -> UTF-8 byte position in one text, cheap for increasing positions."""
+
+    __slots__ = ("text", "ascii", "c", "b")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ascii = text.isascii()
+        self.c = 0
+        self.b = 0
+
+    def at(self, pos: int) -> int:
+        if self.ascii:
+            return pos
+        c = self.c
+        if pos == c:
+            return self.b
+        if pos > c:
+            b = self.b + len(self.text[c:pos].encode("utf-8"))
+        else:
+            b = len(self.text[:pos].encode("utf-8"))
+        self.c, self.b = pos, b
+        return b
+
+
+def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos: _BytePos) -> list[tuple[int, int]]:
+    """UTF-8 spans of tokens given their char spans; byte-fallback pieces ``<0xNN>`` of one
+    character get one byte each, in order, instead of the whole character."""
+    out: list[tuple[int, int]] = []
+    cursor = -1
+    for (cs, ce), tok in zip(char_spans, toks):
+        bs, be = bpos.at(cs), bpos.at(ce)
+        if _byte_fallback_len(tok):
+            start = cursor if bs <= cursor < be else bs
+            end = min(start + 1, be) if be > start else start
+            out.append((start, end))
+            cursor = end
+        else:
+            out.append((bs, be))
+            cursor = be
+    return out
+
+
+class _Columns:
+    """The growing columns of one encode run."""
+
+    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "mask", "word_ids", "traces")
+
+    def __init__(self, trace: bool) -> None:
+        self.ids: list[int] = []
+        self.tokens: list[str] = []
+        self.offsets: list[tuple[int, int]] = []
+        self.byte_offsets: list[tuple[int, int]] = []
+        self.mask: list[int] = []
+        self.word_ids: list[int | None] = []
+        self.traces: list[Trace | None] | None = [] if trace else None
+
+
 class Tokenizer:
+    """The whole pipeline of one tokenizer file.
+
+    >>> from tokviz.engine.models.wordlevel import WordLevel  # doctest: +SKIP
+    >>> tok = Tokenizer(WordLevel({"a": 0, "b": 1}, unk_token="a"))  # doctest: +SKIP
+    >>> tok.encode("ab").ids  # doctest: +SKIP
+    [0]
+    """
+
     def __init__(
         self,
         model: Model,
@@ -63,6 +205,8 @@ class Tokenizer:
         source: str | None = None,
         config: TokenizerConfig | None = None,
     ) -> None:
+        if special_policy not in ("hf", "tiktoken"):
+            raise ValueError(f"special_policy must be 'hf' or 'tiktoken', got {special_policy!r}")
         self.model = model
         self.normalizer = normalizer
         self.pre_tokenizer = pre_tokenizer
@@ -73,6 +217,32 @@ class Tokenizer:
         self.name = name
         self.source = source
         self.config = config or TokenizerConfig()
+        self._added = AddedVocabulary(
+            self.added_tokens, normalize_str=normalizer.normalize_str if normalizer is not None else None
+        )
+        self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
+        self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
+        # chunk text -> (original text, ids, tokens, relative offsets, relative byte offsets, n bytes)
+        self._chunk_cache: dict[str, tuple] = {}
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
+
+    # ------------------------------------------------------------------ encode
+    def _skip_ids(self, allowed_special: str | set[str] | frozenset[str] | None) -> frozenset[int] | None:
+        """Added-token ids to leave as ordinary text for this call."""
+        if allowed_special == "all":
+            return None
+        if allowed_special is None:
+            # tiktoken: encode(text, disallowed_special=()) -> special literals are plain text
+            return self._special_ids if self.special_policy == "tiktoken" else None
+        if isinstance(allowed_special, str):
+            allowed_special = {allowed_special}
+        allowed = frozenset(allowed_special)
+        unknown = allowed - self._added.special_contents
+        if unknown:
+            raise ValueError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)!r}")
+        return frozenset(i for i in self._special_ids if self._added.by_id[i].content not in allowed)
 
     def encode(
         self,
@@ -82,7 +252,250 @@ class Tokenizer:
         allowed_special: str | set[str] | frozenset[str] | None = None,
         trace: bool = False,
     ) -> Encoding:
-        raise NotImplementedError  # the pipeline is being written (engine core issue)
+        """Run the pipeline on ``text``; every stage is kept in ``Encoding.stages``.
 
+        ``allowed_special``: ``"all"`` or a set of special-token literals to honour in the text.
+        With the ``"tiktoken"`` policy the default (None) honours none of them; with ``"hf"`` the
+        default honours all of them (HF extracts every added token).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode() expects str, got {type(text).__name__}")
+        check_text(text)
+        skip = self._skip_ids(allowed_special)
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
+        if self._added.is_empty:
+            extracted: list[tuple[NormalizedText, int | None]] = []
+            if text:
+                whole = NormalizedText.identity(text)
+                normed = normalize(whole) if normalize is not None else whole
+                if normed.text:
+                    extracted.append((normed, None))
+        else:
+            extracted = self._added.extract(text, normalize, skip_ids=skip)
+
+        out = _Columns(trace)
+        segments: list[Segment] = []
+        all_chunks: list[NormalizedText] = []
+        bpos = _BytePos(text)
+        added_by_id = self._added.by_id
+        pre_tokenizer = self.pre_tokenizer
+        word = 0
+        for piece, added_id in extracted:
+            o_start, o_end = piece.orig_start, piece.orig_end
+            if added_id is not None:
+                tok = added_by_id[added_id]
+                segments.append(Segment(o_start, o_end, piece, added_id, tok.special))
+                s, e = piece.original_span(0, len(piece.text))
+                out.ids.append(added_id)
+                out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
+                out.offsets.append((s, e))
+                out.byte_offsets.append((bpos.at(s), bpos.at(e)))
+                out.mask.append(1 if tok.special else 0)
+                out.word_ids.append(word)
+                if out.traces is not None:
+                    out.traces.append(None)
+                word += 1
+                continue
+            segments.append(Segment(o_start, o_end, piece))
+            chunks = pre_tokenizer.pre_tokenize([piece]) if pre_tokenizer is not None else [piece]
+            all_chunks.extend(chunks)
+            if trace:
+                word = self._encode_chunks_traced(chunks, text, bpos, word, out)
+            else:
+                word = self._encode_chunks(chunks, text, bpos, word, out)
+
+        enc = Encoding(
+            text=text,
+            ids=out.ids,
+            tokens=out.tokens,
+            offsets=out.offsets,
+            byte_offsets=out.byte_offsets,
+            special_tokens_mask=out.mask,
+            type_ids=[0] * len(out.ids),
+            word_ids=out.word_ids,
+            stages=Stages(text, tuple(segments), _PreTokens(all_chunks)),  # type: ignore[arg-type]
+            traces=out.traces,
+        )
+        if self.post_processor is not None:
+            enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
+        return enc
+
+    def _chunk_entry(self, chunk: NormalizedText, orig: str) -> list:
+        """Model output for one chunk, plus chunk-relative offsets when they can be reused.
+
+        Entry: ``[ids, tokens, spans, orig, rel_offsets, rel_byte_offsets]``. ``spans`` are the
+        model's char spans in the chunk text. When the chunk's text reproduces its original text
+        exactly (identity normalization; byte-level proxies of unchanged bytes) the offsets
+        relative to the chunk's original start depend only on the chunk, so they are kept
+        (``orig`` records which original text they are valid for); otherwise ``orig`` is None.
+        """
+        model = self.model
+        spans = model.tokenize(chunk.text)
+        id_to_token = model.id_to_token
+        ids = [t[0] for t in spans]
+        toks = [id_to_token(i) for i in ids]
+        entry: list = [ids, toks, spans, None, None, None]
+        exact_bytes = False
+        if self._byte_level:
+            try:
+                exact_bytes = proxy_to_bytes(chunk.text) == orig.encode("utf-8")
+            except ValueError:
+                exact_bytes = False
+            identity = exact_bytes
+        else:
+            identity = chunk.text == orig
+        if not identity:
+            return entry
+        os_ = chunk.orig_start
+        span = chunk.original_span
+        rel = []
+        for _, s, e in spans:
+            a, b = span(s, e)
+            rel.append((a - os_, b - os_))
+        if exact_bytes:
+            rel_bytes = [(s, e) for _, s, e in spans]
+        else:
+            rel_bytes = _byte_spans(rel, toks, _BytePos(orig))
+        entry[3], entry[4], entry[5] = orig, rel, rel_bytes
+        return entry
+
+    def _encode_chunks(self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns) -> int:
+        cache = self._chunk_cache
+        ids, tokens, offsets, byte_offsets, mask, word_ids = (
+            out.ids, out.tokens, out.offsets, out.byte_offsets, out.mask, out.word_ids,
+        )
+        for chunk in chunks:
+            os_, oe = chunk.orig_start, chunk.orig_end
+            orig = text[os_:oe]
+            key = chunk.text
+            entry = cache.get(key)
+            if entry is None:
+                entry = self._chunk_entry(chunk, orig)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[key] = entry
+            c_ids = entry[0]
+            n = len(c_ids)
+            ids.extend(c_ids)
+            tokens.extend(entry[1])
+            if entry[3] == orig:
+                offsets.extend([(os_ + a, os_ + b) for a, b in entry[4]])
+                bs = bpos.at(os_)
+                byte_offsets.extend([(bs + a, bs + b) for a, b in entry[5]])
+            else:
+                # this occurrence is not an exact copy: offsets from its own alignment
+                span = chunk.original_span
+                char_spans = [span(s, e) for _, s, e in entry[2]]
+                offsets.extend(char_spans)
+                byte_offsets.extend(_byte_spans(char_spans, entry[1], bpos))
+            mask.extend([0] * n)
+            word_ids.extend([word] * n)
+            word += 1
+        return word
+
+    def _encode_chunks_traced(
+        self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns
+    ) -> int:
+        """Like `_encode_chunks`, without the cache, attaching each token's model trace."""
+        model = self.model
+        assert out.traces is not None
+        for chunk in chunks:
+            os_, oe = chunk.orig_start, chunk.orig_end
+            orig = text[os_:oe]
+            spans, traces = model.tokenize_traced(chunk.text)
+            entry = self._chunk_entry(chunk, orig)
+            if list(spans) != list(entry[2]):  # pragma: no cover - a model bug, not user input
+                raise RuntimeError(f"{type(model).__name__}: traced and plain tokenization differ on {chunk.text!r}")
+            n = len(entry[0])
+            out.ids.extend(entry[0])
+            out.tokens.extend(entry[1])
+            if entry[3] == orig:
+                out.offsets.extend([(os_ + a, os_ + b) for a, b in entry[4]])
+                bs = bpos.at(os_)
+                out.byte_offsets.extend([(bs + a, bs + b) for a, b in entry[5]])
+            else:
+                span = chunk.original_span
+                char_spans = [span(s, e) for _, s, e in spans]
+                out.offsets.extend(char_spans)
+                out.byte_offsets.extend(_byte_spans(char_spans, entry[1], bpos))
+            out.traces.extend(traces)
+            out.mask.extend([0] * n)
+            out.word_ids.extend([word] * n)
+            word += 1
+        return word
+
+    # ------------------------------------------------------------------ decode
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
-        raise NotImplementedError
+        """HF ``decode``: ids -> token strings (added vocabulary first, then the model; unknown
+        ids are dropped), special tokens dropped on request, then the decoder (or a join with
+        spaces when there is no decoder)."""
+        added = self._added
+        model_id_to_token = self.model.id_to_token
+        tokens: list[str] = []
+        for id_ in ids:
+            t = added.id_to_token(id_)
+            if t is None:
+                t = model_id_to_token(id_)
+                if t is None:
+                    continue
+            if skip_special_tokens and added.is_special(t):
+                continue
+            tokens.append(t)
+        if self.decoder is not None:
+            return self.decoder.decode(tokens)
+        return " ".join(tokens)
+
+    # ------------------------------------------------------------------ vocabulary
+    @property
+    def vocab_size(self) -> int:
+        """HF ``get_vocab_size(with_added_tokens=True)``: model entries plus added tokens not in the model."""
+        model = self.model
+        overlap = sum(1 for c in self._added.by_content if model.token_to_id(c) is not None)
+        return model.vocab_size + len(self._added.by_content) - overlap
+
+    def token_to_id(self, token: str) -> int | None:
+        id_ = self._added.by_content.get(token)
+        return id_ if id_ is not None else self.model.token_to_id(token)
+
+    def id_to_token(self, id: int) -> str | None:  # noqa: A002 - HF's name
+        t = self._added.id_to_token(id)
+        return t if t is not None else self.model.id_to_token(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        vocab = dict(self.model.get_vocab())
+        vocab.update(self._added.by_content)
+        return vocab
+
+    def is_special_id(self, id: int) -> bool:  # noqa: A002
+        t = self._added.by_id.get(id)
+        return t is not None and t.special
+
+    def info(self) -> dict[str, Any]:
+        """Model, pipeline and the five vocabulary numbers that must never be mixed up.
+
+        ``normal_entries`` are the model's own (mergeable) entries, ``added_entries`` the added /
+        special tokens, ``total_entries`` the distinct strings (HF ``get_vocab_size(True)``),
+        ``id_space`` the largest id + 1 (ids may have holes), ``embedding_rows`` the model's
+        embedding matrix rows when a config says so (often padded beyond the id space).
+        """
+        model_vocab = self.model.get_vocab()
+        ids = list(model_vocab.values()) + list(self._added.by_id)
+        return {
+            "name": self.name,
+            "source": self.source,
+            "model": getattr(self.model, "type_name", type(self.model).__name__),
+            "pipeline": {
+                "normalizer": _describe(self.normalizer),
+                "pre_tokenizer": _describe(self.pre_tokenizer),
+                "model": _describe(self.model),
+                "post_processor": _describe(self.post_processor),
+                "decoder": _describe(self.decoder),
+            },
+            "special_policy": self.special_policy,
+            "normal_entries": self.model.vocab_size,
+            "added_entries": len(self._added.by_id),
+            "special_entries": sum(1 for t in self._added.by_id.values() if t.special),
+            "total_entries": self.vocab_size,
+            "id_space": (max(ids) + 1) if ids else 0,
+            "embedding_rows": self.config.embedding_rows,
+        }
