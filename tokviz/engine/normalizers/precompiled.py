@@ -1,0 +1,469 @@
+"""SentencePiece normalization: the precompiled charsmap and SentencePiece's whitespace rules.
+
+A SentencePiece model normalizes with a *precompiled charsmap*: a little-endian ``uint32``
+trie size, a Darts-clone double-array trie of that many bytes whose keys are UTF-8 source
+strings, and a blob of NUL-terminated replacement strings the trie values point into.
+`CharsMap` decodes that blob once into a plain ``{source: replacement}`` table (walking the
+double array exactly as Darts' ``commonPrefixSearch`` would) and checks every offset, so a
+corrupt charsmap fails at load time with `TokvizFormatError` instead of deep inside encoding.
+
+Two normalizers use it, because the two reference libraries apply it differently:
+
+* `SentencePieceNormalizer` is what a ``.model`` file does (``normalizer.cc``): user-defined
+  symbols are copied verbatim, otherwise the *longest* charsmap rule at the current position
+  wins; then the whitespace rules (``remove_extra_whitespaces``, ``add_dummy_prefix``,
+  ``escape_whitespaces`` to ``▁``, ``treat_whitespace_as_suffix``). The alignment reproduces
+  SentencePiece's ``norm_to_orig``: a normalized character is aligned to
+  ``[origin of its source rule, origin of the next kept character)``, so characters removed by
+  normalization belong to the piece before them, exactly like SentencePiece's piece
+  ``begin``/``end``.
+* `Precompiled` is HF tokenizers' ``"Precompiled"`` normalizer (from tokenizer.json): it walks
+  extended grapheme clusters and, for a cluster shorter than 6 UTF-8 bytes, replaces the *whole*
+  cluster by the replacement of the *shortest* rule that is a prefix of it; otherwise it maps
+  character by character. The whitespace rules are then separate HF components (Metaspace).
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from array import array
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import regex
+
+from ..errors import TokvizFormatError
+from ..text import NormalizedText, _arr
+from . import Normalizer
+
+__all__ = ["CharsMap", "Precompiled", "SentencePieceNormalizer", "SPACE_SYMBOL"]
+
+SPACE_SYMBOL = "\u2581"  # ▁ LOWER ONE EIGHTH BLOCK, SentencePiece's escaped space
+
+_LEAF_BIT = 1 << 31
+_MAX_KEY_BYTES = 256  # no real rule is this long; a longer walk means a corrupt (cyclic) trie
+
+
+def _offset(unit: int) -> int:
+    # Darts-clone unit layout: offset in bits 10..31, scaled by 2**8 when bit 9 is set.
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+class CharsMap:
+    """A decoded precompiled charsmap: source string -> replacement, with longest-match lookup.
+
+    The rules under one first character are decoded from the double array the first time that
+    character is seen, so loading a 200k-rule NFKC map costs one pass over the array.
+
+    >>> cm = CharsMap.from_rules({"ﬁ": "fi", "Ａ": "A"})
+    >>> cm.longest_match("xﬁy", 1)
+    (1, 'fi')
+    """
+
+    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_all")
+
+    def __init__(self) -> None:
+        self.blob = b""
+        self.source: str | None = None
+        self._units: array | None = None
+        self._normalized = b""
+        self._children: dict[int, list[int]] = {}
+        self._first: dict[str, tuple[int, bytes]] = {}  # first char -> (trie base after it, its bytes)
+        self._sub: dict[str, tuple[dict[str, str], tuple[int, ...]]] = {}
+        self._all: dict[str, str] | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_rules(cls, rules: dict[str, str]) -> CharsMap:
+        """A charsmap from an explicit table (tests, hand-made normalizers)."""
+        cm = cls()
+        grouped: dict[str, dict[str, str]] = {}
+        for k, v in rules.items():
+            if k:
+                grouped.setdefault(k[0], {})[k] = v
+        for c, sub in grouped.items():
+            cm._first[c] = (-1, b"")
+            cm._sub[c] = (sub, tuple(sorted({len(k) for k in sub}, reverse=True)))
+        cm._all = dict(rules)
+        return cm
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, *, source: str | None = None) -> CharsMap:
+        """Decode SentencePiece's ``precompiled_charsmap`` bytes (raises `TokvizFormatError`)."""
+        cm = cls()
+        cm.blob = bytes(blob)
+        cm.source = source
+        bad = cm._bad
+        if len(blob) <= 4:
+            raise bad(f"blob of {len(blob)} bytes is too short for the 4-byte trie size header")
+        (trie_size,) = struct.unpack_from("<I", blob, 0)
+        if trie_size >= len(blob):
+            raise bad(f"trie size {trie_size} exceeds the blob size {len(blob)}")
+        if trie_size % 4 or trie_size == 0:
+            raise bad(f"trie size {trie_size} is not a positive multiple of 4 (uint32 units)")
+        units = array("I", struct.unpack_from(f"<{trie_size // 4}I", blob, 4))
+        cm._units = units
+        cm._normalized = normalized = bytes(blob[4 + trie_size :])
+        n = len(units)
+        n_norm = len(normalized)
+
+        # Children of a node: Darts goes from node q to q ^ offset(q) ^ byte and checks that the
+        # unit there carries that byte as its label. Group every unit by the base it answers to,
+        # which gives each node's children without probing all 256 bytes. The same pass checks
+        # every value slot, so bad offsets are reported at load time.
+        children: dict[int, list[int]] = {}
+        for p, u in enumerate(units):
+            if u & _LEAF_BIT:
+                continue
+            label = u & 0xFF
+            if label == 0:  # the terminal transition; keys are NUL-terminated C strings
+                continue
+            children.setdefault(p ^ label, []).append(p)
+            if (u >> 8) & 1:
+                slot = p ^ _offset(u)
+                if slot >= n:
+                    raise bad(f"unit {p}: value slot {slot} is outside the trie ({n} units)")
+                v = units[slot] & 0x7FFFFFFF
+                if v >= n_norm:
+                    raise bad(f"unit {p}: replacement offset {v} is outside the {n_norm}-byte table")
+        cm._children = children
+
+        # First characters: walk from the root until the bytes form one whole UTF-8 character.
+        frontier: list[tuple[int, bytes]] = [(_offset(units[0]), b"")]
+        while frontier:
+            base, key = frontier.pop()
+            for p in children.get(base, ()):
+                u = units[p]
+                k = key + bytes((u & 0xFF,))
+                child = p ^ _offset(u)
+                try:
+                    c = k.decode("utf-8")
+                except UnicodeDecodeError:
+                    if len(k) < 4:
+                        frontier.append((child, k))
+                    continue
+                cm._first[c] = (p, k)
+        return cm
+
+    def _bad(self, msg: str) -> TokvizFormatError:
+        return TokvizFormatError(msg, source=self.source, where="precompiled_charsmap")
+
+    def _value(self, slot: int) -> str:
+        units = self._units
+        assert units is not None
+        v = units[slot] & 0x7FFFFFFF
+        end = self._normalized.find(b"\0", v)
+        raw = self._normalized[v:] if end < 0 else self._normalized[v:end]
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._bad(f"replacement at offset {v} is not UTF-8") from None
+
+    def _rules_under(self, c: str) -> tuple[dict[str, str], tuple[int, ...]]:
+        got = self._sub.get(c)
+        if got is not None:
+            return got
+        units = self._units
+        assert units is not None
+        pos, kbytes = self._first[c]
+        rules: dict[str, str] = {}
+        stack: list[tuple[int, bytes]] = [(pos, kbytes)]
+        while stack:
+            p, key = stack.pop()
+            if len(key) > _MAX_KEY_BYTES:
+                raise self._bad(f"trie walk deeper than {_MAX_KEY_BYTES} bytes (cyclic offsets?)")
+            u = units[p]
+            base = p ^ _offset(u)
+            if (u >> 8) & 1:
+                try:
+                    rules[key.decode("utf-8")] = self._value(base)
+                except UnicodeDecodeError:
+                    # A rule ending inside a character never matches whole characters of a str.
+                    pass
+            for q in self._children.get(base, ()):
+                stack.append((q, key + bytes((units[q] & 0xFF,))))
+        got = (rules, tuple(sorted({len(k) for k in rules}, reverse=True)))
+        self._sub[c] = got
+        return got
+
+    # ------------------------------------------------------------------ lookup
+    @property
+    def rules(self) -> dict[str, str]:
+        """Every rule (decodes the whole trie on first use: slow for big maps; for inspection)."""
+        if self._all is None:
+            table: dict[str, str] = {}
+            for c in self._first:
+                table.update(self._rules_under(c)[0])
+            self._all = table
+        return self._all
+
+    @property
+    def first_chars(self) -> frozenset[str]:
+        """Characters some rule starts with (every other character maps to itself)."""
+        return frozenset(self._first)
+
+    def longest_match(self, text: str, i: int) -> tuple[int, str] | None:
+        """SentencePiece: the longest rule matching ``text`` at ``i``: (chars consumed, replacement)."""
+        c = text[i]
+        if c not in self._first:
+            return None
+        rules, lengths = self._rules_under(c)
+        for n in lengths:
+            repl = rules.get(text[i : i + n])
+            if repl is not None:
+                return n, repl
+        return None
+
+    def shortest_prefix_rule(self, s: str) -> str | None:
+        """HF ``transform``: the replacement of the *shortest* rule that is a prefix of ``s``."""
+        if not s or s[0] not in self._first:
+            return None
+        rules, lengths = self._rules_under(s[0])
+        for n in reversed(lengths):
+            if n > len(s):
+                break
+            repl = rules.get(s[:n])
+            if repl is not None:
+                return repl
+        return None
+
+
+# ---------------------------------------------------------------------- HF "Precompiled"
+_GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+
+
+class Precompiled(Normalizer):
+    """HF tokenizers' ``Precompiled`` normalizer (a SentencePiece charsmap inside tokenizer.json).
+
+    Reproduces HF's per-grapheme rule (see the module docstring), including its alignment
+    bookkeeping: an expansion's extra characters are insertions, a shrink folds the removed
+    characters into the last emitted one.
+    """
+
+    type_name: ClassVar[str] = "Precompiled"
+
+    def __init__(self, charsmap: CharsMap | bytes | None, *, source: str | None = None) -> None:
+        if isinstance(charsmap, (bytes, bytearray)):
+            charsmap = CharsMap.from_bytes(bytes(charsmap), source=source) if charsmap else None
+        self.charsmap = charsmap
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Precompiled:
+        raw = obj.get("precompiled_charsmap")
+        if raw is None or raw == "":
+            return cls(None)
+        if not isinstance(raw, str):
+            raise TokvizFormatError(f"precompiled_charsmap must be a base64 string, got {type(raw).__name__}")
+        try:
+            blob = base64.b64decode(raw, validate=True)
+        except ValueError:
+            raise TokvizFormatError("precompiled_charsmap is not valid base64") from None
+        return cls(CharsMap.from_bytes(blob, source=None))
+
+    def to_json(self) -> dict[str, Any]:
+        blob = self.charsmap.blob if self.charsmap is not None else b""
+        return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode("ascii")}
+
+    def normalize(self, text: NormalizedText) -> NormalizedText:
+        cm = self.charsmap
+        s = text.text
+        if cm is None or not s:
+            return text
+        first = cm.first_chars
+        if not any(c in first for c in s):
+            return text
+        changes: list[tuple[str, int]] = []
+        modified = False
+        for m in _GRAPHEME.finditer(s):
+            g = m.group()
+            if len(g.encode("utf-8")) < 6:
+                repl = cm.shortest_prefix_rule(g)
+                if repl is not None:
+                    modified = True
+                    _hf_replace(changes, len(g), repl)
+                    continue
+            for c in g:
+                repl = cm.shortest_prefix_rule(c) if c in first else None
+                if repl is not None:
+                    modified = True
+                    _hf_replace(changes, 1, repl)
+                else:
+                    changes.append((c, 0))
+        if not modified:
+            return text
+        return text.transform(changes, 0)
+
+
+def _hf_replace(changes: list[tuple[str, int]], old_count: int, new: str) -> None:
+    # HF precompiled.rs `replace`: new chars replace (change 0); if the replacement is longer
+    # the last `diff` new chars become insertions (1); if shorter, the last emitted change
+    # (possibly from an earlier cluster) absorbs the removal.
+    diff = len(new) - old_count
+    changes.extend((c, 0) for c in new)
+    if diff > 0:
+        for k in range(len(changes) - diff, len(changes)):
+            changes[k] = (changes[k][0], 1)
+    elif diff < 0 and changes:
+        c, ch = changes[-1]
+        changes[-1] = (c, ch + diff)
+
+
+# ---------------------------------------------------------------------- SentencePiece's own
+class SentencePieceNormalizer(Normalizer):
+    """What SentencePiece's ``Normalizer::Normalize`` does, with its exact alignment.
+
+    ``user_defined`` are the model's USER_DEFINED pieces: at any position the longest one that
+    matches is copied unnormalized (SentencePiece's ``PrefixMatcher``).
+
+    >>> sp = SentencePieceNormalizer(None)
+    >>> sp.normalize_str("  Hello   world ")
+    '▁Hello▁world'
+    >>> nt = sp.normalize(NormalizedText.identity("a  b"))
+    >>> nt.text, nt.original_span(0, 2), nt.original_span(2, 4)
+    ('▁a▁b', (0, 1), (1, 4))
+    """
+
+    type_name: ClassVar[str] = "SentencePieceNormalizer"  # not an HF type; built by the .model loader
+
+    def __init__(
+        self,
+        charsmap: CharsMap | None,
+        *,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined: Sequence[str] = (),
+        name: str = "",
+    ) -> None:
+        self.charsmap = charsmap
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.user_defined = tuple(u for u in user_defined if u)
+        self.name = name
+        ud_lengths: dict[str, set[int]] = {}
+        for u in self.user_defined:
+            ud_lengths.setdefault(u[0], set()).add(len(u))
+        self._ud_by_first = {c: tuple(sorted(ls, reverse=True)) for c, ls in ud_lengths.items()}
+        self._ud_set = frozenset(self.user_defined)
+        # Characters that need the slow path: rule starts, user-defined starts and the space.
+        special = set(charsmap.first_chars if charsmap is not None else ()) | set(self._ud_by_first) | {" "}
+        self._special = frozenset(special)
+        self._plain_run = regex.compile("[^" + "".join(_class_escape(c) for c in sorted(special)) + "]+")
+        self._space = SPACE_SYMBOL if escape_whitespaces else " "
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type_name,
+            "name": self.name,
+            "add_dummy_prefix": self.add_dummy_prefix,
+            "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "escape_whitespaces": self.escape_whitespaces,
+            "treat_whitespace_as_suffix": self.treat_whitespace_as_suffix,
+            "user_defined": list(self.user_defined),
+        }
+
+    # ------------------------------------------------------------------ core
+    def _prefix(self, s: str, i: int) -> tuple[str, int]:
+        """SentencePiece ``NormalizePrefix``: (replacement, characters consumed) at ``i``."""
+        c = s[i]
+        lengths = self._ud_by_first.get(c)
+        if lengths is not None:
+            for n in lengths:
+                if s[i : i + n] in self._ud_set:
+                    return s[i : i + n], n
+        cm = self.charsmap
+        if cm is not None:
+            m = cm.longest_match(s, i)
+            if m is not None:
+                return m[1], m[0]
+        return c, 1
+
+    def normalize_with_map(self, s: str) -> tuple[str, list[int]]:
+        """The normalized string and ``norm_to_orig`` (per normalized char, plus one end entry),
+        in characters of ``s``. Empty input gives ``("", [])`` as SentencePiece does."""
+        n = len(s)
+        if n == 0:
+            return "", []
+        i = 0
+        remove = self.remove_extra_whitespaces
+        if remove:
+            while i < n:
+                rep, k = self._prefix(s, i)
+                if rep != " ":
+                    break
+                i += k
+            if i == n:
+                return "", []
+        ws = self._space
+        out: list[str] = []
+        n2o: list[int] = []
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            out.append(ws)
+            n2o.append(i)
+        is_prev_space = remove
+        special = self._special
+        plain = self._plain_run.match
+        escape = self.escape_whitespaces
+        while i < n:
+            c = s[i]
+            if c not in special:
+                m = plain(s, i)
+                j = m.end()
+                out.append(s[i:j])
+                n2o.extend(range(i, j))
+                is_prev_space = False
+                i = j
+                continue
+            rep, k = self._prefix(s, i)
+            if is_prev_space:
+                rep = rep.lstrip(" ")
+            if rep:
+                if escape and " " in rep:
+                    out.append(rep.replace(" ", SPACE_SYMBOL))
+                else:
+                    out.append(rep)
+                n2o.extend([i] * len(rep))
+                is_prev_space = rep[-1] == " "
+            i += k
+            if not remove:
+                is_prev_space = False
+        text = "".join(out)
+        consumed = n
+        if remove:
+            # Trailing whitespace goes; the end then maps to where the removed run began.
+            end = len(text)
+            while end > 0 and text[end - 1] == ws:
+                end -= 1
+                consumed = n2o[end]
+            if end != len(text):
+                text = text[:end]
+                del n2o[end:]
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            text += ws
+            n2o.append(consumed)
+        n2o.append(consumed)
+        return text, n2o
+
+    def normalize(self, text: NormalizedText) -> NormalizedText:
+        out, n2o = self.normalize_with_map(text.text)
+        if not n2o:
+            return NormalizedText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
+        # Map positions of the input piece to absolute original positions (the input may itself
+        # be normalized already): position j -> start of input char j, or the piece's end.
+        if text.starts is None:
+            base = text.orig_start
+            starts = _arr(base + p for p in n2o[:-1])
+            ends = _arr(base + p for p in n2o[1:])
+        else:
+            in_starts = list(text.starts) + [text.orig_end]
+            starts = _arr(in_starts[p] for p in n2o[:-1])
+            ends = _arr(in_starts[p] for p in n2o[1:])
+        return NormalizedText(text.original, out, text.orig_start, text.orig_end, starts, ends)
+
+
+def _class_escape(c: str) -> str:
+    return "\\" + c if c in "\\]^-[" else c
