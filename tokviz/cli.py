@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "format_info"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,18 +69,40 @@ def _add_load_options(sp: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace):  # noqa: ANN202
     from . import load
+    from .engine.errors import TokvizFormatError
 
-    specials = json.loads(args.special_tokens) if args.special_tokens else None
+    specials = None
+    if args.special_tokens:
+        try:
+            specials = json.loads(args.special_tokens)
+        except json.JSONDecodeError as exc:
+            raise TokvizFormatError(f"not valid JSON: {exc.msg}", source="--special-tokens") from None
+        if not isinstance(specials, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
+        ):
+            raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
     return load(args.tokenizer, pattern=args.pattern, special_tokens=specials)
 
 
-def _cmd_encode(args: argparse.Namespace) -> int:
+def _read_text(args: argparse.Namespace) -> str:
+    from .engine.errors import TokvizFormatError
+
     if args.file is not None:
-        text = args.file.read_text(encoding="utf-8")
-    elif args.text is not None:
-        text = args.text
-    else:
-        text = sys.stdin.read()
+        try:
+            return args.file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise TokvizFormatError("no such file", source=str(args.file)) from None
+        except UnicodeDecodeError as exc:
+            raise TokvizFormatError(f"not valid UTF-8 text (byte {exc.start})", source=str(args.file)) from None
+        except OSError as exc:
+            raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(args.file)) from None
+    if args.text is not None:
+        return args.text
+    return sys.stdin.read()
+
+
+def _cmd_encode(args: argparse.Namespace) -> int:
+    text = _read_text(args)
     tok = _load(args)
     allowed: str | set[str] | None = None
     if args.allowed_special:
@@ -95,19 +117,65 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
+    from .engine.errors import TokvizFormatError
+
     tok = _load(args)
+    # The engine skips unknown ids silently, as HF does; on the command line that hides typos.
+    unknown = [i for i in args.ids if i < 0 or tok.id_to_token(i) is None]
+    if unknown:
+        raise TokvizFormatError(
+            f"not in the vocabulary: {' '.join(map(str, unknown[:10]))}", source=f"ids for {args.tokenizer}"
+        )
     print(tok.decode(args.ids, skip_special_tokens=args.skip_special))
     return 0
+
+
+# The five vocabulary numbers the seed warns never to mix, with the words `info` prints for them.
+_COUNTS = (
+    ("normal_entries", "normal (mergeable) entries"),
+    ("added_entries", "special/added entries"),
+    ("total_entries", "total entries"),
+    ("id_space", "max id + 1"),
+    ("embedding_rows", "embedding rows"),
+)
+
+
+def format_info(info: dict) -> str:  # type: ignore[type-arg]
+    """The human-readable ``tokviz info`` report of `Tokenizer.info()`."""
+    lines = [
+        f"{'name':<28}{info.get('name') or '-'}",
+        f"{'source':<28}{info.get('source') or '-'}",
+        f"{'model':<28}{info.get('model')}",
+        "pipeline",
+    ]
+    for stage, desc in (info.get("pipeline") or {}).items():
+        lines.append(f"  {stage:<26}{desc if desc is not None else '-'}")
+    lines.append(f"{'special tokens':<28}{_policy(info.get('special_policy'))}")
+    for key, label in _COUNTS:
+        value = info.get(key)
+        if key == "added_entries" and value is not None and info.get("special_entries") is not None:
+            shown = f"{value:,} ({info['special_entries']:,} special)"
+        else:
+            shown = "unknown" if value is None else f"{value:,}"
+        lines.append(f"{label:<28}{shown}")
+    return "\n".join(lines)
+
+
+def _policy(policy: object) -> str:
+    if policy == "tiktoken":
+        return "tiktoken (literals in text are plain text unless --allowed-special)"
+    if policy == "hf":
+        return "hf (literals in text become their ids)"
+    return str(policy)
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
     tok = _load(args)
     info = tok.info()
     if args.json:
-        print(json.dumps(info, ensure_ascii=False, indent=2))
+        print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
     else:
-        for key, value in info.items():
-            print(f"{key:>24}: {value}")
+        print(format_info(info))
     return 0
 
 
@@ -142,12 +210,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "train": _cmd_train,
         "gui": _cmd_gui,
     }
+    # Token strings can be any character; never die on a terminal that cannot show one.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return commands[args.command](args)
     except TokvizFormatError as exc:
         print(f"tokviz: error: {exc}", file=sys.stderr)
         return 2
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
+        # ValueError: text the engine refuses (lone surrogates), an unknown --allowed-special
+        # literal; OSError: stdin/stdout trouble. One line, no traceback.
         print(f"tokviz: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
