@@ -1,0 +1,136 @@
+"""Start the app: ``tokviz`` / ``tokviz gui`` (interactive) or ``tokviz gui --screenshot FILE`` (render and exit).
+
+Screenshot mode (for docs and bug reports) uses the offscreen platform unless one is set, waits
+until the tokenizer is loaded and the text encoded, selects a token so the card is filled, saves
+the window as PNG and returns 0 (2 with a one-line message when something failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["run_app", "create_app"]
+
+
+def create_app(argv: list[str] | None = None):  # noqa: ANN201
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv or [sys.argv[0]])
+        app.setApplicationName("tokviz")
+        app.setOrganizationName("tokviz")
+        app.setApplicationDisplayName("tokviz")
+        app.setStyle("Fusion")
+    from ..resources import resource_path
+
+    icon = resource_path("icons", "tokviz.svg")
+    if icon.is_file():
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(icon)))
+    return app
+
+
+def _parse_size(size: str | None) -> tuple[int, int]:
+    if not size:
+        return (1280, 820)
+    try:
+        w, h = size.lower().split("x")
+        return (max(int(w), 320), max(int(h), 240))
+    except ValueError:
+        raise ValueError(f"--size must look like 1280x800, not {size!r}") from None
+
+
+def wait_idle(app, window, timeout: float = 120.0) -> bool:  # noqa: ANN001
+    """Process events until the view-model has nothing running (and an encoding if a tokenizer is set)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        app.processEvents()
+        vm = window.vm
+        if not vm.is_busy() and (vm.tokenizer is None or vm.update is not None or vm.text == ""):
+            app.processEvents()
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def run_app(args: argparse.Namespace) -> int:
+    screenshot: Path | None = getattr(args, "screenshot", None)
+    if screenshot is not None and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    width, height = _parse_size(getattr(args, "size", None))
+    text: str | None = getattr(args, "text", None)
+    file: Path | None = getattr(args, "file", None)
+    if file is not None:
+        text = Path(file).read_text(encoding="utf-8")
+
+    app = create_app()
+    from .catalog import sample_text
+    from .main_window import MainWindow, default_settings
+
+    settings = None if screenshot is not None else default_settings()
+    window = MainWindow(settings=settings)
+    window.resize(width, height)
+    errors: list[str] = []
+    window.vm.error_raised.connect(errors.append)
+
+    restored = False
+    if screenshot is None and getattr(args, "tokenizer", None) is None and text is None:
+        restored = window.restore_settings()
+    elif screenshot is None:
+        window.restore_settings()
+    if text is not None:
+        window.vm.set_text(text, from_editor=False)
+    elif not window.vm.text:
+        window.vm.set_text(sample_text(), from_editor=False)
+    tok = getattr(args, "tokenizer", None)
+    if tok is not None:
+        window.load_tokenizer(Path(tok), name=Path(tok).name)
+    elif not restored:
+        window.load_default()
+    tab = getattr(args, "tab", None)
+    if tab:
+        names = [window.tabs.tabText(i).lower() for i in range(window.tabs.count())]
+        if tab.lower() not in names:
+            raise ValueError(f"no tab named {tab!r}; tabs: {', '.join(names)}")
+        window.tabs.setCurrentIndex(names.index(tab.lower()))
+
+    if screenshot is None:
+        window.show()
+        return app.exec()
+
+    window.show()
+    if not wait_idle(app, window):
+        print("tokviz: error: timed out waiting for the tokenizer", file=sys.stderr)
+        return 2
+    if errors:
+        print(f"tokviz: error: {errors[-1]}", file=sys.stderr)
+        return 2
+    _select_interesting_token(window)
+    wait_idle(app, window, timeout=30.0)
+    app.processEvents()
+    pix = window.grab()
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    if not pix.save(str(screenshot), "PNG"):
+        print(f"tokviz: error: could not write {screenshot}", file=sys.stderr)
+        return 2
+    window.close()
+    return 0
+
+
+def _select_interesting_token(window) -> None:  # noqa: ANN001
+    """Fill the token card for the screenshot: the first multi-merge word token, else the first token."""
+    enc = window.vm.encoding
+    if enc is None or not enc.ids:
+        return
+    best = 0
+    for i, (s, e) in enumerate(enc.offsets[:400]):
+        if not enc.special_tokens_mask[i] and e - s >= 5 and enc.text[s:e].strip().isalpha():
+            best = i
+            break
+    window.vm.select_token(best)

@@ -1,0 +1,231 @@
+"""How tokens and chunks are spelled on screen: visible whitespace, byte groups, token colors.
+
+Pure functions (no Qt) shared by the panes, the token card and the exports, so every view spells
+a token the same way. A *label* is a tuple of runs ``(text, style)``; the style tells the painter
+how to draw the run (ordinary text, a visible-whitespace marker, hex bytes, a bracket that groups
+the tokens of one split character, a special token).
+
+Nothing here does offset arithmetic: byte spans come from the engine's ``Encoding.byte_offsets``
+and are turned into characters through `tokviz.engine.text.OffsetMap`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from enum import Enum
+
+from ..engine.text import OffsetMap
+
+__all__ = [
+    "Style",
+    "ViewMode",
+    "Label",
+    "visible_runs",
+    "token_label",
+    "chunk_label",
+    "hex_bytes",
+    "color_index",
+    "neighbour_variant",
+    "char_name",
+    "PALETTE_SIZE",
+]
+
+PALETTE_SIZE = 20
+
+
+class Style:
+    """Run styles of a label (small ints: labels are cached and compared a lot)."""
+
+    TEXT = 0
+    MARK = 1  # a visible stand-in for whitespace or an invisible character
+    HEX = 2  # raw bytes in hex
+    BRACKET = 3  # the brackets around the tokens that split one character
+    SPECIAL = 4  # a special token's vocab string
+
+
+class ViewMode(str, Enum):
+    """The four spellings of the token pane (one toggle)."""
+
+    TEXT = "text"  # the characters of the user's text each token covers (bytes decoded)
+    VOCAB = "vocab"  # the vocab string as the model stores it (Ġ, ▁, ##, </w>)
+    BYTES = "bytes"  # the token's UTF-8 bytes in hex (byte-fallback <0xNN> shows its byte)
+    IDS = "ids"  # the token id
+
+    @property
+    def title(self) -> str:
+        return {"text": "Text", "vocab": "Vocab strings", "bytes": "Bytes", "ids": "Ids"}[self.value]
+
+
+Label = tuple[tuple[str, int], ...]
+
+# Stand-ins for characters that would otherwise be invisible or ambiguous. Each is distinct so a
+# space, a tab, a no-break space and a zero-width space never look alike.
+_MARKS: dict[str, str] = {
+    " ": "·",
+    "\t": "→",
+    "\n": "↵",
+    "\r": "␍",
+    "\u00a0": "⍽",  # no-break space
+    "\u202f": "⍽ₙ",  # narrow no-break space
+    "\u3000": "□",  # ideographic (full-width) space
+    "\u000b": "␋",
+    "\u000c": "␌",
+    "\u0085": "␤",
+    "\u2028": "␤",
+    "\u2029": "¶",
+    "\u200b": "‹ZWSP›",
+    "\u200c": "‹ZWNJ›",
+    "\u200d": "‹ZWJ›",
+    "\u2060": "‹WJ›",
+    "\ufeff": "‹BOM›",
+    "\u00ad": "‹SHY›",
+    "\u200e": "‹LRM›",
+    "\u200f": "‹RLM›",
+}
+
+_NAMES: dict[str, str] = {
+    " ": "SPACE",
+    "\t": "CHARACTER TABULATION (tab)",
+    "\n": "LINE FEED (LF)",
+    "\r": "CARRIAGE RETURN (CR)",
+    "\ufeff": "ZERO WIDTH NO-BREAK SPACE (BOM)",
+}
+
+
+def char_name(ch: str) -> str:
+    """A readable name: ``U+00A0 NO-BREAK SPACE``."""
+    name = _NAMES.get(ch) or unicodedata.name(ch, "") or unicodedata.category(ch)
+    return f"U+{ord(ch):04X} {name}"
+
+
+def _mark_for(ch: str) -> str | None:
+    m = _MARKS.get(ch)
+    if m is not None:
+        return m
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Cf", "Zl", "Zp") or (cat == "Zs" and ch != " "):
+        return f"‹U+{ord(ch):04X}›"
+    return None
+
+
+def visible_runs(text: str, style: int = Style.TEXT) -> list[tuple[str, int]]:
+    """Split ``text`` into runs where whitespace and invisible characters are replaced by marks.
+
+    >>> visible_runs("a b\\n")
+    [('a', 0), ('·', 1), ('b', 0), ('↵', 1)]
+    """
+    runs: list[tuple[str, int]] = []
+    buf: list[str] = []
+    if text.isascii() and text.isprintable() and " " not in text:
+        return [(text, style)] if text else []
+    for ch in text:
+        m = _mark_for(ch)
+        if m is None:
+            buf.append(ch)
+            continue
+        if buf:
+            runs.append(("".join(buf), style))
+            buf = []
+        runs.append((m, Style.MARK))
+    if buf:
+        runs.append(("".join(buf), style))
+    return runs
+
+
+def hex_bytes(data: bytes) -> str:
+    """``b"\\xe4\\xbd"`` -> ``"E4 BD"``."""
+    return " ".join(f"{b:02X}" for b in data)
+
+
+def token_label(
+    mode: ViewMode,
+    *,
+    token_id: int,
+    vocab: str,
+    special: bool,
+    text_bytes: bytes,
+    byte_span: tuple[int, int],
+    offset_map: OffsetMap,
+) -> Label:
+    """The label of one token in the given view mode.
+
+    ``text_bytes`` is the whole original text in UTF-8 and ``byte_span`` the token's exact span in
+    it. In the text view, a token whose span starts or ends inside a character (byte-level and
+    byte-fallback models split rare characters) never shows U+FFFD: its partial bytes are shown
+    in hex inside brackets, and the bracket that opens the group names the whole character, e.g.
+    ``⟦😀 F0 9F`` + ``98 80⟧``.
+    """
+    bs, be = byte_span
+    if mode is ViewMode.IDS:
+        return ((str(token_id), Style.SPECIAL if special else Style.TEXT),)
+    if special and (mode is ViewMode.VOCAB or bs == be):
+        return ((vocab, Style.SPECIAL),)
+    if mode is ViewMode.VOCAB:
+        return tuple(visible_runs(vocab))
+    if bs == be:  # a token that covers no text (e.g. an inserted ▁): show its vocab string
+        return tuple(visible_runs(vocab, Style.MARK)) or (("∅", Style.MARK),)
+    piece = text_bytes[bs:be]
+    if mode is ViewMode.BYTES:
+        return ((hex_bytes(piece), Style.HEX),)
+    # ViewMode.TEXT: whole characters as text; partial characters as bracketed hex.
+    c0 = offset_map.from_utf8(bs)
+    c1 = offset_map.from_utf8(be)
+    b0 = offset_map.to_utf8(c0)
+    b1 = offset_map.to_utf8(c1)
+    runs: list[tuple[str, int]] = []
+    whole_start = bs
+    if b0 != bs:  # starts inside character c0: continuation bytes, closes a bracket
+        end_of_char = offset_map.to_utf8(c0 + 1)
+        stop = min(end_of_char, be)
+        runs.append((hex_bytes(text_bytes[bs:stop]), Style.HEX))
+        if stop == end_of_char:
+            runs.append(("⟧", Style.BRACKET))
+        whole_start = stop
+        c0 += 1
+    if whole_start >= be:
+        return tuple(runs)
+    whole_end = b1 if b1 >= whole_start else whole_start
+    if whole_end > whole_start:
+        runs.extend(visible_runs(text_bytes[whole_start:whole_end].decode("utf-8")))
+    if b1 != be and be > whole_start:  # ends inside character c1: opens a bracket
+        tail_start = max(b1, whole_start)
+        runs.append(("⟦", Style.BRACKET))
+        runs.append((offset_map.text[c1], Style.TEXT))
+        runs.append((" " + hex_bytes(text_bytes[tail_start:be]), Style.HEX))
+    return tuple(runs)
+
+
+def chunk_label(text: str) -> Label:
+    """A pre-token chunk as the pre-tokenizer left it (e.g. ``Ġhello``), whitespace made visible."""
+    return tuple(visible_runs(text)) or (("∅", Style.MARK),)
+
+
+def label_text(label: Label) -> str:
+    return "".join(t for t, _ in label)
+
+
+# ---------------------------------------------------------------------------- colors
+def color_index(key: int) -> int:
+    """Stable palette slot for a token id (same in every pane, every run; no Python ``hash``).
+
+    Knuth's multiplicative hash spreads consecutive ids (common in BPE vocabularies, where
+    related tokens sit next to each other) across the palette.
+    """
+    return ((key * 2654435761) & 0xFFFFFFFF) % PALETTE_SIZE
+
+
+def neighbour_variant(keys: Sequence[int], i: int) -> int:
+    """0 or 1: the shade of item ``i`` so two neighbours never share a color.
+
+    Items keep the hue of their id; when an item's slot equals its left neighbour's (the same id
+    repeated, or two ids hashing to one slot) it takes the other shade. Decided from the run of
+    equal slots ending at ``i`` so the result does not depend on where painting starts.
+    """
+    c = color_index(keys[i])
+    run = 0
+    j = i - 1
+    while j >= 0 and run < 256 and color_index(keys[j]) == c:
+        run += 1
+        j -= 1
+    return run & 1

@@ -1,0 +1,583 @@
+"""The main window: tokenizer picker, view toggles, the Inspect tab, menus, settings, drag-and-drop.
+
+Everything the window does goes through the `InspectViewModel`; the window wires widgets to it,
+keeps window state / last tokenizer / text in QSettings, and shows errors in the error bar.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QRectF, QSettings, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QImage,
+    QKeySequence,
+    QPainter,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, local_entries, sample_text
+from .display import ViewMode
+from .theme import apply_palette, system_is_dark, theme_for
+from .viewmodel import InspectViewModel
+from .widgets.card import ErrorBar, StatsBar, TokenCard
+from .widgets.text_panes import NormalizedPane, RawPane
+from .widgets.token_panes import ChunkPane, TokenPane
+
+__all__ = ["MainWindow", "InspectTab"]
+
+_TEXT_SUFFIXES = {".txt", ".md", ".rst", ".py", ".js", ".ts", ".c", ".h", ".cpp", ".rs", ".go", ".java", ".html", ".csv", ".log"}
+_MAX_SAVED_TEXT = 1_000_000
+_RECENT_MAX = 8
+
+
+def _pane(title: str, hint: str, body: QWidget) -> QWidget:
+    w = QWidget()
+    lay = QVBoxLayout(w)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(2)
+    head = QLabel(f"<b>{title}</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
+    head.setContentsMargins(2, 4, 0, 0)
+    lay.addWidget(head)
+    lay.addWidget(body, 1)
+    w.header = head  # type: ignore[attr-defined]
+    return w
+
+
+class InspectTab(QWidget):
+    """Four linked panes (raw, normalized, chunks, tokens) and the token card."""
+
+    def __init__(self, vm: InspectViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.raw = RawPane(vm)
+        self.normalized = NormalizedPane(vm)
+        self.chunks = ChunkPane(vm)
+        self.tokens = TokenPane(vm)
+        self.card = TokenCard(vm)
+        self.panes = QSplitter(Qt.Orientation.Vertical)
+        self.panes.setChildrenCollapsible(False)
+        self.raw_box = _pane("1 · Raw text", "editable · hover a character, select a range", self.raw)
+        self.norm_box = _pane("2 · Normalized", "changed characters tinted · hover for their source", self.normalized)
+        self.chunk_box = _pane("3 · Pre-token chunks", "the model never merges across a box", self.chunks)
+        self.token_box = _pane("4 · Tokens", "one color per token id · click for details", self.tokens)
+        for box in (self.raw_box, self.norm_box, self.chunk_box, self.token_box):
+            self.panes.addWidget(box)
+        self.panes.setSizes([220, 110, 160, 260])
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(self.panes)
+        card_box = _pane("Token", "", self.card)
+        self.split.addWidget(card_box)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 1)
+        self.split.setSizes([820, 300])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(self.split)
+        vm.encoding_changed.connect(self._on_update)
+
+    def _on_update(self, u) -> None:  # noqa: ANN001
+        norm = u.normalized
+        if norm is None or norm.is_identity:
+            hint = "identical to the raw text (this tokenizer does not normalize, or nothing changed)"
+        else:
+            hint = "changed characters tinted · hover for their source"
+        self.norm_box.header.setText(f"<b>2 · Normalized</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
+        n = len(u.encoding.stages.pre_tokens) if u.encoding.stages is not None else 0
+        self.chunk_box.header.setText(
+            f"<b>3 · Pre-token chunks</b>&nbsp;&nbsp;<span style='color:gray'>{n:,} chunks · the model never merges across a box</span>"
+        )
+
+    def set_theme(self, theme) -> None:  # noqa: ANN001
+        for w in (self.raw, self.normalized, self.chunks, self.tokens):
+            w.set_theme(theme)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, *, settings: QSettings | None = None, vm: InspectViewModel | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("tokviz")
+        self.setAcceptDrops(True)
+        self.settings = settings
+        self.vm = vm or InspectViewModel(self)
+        self._theme_choice = "system"
+        self._entries: list[Entry] = []
+
+        # ---- top bar
+        top = QWidget()
+        tl = QHBoxLayout(top)
+        tl.setContentsMargins(8, 6, 8, 2)
+        tl.addWidget(QLabel("Tokenizer"))
+        self.picker = QComboBox()
+        self.picker.setMinimumContentsLength(34)
+        self.picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.picker.setToolTip("Embedded tokenizers, tokenizers found in your local caches, and recent files")
+        self.picker.activated.connect(self._on_pick)
+        tl.addWidget(self.picker)
+        self.open_button = QPushButton("Open…")
+        self.open_button.setToolTip("Open a tokenizer file (Ctrl+O); you can also drop one on the window")
+        self.open_button.clicked.connect(self.open_tokenizer_dialog)
+        tl.addWidget(self.open_button)
+        self.tok_info = QLabel()
+        self.tok_info.setStyleSheet("color: gray")
+        tl.addWidget(self.tok_info, 1)
+        tl.addWidget(QLabel("View"))
+        self.mode_group = QButtonGroup(self)
+        self.mode_group.setExclusive(True)
+        self.mode_buttons: dict[ViewMode, QToolButton] = {}
+        seg = QFrame()
+        sl = QHBoxLayout(seg)
+        sl.setContentsMargins(0, 0, 0, 0)
+        sl.setSpacing(0)
+        for k, mode in enumerate(ViewMode):
+            b = QToolButton()
+            b.setText(mode.title)
+            b.setCheckable(True)
+            b.setToolTip(f"Show tokens as {mode.title.lower()} (Ctrl+{k + 1})")
+            b.clicked.connect(lambda _c=False, m=mode: self.vm.set_view_mode(m))
+            self.mode_group.addButton(b)
+            self.mode_buttons[mode] = b
+            sl.addWidget(b)
+        self.mode_buttons[self.vm.view_mode].setChecked(True)
+        tl.addWidget(seg)
+        self.special_box = QCheckBox("Add special tokens")
+        self.special_box.setChecked(True)
+        self.special_box.setToolTip("Let the post-processor add BOS/EOS/CLS/SEP tokens")
+        self.special_box.toggled.connect(self.vm.set_add_special_tokens)
+        tl.addWidget(self.special_box)
+        self.literal_box = QCheckBox("Honour special literals")
+        self.literal_box.setToolTip(
+            "tiktoken-style tokenizers: treat special-token literals typed in the text (e.g. <|endoftext|>) "
+            "as special tokens (allowed_special=\"all\"); off = ordinary text, as tiktoken's encode(disallowed_special=())"
+        )
+        self.literal_box.toggled.connect(self.vm.set_honour_special_literals)
+        tl.addWidget(self.literal_box)
+
+        self.error_bar = ErrorBar()
+        self.inspect = InspectTab(self.vm)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.inspect, "Inspect")
+
+        central = QWidget()
+        cl = QVBoxLayout(central)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(2)
+        cl.addWidget(top)
+        eb = QWidget()
+        el = QHBoxLayout(eb)
+        el.setContentsMargins(8, 0, 8, 0)
+        el.addWidget(self.error_bar)
+        cl.addWidget(eb)
+        cl.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+
+        # ---- status bar
+        self.stats = StatsBar(self.vm)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(120)
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.cancel_button = QToolButton()
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolTip("Stop waiting for the running work; the last result stays")
+        self.cancel_button.clicked.connect(self.vm.cancel)
+        sb = self.statusBar()
+        sb.addWidget(self.stats, 1)
+        sb.addPermanentWidget(self.progress)
+        sb.addPermanentWidget(self.cancel_button)
+        self._set_busy(False)
+        # show the progress only when work takes a noticeable time (no flicker while typing)
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(250)
+        self._busy_timer.timeout.connect(lambda: self._set_busy(self.vm.is_busy()))
+
+        # ---- wiring
+        self.vm.error_raised.connect(self.error_bar.show_error)
+        self.vm.busy_changed.connect(self._on_busy)
+        self.vm.tokenizer_changed.connect(self._on_tokenizer)
+        self.vm.tokenizer_loading.connect(lambda name: self.tok_info.setText(f"loading {name}…"))
+        self.vm.view_mode_changed.connect(self._on_mode)
+        self.vm.options_changed.connect(self._sync_options)
+        self._build_menus()
+        self._populate_picker()
+        self.apply_theme("system")
+
+    # ------------------------------------------------------------------ menus
+    def _act(self, menu, text: str, slot, shortcut=None, *, tip: str = "") -> QAction:  # noqa: ANN001
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if tip:
+            a.setStatusTip(tip)
+        a.triggered.connect(slot)
+        menu.addAction(a)
+        return a
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        self._act(f, "&Open tokenizer…", self.open_tokenizer_dialog, QKeySequence.StandardKey.Open)
+        self._act(f, "Open &text file…", self.open_text_dialog, "Ctrl+Shift+O")
+        self.recent_menu = f.addMenu("&Recent tokenizers")
+        f.addSeparator()
+        self._act(f, "Export tokens as &PNG…", lambda: self.export_dialog("png"), "Ctrl+Shift+P")
+        self._act(f, "Export tokens as &SVG…", lambda: self.export_dialog("svg"), "Ctrl+Shift+G")
+        self._act(f, "Export encoding as &JSON…", lambda: self.export_dialog("json"), "Ctrl+Shift+J")
+        f.addSeparator()
+        self._act(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        e = mb.addMenu("&Edit")
+        self._act(e, "&Sample text", lambda: self.vm.set_text(sample_text(), from_editor=False), "Ctrl+Shift+N")
+        self._act(e, "&Clear text", lambda: self.vm.set_text("", from_editor=False))
+        self._act(e, "Focus &raw text", lambda: self.inspect.raw.setFocus(), "Alt+1")
+        self._act(e, "Focus &tokens", lambda: self.inspect.tokens.setFocus(), "Alt+4")
+        v = mb.addMenu("&View")
+        self.mode_actions: dict[ViewMode, QAction] = {}
+        group = QActionGroup(self)
+        for k, mode in enumerate(ViewMode):
+            a = self._act(v, f"Tokens as {mode.title.lower()}", lambda _c=False, m=mode: self.vm.set_view_mode(m), f"Ctrl+{k + 1}")
+            a.setCheckable(True)
+            a.setChecked(mode is self.vm.view_mode)
+            group.addAction(a)
+            self.mode_actions[mode] = a
+        v.addSeparator()
+        self.special_action = self._act(v, "Add special tokens", lambda c: self.vm.set_add_special_tokens(c), "Ctrl+Shift+S")
+        self.special_action.setCheckable(True)
+        self.special_action.setChecked(True)
+        v.addSeparator()
+        self._act(v, "Zoom in", lambda: self.zoom(1), QKeySequence.StandardKey.ZoomIn)
+        self._act(v, "Zoom out", lambda: self.zoom(-1), QKeySequence.StandardKey.ZoomOut)
+        tm = v.addMenu("Theme")
+        tgroup = QActionGroup(self)
+        self.theme_actions = {}
+        for key, title in (("system", "Follow system"), ("light", "Light"), ("dark", "Dark")):
+            a = self._act(tm, title, lambda _c=False, k=key: self.apply_theme(k))
+            a.setCheckable(True)
+            tgroup.addAction(a)
+            self.theme_actions[key] = a
+        h = mb.addMenu("&Help")
+        self._act(h, "&About tokviz", self._about)
+
+    def _about(self) -> None:
+        from .. import __version__
+
+        QMessageBox.about(
+            self,
+            "About tokviz",
+            f"<b>tokviz {__version__}</b><br>A tokenizer visualizer and debugger with an exact pure-Python engine.<br>"
+            "Embedded tokenizers are redistributed under their own licenses (see resources/NOTICE).",
+        )
+
+    # ------------------------------------------------------------------ picker
+    def _populate_picker(self) -> None:
+        self._entries = embedded_bundles()
+        try:
+            self._entries += local_entries()
+        except OSError:
+            pass
+        for p in self._recent():
+            if not any(e.path == p for e in self._entries):
+                self._entries.append(Entry(p.name, p, "Recent"))
+        self.picker.clear()
+        group = None
+        for e in self._entries:
+            if e.group != group:
+                if group is not None:
+                    self.picker.insertSeparator(self.picker.count())
+                group = e.group
+            self.picker.addItem(e.name if e.group == "Embedded" else f"{e.name}  [{e.group.lower()}]", str(e.path))
+            self.picker.setItemData(self.picker.count() - 1, str(e.path), Qt.ItemDataRole.ToolTipRole)
+        self._rebuild_recent_menu()
+
+    def _select_in_picker(self, path: Path) -> None:
+        i = self.picker.findData(str(path))
+        if i < 0:
+            self.picker.addItem(f"{path.name}  [file]", str(path))
+            i = self.picker.count() - 1
+        self.picker.setCurrentIndex(i)
+
+    def _on_pick(self, index: int) -> None:
+        data = self.picker.itemData(index)
+        if data:
+            name = self.picker.itemText(index)
+            self.vm.load_tokenizer(Path(data), name=name)
+
+    def load_default(self) -> None:
+        for e in self._entries:
+            if e.path.as_posix().endswith(DEFAULT_BUNDLE):
+                self.load_tokenizer(e.path, name=e.name)
+                return
+        if self._entries:
+            self.load_tokenizer(self._entries[0].path, name=self._entries[0].name)
+
+    def load_tokenizer(self, path: Path, *, name: str | None = None) -> None:
+        self._select_in_picker(Path(path))
+        self.vm.load_tokenizer(path, name=name or self.picker.currentText())
+
+    def _on_tokenizer(self, payload) -> None:  # noqa: ANN001
+        name, path, info = payload
+        parts = []
+        model = info.get("model") or info.get("model_type")
+        if model:
+            parts.append(str(model))
+        for key in ("vocab_size", "total_entries", "vocab"):
+            if key in info:
+                parts.append(f"{info[key]:,} entries" if isinstance(info[key], int) else f"{info[key]}")
+                break
+        self.tok_info.setText(" · ".join(parts))
+        self.setWindowTitle(f"tokviz — {name}")
+        tiktoken_like = getattr(self.vm.tokenizer, "special_policy", "hf") == "tiktoken"
+        self.literal_box.setEnabled(tiktoken_like)
+        if path is not None:
+            self._select_in_picker(Path(path))
+            if not str(path).startswith(str(Path(__file__).resolve().parents[2])) and "bundles" not in Path(path).parts:
+                self._add_recent(Path(path))
+
+    # ------------------------------------------------------------------ recent files / settings
+    def _recent(self) -> list[Path]:
+        if self.settings is None:
+            return []
+        vals = self.settings.value("recent", []) or []
+        if isinstance(vals, str):
+            vals = [vals]
+        return [Path(v) for v in vals if v]
+
+    def _add_recent(self, path: Path) -> None:
+        if self.settings is None:
+            return
+        rec = [p for p in self._recent() if p != path]
+        rec.insert(0, path)
+        self.settings.setValue("recent", [str(p) for p in rec[:_RECENT_MAX]])
+        self._rebuild_recent_menu()
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        rec = self._recent()
+        for p in rec:
+            a = self.recent_menu.addAction(str(p))
+            a.triggered.connect(lambda _c=False, q=p: self.load_tokenizer(q))
+        self.recent_menu.setEnabled(bool(rec))
+
+    def restore_settings(self) -> bool:
+        """Restore geometry, options, last tokenizer and text; True when a tokenizer was restored."""
+        s = self.settings
+        if s is None:
+            return False
+        geo = s.value("geometry")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        st = s.value("windowState")
+        if isinstance(st, QByteArray):
+            self.restoreState(st)
+        for key, splitter in (("panes", self.inspect.panes), ("split", self.inspect.split)):
+            v = s.value(key)
+            if isinstance(v, QByteArray):
+                splitter.restoreState(v)
+        mode = s.value("viewMode")
+        if mode in {m.value for m in ViewMode}:
+            self.vm.set_view_mode(mode)
+        self.special_box.setChecked(str(s.value("addSpecial", "true")).lower() == "true")
+        theme = s.value("theme", "system")
+        self.apply_theme(theme if theme in ("system", "light", "dark") else "system")
+        text = s.value("text")
+        if isinstance(text, str):
+            self.vm.set_text(text, from_editor=False)
+        last = s.value("tokenizer")
+        if isinstance(last, str) and last and Path(last).is_file():
+            self.load_tokenizer(Path(last))
+            return True
+        return False
+
+    def save_settings(self) -> None:
+        s = self.settings
+        if s is None:
+            return
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("windowState", self.saveState())
+        s.setValue("panes", self.inspect.panes.saveState())
+        s.setValue("split", self.inspect.split.saveState())
+        s.setValue("viewMode", self.vm.view_mode.value)
+        s.setValue("addSpecial", "true" if self.vm.add_special_tokens else "false")
+        s.setValue("theme", self._theme_choice)
+        if len(self.vm.text) <= _MAX_SAVED_TEXT:
+            s.setValue("text", self.vm.text)
+        if self.vm.tokenizer_path is not None:
+            s.setValue("tokenizer", str(self.vm.tokenizer_path))
+        s.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.save_settings()
+        self.vm.cancel()
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------------ options
+    def _on_mode(self, mode: ViewMode) -> None:
+        self.mode_buttons[mode].setChecked(True)
+        self.mode_actions[mode].setChecked(True)
+
+    def _sync_options(self) -> None:
+        self.special_box.blockSignals(True)
+        self.special_box.setChecked(self.vm.add_special_tokens)
+        self.special_box.blockSignals(False)
+        self.special_action.setChecked(self.vm.add_special_tokens)
+        self.literal_box.blockSignals(True)
+        self.literal_box.setChecked(self.vm.honour_special_literals)
+        self.literal_box.blockSignals(False)
+
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self._busy_timer.start()
+        else:
+            self._busy_timer.stop()
+            self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+
+    def zoom(self, step: int) -> None:
+        for w in (self.inspect.raw, self.inspect.normalized, self.inspect.chunks, self.inspect.tokens):
+            f = w.font()
+            f.setPointSizeF(max(6.0, min(f.pointSizeF() + step, 40.0)))
+            w.setFont(f)
+
+    def apply_theme(self, choice: str) -> None:
+        self._theme_choice = choice
+        dark = system_is_dark() if choice == "system" else choice == "dark"
+        if choice != "system":
+            apply_palette(dark)
+        theme = theme_for(dark)
+        self.theme = theme
+        self.inspect.set_theme(theme)
+        self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
+        if choice in self.theme_actions:
+            self.theme_actions[choice].setChecked(True)
+
+    # ------------------------------------------------------------------ files
+    def open_tokenizer_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            "Open tokenizer",
+            "",
+            "Tokenizer files (*.json *.tiktoken *.model *.txt *.gz *.bpe);;All files (*)",
+        )
+        if path:
+            self.load_tokenizer(Path(path), name=Path(path).name)
+
+    def open_text_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open text", "", "Text files (*.txt *.md *.py *.json);;All files (*)")
+        if path:
+            self.open_text(Path(path))
+
+    def open_text(self, path: Path) -> None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error_bar.show_error(f"Could not read {path}: {exc}")
+            return
+        self.vm.set_text(text, from_editor=False)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                p = Path(url.toLocalFile())
+                if p.suffix.lower() in _TEXT_SUFFIXES and p.name != "vocab.txt":
+                    self.open_text(p)
+                else:
+                    self.load_tokenizer(p, name=p.name)
+                event.acceptProposedAction()
+                return
+
+    # ------------------------------------------------------------------ export
+    def export_dialog(self, kind: str) -> None:
+        filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "json": "JSON (*.json)"}
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"tokens.{kind}", filters[kind])
+        if not path:
+            return
+        try:
+            if kind == "png":
+                self.export_png(Path(path))
+            elif kind == "svg":
+                self.export_svg(Path(path))
+            else:
+                self.vm.export_json(Path(path))
+        except (OSError, ValueError) as exc:
+            self.error_bar.show_error(f"Export failed: {exc}")
+
+    def _export_size(self, max_rows: int = 4000) -> tuple[int, int]:
+        view = self.inspect.tokens
+        width = max(view.viewport().width(), 200)
+        height = int(min(view.content_height(), max_rows * view._row_h + 8))
+        return width, max(height, 40)
+
+    def _paint_tokens(self, painter: QPainter, width: int, height: int) -> None:
+        view = self.inspect.tokens
+        painter.fillRect(QRectF(0, 0, width, height), view.theme.base)
+        view.paint_rows(painter, 0, height, 0)
+
+    def export_png(self, path: Path) -> None:
+        if self.vm.encoding is None:
+            raise ValueError("nothing to export yet: no encoding")
+        w, h = self._export_size()
+        dpr = 2.0
+        img = QImage(int(w * dpr), int(h * dpr), QImage.Format.Format_ARGB32)
+        img.setDevicePixelRatio(dpr)
+        p = QPainter(img)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self._paint_tokens(p, w, h)
+        p.end()
+        if not img.save(str(path), "PNG"):
+            raise OSError(f"could not write {path}")
+
+    def export_svg(self, path: Path) -> None:
+        from PySide6.QtSvg import QSvgGenerator
+
+        if self.vm.encoding is None:
+            raise ValueError("nothing to export yet: no encoding")
+        w, h = self._export_size()
+        gen = QSvgGenerator()
+        gen.setFileName(str(path))
+        gen.setSize(QSize(w, h))
+        gen.setViewBox(QRectF(0, 0, w, h))
+        gen.setTitle("tokviz tokens")
+        gen.setDescription(f"{self.vm.tokenizer_name}: {len(self.vm.encoding.ids)} tokens")
+        p = QPainter(gen)
+        self._paint_tokens(p, w, h)
+        p.end()
+
+
+def default_settings() -> QSettings:
+    return QSettings("tokviz", "tokviz")
+
+

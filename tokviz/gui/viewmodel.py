@@ -1,0 +1,408 @@
+"""The Inspect view-model: the only gateway between the widgets and the engine.
+
+Widgets call methods (``set_text``, ``load_tokenizer``, ``hover``, ``select_token`` ...) and
+listen to signals (``encoding_changed``, ``hover_changed`` ...). Engine work (loading a file,
+encoding, tracing one token) runs in background lanes (`tokviz.gui.workers.Lanes`): the latest
+request wins and nothing blocks the GUI thread. The view-model keeps the last `Encoding` and the
+text it belongs to; live typing re-encodes only a window around the edit
+(`tokviz.gui.incremental`) and tells the panes which tokens changed (a `Splice`), so they redraw
+only that part.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from ..engine.encoding import Encoding, Token
+from ..engine.text import NormalizedText, OffsetMap, check_text
+from .display import ViewMode
+from .incremental import Splice, _line_end, _line_start, full_encode, reencode
+from .workers import CancelToken, Lanes
+
+__all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    tokens: int
+    chars: int
+    bytes: int
+    words: int
+    utf16: int
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.bytes / self.tokens if self.tokens else 0.0
+
+    @property
+    def tokens_per_char(self) -> float:
+        return self.tokens / self.chars if self.chars else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class EncodingUpdate:
+    """A finished encode: the encoding, what changed since the last one, and its statistics."""
+
+    encoding: Encoding
+    splice: Splice | None  # None: everything changed
+    stats: Stats
+    special_literals: tuple[tuple[int, int, int | None], ...]  # (start, end, id if encoded as special)
+    text_bytes: bytes
+    offset_map: OffsetMap
+    seconds: float
+    normalized: NormalizedText | None = None
+    normalized_map: OffsetMap | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenDetails:
+    """What the token card shows for one token (the trace is filled in asynchronously)."""
+
+    token: Token
+    text_bytes: bytes
+    utf16: tuple[int, int]
+    chunk: str | None
+    traced: Token | None  # the same token from an encode with trace=True, or None while pending
+
+
+def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:
+    return Stats(
+        tokens=len(enc.ids),
+        chars=len(text),
+        bytes=len(text_bytes),
+        words=sum(1 for _ in _WORD.finditer(text)),
+        utf16=om.to_utf16(len(text)),
+    )
+
+
+class InspectViewModel(QObject):
+    """State of the Inspect tab (see the module docstring)."""
+
+    tokenizer_changed = Signal(object)  # (name, path, info dict) or None
+    tokenizer_loading = Signal(str)  # name being loaded
+    encoding_changed = Signal(object)  # EncodingUpdate
+    busy_changed = Signal(bool)
+    error_raised = Signal(str)
+    hover_changed = Signal(object)  # (start, end) original code points, or None
+    selection_changed = Signal(int)  # token index, -1 for none
+    details_changed = Signal(object)  # TokenDetails or None
+    view_mode_changed = Signal(object)  # ViewMode
+    text_replaced = Signal(str)  # the text was replaced from outside the editor (file, settings)
+    options_changed = Signal()
+
+    def __init__(self, parent: QObject | None = None, *, lanes: Lanes | None = None) -> None:
+        super().__init__(parent)
+        self._lanes = lanes or Lanes(self)
+        self._lanes.busy_changed.connect(self._on_busy)
+        self.tokenizer: Any = None
+        self.tokenizer_name = ""
+        self.tokenizer_path: Path | None = None
+        self.text = ""
+        self.add_special_tokens = True
+        self.honour_special_literals = False
+        self.view_mode = ViewMode.TEXT
+        self.update: EncodingUpdate | None = None  # last applied
+        self._base_text = ""  # text of self.update
+        self.selected = -1
+        self.hovered: tuple[int, int] | None = None
+        self.incremental = True
+        self._special_re: re.Pattern[str] | None = None
+        self._special_ids: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def encoding(self) -> Encoding | None:
+        return self.update.encoding if self.update else None
+
+    def is_busy(self) -> bool:
+        return self._lanes.any_busy()
+
+    # ------------------------------------------------------------------ tokenizer
+    def load_tokenizer(self, path: str | Path, *, name: str | None = None) -> None:
+        """Load a tokenizer file in the background; the current one stays until it succeeds."""
+        path = Path(path)
+        label = name or path.name
+
+        def prepare():  # noqa: ANN202
+            def job(token: CancelToken):  # noqa: ANN202
+                from .. import load
+
+                tok = load(path)
+                try:
+                    info = dict(tok.info())
+                except Exception:  # noqa: BLE001 - info is decoration; the tokenizer itself loaded
+                    info = {}
+                return tok, info
+
+            return job
+
+        def done(result) -> None:  # noqa: ANN001
+            tok, info = result
+            self.tokenizer = tok
+            self.tokenizer_name = label
+            self.tokenizer_path = path
+            self._build_special_index(tok)
+            self.update = None
+            self.tokenizer_changed.emit((label, path, info))
+            self._request_encode(full=True)
+
+        def failed(msg: str) -> None:
+            self.error_raised.emit(f"Could not open {path}: {msg}")
+
+        self.tokenizer_loading.emit(label)
+        self._lanes.submit("load", prepare, done, failed)
+
+    def set_tokenizer(self, tok: Any, *, name: str = "") -> None:
+        """Use an already loaded tokenizer (tests, embedding)."""
+        self.tokenizer = tok
+        self.tokenizer_name = name or getattr(tok, "name", "") or "tokenizer"
+        self.tokenizer_path = None
+        self._build_special_index(tok)
+        self.update = None
+        self.tokenizer_changed.emit((self.tokenizer_name, None, {}))
+        self._request_encode(full=True)
+
+    def _build_special_index(self, tok: Any) -> None:
+        specials = [a for a in getattr(tok, "added_tokens", ()) if getattr(a, "special", False) and a.content]
+        self._special_ids = {a.content: a.id for a in specials}
+        if specials:
+            alts = sorted((a.content for a in specials), key=len, reverse=True)
+            self._special_re = re.compile("|".join(re.escape(s) for s in alts))
+        else:
+            self._special_re = None
+
+    # ------------------------------------------------------------------ text and options
+    def set_text(self, text: str, *, from_editor: bool = True) -> None:
+        if text == self.text and self.update is not None:
+            return
+        self.text = text
+        if not from_editor:
+            self.text_replaced.emit(text)
+        self._request_encode(full=False)
+
+    def set_add_special_tokens(self, on: bool) -> None:
+        if on != self.add_special_tokens:
+            self.add_special_tokens = on
+            self.options_changed.emit()
+            self._request_encode(full=True)
+
+    def set_honour_special_literals(self, on: bool) -> None:
+        """tiktoken-style tokenizers: treat typed special literals as special tokens (allowed_special="all")."""
+        if on != self.honour_special_literals:
+            self.honour_special_literals = on
+            self.options_changed.emit()
+            self._request_encode(full=True)
+
+    def set_view_mode(self, mode: ViewMode | str) -> None:
+        mode = ViewMode(mode)
+        if mode is not self.view_mode:
+            self.view_mode = mode
+            self.view_mode_changed.emit(mode)
+
+    def cancel(self) -> None:
+        """Stop waiting for the running encode; the last finished encoding stays on screen."""
+        self._lanes.cancel("encode")
+        self._lanes.cancel("load")
+
+    def _allowed_special(self) -> str | None:
+        if self.tokenizer is not None and getattr(self.tokenizer, "special_policy", "hf") == "tiktoken":
+            return "all" if self.honour_special_literals else None
+        return None
+
+    def _request_encode(self, *, full: bool) -> None:
+        if self.tokenizer is None:
+            return
+        if full:
+            self.update = None
+
+        def prepare():  # noqa: ANN202 - runs on the GUI thread when the job starts
+            tok = self.tokenizer
+            text = self.text
+            add = self.add_special_tokens
+            allowed = self._allowed_special()
+            base = self.update if (self.incremental and self.update is not None) else None
+            base_text = self._base_text
+            special_re = self._special_re
+            special_ids = dict(self._special_ids)
+
+            def job(token: CancelToken) -> EncodingUpdate | None:  # worker thread
+                import time
+
+                t0 = time.perf_counter()
+                check_text(text)
+                splice = None
+                if base is not None:
+                    enc, splice = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
+                else:
+                    enc = full_encode(tok, text, add_special_tokens=add, allowed_special=allowed)
+                if token.cancelled:
+                    return None
+                text_bytes = text.encode("utf-8")
+                om = OffsetMap(text)
+                om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
+                om.to_utf8(len(text))
+                om.from_utf8(0)
+                norm = enc.stages.normalized if enc.stages is not None else None
+                norm_map = OffsetMap(norm.text) if norm is not None else None
+                if norm_map is not None:
+                    norm_map.to_utf16(len(norm.text))
+                stats = compute_stats(text, text_bytes, enc, om)
+                literals: list[tuple[int, int, int | None]] = []
+                if special_re is not None:
+                    specials_at = {
+                        enc.offsets[i]: enc.ids[i] for i, m in enumerate(enc.special_tokens_mask) if m
+                    }
+                    for m in special_re.finditer(text):
+                        span = (m.start(), m.end())
+                        literals.append((span[0], span[1], specials_at.get(span)))
+                return EncodingUpdate(
+                    enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map
+                )
+
+            return job
+
+        def done(result: EncodingUpdate | None) -> None:
+            if result is None:
+                return
+            self.update = result
+            self._base_text = result.encoding.text
+            if self.selected >= len(result.encoding.ids):
+                self.select_token(-1)
+            self.encoding_changed.emit(result)
+            if self.selected >= 0:
+                self.select_token(self.selected)
+
+        def failed(msg: str) -> None:
+            self.update = None
+            self.error_raised.emit(f"Could not tokenize the text: {msg}")
+
+        self._lanes.submit("encode", prepare, done, failed)
+
+    def _on_busy(self, lane: str, busy: bool) -> None:  # noqa: ARG002
+        self.busy_changed.emit(self._lanes.any_busy())
+
+    # ------------------------------------------------------------------ linking
+    def hover(self, span: tuple[int, int] | None) -> None:
+        """Highlight the original code-point span ``[start, end)`` in every pane (None clears)."""
+        if span != self.hovered:
+            self.hovered = span
+            self.hover_changed.emit(span)
+
+    def token_at(self, char: int) -> int:
+        """Index of the (first) token covering original char ``char``, or -1."""
+        enc = self.encoding
+        if enc is None:
+            return -1
+        offs = enc.offsets
+        lo, hi = 0, len(offs)
+        # Spans are ordered except for post-processor tokens with empty spans; bisect then scan.
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if offs[mid][1] <= char and offs[mid][1] > offs[mid][0]:
+                lo = mid + 1
+            else:
+                hi = mid
+        for i in range(max(lo - 2, 0), min(lo + 3, len(offs))):
+            s, e = offs[i]
+            if s <= char < e:
+                return i
+        i = enc.token_at(char) if len(offs) < 5000 else None
+        return -1 if i is None else i
+
+    def select_token(self, index: int) -> None:
+        enc = self.encoding
+        if enc is None or not (0 <= index < len(enc.ids)):
+            index = -1
+        changed = index != self.selected
+        self.selected = index
+        if changed:
+            self.selection_changed.emit(index)
+        if index < 0:
+            self.details_changed.emit(None)
+            return
+        assert enc is not None and self.update is not None
+        tok = enc.token(index)
+        om = self.update.offset_map
+        chunk = self._chunk_text(enc, tok)
+        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None)
+        self.details_changed.emit(details)
+        self._request_trace(index, details)
+
+    def _chunk_text(self, enc: Encoding, tok: Token) -> str | None:
+        if enc.stages is None:
+            return None
+        chunks = enc.stages.pre_tokens
+        lo, hi = 0, len(chunks)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if chunks[mid].end <= tok.start:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(chunks) and chunks[lo].start <= tok.start < chunks[lo].end:
+            return chunks[lo].text
+        return None
+
+    def _request_trace(self, index: int, details: TokenDetails) -> None:
+        tok = self.tokenizer
+        enc = self.encoding
+        if tok is None or enc is None:
+            return
+        text = enc.text
+        add = self.add_special_tokens
+        allowed = self._allowed_special()
+        target = details.token
+
+        def prepare():  # noqa: ANN202
+            def job(cancel: CancelToken) -> TokenDetails | None:
+                # Trace a window of whole lines around the token; accept it only if the same token
+                # (id and span) comes out of it, else trace the whole text.
+                if target.start == target.end:
+                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, target)
+                ws = _line_start(text, target.start)
+                ws = _line_start(text, ws - 1) if ws > 0 else 0
+                we = _line_end(text, target.end)
+                we = _line_end(text, we) if we < len(text) else we
+                w = tok.encode(text[ws:we], add_special_tokens=False, allowed_special=allowed, trace=True)
+                for t in w:
+                    if t.id == target.id and (t.start + ws, t.end + ws) == (target.start, target.end):
+                        if t.trace is not None or w.traces is None:
+                            return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, t)
+                if cancel.cancelled:
+                    return None
+                full = tok.encode(text, add_special_tokens=add, allowed_special=allowed, trace=True)
+                if target.index < len(full.ids):
+                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, full.token(target.index))
+                return None
+
+            return job
+
+        def done(result: TokenDetails | None) -> None:
+            if result is not None and self.selected == index and self.encoding is enc:
+                self.details_changed.emit(result)
+
+        self._lanes.submit("trace", prepare, done, lambda msg: self.error_raised.emit(f"Could not trace the token: {msg}"))
+
+    # ------------------------------------------------------------------ export
+    def encoding_json(self) -> dict[str, Any]:
+        enc = self.encoding
+        if enc is None:
+            raise ValueError("nothing to export yet: no encoding")
+        out: dict[str, Any] = {"tokenizer": self.tokenizer_name, "text": enc.text, "add_special_tokens": self.add_special_tokens}
+        out.update(enc.to_json())
+        out["word_ids"] = list(enc.word_ids)
+        if enc.stages is not None:
+            out["pre_tokens"] = [[c.text, c.start, c.end] for c in enc.stages.pre_tokens]
+            out["normalized"] = enc.stages.normalized.text
+        return out
+
+    def export_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.encoding_json(), ensure_ascii=False, indent=1), encoding="utf-8")

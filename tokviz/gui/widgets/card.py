@@ -1,0 +1,187 @@
+"""The token card, the stats bar and the error bar.
+
+The token card shows everything about the selected token: id, vocab string, bytes, its offsets
+in the three units (chars, UTF-8 bytes, UTF-16 units) and how the model produced it (BPE merges
+in the order they were applied, with ranks; the Unigram score; the WordPiece match).
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QToolButton, QWidget
+
+from ...engine.encoding import BpeTrace, UnigramTrace, WordPieceTrace
+from ..display import hex_bytes, label_text, visible_runs
+from ..viewmodel import InspectViewModel, Stats, TokenDetails
+
+__all__ = ["TokenCard", "StatsBar", "ErrorBar", "card_html", "stats_text"]
+
+
+def _vis(s: str) -> str:
+    return html.escape(label_text(tuple(visible_runs(s))))
+
+
+def _mono(s: str) -> str:
+    return f"<code>{s}</code>"
+
+
+def card_html(d: TokenDetails, *, total: int) -> str:
+    t = d.token
+    piece = d.text_bytes[t.byte_start : t.byte_end]
+    try:
+        decoded = piece.decode("utf-8")
+        text_cell = _mono(_vis(decoded)) if decoded else "<i>(covers no text)</i>"
+    except UnicodeDecodeError:
+        text_cell = "<i>part of a character</i> (bytes below)"
+    rows = [
+        ("id", _mono(str(t.id)) + (" &nbsp;<b>special</b>" if t.special else "")),
+        ("vocab string", _mono(_vis(t.value))),
+        ("text", text_cell),
+        ("bytes", _mono(hex_bytes(piece) or "—") + f" &nbsp;({len(piece)} B)"),
+        ("chars", _mono(f"{t.start} – {t.end}") + f" &nbsp;({t.end - t.start} chars)"),
+        ("UTF-8 bytes", _mono(f"{t.byte_start} – {t.byte_end}")),
+        ("UTF-16 units", _mono(f"{d.utf16[0]} – {d.utf16[1]}")),
+    ]
+    if d.chunk is not None:
+        rows.append(("chunk", _mono(_vis(d.chunk))))
+    if t.word is not None:
+        rows.append(("word", _mono(str(t.word))))
+    body = "".join(f"<tr><td class='k'>{k}</td><td>{v}</td></tr>" for k, v in rows)
+    out = [
+        "<style>td{padding:1px 6px 1px 0;vertical-align:top} td.k{color:palette(mid);white-space:nowrap}"
+        " h3{margin:0 0 4px 0} ol{margin:2px 0 0 -18px}</style>",
+        f"<h3>Token {t.index + 1} of {total}</h3><table>{body}</table>",
+        "<h4 style='margin:8px 0 2px 0'>How the model produced it</h4>",
+        _trace_html(d),
+    ]
+    return "".join(out)
+
+
+def _trace_html(d: TokenDetails) -> str:
+    t = d.token
+    if t.special:
+        return "<p>An added special token: matched as a literal or inserted by the post-processor; the model is not consulted.</p>"
+    if d.traced is None:
+        return "<p><i>tracing…</i></p>"
+    tr = d.traced.trace
+    if tr is None:
+        return "<p>No trace: the token was looked up whole (an added token or a vocabulary hit that needed no merges).</p>"
+    if isinstance(tr, BpeTrace):
+        init = " ".join(_mono(_vis(s)) for s in tr.initial)
+        if not tr.merges:
+            return f"<p>BPE: a single initial symbol {init}, no merges needed.</p>"
+        items = "".join(
+            f"<li>rank {_mono(str(m.rank))}: {_mono(_vis(m.left))} + {_mono(_vis(m.right))} → {_mono(_vis(m.merged))}</li>"
+            for m in tr.merges
+        )
+        return f"<p>BPE, starting from {len(tr.initial)} symbols: {init}</p><p>merges in the order applied:</p><ol>{items}</ol>"
+    if isinstance(tr, UnigramTrace):
+        return f"<p>Unigram: on the best (Viterbi) path with log-probability score {_mono(f'{tr.score:.4f}')}.</p>"
+    if isinstance(tr, WordPieceTrace):
+        tried = ", ".join(_mono(_vis(s)) for s in tr.tried) or "—"
+        if tr.matched is None:
+            return f"<p>WordPiece: no vocabulary entry matched (tried {tried}); the word became the unknown token.</p>"
+        return f"<p>WordPiece greedy longest match: {_mono(_vis(tr.matched))} (candidates tried, longest first: {tried}).</p>"
+    return f"<p>{html.escape(repr(tr))}</p>"
+
+
+class TokenCard(QTextBrowser):
+    """Details of the selected token (see `card_html`)."""
+
+    def __init__(self, vm: InspectViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.setOpenLinks(False)
+        self.setMinimumWidth(240)
+        self._details: TokenDetails | None = None
+        self.show_placeholder()
+        vm.details_changed.connect(self.show_details)
+
+    def show_placeholder(self) -> None:
+        self.setHtml(
+            "<p style='color:gray'>Click a token (or a character in the raw text) to see its id, bytes, "
+            "offsets and the merges that built it.<br><br>Keyboard: focus the token pane and use ← →.</p>"
+        )
+
+    def show_details(self, d: TokenDetails | None) -> None:
+        self._details = d
+        if d is None:
+            self.show_placeholder()
+            return
+        total = len(self.vm.encoding.ids) if self.vm.encoding is not None else 0
+        self.setHtml(card_html(d, total=total))
+
+    @property
+    def details(self) -> TokenDetails | None:
+        return self._details
+
+
+def stats_text(s: Stats) -> str:
+    return (
+        f"{s.tokens:,} tokens · {s.chars:,} chars · {s.bytes:,} bytes · {s.words:,} words · "
+        f"{s.bytes_per_token:.2f} bytes/token · {s.tokens_per_char:.3f} tokens/char"
+    )
+
+
+class StatsBar(QLabel):
+    def __init__(self, vm: InspectViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setText("no encoding yet")
+        vm.encoding_changed.connect(self._on_update)
+
+    def _on_update(self, u) -> None:  # noqa: ANN001
+        ms = u.seconds * 1000
+        how = "re-encoded window" if u.splice is not None else "encoded"
+        self.setText(stats_text(u.stats) + f"   ({how} in {ms:.1f} ms)")
+
+
+class ErrorBar(QFrame):
+    """A dismissable, non-blocking message bar; repeated errors update it instead of stacking."""
+
+    dismissed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ErrorBar")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 5, 6, 5)
+        self.icon = QLabel("⚠")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Dismiss (Esc)")
+        self.close_button.setAutoRaise(True)
+        self.close_button.clicked.connect(self.dismiss)
+        lay.addWidget(self.icon)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.close_button)
+        self.count = 0
+        self.hide()
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.dismiss, context=Qt.ShortcutContext.WindowShortcut)
+
+    def set_colors(self, bg: str, fg: str) -> None:
+        self.setStyleSheet(f"#ErrorBar {{ background: {bg}; border-radius: 4px; }} #ErrorBar QLabel {{ color: {fg}; }}")
+
+    def show_error(self, message: str) -> None:
+        self.count += 1
+        extra = f"  ({self.count} errors)" if self.count > 1 else ""
+        self.label.setText(message + extra)
+        self.show()
+
+    def dismiss(self) -> None:
+        self.count = 0
+        self.hide()
+        self.dismissed.emit()
+
+    @property
+    def message(self) -> str:
+        return self.label.text() if self.isVisible() else ""
+
+
