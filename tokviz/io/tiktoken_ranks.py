@@ -30,6 +30,7 @@ import codecs
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate
 from types import MappingProxyType
 
@@ -206,6 +207,9 @@ def parse_ranks(data: bytes, *, source: str = "<bytes>") -> RankTable:
     return RankTable(tokens, ranks, vocab)
 
 
+_A2B_STRICT = partial(binascii.a2b_base64, strict_mode=True)
+
+
 def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None]:
     """Whole-file bulk parse; ``(None, None)`` when anything is off (then `_parse_slow` locates it)."""
     fields = data.split()
@@ -217,10 +221,9 @@ def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None
     # int() would also accept "+5" or "1_000"; the file format is plain digits
     if not b"".join(rank_fields).isdigit():
         return None, None
-    a2b = binascii.a2b_base64
     try:
         # strict_mode rejects non-alphabet characters and bad padding
-        raw = [a2b(tok, strict_mode=True) for tok in fields[0::2]]
+        raw = list(map(_A2B_STRICT, fields[0::2]))
     except binascii.Error:
         return None, None
     return raw, list(map(int, rank_fields))
@@ -373,7 +376,9 @@ def _check_pattern(pattern: str, source: str) -> None:
 
 def _check_specials(special_tokens: Mapping[str, int], table: RankTable, source: str) -> dict[str, int]:
     out: dict[str, int] = {}
-    ranks = set(table.ranks)
+    n = len(table)
+    # published files use ranks 0..n-1: then "is a rank" is a bounds check, no set needed
+    ranks: range | set[int] = range(n) if table.max_rank == n - 1 else set(table.ranks)
     for content, id in special_tokens.items():
         if not isinstance(content, str) or not content:
             raise TokvizFormatError(f"special token must be a non-empty string, got {content!r}", source=source)
