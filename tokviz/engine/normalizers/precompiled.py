@@ -29,6 +29,7 @@ import base64
 import struct
 from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import regex
@@ -37,7 +38,7 @@ from ..errors import TokvizFormatError
 from ..text import NormalizedText, _arr
 from . import Normalizer
 
-__all__ = ["CharsMap", "Precompiled", "SentencePieceNormalizer", "SPACE_SYMBOL"]
+__all__ = ["CharsMap", "Precompiled", "SentencePieceNormalizer", "SentencePieceText", "SPACE_SYMBOL"]
 
 SPACE_SYMBOL = "\u2581"  # ▁ LOWER ONE EIGHTH BLOCK, SentencePiece's escaped space
 
@@ -310,6 +311,22 @@ def _hf_replace(changes: list[tuple[str, int]], old_count: int, new: str) -> Non
 
 
 # ---------------------------------------------------------------------- SentencePiece's own
+@dataclass(frozen=True, slots=True)
+class SentencePieceText(NormalizedText):
+    """A `NormalizedText` from `SentencePieceNormalizer`: an *empty* normalized range maps to
+    SentencePiece's ``norm_to_orig`` at that position (where the byte-fallback pieces of one
+    character, all but the last, have their empty span), not to HF's relative-offset quirk."""
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        if start == end and self.starts is not None:
+            if start < len(self.text):
+                p = self.starts[start]
+            else:
+                p = self.ends[-1] if self.text else self.orig_start  # type: ignore[index]
+            return (p, p)
+        return NormalizedText.original_span(self, start, end)
+
+
 class SentencePieceNormalizer(Normalizer):
     """What SentencePiece's ``Normalizer::Normalize`` does, with its exact alignment.
 
@@ -451,7 +468,7 @@ class SentencePieceNormalizer(Normalizer):
     def normalize(self, text: NormalizedText) -> NormalizedText:
         out, n2o = self.normalize_with_map(text.text)
         if not n2o:
-            return NormalizedText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
+            return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
         # Map positions of the input piece to absolute original positions (the input may itself
         # be normalized already): position j -> start of input char j, or the piece's end.
         if text.starts is None:
@@ -462,7 +479,7 @@ class SentencePieceNormalizer(Normalizer):
             in_starts = list(text.starts) + [text.orig_end]
             starts = _arr(in_starts[p] for p in n2o[:-1])
             ends = _arr(in_starts[p] for p in n2o[1:])
-        return NormalizedText(text.original, out, text.orig_start, text.orig_end, starts, ends)
+        return SentencePieceText(text.original, out, text.orig_start, text.orig_end, starts, ends)
 
 
 def _class_escape(c: str) -> str:

@@ -1,0 +1,150 @@
+"""What SentencePiece's two models share: piece types, the id table, and the processor's last step.
+
+SentencePiece's models (``unigram_model.cc``, ``bpe_model.cc``) return ``(piece, id)`` over the
+normalized text; ``SentencePieceProcessor::PopulateSentencePieceText`` then turns that into the
+pieces users see: a run of unknown pieces is merged into one (its span grows), or, with
+``byte_fallback``, every unknown piece becomes one ``<0xNN>`` piece per UTF-8 byte, where only the
+last byte carries the character's span and the others get an empty span at its start.
+`SentencePieceVocab.finish` is that step, in characters of the normalized text.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from enum import IntEnum
+
+from ..errors import TokvizFormatError
+
+__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32"]
+
+
+class PieceType(IntEnum):
+    """``ModelProto.SentencePiece.Type``."""
+
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+def byte_piece(b: int) -> str:
+    return f"<0x{b:02X}>"
+
+
+def to_float32(values: Sequence[float]) -> list[float]:
+    """Round to the nearest float32 (scores are float32 in a .model file)."""
+    return list(array("f", values))
+
+
+class SentencePieceVocab:
+    """The pieces of a SentencePiece model with SentencePiece's lookup rules.
+
+    ``piece_to_id`` follows ``ModelInterface::PieceToId``: reserved pieces (CONTROL, UNKNOWN,
+    BYTE) first, then the others (NORMAL, USER_DEFINED, UNUSED), else the unk id.
+    """
+
+    __slots__ = (
+        "pieces", "scores", "types", "unk_id", "byte_fallback", "_reserved", "_normal",
+        "_byte_ids", "control_ids", "user_defined", "_vocab",
+    )
+
+    def __init__(
+        self,
+        pieces: Sequence[str],
+        scores: Sequence[float],
+        types: Sequence[int],
+        *,
+        byte_fallback: bool = False,
+        source: str | None = None,
+    ) -> None:
+        if not (len(pieces) == len(scores) == len(types)):
+            raise TokvizFormatError("pieces, scores and types differ in length", source=source)
+        self.pieces = list(pieces)
+        self.scores = to_float32(scores)
+        self.types = [int(t) for t in types]
+        self.byte_fallback = byte_fallback
+        reserved: dict[str, int] = {}
+        normal: dict[str, int] = {}
+        unk_id = -1
+        user_defined: list[str] = []
+        control: set[int] = set()
+        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
+            if not p:
+                raise TokvizFormatError(f"piece {i} is empty", source=source, where=f"pieces[{i}]")
+            if t not in PieceType._value2member_map_:
+                raise TokvizFormatError(f"piece {i} ({p!r}) has unknown type {t}", source=source, where=f"pieces[{i}]")
+            table = normal if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED) else reserved
+            if p in table:
+                raise TokvizFormatError(f"piece {p!r} is defined twice (ids {table[p]} and {i})", source=source,
+                                        where=f"pieces[{i}]")
+            table[p] = i
+            if t == PieceType.UNKNOWN:
+                if unk_id >= 0:
+                    raise TokvizFormatError(f"a second UNKNOWN piece {p!r} at id {i} (first at {unk_id})",
+                                            source=source, where=f"pieces[{i}]")
+                unk_id = i
+            elif t == PieceType.USER_DEFINED:
+                user_defined.append(p)
+            elif t == PieceType.CONTROL:
+                control.add(i)
+            elif t == PieceType.BYTE and not byte_fallback:
+                raise TokvizFormatError(f"byte piece {p!r} found although byte_fallback is false",
+                                        source=source, where=f"pieces[{i}]")
+        if unk_id < 0:
+            raise TokvizFormatError("the model defines no UNKNOWN piece", source=source, where="pieces")
+        self.unk_id = unk_id
+        self._reserved = reserved
+        self._normal = normal
+        self.control_ids = frozenset(control)
+        self.user_defined = tuple(user_defined)
+        self._byte_ids = [self.piece_to_id(byte_piece(b)) for b in range(256)]
+        self._vocab: dict[str, int] | None = None
+
+    def piece_to_id(self, piece: str) -> int:
+        i = self._reserved.get(piece)
+        if i is not None:
+            return i
+        i = self._normal.get(piece)
+        return self.unk_id if i is None else i
+
+    def lookup(self, piece: str) -> int | None:
+        """The id of a piece string, or None (no unk substitution)."""
+        i = self._reserved.get(piece)
+        return self._normal.get(piece) if i is None else i
+
+    def get_vocab(self) -> dict[str, int]:
+        if self._vocab is None:
+            self._vocab = {p: i for i, p in enumerate(self.pieces)}
+        return dict(self._vocab)
+
+    def finish(self, text: str, raw: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """``PopulateSentencePieceText`` on the model's ``(id, start, end)`` pieces of ``text``."""
+        unk = self.unk_id
+        out: list[tuple[int, int, int]] = []
+        if not self.byte_fallback:
+            if unk not in {r[0] for r in raw}:
+                return list(raw)
+            prev_unk = False
+            for t in raw:
+                if t[0] == unk and prev_unk:
+                    # a run of unknown pieces becomes one piece (still unknown)
+                    out[-1] = (unk, out[-1][1], t[2])
+                else:
+                    out.append(t)
+                prev_unk = t[0] == unk
+            return out
+        byte_ids = self._byte_ids
+        for t in raw:
+            if t[0] != unk:
+                out.append(t)
+                continue
+            _, s, e = t
+            data = text[s:e].encode("utf-8")
+            last = len(data) - 1
+            for k, b in enumerate(data):
+                # only the last byte carries the span; the others are empty at its start
+                out.append((byte_ids[b], s, e if k == last else s))
+        return out

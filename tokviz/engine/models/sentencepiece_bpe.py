@@ -1,0 +1,253 @@
+"""SentencePiece BPE (``bpe_model.cc``): Llama 2 / Mistral style, merges ordered by piece score.
+
+Unlike HF BPE there is no merges list: the text is split into characters (a USER_DEFINED piece
+found by longest match is one frozen symbol that never merges), then, repeatedly, the adjacent
+pair whose concatenation is a vocabulary piece with the **highest score** is merged, the
+leftmost on ties. A pair whose concatenation is an UNUSED piece still merges, and the result is
+resegmented back into the two pieces it was made of (recursively) at the end. Symbols that are
+not pieces become the unk id; SentencePiece's processor then merges unknown runs or byte-falls
+them back to ``<0xNN>`` (`SentencePieceVocab.finish`).
+
+SentencePiece runs BPE over the whole normalized text. A merge can only join two characters
+that occur next to each other inside some piece, so the text is cut where the two neighbouring
+characters never do (e.g. before a ``▁`` that follows a letter, when no piece holds ``x▁``);
+the chunks are then independent and cached.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+import regex
+
+from ..encoding import BpeTrace, MergeStep
+from . import Model, ModelToken
+from ._spm import PieceType, SentencePieceVocab
+
+__all__ = ["SentencePieceBPE"]
+
+_CACHE_LIMIT = 50_000
+_CACHE_MAX_CHARS = 256
+_SPACE = "\u2581"
+
+
+class SentencePieceBPE(Model):
+    """SentencePiece's BPE encoder.
+
+    >>> m = SentencePieceBPE(["<unk>", "a", "b", "ab"], [0.0, -1.0, -2.0, -0.5], [2, 1, 1, 1])
+    >>> [(m.id_to_token(i), s, e) for i, s, e in m.tokenize("aab")]
+    [('a', 0, 1), ('ab', 1, 3)]
+    """
+
+    type_name = "SentencePieceBPE"  # not an HF type; built by the .model loader
+
+    def __init__(
+        self,
+        pieces: Sequence[str],
+        scores: Sequence[float],
+        types: Sequence[int],
+        *,
+        byte_fallback: bool = False,
+        source: str | None = None,
+    ) -> None:
+        self.spm = SentencePieceVocab(pieces, scores, types, byte_fallback=byte_fallback, source=source)
+        self.byte_fallback = byte_fallback
+        self.pieces = self.spm.pieces
+        self.scores = self.spm.scores
+        self.types = self.spm.types
+        self.unk_id = self.spm.unk_id
+        # pieces_ of ModelInterface: what a merge may produce
+        self._mergeable: dict[str, tuple[float, int, bool]] = {}
+        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
+            if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED):
+                self._mergeable[p] = (self.scores[i], i, t == PieceType.UNUSED)
+        ud = sorted(self.spm.user_defined, key=len, reverse=True)
+        self._ud_regex = regex.compile("|".join(regex.escape(u) for u in ud)) if ud else None
+        self._chunker = self._make_chunker()
+        self._cache: dict[str, tuple[ModelToken, ...]] = {}
+
+    def _make_chunker(self) -> regex.Pattern[str] | None:
+        # Characters that sit right before / after a ▁ inside some mergeable piece.
+        before: set[str] = set()
+        after: set[str] = set()
+        for p in self._mergeable:
+            for a, b in zip(p, p[1:]):
+                if b == _SPACE and a != _SPACE:
+                    before.add(a)
+                if a == _SPACE and b != _SPACE:
+                    after.add(b)
+        if self.spm.user_defined and any(_SPACE in u for u in self.spm.user_defined):
+            return None
+        if not before:
+            # pieces never hold x▁: cut before every ▁ run that follows a non-▁
+            return regex.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
+        if not after:
+            return regex.compile(f"[^{_SPACE}]*{_SPACE}+|[^{_SPACE}]+")
+        return None
+
+    # ------------------------------------------------------------------ vocabulary
+    def token_to_id(self, token: str) -> int | None:
+        return self.spm.lookup(token)
+
+    def id_to_token(self, id: int) -> str | None:  # noqa: A002
+        return self.pieces[id] if 0 <= id < len(self.pieces) else None
+
+    def get_vocab(self) -> dict[str, int]:
+        return self.spm.get_vocab()
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type_name,
+            "vocab": [[p, s, int(t)] for p, s, t in zip(self.pieces, self.scores, self.types)],
+            "byte_fallback": self.byte_fallback,
+        }
+
+    # ------------------------------------------------------------------ encoding
+    def tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        if not text:
+            return ()
+        chunker = self._chunker
+        if chunker is None:
+            return tuple(self.spm.finish(text, self._encode(text, None)))
+        cache = self._cache
+        out: list[ModelToken] = []
+        for m in chunker.finditer(text):
+            chunk = m.group()
+            got = cache.get(chunk)
+            if got is None:
+                got = tuple(self._encode(chunk, None))
+                if len(chunk) <= _CACHE_MAX_CHARS:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[chunk] = got
+            base = m.start()
+            if base:
+                out.extend([(i, s + base, e + base) for i, s, e in got])
+            else:
+                out.extend(got)
+        # unknown merging / byte fallback across the whole text (a run may span chunks)
+        return tuple(self.spm.finish(text, out))
+
+    def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace | None, ...]]:
+        steps: list[tuple[int, int, MergeStep]] = []
+        raw = self._encode(text, steps)
+        toks = tuple(self.spm.finish(text, raw))
+        traces: list[BpeTrace | None] = []
+        for _, s, e in toks:
+            # a token's history: the merges whose result lies inside it
+            mine = tuple(st for (ms, me, st) in steps if s <= ms and me <= e)
+            traces.append(BpeTrace(initial=tuple(self._initial(text[s:e])[0]), merges=mine))
+        return toks, tuple(traces)
+
+    def _initial(self, text: str) -> tuple[list[str], list[bool]]:
+        """Initial symbols: characters, or a whole USER_DEFINED piece (frozen)."""
+        ud = self._ud_regex
+        if ud is None:
+            return list(text), [False] * len(text)
+        syms: list[str] = []
+        frozen: list[bool] = []
+        i = 0
+        n = len(text)
+        while i < n:
+            m = ud.match(text, i)
+            if m is not None and m.end() > i:
+                syms.append(m.group())
+                frozen.append(True)
+                i = m.end()
+            else:
+                syms.append(text[i])
+                frozen.append(False)
+                i += 1
+        return syms, frozen
+
+    def _encode(self, text: str, steps: list[tuple[int, int, MergeStep]] | None) -> list[tuple[int, int, int]]:
+        syms, frozen = self._initial(text)
+        n = len(syms)
+        if n == 0:
+            return []
+        mergeable = self._mergeable
+        starts = []
+        pos = 0
+        for s in syms:
+            starts.append(pos)
+            pos += len(s)
+        prev = list(range(-1, n - 1))
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        heap: list[tuple[float, int, int, int]] = []
+        rev_merge: dict[str, tuple[str, str]] = {}
+
+        def push(left: int, right: int) -> None:
+            if left < 0 or right < 0 or frozen[left] or frozen[right]:
+                return
+            piece = syms[left] + syms[right]
+            got = mergeable.get(piece)
+            if got is None:
+                return
+            score, _, unused = got
+            # highest score first, then leftmost (SymbolPairComparator)
+            heap.append((-score, left, right, len(piece)))  # heapified below
+            if unused:
+                rev_merge[piece] = (syms[left], syms[right])
+
+        for i in range(1, n):
+            push(i - 1, i)
+        heapq.heapify(heap)
+        while heap:
+            neg, left, right, size = heapq.heappop(heap)
+            a, b = syms[left], syms[right]
+            if not a or not b or len(a) + len(b) != size:
+                continue  # stale: one side was merged away since
+            merged = a + b
+            if steps is not None:
+                position = sum(1 for k in range(left) if syms[k])
+                steps.append((starts[left], starts[left] + size,
+                              MergeStep(rank=mergeable[merged][1], left=a, right=b, merged=merged, position=position)))
+            syms[left] = merged
+            syms[right] = ""
+            r_next = nxt[right]
+            nxt[left] = r_next
+            if r_next >= 0:
+                prev[r_next] = left
+            for l2, r2 in ((prev[left], left), (left, nxt[left])):
+                if l2 < 0 or r2 < 0 or frozen[l2] or frozen[r2]:
+                    continue
+                piece = syms[l2] + syms[r2]
+                got = mergeable.get(piece)
+                if got is None:
+                    continue
+                heapq.heappush(heap, (-got[0], l2, r2, len(piece)))
+                if got[2]:
+                    rev_merge[piece] = (syms[l2], syms[r2])
+        out: list[tuple[int, int, int]] = []
+        piece_to_id = self.spm.piece_to_id
+        i = 0
+        while i != -1:
+            self._resegment(syms[i], starts[i], rev_merge, piece_to_id, out)
+            i = nxt[i]
+        return out
+
+    def _resegment(self, w: str, start: int, rev_merge: dict[str, tuple[str, str]], piece_to_id: Any,
+                   out: list[tuple[int, int, int]]) -> None:
+        pid = piece_to_id(w)
+        if self.types[pid] != PieceType.UNUSED or pid == self.unk_id:
+            out.append((pid, start, start + len(w)))
+            return
+        parts = rev_merge.get(w)
+        if parts is None:
+            out.append((pid, start, start + len(w)))
+            return
+        self._resegment(parts[0], start, rev_merge, piece_to_id, out)
+        self._resegment(parts[1], start + len(parts[0]), rev_merge, piece_to_id, out)
+
+    def __repr__(self) -> str:
+        return f"SentencePieceBPE({len(self.pieces)} pieces, byte_fallback={self.byte_fallback})"

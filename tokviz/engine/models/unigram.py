@@ -1,0 +1,402 @@
+"""Unigram model: HF tokenizers' ``"Unigram"`` and SentencePiece's unigram ``.model`` encoder.
+
+A Unigram vocabulary gives every piece a log-probability; encoding picks the segmentation with
+the highest total (Viterbi). Candidates at a position are the vocabulary pieces that start there
+(a character trie walk), plus an unknown node of score ``min_score - 10`` when no single-char
+piece exists. Ties go to the first candidate considered, i.e. the one that starts earliest
+(both references update a position only on a strictly better score and scan starts left to
+right, shorter pieces first).
+
+Two flavours, because the references differ in details that change results:
+
+* ``sentencepiece=True`` (``unigram_model.cc``, ``EncodeOptimized``): only NORMAL,
+  USER_DEFINED and UNUSED pieces are in the trie; UNUSED are skipped; ``min_score`` is taken
+  over NORMAL pieces; a USER_DEFINED piece scores ``len_bytes * max_score - 0.1`` (``max_score``
+  starts at FLT_MIN, so with all-negative scores it is ~0); path scores are **float32** sums,
+  reproduced exactly (an ``array('f')`` store rounds like the C++ ``float``), because on long
+  texts float32 rounding decides near-ties. Then SentencePiece's processor step merges unknown
+  runs or byte-falls them back (`SentencePieceVocab.finish`).
+* HF (``from_json``): every piece is in the trie, ``min_score`` over all pieces, float64,
+  unknown runs fused, byte fallback of a fused unknown run to ``<0xNN>`` pieces each spanning
+  the whole run (when every byte piece exists, else the unk id).
+
+The lattice as data (every node, n-best, marginals, sampling) is `tokviz.engine.lattice`.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+from ..encoding import UnigramTrace
+from ..errors import TokvizFormatError
+from . import Model, ModelToken
+from ._spm import PieceType, SentencePieceVocab, byte_piece, to_float32
+
+__all__ = ["Unigram", "UNK_PENALTY", "FLT_MIN"]
+
+UNK_PENALTY = 10.0
+FLT_MIN = 1.1754943508222875e-38  # C's FLT_MIN: SentencePiece's initial max_score
+
+_KIND_SCORE = 0  # a normal piece: float32 (SentencePiece) / float64 (HF) score
+_KIND_USER = 1  # SentencePiece USER_DEFINED: a double bonus score
+_KIND_UNUSED = 2  # in the trie but never a candidate
+
+_CACHE_LIMIT = 20_000
+_CACHE_MAX_CHARS = 256
+
+
+def _f32(x: float) -> float:
+    return array("f", (x,))[0]
+
+
+class Unigram(Model):
+    """A Unigram language-model segmenter.
+
+    >>> m = Unigram([("<unk>", 0.0), ("a", -1.9), ("b", -1.9), ("ab", -0.9)], unk_id=0)
+    >>> [(m.id_to_token(i), s, e) for i, s, e in m.tokenize("abab")]
+    [('ab', 0, 2), ('ab', 2, 4)]
+    """
+
+    type_name = "Unigram"
+
+    def __init__(
+        self,
+        vocab: Sequence[tuple[str, float]],
+        *,
+        unk_id: int | None = None,
+        byte_fallback: bool = False,
+        piece_types: Sequence[int] | None = None,
+        sentencepiece: bool = False,
+        source: str | None = None,
+    ) -> None:
+        self.sentencepiece = sentencepiece
+        self.byte_fallback = byte_fallback
+        pieces = [p for p, _ in vocab]
+        if sentencepiece:
+            types = list(piece_types) if piece_types is not None else [
+                PieceType.UNKNOWN if i == unk_id else PieceType.NORMAL for i in range(len(pieces))
+            ]
+            self.spm: SentencePieceVocab | None = SentencePieceVocab(
+                pieces, [s for _, s in vocab], types, byte_fallback=byte_fallback, source=source
+            )
+            self.scores = self.spm.scores
+            self.unk_id: int | None = self.spm.unk_id
+        else:
+            self.spm = None
+            self.scores = [float(s) for _, s in vocab]
+            if unk_id is not None and not 0 <= unk_id < len(pieces):
+                raise TokvizFormatError(f"unk_id {unk_id} is outside the vocabulary of {len(pieces)} pieces",
+                                        source=source)
+            self.unk_id = unk_id
+        self.pieces = pieces
+        self.piece_types = self.spm.types if self.spm is not None else [PieceType.NORMAL] * len(pieces)
+        self._token_to_id: dict[str, int] = {}
+        for i, p in enumerate(pieces):
+            self._token_to_id.setdefault(p, i)
+        self._build()
+        self._cache: dict[str, tuple[ModelToken, ...]] = {}
+
+    # ------------------------------------------------------------------ construction
+    def _build(self) -> None:
+        types = self.piece_types
+        scores = self.scores
+        if self.sentencepiece:
+            normal = [s for s, t in zip(scores, types) if t == PieceType.NORMAL]
+            min_score = min(normal) if normal else 3.4028234663852886e38
+            max_score = max([FLT_MIN, *normal])
+            in_trie = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+            self.unk_score = _f32(min_score - UNK_PENALTY)
+        else:
+            min_score = min(scores) if scores else 0.0
+            max_score = max(scores) if scores else 0.0
+            in_trie = tuple(PieceType)
+            self.unk_score = min_score - UNK_PENALTY
+        self.min_score = min_score
+        self.max_score = max_score
+        trie: dict[str, Any] = {}
+        for i, (p, t) in enumerate(zip(self.pieces, types)):
+            if t not in in_trie or not p:
+                continue
+            if t == PieceType.UNUSED:
+                info: tuple[int, float, int] | None = (_KIND_UNUSED, 0.0, i)
+            elif t == PieceType.USER_DEFINED:
+                # float(len_bytes) * max_score in float32, then "- 0.1" in double
+                info = (_KIND_USER, _f32(len(p.encode("utf-8")) * max_score) - 0.1, i)
+            else:
+                info = (_KIND_SCORE, scores[i], i)
+            node = trie
+            for c in p[:-1]:
+                nxt = node.get(c)
+                if nxt is None:
+                    nxt = node[c] = [{}, None]
+                node = nxt[0]
+            last = node.get(p[-1])
+            if last is None:
+                node[p[-1]] = [{}, info]
+            elif last[1] is None:
+                last[1] = info
+        self._trie = trie
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Unigram:
+        vocab_raw = obj.get("vocab")
+        if not isinstance(vocab_raw, list):
+            raise TokvizFormatError("Unigram.vocab must be a list of [piece, score] pairs")
+        vocab: list[tuple[str, float]] = []
+        for k, entry in enumerate(vocab_raw):
+            if (not isinstance(entry, (list, tuple)) or len(entry) != 2 or not isinstance(entry[0], str)
+                    or not isinstance(entry[1], (int, float))):
+                raise TokvizFormatError(f"Unigram.vocab[{k}]: expected [piece, score], got {entry!r}")
+            vocab.append((entry[0], float(entry[1])))
+        unk_id = obj.get("unk_id")
+        if unk_id is not None and not isinstance(unk_id, int):
+            raise TokvizFormatError(f"Unigram.unk_id must be an integer or null, got {unk_id!r}")
+        return cls(vocab, unk_id=unk_id, byte_fallback=bool(obj.get("byte_fallback", False)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "Unigram",
+            "unk_id": self.unk_id,
+            "vocab": [[p, s] for p, s in zip(self.pieces, self.scores)],
+            "byte_fallback": self.byte_fallback,
+        }
+
+    # ------------------------------------------------------------------ vocabulary
+    def token_to_id(self, token: str) -> int | None:
+        return self._token_to_id.get(token)
+
+    def id_to_token(self, id: int) -> str | None:  # noqa: A002
+        return self.pieces[id] if 0 <= id < len(self.pieces) else None
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._token_to_id)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # ------------------------------------------------------------------ encoding
+    def tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        if not text:
+            return ()
+        got = self._cache.get(text)
+        if got is not None:
+            return got
+        raw = self.viterbi(text)
+        if self.spm is not None:
+            out = tuple(self.spm.finish(text, raw))
+        else:
+            out = tuple(self._hf_finish(text, raw))
+        if len(text) <= _CACHE_MAX_CHARS:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[text] = out
+        return out
+
+    def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[UnigramTrace, ...]]:
+        toks = self.tokenize(text)
+        traces = []
+        unk = self.unk_id
+        for i, s, e in toks:
+            if i == unk:
+                traces.append(UnigramTrace(self.unk_score * max(1, e - s)))
+            elif self.piece_types[i] == PieceType.BYTE:
+                traces.append(UnigramTrace(self.unk_score))
+            else:
+                traces.append(UnigramTrace(self.scores[i]))
+        return toks, tuple(traces)
+
+    def viterbi(self, text: str) -> list[tuple[int, int, int]]:
+        """The best path as ``(id, start, end)`` nodes before unknown merging / byte fallback."""
+        if self.sentencepiece:
+            return self._viterbi_f32(text)
+        return self._viterbi_f64(text)
+
+    def _viterbi_f32(self, text: str) -> list[tuple[int, int, int]]:
+        n = len(text)
+        best = array("f", bytes(4 * (n + 1)))  # float32 path scores, like BestPathNode
+        starts = [-1] * (n + 1)
+        ids = [0] * (n + 1)
+        trie = self._trie
+        unk_score = self.unk_score
+        unk_id = self.unk_id
+        for s in range(n):
+            base = best[s]
+            node = trie
+            e = s
+            single = False
+            while e < n:
+                t = node.get(text[e])
+                if t is None:
+                    break
+                e += 1
+                node, info = t
+                if info is None:
+                    continue
+                kind, score, pid = info
+                cand = base + score
+                if kind == _KIND_SCORE:
+                    if starts[e] < 0:
+                        best[e] = cand
+                        starts[e] = s
+                        ids[e] = pid
+                    elif cand > best[e]:
+                        # float32 sum: better only if it is still better after rounding
+                        old = best[e]
+                        best[e] = cand
+                        if best[e] != old:
+                            starts[e] = s
+                            ids[e] = pid
+                elif kind == _KIND_USER:
+                    # the bonus score is a double: compared in double, stored as float
+                    if starts[e] < 0 or cand > best[e]:
+                        best[e] = cand
+                        starts[e] = s
+                        ids[e] = pid
+                else:
+                    continue
+                if e == s + 1:
+                    single = True
+            if not single:
+                e = s + 1
+                cand = base + unk_score
+                if starts[e] < 0:
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = unk_id  # type: ignore[assignment]
+                elif cand > best[e]:
+                    old = best[e]
+                    best[e] = cand
+                    if best[e] != old:
+                        starts[e] = s
+                        ids[e] = unk_id  # type: ignore[assignment]
+        return _backtrack(starts, ids, n)
+
+    def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
+        n = len(text)
+        best = [0.0] * (n + 1)
+        starts = [-1] * (n + 1)
+        ids = [0] * (n + 1)
+        trie = self._trie
+        unk_score = self.unk_score
+        unk_id = -1 if self.unk_id is None else self.unk_id
+        for s in range(n):
+            base = best[s]
+            node = trie
+            e = s
+            single = False
+            while e < n:
+                t = node.get(text[e])
+                if t is None:
+                    break
+                e += 1
+                node, info = t
+                if info is None:
+                    continue
+                cand = base + info[1]
+                if starts[e] < 0 or cand > best[e]:
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = info[2]
+                if e == s + 1:
+                    single = True
+            if not single:
+                if self.unk_id is None:
+                    raise TokvizFormatError(
+                        f"Unigram: no piece covers {text[s]!r} and the model has no unk_id"
+                    )
+                e = s + 1
+                cand = base + unk_score
+                if starts[e] < 0 or cand > best[e]:
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = unk_id
+        return _backtrack(starts, ids, n)
+
+    def _hf_finish(self, text: str, raw: list[tuple[int, int, int]]) -> list[ModelToken]:
+        unk = self.unk_id
+        fused: list[tuple[int, int, int]] = []
+        for t in raw:
+            if t[0] == unk and fused and fused[-1][0] == unk:
+                fused[-1] = (unk, fused[-1][1], t[2])
+            else:
+                fused.append(t)
+        out: list[ModelToken] = []
+        for i, s, e in fused:
+            if i != unk:
+                out.append((i, s, e))
+                continue
+            piece = text[s:e]
+            known = self._token_to_id.get(piece)
+            if known is not None:
+                out.append((known, s, e))
+                continue
+            if self.byte_fallback:
+                byte_ids = [self._token_to_id.get(byte_piece(b)) for b in piece.encode("utf-8")]
+                if all(b is not None for b in byte_ids):
+                    out.extend((b, s, e) for b in byte_ids)  # type: ignore[misc]
+                    continue
+            out.append((i, s, e))
+        return out
+
+    # ------------------------------------------------------------------ lattice
+    def lattice(self, text: str, *, original_spans: Sequence[tuple[int, int]] | None = None):  # noqa: ANN201
+        """The full lattice of a normalized ``text`` (see `tokviz.engine.lattice.Lattice`)."""
+        from ..lattice import Lattice
+
+        return Lattice.build(self, text, original_spans=original_spans)
+
+    def candidates(self, text: str, start: int) -> list[tuple[int, int, float]]:
+        """SentencePiece ``PopulateNodes`` at one position: ``(id, end, score)`` in trie order
+        (shorter first), UNUSED skipped, plus the unknown node when no single-char piece exists.
+        USER_DEFINED pieces get the lattice bonus ``len_chars * max_score - 0.1`` (as float32)."""
+        out: list[tuple[int, int, float]] = []
+        node = self._trie
+        e = start
+        n = len(text)
+        single = False
+        while e < n:
+            t = node.get(text[e])
+            if t is None:
+                break
+            e += 1
+            node, info = t
+            if info is None:
+                continue
+            kind, score, pid = info
+            if kind == _KIND_UNUSED:
+                continue
+            if kind == _KIND_USER:
+                score = _f32(_f32((e - start) * self.max_score) - 0.1)
+            out.append((pid, e, score))
+            if e == start + 1:
+                single = True
+        if not single:
+            if self.unk_id is None:
+                raise TokvizFormatError(f"Unigram: no piece covers {text[start]!r} and the model has no unk_id")
+            out.append((self.unk_id, start + 1, self.unk_score))
+        return out
+
+    def __repr__(self) -> str:
+        kind = "sentencepiece" if self.sentencepiece else "hf"
+        return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
+
+
+def _backtrack(starts: list[int], ids: list[int], n: int) -> list[tuple[int, int, int]]:
+    out: list[tuple[int, int, int]] = []
+    e = n
+    while e > 0:
+        s = starts[e]
+        out.append((ids[e], s, e))
+        e = s
+    out.reverse()
+    return out
+
+
+# re-exported for the loader
+__all__ += ["to_float32"]
