@@ -133,14 +133,13 @@ def _fast_splitter(spec: PipelineSpec):  # noqa: ANN202 - (split, mapper) | None
     if spec.normalizer or not pre or pre.get("type") != "ByteLevel" or not pre.get("use_regex", True):
         return None
     try:
-        from ..engine.byte_alphabet import BYTES_TO_UNICODE
+        from ..engine.byte_alphabet import text_to_proxy
         from ..engine.pre_tokenizers.byte_level import GPT2_PATTERN
     except ImportError:
         return None
     import regex
 
     compiled = regex.compile(GPT2_PATTERN)
-    table = {b: BYTES_TO_UNICODE[b] for b in range(256)}
     prefix = bool(pre.get("add_prefix_space", False))
 
     def split(text: str) -> list[str]:
@@ -148,10 +147,7 @@ def _fast_splitter(spec: PipelineSpec):  # noqa: ANN202 - (split, mapper) | None
             text = " " + text
         return compiled.findall(text)
 
-    def mapper(word: str) -> str:
-        return "".join([table[b] for b in word.encode("utf-8")])
-
-    return split, mapper
+    return split, text_to_proxy
 
 
 def read_corpus_files(paths: Sequence[Any]) -> list[str]:
