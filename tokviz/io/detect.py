@@ -83,65 +83,62 @@ def sniff(data: bytes) -> str:
     >>> sniff(b'{"model": {"type": "BPE"}}'), sniff(b"IQ== 0\\n"), sniff(b"[PAD]\\n[UNK]\\n")
     ('hf-json', 'tiktoken', 'vocab-txt')
     """
+    return _classify(data)[0]
+
+
+def _classify(data: bytes) -> tuple[str, Any]:
+    """`sniff`, plus the parsed JSON value (so a big tokenizer.json is parsed once)."""
     head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
-        return "empty"
+        return "empty", None
     if head[:1] == b"{":
         return _sniff_json(data)
     if head[:1] == b"[":
         # a JSON array is no tokenizer, but "[PAD]" opens every BERT vocab.txt
-        kind = _sniff_json(data)
-        if kind != "json" or _parses_as_json(data):
-            return kind
+        kind, obj = _sniff_json(data)
+        if obj is not None:
+            return kind, obj
     if _looks_like_model_proto(data):
-        return "sentencepiece"
+        return "sentencepiece", None
     from .tiktoken_ranks import looks_like_ranks
 
     if looks_like_ranks(data):
-        return "tiktoken"
+        return "tiktoken", None
     try:
         text = data[:65536].decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < 65536 - 4:  # not just a character cut by the 64 KiB window
-            return "binary"
+            return "binary", None
         text = data[: exc.start].decode("utf-8")
     if any(c in text for c in "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15"):
-        return "binary"
+        return "binary", None
     from .gpt2_files import looks_like_merges
 
     if looks_like_merges(text):
-        return "merges"
+        return "merges", None
     # vocab.txt: one token per line; tokens never hold spaces. Prose or code has them on most
     # lines, so a file with more than a few spaced lines is not a vocabulary.
     lines = [ln.rstrip("\r") for ln in text.split("\n")[:2000]]
     spaced = sum(1 for ln in lines if " " in ln.strip() or "\t" in ln)
     if spaced > max(2, len(lines) // 100):
-        return "text"
-    return "vocab-txt"
+        return "text", None
+    return "vocab-txt", None
 
 
-def _sniff_json(data: bytes) -> str:
+def _sniff_json(data: bytes) -> tuple[str, Any]:
     try:
         obj = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return "json"  # malformed: the JSON loader names where it broke
+        return "json", None  # malformed: the JSON branch of `_load_data` names where it broke
     if isinstance(obj, dict):
         # "model" is also an ordinary token of GPT-2's vocab.json: only an object counts
         if isinstance(obj.get("model"), dict):
-            return "hf-json"
+            return "hf-json", obj
         if obj and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()):
-            return "vocab-json"
+            return "vocab-json", obj
         if "tokenizer_class" in obj or "chat_template" in obj or "added_tokens_decoder" in obj:
-            return "tokenizer-config"
-    return "json"
-
-
-def _parses_as_json(data: bytes) -> bool:
-    try:
-        json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-    return True
+            return "tokenizer-config", obj
+    return "json", obj
 
 
 def _looks_like_model_proto(data: bytes) -> bool:
@@ -216,7 +213,7 @@ def _load_data(
     pattern: str | None,
     special_tokens: Mapping[str, int] | None,
 ) -> Tokenizer:
-    kind = sniff(data)
+    kind, parsed = _classify(data)
     if kind == "tiktoken":
         from .tiktoken_ranks import load_tiktoken_ranks
 
@@ -230,7 +227,7 @@ def _load_data(
         config: Any = None
         if config_path is not None:
             config = read_bytes(_read_file(config_path), source=str(config_path))
-        return load_hf_json(data, source=source, config=config,
+        return load_hf_json(parsed, source=source, config=config,
                             config_source=str(config_path) if config_path is not None else None)
     if kind == "vocab-json":
         from .gpt2_files import load_gpt2_files
@@ -243,7 +240,7 @@ def _load_data(
                 source=source,
             )
         merges = read_bytes(_read_file(merges_path), source=str(merges_path))
-        return load_gpt2_files(_decode_text(data, source), _decode_text(merges, str(merges_path)),
+        return load_gpt2_files(parsed, _decode_text(merges, str(merges_path)),
                                source=source, merges_source=str(merges_path))
     if kind == "sentencepiece":
         from .sentencepiece import load_sentencepiece_model

@@ -98,14 +98,14 @@ def parse_merges(text: str, *, source: str = "merges.txt", vocab: Mapping[str, i
 
 
 def load_gpt2_files(
-    vocab_text: str,
+    vocab_text: str | Mapping[str, Any],
     merges_text: str,
     *,
     source: str = "vocab.json",
     merges_source: str = "merges.txt",
     config: TokenizerConfig | None = None,
 ) -> Tokenizer:
-    """Build the GPT-2 pipeline from the two files' texts.
+    """Build the GPT-2 pipeline from the two files' texts (vocab.json may be given parsed).
 
     >>> tok = load_gpt2_files(open("vocab.json").read(), open("merges.txt").read())  # doctest: +SKIP
     >>> tok.encode("Hello world").ids                                                # doctest: +SKIP
