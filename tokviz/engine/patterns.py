@@ -8,6 +8,9 @@ quantifiers and atomic groups. The differences that matter are handled here, onc
 * A pattern from a file may backtrack catastrophically; every search runs with the `regex`
   module's ``timeout`` and raises `PatternTimeoutError` naming the pattern instead of hanging.
 * A pattern that does not compile raises `TokvizFormatError` naming the pattern.
+* The `regex` module knows a newer Unicode than Oniguruma: characters HF sees as unassigned
+  (`unicode_tables.UNKNOWN_TO_HF_REGEX`) are replaced by a noncharacter before matching
+  (same length, so spans are unchanged).
 
 `find_matches` reproduces HF's ``Pattern::find_matches`` (contiguous ``(start, end, is_match)``
 covering the whole text, in code points), and `split_spans` the five ``SplitDelimiterBehavior``
@@ -26,6 +29,7 @@ from typing import Any, Literal
 import regex
 
 from .errors import TokvizFormatError
+from .unicode_tables import UNKNOWN_TO_HF_REGEX, ranges_class
 
 __all__ = [
     "Behavior",
@@ -38,6 +42,7 @@ __all__ = [
     "pattern_from_json",
     "pattern_to_json",
     "search_timeout",
+    "hf_regex_view",
 ]
 
 Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
@@ -92,6 +97,17 @@ def pattern_to_json(text: str, is_regex: bool) -> dict[str, str]:
     return {"Regex": text} if is_regex else {"String": text}
 
 
+_UNKNOWN = regex.compile(f"[{ranges_class(UNKNOWN_TO_HF_REGEX)}]")
+_HIDE = "\ufdd0"  # a permanent noncharacter: general category Cn in every engine
+
+
+def hf_regex_view(text: str) -> str:
+    """``text`` with the characters HF's regex engines do not know replaced by a noncharacter."""
+    if text.isascii() or _UNKNOWN.search(text) is None:
+        return text
+    return _UNKNOWN.sub(_HIDE, text)
+
+
 def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int, bool]]:
     """HF ``find_matches`` for a regex: the text cut into match / non-match spans, in order.
 
@@ -104,7 +120,7 @@ def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int
     append = out.append
     prev = 0
     try:
-        for m in compiled.finditer(text, timeout=search_timeout(len(text))):
+        for m in compiled.finditer(hf_regex_view(text), timeout=search_timeout(len(text))):
             s, e = m.span()
             if prev != s:
                 append((prev, s, False))
