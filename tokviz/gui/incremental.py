@@ -15,7 +15,9 @@ Pure Python (no Qt): the GUI and the tests use it the same way.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ..engine.encoding import Encoding, PreToken, Segment, Stages
 from ..engine.text import NormalizedText
@@ -141,6 +143,15 @@ def reencode(
     return full_encode(tokenizer, new_text, add_special_tokens=add_special_tokens, allowed_special=allowed_special), None
 
 
+fallback_reason = 0  # which synchronisation check last failed (diagnostics for tests and the bench)
+
+
+def _fail(reason: int) -> None:
+    global fallback_reason
+    fallback_reason = reason
+    return None
+
+
 def _try_window(
     tokenizer, old_text: str, old: Encoding, new_text: str, edit: Edit, lines: int, allowed_special  # noqa: ANN001
 ) -> tuple[Encoding, Splice] | None:
@@ -158,7 +169,7 @@ def _try_window(
     stages = old.stages
     assert stages is not None  # checked by the caller (internal invariant, not input)
     chunks = stages.pre_tokens
-    chunk_starts = [c.start for c in chunks]
+    chunk_starts = _Starts(chunks)
     # Snap the window to old chunk boundaries: start at a chunk start, end at a chunk end.
     ci0 = bisect_right(chunk_starts, ws) - 1
     ci0 = max(ci0, 0)
@@ -176,36 +187,40 @@ def _try_window(
     if ci1 >= len(chunks):
         we = len(old_text)
     if ws > edit.start or we < edit.old_end:
-        return None
+        return _fail(1)
     delta = edit.delta
     new_we = we + delta
     window = new_text[ws:new_we]
     w = tokenizer.encode(window, add_special_tokens=False, allowed_special=allowed_special)
     if w.stages is None or not _identity_stages(w.stages):
-        return None
+        return _fail(2)
     wchunks = w.stages.pre_tokens
     # --- synchronisation at the window start: the first _SYNC chunks before the edit match.
+    head_end = ws  # old tokens in [ws, head_end) must come out of the window unchanged
+    tail_start = we  # old tokens in [tail_start, we) likewise (old coordinates)
     if ws > 0:
         k = 0
         for oc, nc in zip(chunks[ci0 : ci0 + _SYNC], wchunks[:_SYNC]):
-            if oc.end > edit.start:
+            if oc.end >= edit.start:
                 break
+            head_end = oc.end
             if (oc.text, oc.start, oc.end) != (nc.text, nc.start + ws, nc.end + ws):
-                return None
+                return _fail(3)
             k += 1
         if k == 0 and ci0 > 0:
-            return None
+            return _fail(4)
     # --- synchronisation at the window end: the last _SYNC chunks after the edit match.
     if we < len(old_text):
         tail_old = chunks[max(ci1 - _SYNC, 0) : ci1]
         tail_new = wchunks[len(wchunks) - len(tail_old) :] if tail_old else ()
         if not tail_old or len(tail_new) != len(tail_old):
-            return None
+            return _fail(5)
+        tail_start = tail_old[0].start
         for oc, nc in zip(tail_old, tail_new):
-            if oc.start < edit.old_end:
-                return None
+            if oc.start <= edit.old_end:
+                return _fail(6)
             if (oc.text, oc.start + delta, oc.end + delta) != (nc.text, nc.start + ws, nc.end + ws):
-                return None
+                return _fail(7)
     # --- tokens: old body tokens inside [ws, we) are replaced by the window's tokens.
     ba, bb = _body_range(old)
     offs = old.offsets
@@ -214,22 +229,130 @@ def _try_window(
     t0 = _first_token_at(offs, ba, bb, ws)
     t1 = _first_token_at(offs, t0, bb, we)
     if t0 > ba and offs[t0 - 1][1] > ws:
-        return None  # a token crosses the window start
+        return _fail(8)  # a token crosses the window start
     if t1 < bb and offs[t1][0] < we:
-        return None
+        return _fail(9)
     if t1 > t0 and offs[t1 - 1][1] > we:
-        return None
+        return _fail(10)
     # The window's tokens at the synchronised edges must equal the old ones.
     wb_a, wb_b = _body_range(w)
     if wb_a != 0 or wb_b != len(w.ids):
-        return None
-    if not _edge_tokens_match(old, t0, t1, w, ws, we, delta, edit):
-        return None
+        return _fail(11)
+    if not _edge_tokens_match(old, t0, t1, w, ws, delta, head_end, tail_start):
+        return _fail(12)
     dbytes = len(window.encode("utf-8")) - len(old_text[ws:we].encode("utf-8"))
     new = _splice_encoding(old, new_text, w, t0, t1, ws, delta, dbytes, ba, bb)
     splice_chunks = _splice_stages(stages, new_text, w.stages, ci0, ci1, ws, delta)
     object.__setattr__(new, "stages", splice_chunks)
     return new, Splice(t0, t1 - t0, len(w.ids), ci0, ci1 - ci0, len(wchunks))
+
+
+class _Starts:
+    """``starts[i] == chunks[i].start`` without building the list (bisect needs only indexing)."""
+
+    __slots__ = ("_chunks",)
+
+    def __init__(self, chunks) -> None:  # noqa: ANN001
+        self._chunks = chunks
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def __getitem__(self, i: int) -> int:
+        return self._chunks[i].start
+
+
+def _shift_pair(v: tuple[int, int], d: int) -> tuple[int, int]:
+    return (v[0] + d, v[1] + d)
+
+
+def _shift_chunk(c: PreToken, d: int) -> PreToken:
+    return PreToken(c.text, c.start + d, c.end + d)
+
+
+def _shift_word(v: int | None, d: int) -> int | None:
+    return None if v is None else v + d
+
+
+class Spliced(Sequence):
+    """A sequence after splices, kept as shifted views ``(source, lo, hi, delta)`` of earlier ones.
+
+    Shifting every offset (or chunk) after an edit would build one object per token on every
+    keystroke; this builds a shifted item only when it is read. Parts are compacted into a list
+    when they pile up. Slicing returns a list.
+    """
+
+    __slots__ = ("_parts", "_firsts", "_n", "_shift")
+
+    def __init__(self, parts: list[tuple[Sequence, int, int, int]], shift) -> None:  # noqa: ANN001
+        self._shift = shift
+        flat: list[tuple[Sequence, int, int, int]] = []
+        for src, lo, hi, d in parts:
+            if hi <= lo:
+                continue
+            if isinstance(src, Spliced):
+                flat.extend(src._slice_parts(lo, hi, d))
+            else:
+                flat.append((src, lo, hi, d))
+        if len(flat) > 24:
+            items = [shift(c, d) if d else c for src, lo, hi, d in flat for c in src[lo:hi]]
+            flat = [(items, 0, len(items), 0)]
+        self._parts = flat
+        self._firsts = [0, *accumulate(hi - lo for _s, lo, hi, _d in flat)]
+        self._n = self._firsts[-1]
+
+    def _slice_parts(self, lo: int, hi: int, d: int) -> list[tuple[Sequence, int, int, int]]:
+        out = []
+        for (src, a, b, dd), first in zip(self._parts, self._firsts):
+            s = max(lo, first)
+            e = min(hi, first + b - a)
+            if s < e:
+                out.append((src, a + s - first, a + e - first, dd + d))
+        return out
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _one(self, i: int):  # noqa: ANN202
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        k = bisect_right(self._firsts, i) - 1
+        src, lo, _hi, d = self._parts[k]
+        c = src[lo + i - self._firsts[k]]
+        return self._shift(c, d) if d else c
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            if step != 1:
+                return [self._one(j) for j in range(start, stop, step)]
+            out: list = []
+            for p in self._slice_parts(start, stop, 0):
+                src, a, b, d = p
+                out.extend(src[a:b] if not d else (self._shift(c, d) for c in src[a:b]))
+            return out
+        return self._one(i)
+
+    def __iter__(self) -> Iterator:
+        shift = self._shift
+        for src, lo, hi, d in self._parts:
+            if d:
+                for c in src[lo:hi]:
+                    yield shift(c, d)
+            else:
+                yield from src[lo:hi]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self._n and all(x == y for x, y in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Sequence) -> list:
+        return list(self) + list(other)
 
 
 def _chunk_at(starts: list[int], pos: int) -> int:
@@ -247,18 +370,22 @@ def _first_token_at(offs: list[tuple[int, int]], lo: int, hi: int, pos: int) -> 
 
 
 def _edge_tokens_match(
-    old: Encoding, t0: int, t1: int, w: Encoding, ws: int, we: int, delta: int, edit: Edit
+    old: Encoding, t0: int, t1: int, w: Encoding, ws: int, delta: int, head_end: int, tail_start: int
 ) -> bool:
-    # Leading tokens that lie wholly before the edit must be identical (ids and shifted spans).
-    i = 0
+    """The old tokens of the synchronised edge chunks equal the window's first and last tokens."""
     n = len(w.ids)
-    while t0 + i < t1 and i < n and old.offsets[t0 + i][1] <= edit.start:
+    i = 0
+    while t0 + i < t1 and old.offsets[t0 + i][1] <= head_end:
+        if i >= n:
+            return False
         s, e = w.offsets[i]
         if old.ids[t0 + i] != w.ids[i] or old.offsets[t0 + i] != (s + ws, e + ws):
             return False
         i += 1
     j = 1
-    while t1 - j >= t0 and n - j >= 0 and old.offsets[t1 - j][0] >= edit.old_end and j <= 64:
+    while t1 - j >= t0 and old.offsets[t1 - j][0] >= tail_start:
+        if n - j < i:
+            return False
         s, e = w.offsets[n - j]
         if old.ids[t1 - j] != w.ids[n - j] or old.offsets[t1 - j] != (s + ws - delta, e + ws - delta):
             return False
@@ -270,26 +397,28 @@ def _splice_encoding(
     old: Encoding, new_text: str, w: Encoding, t0: int, t1: int, ws: int, delta: int, dbytes: int, ba: int, bb: int
 ) -> Encoding:
     ws_b = len(new_text[:ws].encode("utf-8"))
-    win_offsets = [(s + ws, e + ws) for s, e in w.offsets]
-    win_bytes = [(s + ws_b, e + ws_b) for s, e in w.byte_offsets]
-    tail_offsets = [(s + delta, e + delta) for s, e in old.offsets[t1:bb]]
-    tail_bytes = [(s + dbytes, e + dbytes) for s, e in old.byte_offsets[t1:bb]]
+    n_old = len(old.ids)
+    nw = len(w.ids)
+
+    def cat(col_old: Sequence, col_win: Sequence, d_win: int, d_tail: int, shift) -> Spliced:  # noqa: ANN001
+        return Spliced(
+            [(col_old, 0, t0, 0), (col_win, 0, nw, d_win), (col_old, t1, bb, d_tail), (col_old, bb, n_old, 0)], shift
+        )
+
     # Word ids: the window numbers its words from 0; rebase them on the old numbering.
     base = _word_base(old, t0, ba)
-    win_words = [None if x is None else x + base for x in w.word_ids]
-    last_new = max((x for x in win_words if x is not None), default=base - 1)
-    first_tail = next((x for x in old.word_ids[t1:bb] if x is not None), None)
+    last_new = max((x + base for x in w.word_ids if x is not None), default=base - 1)
+    first_tail = next((x for x in old.word_ids[t1 : min(bb, t1 + 64)] if x is not None), None)
     wshift = 0 if first_tail is None else (last_new + 1) - first_tail
-    tail_words = [None if x is None else x + wshift for x in old.word_ids[t1:bb]]
     return Encoding(
         new_text,
         old.ids[:t0] + w.ids + old.ids[t1:],
         old.tokens[:t0] + w.tokens + old.tokens[t1:],
-        old.offsets[:t0] + win_offsets + tail_offsets + old.offsets[bb:],
-        old.byte_offsets[:t0] + win_bytes + tail_bytes + _shift_trailing(old.byte_offsets[bb:], 0),
+        cat(old.offsets, w.offsets, ws, delta, _shift_pair),
+        cat(old.byte_offsets, w.byte_offsets, ws_b, dbytes, _shift_pair),
         old.special_tokens_mask[:t0] + w.special_tokens_mask + old.special_tokens_mask[t1:],
         old.type_ids[:t0] + w.type_ids + old.type_ids[t1:],
-        old.word_ids[:t0] + win_words + tail_words + old.word_ids[bb:],
+        cat(old.word_ids, w.word_ids, base, wshift, _shift_word),
         None,
         None,
     )
@@ -308,14 +437,19 @@ def _word_base(old: Encoding, t0: int, ba: int) -> int:
 
 
 def _splice_stages(old: Stages, new_text: str, win: Stages, ci0: int, ci1: int, ws: int, delta: int) -> Stages:
-    chunks = (
-        old.pre_tokens[:ci0]
-        + tuple(PreToken(c.text, c.start + ws, c.end + ws) for c in win.pre_tokens)
-        + tuple(PreToken(c.text, c.start + delta, c.end + delta) for c in old.pre_tokens[ci1:])
+    old_chunks = old.pre_tokens
+    win_chunks = win.pre_tokens
+    chunks = Spliced(
+        [
+            (old_chunks, 0, ci0, 0),
+            (win_chunks, 0, len(win_chunks), ws),
+            (old_chunks, ci1, len(old_chunks), delta),
+        ],
+        _shift_chunk,
     )
     # Segments (all identity here): re-cut around the window, then merge neighbours that a full
     # encode would have kept as one run of ordinary text.
-    old_we = (old.pre_tokens[ci1].start if ci1 < len(old.pre_tokens) else len(old.original))
+    old_we = old_chunks[ci1].start if ci1 < len(old_chunks) else len(old.original)
     new_we = old_we + delta
     pieces: list[tuple[int, int, int | None, bool]] = []
     for s in old.segments:

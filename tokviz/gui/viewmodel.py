@@ -250,6 +250,8 @@ class InspectViewModel(QObject):
                 om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
                 om.to_utf8(len(text))
                 om.from_utf8(0)
+                if enc.stages is not None:
+                    len(enc.stages.pre_tokens)  # materialize the lazy chunk stage here, off the GUI thread
                 norm = enc.stages.normalized if enc.stages is not None else None
                 norm_map = OffsetMap(norm.text) if norm is not None else None
                 if norm_map is not None:
