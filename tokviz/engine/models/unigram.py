@@ -12,10 +12,10 @@ Two flavours, because the references differ in details that change results:
 * ``sentencepiece=True`` (``unigram_model.cc``, ``EncodeOptimized``): only NORMAL,
   USER_DEFINED and UNUSED pieces are in the trie; UNUSED are skipped; ``min_score`` is taken
   over NORMAL pieces; a USER_DEFINED piece scores ``len_bytes * max_score - 0.1`` (``max_score``
-  starts at FLT_MIN, so with all-negative scores it is ~0); path scores are **float32** sums,
-  reproduced exactly (an ``array('f')`` store rounds like the C++ ``float``), because on long
-  texts float32 rounding decides near-ties. Then SentencePiece's processor step merges unknown
-  runs or byte-falls them back (`SentencePieceVocab.finish`).
+  starts at FLT_MIN, so with all-negative scores it is ~0); piece scores are float32 values,
+  path sums are doubles (what the installed sentencepiece reproduces on whole documents).
+  Then SentencePiece's processor step merges unknown runs or byte-falls them back
+  (`SentencePieceVocab.finish`).
 * HF (``from_json``): every piece is in the trie, ``min_score`` over all pieces, float64,
   unknown runs fused, byte fallback of a fused unknown run to ``<0xNN>`` pieces each spanning
   the whole run (when every byte piece exists, else the unk id).
@@ -214,12 +214,17 @@ class Unigram(Model):
     def viterbi(self, text: str) -> list[tuple[int, int, int]]:
         """The best path as ``(id, start, end)`` nodes before unknown merging / byte fallback."""
         if self.sentencepiece:
-            return self._viterbi_f32(text)
+            return self._viterbi_sp(text)
         return self._viterbi_f64(text)
 
-    def _viterbi_f32(self, text: str) -> list[tuple[int, int, int]]:
+    def _viterbi_sp(self, text: str) -> list[tuple[int, int, int]]:
+        # Path scores are summed in double precision: the installed sentencepiece (0.2.x)
+        # reproduces only with doubles (checked on whole 300k-char documents, where the
+        # cumulative score reaches -1e6 and rounding decides between permutations of the same
+        # pieces, e.g. runs of "." vs "......"). So no per-chunk result cache here: a chunk's
+        # segmentation may depend on the score accumulated before it.
         n = len(text)
-        best = array("f", bytes(4 * (n + 1)))  # float32 path scores, like BestPathNode
+        best = [0.0] * (n + 1)
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
         trie = self._trie
@@ -239,42 +244,22 @@ class Unigram(Model):
                 if info is None:
                     continue
                 kind, score, pid = info
-                cand = base + score
-                if kind == _KIND_SCORE:
-                    if starts[e] < 0:
-                        best[e] = cand
-                        starts[e] = s
-                        ids[e] = pid
-                    elif cand > best[e]:
-                        # float32 sum: better only if it is still better after rounding
-                        old = best[e]
-                        best[e] = cand
-                        if best[e] != old:
-                            starts[e] = s
-                            ids[e] = pid
-                elif kind == _KIND_USER:
-                    # the bonus score is a double: compared in double, stored as float
-                    if starts[e] < 0 or cand > best[e]:
-                        best[e] = cand
-                        starts[e] = s
-                        ids[e] = pid
-                else:
+                if kind == _KIND_UNUSED:
                     continue
+                cand = base + score
+                if starts[e] < 0 or cand > best[e]:
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = pid
                 if e == s + 1:
                     single = True
             if not single:
                 e = s + 1
                 cand = base + unk_score
-                if starts[e] < 0:
+                if starts[e] < 0 or cand > best[e]:
                     best[e] = cand
                     starts[e] = s
                     ids[e] = unk_id  # type: ignore[assignment]
-                elif cand > best[e]:
-                    old = best[e]
-                    best[e] = cand
-                    if best[e] != old:
-                        starts[e] = s
-                        ids[e] = unk_id  # type: ignore[assignment]
         return _backtrack(starts, ids, n)
 
     def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
