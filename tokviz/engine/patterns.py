@@ -119,9 +119,15 @@ def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int
     out: list[tuple[int, int, bool]] = []
     append = out.append
     prev = 0
+    last_end = -1
     try:
         for m in compiled.finditer(hf_regex_view(text), timeout=search_timeout(len(text))):
             s, e = m.span()
+            if s == e and s == last_end:
+                # Oniguruma (like Rust's regex) never reports an empty match right where the
+                # previous match ended; Python's regex does ("b*" on "abbc": (3, 3)).
+                continue
+            last_end = e
             if prev != s:
                 append((prev, s, False))
             append((s, e, True))

@@ -70,7 +70,7 @@ WHITE_SPACE = frozenset(
 #: BertNormalizer ``clean_text`` removes these: NUL, U+FFFD and ``is_other`` (Cc, Cf, Co in
 #: Unicode 8.0) except tab, newline and carriage return.
 OTHER = CharSet((
-    "1-8 b-c e-1f 7f-9f ad 600-605 61c 6dd 70f 180e 200b-200f 202a-202e 2060-2064 2066-206f "
+    "0-8 b-c e-1f 7f-9f ad 600-605 61c 6dd 70f 180e 200b-200f 202a-202e 2060-2064 2066-206f "
     "e000-f8ff feff fff9-fffb fffd 110bd 1bca0-1bca3 1d173-1d17a e0001 e0020-e007f f0000-ffffd "
     "100000-10fffd "
 ))

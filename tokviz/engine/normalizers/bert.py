@@ -1,0 +1,130 @@
+"""BertNormalizer: clean control characters, pad CJK ideographs, strip accents, lowercase.
+
+HF's steps, in order, each with its alignment rule:
+
+1. ``clean_text``: remove NUL, U+FFFD and "other" characters (Cc, Cf, Co in Unicode 8.0, except
+   tab/newline/CR): kept characters keep their alignment; then every whitespace character
+   (tab, newline, CR, Rust ``is_whitespace``) becomes a space, 1:1.
+2. ``handle_chinese_chars``: each CJK ideograph becomes " X " — all three characters share the
+   ideograph's alignment.
+3. ``strip_accents`` (``None`` means: follow ``lowercase``): NFD, then remove non-spacing marks
+   (Mn in Unicode 8.0).
+4. ``lowercase``: Rust ``to_lowercase`` per character.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from ..errors import TokvizFormatError
+from ..text import NormalizedText
+from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, ranges_class
+from . import Normalizer
+from .basic import lowercase, old_alignment, remove_chars, splice
+from .unicode import _normalize
+
+__all__ = ["BertNormalizer", "is_chinese_char"]
+
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B920, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
+_CJK = regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _CJK_RANGES) + "]")
+# NUL and U+FFFD are in OTHER already (the table was taken from HF's behaviour)
+_CLEAN = regex.compile(f"[{ranges_class(OTHER)}]+")
+_SPACES = {ord(c): " " for c in WHITE_SPACE if c != " "}
+_NONSPACING = regex.compile(f"[{ranges_class(NONSPACING_MARK)}]+")
+
+
+def is_chinese_char(c: str) -> bool:
+    """The CJK blocks BERT pads with spaces (BERT's ``_is_chinese_char``)."""
+    cp = ord(c)
+    return any(a <= cp <= b for a, b in _CJK_RANGES)
+
+
+def _pad_chinese(nt: NormalizedText) -> NormalizedText:
+    if nt.text.isascii() or _CJK.search(nt.text) is None:
+        return nt
+    old_starts, old_ends = old_alignment(nt)
+    edits = []
+    for m in _CJK.finditer(nt.text):
+        i = m.start()
+        sa, sb = old_starts[i], old_ends[i]
+        edits.append((i, i + 1, f" {m.group()} ", (sa, sa, sa), (sb, sb, sb)))
+    return splice(nt, edits)
+
+
+class BertNormalizer(Normalizer):
+    """HF ``BertNormalizer``.
+
+    >>> BertNormalizer().normalize_str("Héllo\\t世界")
+    'hello  世  界 '
+    """
+
+    type_name = "BertNormalizer"
+
+    def __init__(
+        self,
+        *,
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+        strip_accents: bool | None = None,
+        lowercase: bool = True,
+    ) -> None:
+        self.clean_text = clean_text
+        self.handle_chinese_chars = handle_chinese_chars
+        self.strip_accents = strip_accents
+        self.lowercase = lowercase
+
+    def normalize(self, text: NormalizedText) -> NormalizedText:
+        if self.clean_text:
+            if not text.text.isascii() or _CLEAN.search(text.text) is not None:
+                text = remove_chars(text, _CLEAN)
+            spaced = text.text.translate(_SPACES)
+            if spaced != text.text:
+                text = text.with_text(spaced)
+        if self.handle_chinese_chars:
+            text = _pad_chinese(text)
+        strip = self.lowercase if self.strip_accents is None else self.strip_accents
+        if strip and not text.text.isascii():
+            text = _normalize(text, "NFD")
+            text = remove_chars(text, _NONSPACING)
+        if self.lowercase:
+            text = lowercase(text)
+        return text
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> BertNormalizer:
+        kwargs: dict[str, Any] = {}
+        for key in ("clean_text", "handle_chinese_chars", "lowercase"):
+            value = obj.get(key, True)
+            if not isinstance(value, bool):
+                raise TokvizFormatError(f"BertNormalizer.{key} must be true or false, got {value!r}")
+            kwargs[key] = value
+        strip = obj.get("strip_accents")
+        if strip is not None and not isinstance(strip, bool):
+            raise TokvizFormatError(f"BertNormalizer.strip_accents must be true, false or null, got {strip!r}")
+        return cls(strip_accents=strip, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "BertNormalizer",
+            "clean_text": self.clean_text,
+            "handle_chinese_chars": self.handle_chinese_chars,
+            "strip_accents": self.strip_accents,
+            "lowercase": self.lowercase,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"BertNormalizer(clean_text={self.clean_text}, handle_chinese_chars={self.handle_chinese_chars}, "
+            f"strip_accents={self.strip_accents}, lowercase={self.lowercase})"
+        )
