@@ -191,3 +191,25 @@ def test_hypothesis(name: str, text: str, tmp_path_factory: pytest.TempPathFacto
     p = get_pair(name, tmp_path_factory)
     assert check(p, parity_report, "hypothesis", text) == ""
     assert check(p, parity_report, "hypothesis-allowed", text, allowed_special="all") == ""
+
+
+class TestVocabulary:
+    """Every id: the token string spells tiktoken's bytes, and decoding it alone agrees
+    (many tokens are fragments of a UTF-8 character; both decoders put U+FFFD for them)."""
+
+    def test_every_token(self, pair: Pair, parity_report) -> None:  # noqa: ANN001
+        ref = pair.ref
+        bad = []
+        ids = range(ref.n_vocab)  # type: ignore[attr-defined]
+        for i in ids:
+            try:
+                want = ref.decode_single_token_bytes(i)  # type: ignore[attr-defined]
+            except KeyError:  # a hole in the id space (cl100k 100261..100275)
+                assert pair.tok.id_to_token(i) is None, i
+                continue
+            tok = pair.tok.id_to_token(i)
+            spelled = tok.encode("utf-8") if pair.tok.is_special_id(i) else proxy_to_bytes(tok)
+            if spelled != want or pair.tok.decode([i]) != ref.decode([i]):  # type: ignore[attr-defined]
+                bad.append(i)
+        parity_report.record(pair.name, "vocabulary/every-id", not bad, f"ids {bad[:10]}" if bad else "")
+        assert bad == []
