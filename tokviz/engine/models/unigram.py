@@ -339,7 +339,8 @@ class Unigram(Model):
     def candidates(self, text: str, start: int) -> list[tuple[int, int, float]]:
         """SentencePiece ``PopulateNodes`` at one position: ``(id, end, score)`` in trie order
         (shorter first), UNUSED skipped, plus the unknown node when no single-char piece exists.
-        USER_DEFINED pieces get the lattice bonus ``len_chars * max_score - 0.1`` (as float32)."""
+        USER_DEFINED pieces score ``len_chars * max_score`` (float32): the installed sentencepiece's
+        n-best scores show no ``- 0.1`` here, unlike the optimized encoder's bonus."""
         out: list[tuple[int, int, float]] = []
         node = self._trie
         e = start
@@ -357,7 +358,7 @@ class Unigram(Model):
             if kind == _KIND_UNUSED:
                 continue
             if kind == _KIND_USER:
-                score = _f32(_f32((e - start) * self.max_score) - 0.1)
+                score = _f32((e - start) * self.max_score)
             out.append((pid, e, score))
             if e == start + 1:
                 single = True
