@@ -18,8 +18,9 @@ them (``"all"`` or a set of literals), as tiktoken's ``encode(text, disallowed_s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, Literal
 
 from .added_tokens import AddedToken, AddedVocabulary
@@ -29,8 +30,8 @@ from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
 from .processors import PostProcessor
-from .byte_alphabet import proxy_to_bytes
-from .text import NormalizedText, check_text
+from .byte_alphabet import proxy_to_bytes, text_to_proxy
+from .text import NormalizedText, check_text, make_text
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
@@ -53,36 +54,114 @@ class TokenizerConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+class _FastChunks:
+    """Chunks of one unnormalized byte-level segment as (text, start) columns; the PreTokens
+    (with proxy text) are built only when the stage is looked at."""
+
+    __slots__ = ("subs", "starts")
+
+    def __init__(self, subs: list[str], starts: list[int]) -> None:
+        self.subs = subs
+        self.starts = starts
+
+    def pre_tokens(self) -> list[PreToken]:
+        return [PreToken(text_to_proxy(t), s, s + len(t)) for t, s in zip(self.subs, self.starts) if t]
+
+
 class _PreTokens(Sequence[PreToken]):
-    """The pre-token stage, built on access from the chunks the run produced (no cost otherwise)."""
+    """The pre-token stage, built on first access from what the run kept (no cost otherwise)."""
 
-    __slots__ = ("_chunks",)
+    __slots__ = ("_parts", "_items")
 
-    def __init__(self, chunks: list[NormalizedText]) -> None:
-        self._chunks = chunks
+    def __init__(self, parts: list[list[NormalizedText] | _FastChunks]) -> None:
+        self._parts = parts
+        self._items: tuple[PreToken, ...] | None = None
+
+    def _all(self) -> tuple[PreToken, ...]:
+        if self._items is None:
+            items: list[PreToken] = []
+            for part in self._parts:
+                if isinstance(part, _FastChunks):
+                    items.extend(part.pre_tokens())
+                else:
+                    items.extend(PreToken(c.text, c.orig_start, c.orig_end) for c in part)
+            self._items = tuple(items)
+        return self._items
 
     def __len__(self) -> int:
-        return len(self._chunks)
+        return len(self._all())
 
     def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, like a tuple
-        if isinstance(i, slice):
-            return tuple(PreToken(c.text, c.orig_start, c.orig_end) for c in self._chunks[i])
-        c = self._chunks[i]
-        return PreToken(c.text, c.orig_start, c.orig_end)
+        return self._all()[i]
 
     def __iter__(self) -> Iterator[PreToken]:
-        return (PreToken(c.text, c.orig_start, c.orig_end) for c in self._chunks)
+        return iter(self._all())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence):
-            return tuple(self) == tuple(other)
+            return self._all() == tuple(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(tuple(self))
+        return hash(self._all())
 
     def __repr__(self) -> str:
-        return f"PreTokens({list(self)!r})"
+        return f"PreTokens({list(self._all())!r})"
+
+
+def _fast_splitter(pre_tokenizer: object) -> Callable[[str], list[str] | list[tuple[int, int]]] | None:
+    """Chunks of an unnormalized piece (as strings that tile it, or as spans), for the pre-tokenizers whose chunks are plain slices
+    of the text mapped to byte proxies: ``ByteLevel`` (no prefix space) alone or after one
+    ``Split``. None for every other pre-tokenizer (they take the general path).
+
+    The spans are computed with the same pattern functions the components use
+    (`find_matches`, `split_spans`), so both paths cut the text identically; the parity suite and
+    `tests/engine/test_tokenizer.py` check that the fast and general paths agree.
+    """
+    from .patterns import PatternTimeoutError, compile_pattern, find_matches, search_timeout, split_spans
+    from .pre_tokenizers.byte_level import GPT2_PATTERN
+    from .pre_tokenizers.byte_level import ByteLevel as ByteLevelPre
+    from .pre_tokenizers.sequence import Sequence as SequencePre
+    from .pre_tokenizers.split import Split
+
+    if type(pre_tokenizer) is SequencePre:
+        items = list(pre_tokenizer.pretokenizers)  # type: ignore[attr-defined]
+    else:
+        items = [pre_tokenizer]
+    if not items or type(items[-1]) is not ByteLevelPre or items[-1].add_prefix_space:
+        return None
+    byte_level = items[-1]
+    splitters: list[tuple[Any, str, bool]] = []
+    for item in items[:-1]:
+        if type(item) is not Split:
+            return None
+        splitters.append((compile_pattern(item.pattern, literal=not item.is_regex), item.behavior, item.invert))
+    if byte_level.use_regex:
+        splitters.append((compile_pattern(GPT2_PATTERN), "Isolated", False))
+    if len(splitters) > 1:
+        return None
+    if not splitters:
+        return lambda text: [text]
+    compiled, behavior, invert = splitters[0]
+    # Isolated keeps every match and every gap; Removed+invert (tiktoken) keeps the matches.
+    simple = compiled.groups == 0 and ((behavior == "Isolated" and not invert) or (behavior == "Removed" and invert))
+
+    def pieces(text: str) -> list[str] | list[tuple[int, int]]:
+        if simple:
+            # One C call gives the chunk strings; when they cover the text without gaps they
+            # are exactly the Isolated / Removed+invert pieces and positions are running sums.
+            try:
+                found = compiled.findall(text, timeout=search_timeout(len(text)))
+            except TimeoutError:
+                raise PatternTimeoutError(compiled.pattern, len(text)) from None
+            if sum(map(len, found)) == len(text):
+                return found
+        matches = find_matches(compiled, text)
+        if invert:
+            matches = [(s, e, not m) for s, e, m in matches]
+        return split_spans(matches, behavior)
+
+    return pieces
 
 
 def _describe(component: object) -> str | None:
@@ -170,14 +249,14 @@ def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos
 class _Columns:
     """The growing columns of one encode run."""
 
-    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "mask", "word_ids", "traces")
+    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "specials", "word_ids", "traces")
 
     def __init__(self, trace: bool) -> None:
         self.ids: list[int] = []
         self.tokens: list[str] = []
         self.offsets: list[tuple[int, int]] = []
         self.byte_offsets: list[tuple[int, int]] = []
-        self.mask: list[int] = []
+        self.specials: list[int] = []  # positions of special added tokens (the special mask)
         self.word_ids: list[int | None] = []
         self.traces: list[Trace | None] | None = [] if trace else None
 
@@ -223,7 +302,10 @@ class Tokenizer:
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         # chunk text -> (original text, ids, tokens, relative offsets, relative byte offsets, n bytes)
-        self._chunk_cache: dict[str, tuple] = {}
+        self._chunk_cache: dict[str, list] = {}
+        # the fast path for unnormalized byte-level text (None when the pre-tokenizer has another shape)
+        self._fast = _fast_splitter(pre_tokenizer) if self._byte_level else None
+        self._fast_cache: dict[str, tuple] = {}
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -275,10 +357,11 @@ class Tokenizer:
 
         out = _Columns(trace)
         segments: list[Segment] = []
-        all_chunks: list[NormalizedText] = []
+        stage_parts: list[list[NormalizedText] | _FastChunks] = []
         bpos = _BytePos(text)
         added_by_id = self._added.by_id
         pre_tokenizer = self.pre_tokenizer
+        fast = self._fast if not trace else None
         word = 0
         for piece, added_id in extracted:
             o_start, o_end = piece.orig_start, piece.orig_end
@@ -286,39 +369,127 @@ class Tokenizer:
                 tok = added_by_id[added_id]
                 segments.append(Segment(o_start, o_end, piece, added_id, tok.special))
                 s, e = piece.original_span(0, len(piece.text))
+                if tok.special:
+                    out.specials.append(len(out.ids))
                 out.ids.append(added_id)
                 out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
                 out.offsets.append((s, e))
                 out.byte_offsets.append((bpos.at(s), bpos.at(e)))
-                out.mask.append(1 if tok.special else 0)
                 out.word_ids.append(word)
                 if out.traces is not None:
                     out.traces.append(None)
                 word += 1
                 continue
             segments.append(Segment(o_start, o_end, piece))
+            if fast is not None and piece.text == text[o_start:o_end]:
+                parts = fast(piece.text)
+                if parts and isinstance(parts[0], tuple):
+                    ptext = piece.text
+                    subs = [ptext[s:e] for s, e in parts]  # type: ignore[misc]
+                    starts = [o_start + s for s, _ in parts]  # type: ignore[misc]
+                else:
+                    subs = parts  # type: ignore[assignment]
+                    starts = list(accumulate(map(len, subs), initial=o_start))
+                stage_parts.append(_FastChunks(subs, starts))
+                word = self._encode_fast(subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
+                continue
             chunks = pre_tokenizer.pre_tokenize([piece]) if pre_tokenizer is not None else [piece]
-            all_chunks.extend(chunks)
+            stage_parts.append(chunks)
             if trace:
                 word = self._encode_chunks_traced(chunks, text, bpos, word, out)
             else:
                 word = self._encode_chunks(chunks, text, bpos, word, out)
 
+        n = len(out.ids)
+        mask = [0] * n
+        for i in out.specials:
+            mask[i] = 1
         enc = Encoding(
             text=text,
             ids=out.ids,
             tokens=out.tokens,
             offsets=out.offsets,
             byte_offsets=out.byte_offsets,
-            special_tokens_mask=out.mask,
-            type_ids=[0] * len(out.ids),
+            special_tokens_mask=mask,
+            type_ids=[0] * n,
             word_ids=out.word_ids,
-            stages=Stages(text, tuple(segments), _PreTokens(all_chunks)),  # type: ignore[arg-type]
+            stages=Stages(text, tuple(segments), _PreTokens(stage_parts)),  # type: ignore[arg-type]
             traces=out.traces,
         )
         if self.post_processor is not None:
             enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
         return enc
+
+    def _encode_fast(
+        self,
+        subs: list[str],
+        starts: list[int],
+        text: str,
+        bpos: _BytePos,
+        word: int,
+        out: _Columns,
+    ) -> int:
+        """The hot loop for unnormalized byte-level segments (see `_fast_splitter`).
+
+        A chunk is a plain slice of the text (``subs[i]`` at original position ``starts[i]``), so
+        everything about it (ids, tokens, offsets and byte offsets relative to its start, its
+        UTF-8 length) depends on its text only and is cached under it; a cached chunk costs a
+        dict lookup and a few list extends.
+        """
+        cache = self._fast_cache
+        ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
+        ascii_text = bpos.ascii
+        cur_c, cur_b = bpos.c, bpos.b
+        for sub, cs in zip(subs, starts):
+            entry = cache.get(sub)
+            if entry is None:
+                if not sub:
+                    continue
+                entry = self._fast_entry(text, sub, cs, cs + len(sub))
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[sub] = entry
+            c_ids, c_toks, rel, rel_bytes, nbytes = entry
+            ids.extend(c_ids)
+            tokens.extend(c_toks)
+            offsets.extend([(cs + a, cs + b) for a, b in rel])
+            if ascii_text:
+                byte_offsets.extend([(cs + a, cs + b) for a, b in rel_bytes])
+            else:
+                if cs != cur_c:
+                    cur_b = len(text[:cs].encode("utf-8")) if cs < cur_c else cur_b + len(text[cur_c:cs].encode("utf-8"))
+                bs = cur_b
+                cur_c, cur_b = cs + len(sub), bs + nbytes
+                byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
+            word_ids.extend([word] * len(c_ids))
+            word += 1
+        if not ascii_text:
+            bpos.c, bpos.b = cur_c, cur_b
+        return word
+
+    def _fast_entry(self, text: str, sub: str, start: int, end: int) -> tuple:
+        """Cache entry of one fast-path chunk: ``(ids, tokens, rel offsets, rel byte offsets, n bytes)``.
+
+        The chunk is built by the real ByteLevel mapping; its proxy characters are its bytes, so
+        a token's byte span is its span in the chunk, and its char span is the original span of
+        its first and last proxy character (HF ``convert_offsets``), relative to the chunk.
+        """
+        from .pre_tokenizers.byte_level import to_byte_level
+
+        chunk = to_byte_level(make_text(text, sub, start, end))
+        model = self.model
+        spans = model.tokenize(chunk.text)
+        id_to_token = model.id_to_token
+        ids = [t[0] for t in spans]
+        toks = [id_to_token(i) for i in ids]
+        rel_bytes = [(s, e) for _, s, e in spans]
+        if chunk.starts is None:  # ASCII: one proxy per character
+            rel = rel_bytes
+        else:
+            st, en = chunk.starts, chunk.ends
+            # an empty range keeps its chunk-relative position (NormalizedText.original_span quirk)
+            rel = [(st[s] - start, en[e - 1] - start) if s != e else (s, e) for s, e in rel_bytes]  # type: ignore[index]
+        return (ids, toks, rel, rel_bytes, len(chunk.text))
 
     def _chunk_entry(self, chunk: NormalizedText, orig: str) -> list:
         """Model output for one chunk, plus chunk-relative offsets when they can be reused.
@@ -361,9 +532,7 @@ class Tokenizer:
 
     def _encode_chunks(self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns) -> int:
         cache = self._chunk_cache
-        ids, tokens, offsets, byte_offsets, mask, word_ids = (
-            out.ids, out.tokens, out.offsets, out.byte_offsets, out.mask, out.word_ids,
-        )
+        ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
         for chunk in chunks:
             os_, oe = chunk.orig_start, chunk.orig_end
             orig = text[os_:oe]
@@ -388,7 +557,6 @@ class Tokenizer:
                 char_spans = [span(s, e) for _, s, e in entry[2]]
                 offsets.extend(char_spans)
                 byte_offsets.extend(_byte_spans(char_spans, entry[1], bpos))
-            mask.extend([0] * n)
             word_ids.extend([word] * n)
             word += 1
         return word
@@ -419,7 +587,6 @@ class Tokenizer:
                 out.offsets.extend(char_spans)
                 out.byte_offsets.extend(_byte_spans(char_spans, entry[1], bpos))
             out.traces.extend(traces)
-            out.mask.extend([0] * n)
             out.word_ids.extend([word] * n)
             word += 1
         return word
