@@ -1,0 +1,104 @@
+"""The ``Metaspace`` pre-tokenizer (SentencePiece style): spaces become ``▁``, a ``▁`` is
+prepended (``prepend_scheme``: always, first, never), and the text is split before each ``▁``.
+
+Alignment, as HF: a replaced space keeps its own alignment; the prepended ``▁`` shares the
+piece's first character's alignment (so a word's offsets start at the word, not before it).
+``first`` prepends only to the piece that starts at offset 0 of the original text (a piece after
+an added token does not get one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import TokvizFormatError
+from ..normalizers.basic import prepend
+from ..text import NormalizedText
+from . import PreTokenizer
+from .split import split_piece
+
+__all__ = ["Metaspace", "PREPEND_SCHEMES"]
+
+PREPEND_SCHEMES = ("always", "first", "never")
+
+
+class Metaspace(PreTokenizer):
+    """HF ``Metaspace``.
+
+    >>> Metaspace().pre_tokenize_str("Hey  friend")
+    [('▁Hey', (0, 3)), ('▁', (3, 4)), ('▁friend', (4, 11))]
+    """
+
+    type_name = "Metaspace"
+
+    def __init__(self, *, replacement: str = "▁", prepend_scheme: str = "always", split: bool = True) -> None:
+        if len(replacement) != 1:
+            raise TokvizFormatError(f"Metaspace.replacement must be one character, got {replacement!r}")
+        if prepend_scheme not in PREPEND_SCHEMES:
+            raise TokvizFormatError(
+                f"Metaspace.prepend_scheme must be one of {', '.join(PREPEND_SCHEMES)}, got {prepend_scheme!r}"
+            )
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split = split
+
+    def transform(self, piece: NormalizedText) -> NormalizedText:
+        """One piece with spaces replaced and the ``▁`` prepended (before splitting)."""
+        r = self.replacement
+        if " " in piece.text:
+            piece = piece.with_text(piece.text.replace(" ", r))  # 1:1, alignment unchanged
+        if self.prepend_scheme != "never" and not piece.text.startswith(r):
+            if self.prepend_scheme == "always" or piece.orig_start == 0:
+                piece = prepend(piece, r)
+        return piece
+
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        r = self.replacement
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            if not piece.text:
+                continue
+            piece = self.transform(piece)
+            if not self.split:
+                out.append(piece)
+                continue
+            text = piece.text
+            # MergedWithNext on every replacement char: a chunk starts at each ▁
+            cuts = [i for i, c in enumerate(text) if c == r] if r in text else []
+            if not cuts:
+                out.append(piece)
+                continue
+            bounds = ([0] if cuts[0] != 0 else []) + cuts + [len(text)]
+            out += split_piece(piece, list(zip(bounds, bounds[1:])))
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Metaspace:
+        replacement = obj.get("replacement", "▁")
+        if not isinstance(replacement, str) or len(replacement) != 1:
+            raise TokvizFormatError(f"Metaspace.replacement must be one character, got {replacement!r}")
+        scheme = obj.get("prepend_scheme", "always")
+        legacy = obj.get("add_prefix_space")
+        if legacy is False:
+            # HF refuses add_prefix_space=false unless prepend_scheme is "never" (and the scheme
+            # defaults to "always" when absent), so an old file must say both.
+            if scheme != "never":
+                raise TokvizFormatError(
+                    'Metaspace: add_prefix_space=false does not match prepend_scheme '
+                    f'{scheme!r} (HF rejects this; use "prepend_scheme": "never")'
+                )
+        split = obj.get("split", True)
+        if not isinstance(split, bool):
+            raise TokvizFormatError(f"Metaspace.split must be true or false, got {split!r}")
+        return cls(replacement=replacement, prepend_scheme=scheme, split=split)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "Metaspace",
+            "replacement": self.replacement,
+            "prepend_scheme": self.prepend_scheme,
+            "split": self.split,
+        }
+
+    def __repr__(self) -> str:
+        return f"Metaspace(replacement={self.replacement!r}, prepend_scheme={self.prepend_scheme!r}, split={self.split})"

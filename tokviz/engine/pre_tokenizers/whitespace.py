@@ -1,0 +1,121 @@
+"""Whitespace-based splitters: ``Whitespace``, ``WhitespaceSplit``, ``CharDelimiterSplit``.
+
+``Whitespace`` keeps runs of word characters and runs of other non-space characters
+(``\\w+|[^\\w\\s]+``, Unicode ``\\w`` as in Rust's regex crate); ``WhitespaceSplit`` splits on
+whitespace (Rust ``char::is_whitespace``) and drops it; ``CharDelimiterSplit`` splits on one
+character and drops it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import TokvizFormatError
+from ..patterns import compile_pattern, find_matches
+from ..text import NormalizedText
+from . import PreTokenizer
+from .split import split_piece
+
+__all__ = ["Whitespace", "WhitespaceSplit", "CharDelimiterSplit"]
+
+_WORDS = r"\w+|[^\w\s]+"
+
+
+class Whitespace(PreTokenizer):
+    """HF ``Whitespace``.
+
+    >>> Whitespace().pre_tokenize_str("Hey man!! 42")
+    [('Hey', (0, 3)), ('man', (4, 7)), ('!!', (7, 9)), ('42', (10, 12))]
+    """
+
+    type_name = "Whitespace"
+
+    def __init__(self) -> None:
+        self._compiled = compile_pattern(_WORDS)
+
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            # HF: Invert(regex) with Removed keeps exactly the regex matches
+            out += split_piece(piece, [(s, e) for s, e, m in find_matches(self._compiled, piece.text) if m])
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Whitespace:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Whitespace"}
+
+    def __repr__(self) -> str:
+        return "Whitespace()"
+
+
+class WhitespaceSplit(PreTokenizer):
+    """HF ``WhitespaceSplit``: split on whitespace characters and drop them.
+
+    >>> WhitespaceSplit().pre_tokenize_str("a  b\\u3000c")
+    [('a', (0, 1)), ('b', (3, 4)), ('c', (5, 6))]
+    """
+
+    type_name = "WhitespaceSplit"
+
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        from .punctuation import _SPACE_RE, split_on_chars
+
+        return split_on_chars(pieces, _SPACE_RE, "Removed")
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> WhitespaceSplit:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "WhitespaceSplit"}
+
+    def __repr__(self) -> str:
+        return "WhitespaceSplit()"
+
+
+class CharDelimiterSplit(PreTokenizer):
+    """HF ``CharDelimiterSplit``: split on one character and drop it.
+
+    >>> CharDelimiterSplit(delimiter="-").pre_tokenize_str("a-b--c")
+    [('a', (0, 1)), ('b', (2, 3)), ('c', (5, 6))]
+    """
+
+    type_name = "CharDelimiterSplit"
+
+    def __init__(self, *, delimiter: str) -> None:
+        if len(delimiter) != 1:
+            raise TokvizFormatError(f"CharDelimiterSplit.delimiter must be one character, got {delimiter!r}")
+        self.delimiter = delimiter
+
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        d = self.delimiter
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            text = piece.text
+            if d not in text:
+                if text:
+                    out.append(piece)
+                continue
+            spans = []
+            start = 0
+            for part in text.split(d):
+                spans.append((start, start + len(part)))
+                start += len(part) + 1
+            out += split_piece(piece, spans)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> CharDelimiterSplit:
+        d = obj.get("delimiter")
+        if not isinstance(d, str):
+            raise TokvizFormatError(f"CharDelimiterSplit.delimiter must be a one-character string, got {d!r}")
+        return cls(delimiter=d)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
+
+    def __repr__(self) -> str:
+        return f"CharDelimiterSplit({self.delimiter!r})"
