@@ -97,6 +97,9 @@ class InspectTab(QWidget):
         self.split.setSizes([820, 300])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
+        self.options_row = QHBoxLayout()
+        self.options_row.setContentsMargins(2, 0, 0, 0)
+        lay.addLayout(self.options_row)
         lay.addWidget(self.split)
         vm.encoding_changed.connect(self._on_update)
 
@@ -133,7 +136,7 @@ class MainWindow(QMainWindow):
         tl.setContentsMargins(8, 6, 8, 2)
         tl.addWidget(QLabel("Tokenizer"))
         self.picker = QComboBox()
-        self.picker.setMinimumContentsLength(34)
+        self.picker.setMinimumContentsLength(26)
         self.picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.picker.setToolTip("Embedded tokenizers, tokenizers found in your local caches, and recent files")
         self.picker.activated.connect(self._on_pick)
@@ -144,8 +147,16 @@ class MainWindow(QMainWindow):
         tl.addWidget(self.open_button)
         self.tok_info = QLabel()
         self.tok_info.setStyleSheet("color: gray")
+        self.tok_info.setMinimumWidth(0)
+        from PySide6.QtWidgets import QSizePolicy
+
+        self.tok_info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         tl.addWidget(self.tok_info, 1)
-        tl.addWidget(QLabel("View"))
+        self.error_bar = ErrorBar()
+        self.inspect = InspectTab(self.vm)
+        # ---- the Inspect tab's option row: view toggle and special-token options
+        ol = self.inspect.options_row
+        ol.addWidget(QLabel("View"))
         self.mode_group = QButtonGroup(self)
         self.mode_group.setExclusive(True)
         self.mode_buttons: dict[ViewMode, QToolButton] = {}
@@ -163,22 +174,22 @@ class MainWindow(QMainWindow):
             self.mode_buttons[mode] = b
             sl.addWidget(b)
         self.mode_buttons[self.vm.view_mode].setChecked(True)
-        tl.addWidget(seg)
+        ol.addWidget(seg)
         self.special_box = QCheckBox("Add special tokens")
         self.special_box.setChecked(True)
         self.special_box.setToolTip("Let the post-processor add BOS/EOS/CLS/SEP tokens")
         self.special_box.toggled.connect(self.vm.set_add_special_tokens)
-        tl.addWidget(self.special_box)
+        ol.addWidget(self.special_box)
         self.literal_box = QCheckBox("Honour special literals")
         self.literal_box.setToolTip(
             "tiktoken-style tokenizers: treat special-token literals typed in the text (e.g. <|endoftext|>) "
             "as special tokens (allowed_special=\"all\"); off = ordinary text, as tiktoken's encode(disallowed_special=())"
         )
         self.literal_box.toggled.connect(self.vm.set_honour_special_literals)
-        tl.addWidget(self.literal_box)
+        ol.addWidget(self.literal_box)
+        ol.addStretch(1)
 
-        self.error_bar = ErrorBar()
-        self.inspect = InspectTab(self.vm)
+
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.inspect, "Inspect")

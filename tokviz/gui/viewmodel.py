@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
+from ._compat import emit
 
 from ..engine.encoding import Encoding, Token
 from ..engine.text import NormalizedText, OffsetMap, check_text
@@ -151,13 +152,13 @@ class InspectViewModel(QObject):
             self.tokenizer_path = path
             self._build_special_index(tok)
             self.update = None
-            self.tokenizer_changed.emit((label, path, info))
+            emit(self.tokenizer_changed, (label, path, info))
             self._request_encode(full=True)
 
         def failed(msg: str) -> None:
-            self.error_raised.emit(f"Could not open {path}: {msg}")
+            emit(self.error_raised, f"Could not open {path}: {msg}")
 
-        self.tokenizer_loading.emit(label)
+        emit(self.tokenizer_loading, label)
         self._lanes.submit("load", prepare, done, failed)
 
     def set_tokenizer(self, tok: Any, *, name: str = "") -> None:
@@ -167,7 +168,7 @@ class InspectViewModel(QObject):
         self.tokenizer_path = None
         self._build_special_index(tok)
         self.update = None
-        self.tokenizer_changed.emit((self.tokenizer_name, None, {}))
+        emit(self.tokenizer_changed, (self.tokenizer_name, None, {}))
         self._request_encode(full=True)
 
     def _build_special_index(self, tok: Any) -> None:
@@ -185,27 +186,27 @@ class InspectViewModel(QObject):
             return
         self.text = text
         if not from_editor:
-            self.text_replaced.emit(text)
+            emit(self.text_replaced, text)
         self._request_encode(full=False)
 
     def set_add_special_tokens(self, on: bool) -> None:
         if on != self.add_special_tokens:
             self.add_special_tokens = on
-            self.options_changed.emit()
+            emit(self.options_changed)
             self._request_encode(full=True)
 
     def set_honour_special_literals(self, on: bool) -> None:
         """tiktoken-style tokenizers: treat typed special literals as special tokens (allowed_special="all")."""
         if on != self.honour_special_literals:
             self.honour_special_literals = on
-            self.options_changed.emit()
+            emit(self.options_changed)
             self._request_encode(full=True)
 
     def set_view_mode(self, mode: ViewMode | str) -> None:
         mode = ViewMode(mode)
         if mode is not self.view_mode:
             self.view_mode = mode
-            self.view_mode_changed.emit(mode)
+            emit(self.view_mode_changed, mode)
 
     def cancel(self) -> None:
         """Stop waiting for the running encode; the last finished encoding stays on screen."""
@@ -278,25 +279,25 @@ class InspectViewModel(QObject):
             self._base_text = result.encoding.text
             if self.selected >= len(result.encoding.ids):
                 self.select_token(-1)
-            self.encoding_changed.emit(result)
+            emit(self.encoding_changed, result)
             if self.selected >= 0:
                 self.select_token(self.selected)
 
         def failed(msg: str) -> None:
             self.update = None
-            self.error_raised.emit(f"Could not tokenize the text: {msg}")
+            emit(self.error_raised, f"Could not tokenize the text: {msg}")
 
         self._lanes.submit("encode", prepare, done, failed)
 
     def _on_busy(self, lane: str, busy: bool) -> None:  # noqa: ARG002
-        self.busy_changed.emit(self._lanes.any_busy())
+        emit(self.busy_changed, self._lanes.any_busy())
 
     # ------------------------------------------------------------------ linking
     def hover(self, span: tuple[int, int] | None) -> None:
         """Highlight the original code-point span ``[start, end)`` in every pane (None clears)."""
         if span != self.hovered:
             self.hovered = span
-            self.hover_changed.emit(span)
+            emit(self.hover_changed, span)
 
     def token_at(self, char: int) -> int:
         """Index of the (first) token covering original char ``char``, or -1."""
@@ -326,16 +327,16 @@ class InspectViewModel(QObject):
         changed = index != self.selected
         self.selected = index
         if changed:
-            self.selection_changed.emit(index)
+            emit(self.selection_changed, index)
         if index < 0:
-            self.details_changed.emit(None)
+            emit(self.details_changed, None)
             return
         assert enc is not None and self.update is not None
         tok = enc.token(index)
         om = self.update.offset_map
         chunk = self._chunk_text(enc, tok)
         details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None)
-        self.details_changed.emit(details)
+        emit(self.details_changed, details)
         self._request_trace(index, details)
 
     def _chunk_text(self, enc: Encoding, tok: Token) -> str | None:
@@ -389,9 +390,9 @@ class InspectViewModel(QObject):
 
         def done(result: TokenDetails | None) -> None:
             if result is not None and self.selected == index and self.encoding is enc:
-                self.details_changed.emit(result)
+                emit(self.details_changed, result)
 
-        self._lanes.submit("trace", prepare, done, lambda msg: self.error_raised.emit(f"Could not trace the token: {msg}"))
+        self._lanes.submit("trace", prepare, done, lambda msg: emit(self.error_raised, f"Could not trace the token: {msg}"))
 
     # ------------------------------------------------------------------ export
     def encoding_json(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from ._compat import emit
 
 __all__ = ["CancelToken", "Lanes"]
 
@@ -60,7 +61,7 @@ class _Job(QRunnable):
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message for the error bar
             result = None
             error = _describe(exc)
-        self._relay.done.emit(self._lane, self._generation, result, error)
+        emit(self._relay.done, self._lane, self._generation, result, error)
 
 
 def _describe(exc: BaseException) -> str:
@@ -127,7 +128,7 @@ class Lanes(QObject):
         st.waiting = None
         if st.running_token is not None:
             st.running_token.cancel()
-        self.busy_changed.emit(lane, False)
+        emit(self.busy_changed, lane, False)
 
     def is_busy(self, lane: str) -> bool:
         st = self._lanes.get(lane)
@@ -146,7 +147,7 @@ class Lanes(QObject):
         st.running = gen
         st.running_token = token
         st.callbacks[gen] = (on_result, on_error)
-        self.busy_changed.emit(lane, True)
+        emit(self.busy_changed, lane, True)
         self._pool.start(_Job(self._relay, lane, gen, fn, token))
 
     def _on_done(self, lane: str, gen: int, result: object, error: object) -> None:  # GUI thread
@@ -165,4 +166,4 @@ class Lanes(QObject):
             st.waiting = None
             self._start(lane, st, wgen, fn, r, e)
         elif st.running is None:
-            self.busy_changed.emit(lane, False)
+            emit(self.busy_changed, lane, False)

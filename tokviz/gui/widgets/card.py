@@ -12,6 +12,7 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QToolButton, QWidget
+from .._compat import emit
 
 from ...engine.encoding import BpeTrace, UnigramTrace, WordPieceTrace
 from ..display import hex_bytes, label_text, visible_runs
@@ -72,7 +73,9 @@ def _trace_html(d: TokenDetails) -> str:
     if isinstance(tr, BpeTrace):
         init = " ".join(_mono(_vis(s)) for s in tr.initial)
         if not tr.merges:
-            return f"<p>BPE: a single initial symbol {init}, no merges needed.</p>"
+            if len(tr.initial) == 1:
+                return f"<p>BPE: the whole chunk {init} is a vocabulary entry and was taken as is (no merges applied).</p>"
+            return f"<p>BPE: initial symbols {init}; no merges applied.</p>"
         items = "".join(
             f"<li>rank {_mono(str(m.rank))}: {_mono(_vis(m.left))} + {_mono(_vis(m.right))} → {_mono(_vis(m.merged))}</li>"
             for m in tr.merges
@@ -178,7 +181,7 @@ class ErrorBar(QFrame):
     def dismiss(self) -> None:
         self.count = 0
         self.hide()
-        self.dismissed.emit()
+        emit(self.dismissed)
 
     @property
     def message(self) -> str:

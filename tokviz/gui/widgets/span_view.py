@@ -20,6 +20,7 @@ from itertools import accumulate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
+from .._compat import emit
 
 from ..display import Label, Style, color_index, neighbour_variant
 from ..theme import Theme, mono_font, theme_for
@@ -320,8 +321,10 @@ class SpanView(QAbstractScrollArea):
                 p.drawText(self.viewport().rect().adjusted(8, 8, -8, -8), Qt.AlignmentFlag.AlignLeft, self.placeholder)
             p.end()
             return
-        self.paint_rows(p, top, top + self.viewport().height(), -top)
-        p.end()
+        try:
+            self.paint_rows(p, top, top + self.viewport().height(), -top)
+        finally:
+            p.end()
 
     def paint_rows(self, p: QPainter, y0: float, y1: float, dy: float) -> None:
         """Paint the items whose rows intersect content ``[y0, y1)``, shifted by ``dy``."""
@@ -406,7 +409,7 @@ class SpanView(QAbstractScrollArea):
         i = self.index_at(event.position())
         if i != self.hover_index:
             self.hover_index = i
-            self.item_hovered.emit(i)
+            emit(self.item_hovered, i)
             self.viewport().update()
         if i >= 0 and self._tooltip is not None:
             QToolTip.showText(event.globalPosition().toPoint(), self._tooltip(i), self.viewport())
@@ -415,14 +418,14 @@ class SpanView(QAbstractScrollArea):
     def leaveEvent(self, event) -> None:  # noqa: ANN001, N802
         if self.hover_index != -1:
             self.hover_index = -1
-            self.item_hovered.emit(-1)
+            emit(self.item_hovered, -1)
             self.viewport().update()
         super().leaveEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         i = self.index_at(event.position())
         if i >= 0:
-            self.item_activated.emit(i)
+            emit(self.item_activated, i)
         super().mousePressEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
@@ -438,7 +441,7 @@ class SpanView(QAbstractScrollArea):
                 nxt = 0
             else:
                 nxt = n - 1
-            self.item_activated.emit(nxt)
+            emit(self.item_activated, nxt)
             self.ensure_visible(nxt)
             return
         super().keyPressEvent(event)

@@ -14,6 +14,7 @@ import unicodedata
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QTextCharFormat, QTextCursor, QTextFormat, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+from .._compat import emit
 
 from ..display import char_name
 from ..theme import Theme, mono_font, theme_for
@@ -94,12 +95,12 @@ class _DecoratedEdit(QPlainTextEdit):
         u = self._char_at(event.position().toPoint())
         if u != self._last_hover:
             self._last_hover = u
-            self.hovered_char.emit(u)
+            emit(self.hovered_char, u)
 
     def leaveEvent(self, event) -> None:  # noqa: ANN001, N802
         super().leaveEvent(event)
         self._last_hover = -2
-        self.hovered_char.emit(-1)
+        emit(self.hovered_char, -1)
 
     def _sel(self, start: int, end: int, fmt: QTextCharFormat) -> QTextEdit.ExtraSelection:
         s = QTextEdit.ExtraSelection()

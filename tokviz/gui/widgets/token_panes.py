@@ -49,12 +49,13 @@ class TokenPane(SpanView):
             piece = tb[bs:be]
             # A token is "clean" when both ends fall on character boundaries (UTF-8 lead bytes).
             clean = (bs >= n_bytes or tb[bs] & 0xC0 != 0x80) and (be >= n_bytes or tb[be] & 0xC0 != 0x80)
+            # labels are cached per view mode (the cache is keyed by what the label depends on)
             if mode is ViewMode.IDS:
-                key: object = (ids[i], sp)
+                key: object = (1, ids[i], sp)
             elif mode is ViewMode.VOCAB:
-                key = (toks[i], sp)
+                key = (2, toks[i], sp)
             elif clean:
-                key = (piece, sp, be == bs and toks[i])
+                key = (3 if mode is ViewMode.BYTES else 4, piece, sp, be == bs and toks[i])
             else:
                 key = None
             lab = cache.get(key) if key is not None else None
@@ -162,7 +163,7 @@ class ChunkPane(SpanView):
         breaks = ["\n" in text[c.start : c.end] for c in chunks[a:b]]
         return labels, list(range(a, b)), [FLAG_NEUTRAL] * n, breaks
 
-    def _span_of(self, u: EncodingUpdate):  # noqa: ANN202
+    def _chunk_span_fn(self, u: EncodingUpdate):  # noqa: ANN202
         chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
         return lambda i: (chunks[i].start, chunks[i].end)
 
@@ -171,7 +172,7 @@ class ChunkPane(SpanView):
         sp = u.splice
         if sp is not None and self.count() == len(chunks) - sp.chunk_added + sp.chunk_removed:
             labels, keys, flags, breaks = self._items(u, sp.chunk_first, sp.chunk_first + sp.chunk_added)
-            self.splice(sp.chunk_first, sp.chunk_removed, labels, keys, flags, breaks, self._span_of(u))
+            self.splice(sp.chunk_first, sp.chunk_removed, labels, keys, flags, breaks, self._chunk_span_fn(u))
         else:
             self._rebuild()
 
@@ -181,7 +182,7 @@ class ChunkPane(SpanView):
             return
         chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
         labels, keys, flags, breaks = self._items(u, 0, len(chunks))
-        self.set_items(labels, keys, flags, breaks, self._span_of(u))
+        self.set_items(labels, keys, flags, breaks, self._chunk_span_fn(u))
 
     def _on_item_hovered(self, i: int) -> None:
         u = self.vm.update

@@ -1,0 +1,59 @@
+"""Fixtures for the GUI tests: real embedded tokenizers, a window with settings in tmp_path."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokviz.resources import resource_path
+
+
+def bundle_path(rel: str):  # noqa: ANN201 - the embedded (gzip) copy that the app itself ships
+    return resource_path("bundles", *(rel + ".gz").split("/"))
+
+
+@pytest.fixture(scope="session")
+def gpt2():
+    import tokviz
+
+    return tokviz.load(bundle_path("gpt2/r50k_base.tiktoken"))
+
+
+@pytest.fixture(scope="session")
+def cl100k():
+    import tokviz
+
+    return tokviz.load(bundle_path("cl100k_base/cl100k_base.tiktoken"))
+
+
+def wait_encoded(qtbot, vm, timeout: int = 20000) -> None:  # noqa: ANN001
+    """Wait until the view-model shows the encoding of its current text and is idle."""
+    qtbot.waitUntil(
+        lambda: vm.update is not None and vm.update.encoding.text == vm.text and not vm.is_busy(), timeout=timeout
+    )
+
+
+@pytest.fixture
+def encoded():  # noqa: ANN201
+    """``encoded(qtbot, vm)`` waits for the encoding of the view-model's current text."""
+    return wait_encoded
+
+
+@pytest.fixture
+def settings(tmp_path):  # noqa: ANN001, ANN201
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "tokviz.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings, gpt2):  # noqa: ANN001, ANN201
+    from tokviz.gui.main_window import MainWindow
+
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    w.vm.set_text("Hello world! 你好 🙂\n  def f(x): return 42\n", from_editor=False)
+    w.vm.set_tokenizer(gpt2, name="gpt2")
+    wait_encoded(qtbot, w.vm)
+    return w
