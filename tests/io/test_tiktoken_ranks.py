@@ -184,3 +184,34 @@ class TestLoadRankFile:
         assert hashlib.sha256(data).hexdigest() in PRESETS
         tok = tokviz.load(gzip.compress(data))
         assert tok.name == "r50k_base"
+
+
+# every byte, then every pair of a few characters, so chunk boundaries show in the ids
+_PAIR_CHARS = b"abcdxyz \n\r\t19"
+PAIRS = [*BYTES, *(bytes((a, b)) for a in _PAIR_CHARS for b in _PAIR_CHARS)]
+
+
+class TestCustomPatternSemantics:
+    """A custom pattern means what it means to tiktoken (Rust fancy-regex), not to Oniguruma."""
+
+    @pytest.mark.parametrize(
+        "pattern",
+        [r"[a-z]+$|[a-z]|\s", r"^[a-z]+|[a-z]|\s", r"[a-z]+\Z|[a-z]|\s", r"[a-z]+\z|[a-z]|\s",
+         r"(?m)[a-z]+$|[a-z]|\s", r"\s+$|\s|[a-z]", r"[$^a-z]+|\s", r"[a-z]+(?=\n)|[a-z]|\s"],
+        ids=["dollar", "caret", "big-Z", "small-z", "multiline-flag", "space-dollar", "anchors-in-class",
+             "lookahead"],
+    )
+    def test_anchors_match_tiktoken(self, pattern: str) -> None:
+        tiktoken = require_module("tiktoken")
+        ref = tiktoken.Encoding("p", pat_str=pattern, mergeable_ranks={t: i for i, t in enumerate(PAIRS)},
+                                special_tokens={})
+        tok = tokviz.load(rank_file(PAIRS), pattern=pattern)
+        for text in ["ab\ncd\n", "ab\n", "ab", "x ab\n\n", "ab\n\n\n", "ab\r\n", "ab \n", "ab cd", "ab\n\n", "ab\r\n", "a$b^c", "  \n  ", ""]:
+            assert tok.encode(text).ids == ref.encode_ordinary(text), text
+
+    def test_rewrite(self) -> None:
+        from tokviz.io.tiktoken_ranks import engine_pattern
+
+        assert engine_pattern(r"^a|b$|[$^]|\$|\Z|\z") == r"\Aa|b\Z|[$^]|\$|(?=\n*\Z)|\Z"
+        assert engine_pattern(r"[]$]|[^]^]$") == r"[]$]|[^]^]\Z"
+        assert engine_pattern(r"(?m)^a$") == r"(?m)^a$"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import binascii
 import codecs
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,6 +48,7 @@ __all__ = [
     "looks_like_ranks",
     "preset_for",
     "load_tiktoken_ranks",
+    "engine_pattern",
 ]
 
 ENDOFTEXT = "<|endoftext|>"
@@ -332,7 +334,8 @@ def build_tiktoken_tokenizer(
         {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Removed", "invert": True},
+                {"type": "Split", "pattern": {"Regex": engine_pattern(pattern)}, "behavior": "Removed",
+                 "invert": True},
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
             ],
         },
@@ -363,6 +366,65 @@ def build_tiktoken_tokenizer(
         source=source,
         config=config,
     )
+
+
+_MULTILINE_FLAG = re.compile(r"\(\?[a-zA-Z]*m[a-zA-Z]*[:)]")
+
+
+def engine_pattern(pattern: str) -> str:
+    r"""Rewrite a tiktoken pattern's anchors for the engine's Split, which follows HF.
+
+    tiktoken runs patterns with Rust's fancy-regex, where ``^`` and ``$`` anchor at the start
+    and end of the *text* (no multiline), ``\Z`` is "end, or before trailing newlines" (tested:
+    ``(?=\n*\z)``) and ``\z`` is the very end. The engine's Split compiles patterns the way HF's
+    Oniguruma reads them, with ``^``/``$`` as *line* anchors. So outside character classes
+    ``^`` becomes ``\A``, ``$`` becomes ``\Z`` (the regex module's absolute end), ``\Z``
+    becomes ``(?=\n*\Z)`` and ``\z`` becomes ``\Z``. A pattern that turns multiline on
+    itself (``(?m)``) is left alone. The published patterns only use ``\s++$``, where both
+    readings agree (the possessive run cannot stop before a newline), so this matters for
+    custom rank files.
+
+    >>> engine_pattern(r"^\w+|[$^]|\$|x$")
+    '\\A\\w+|[$^]|\\$|x\\Z'
+    """
+    if _MULTILINE_FLAG.search(pattern):
+        return pattern
+    out: list[str] = []
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            pair = pattern[i : i + 2]
+            if depth == 0 and pair == "\\Z":
+                out.append("(?=\\n*\\Z)")
+            elif depth == 0 and pair == "\\z":
+                out.append("\\Z")
+            else:
+                out.append(pair)
+            i += 2
+            continue
+        if c == "[":
+            # a class (or, inside one, a nested class as Rust allows); "]" right after the
+            # opening "[" or "[^" is a literal
+            depth += 1
+            out.append(c)
+            i += 1
+            if pattern.startswith("^", i):
+                out.append("^")
+                i += 1
+            if pattern.startswith("]", i):
+                out.append("]")
+                i += 1
+            continue
+        if c == "]" and depth:
+            depth -= 1
+        elif depth == 0 and c == "^":
+            c = "\\A"
+        elif depth == 0 and c == "$":
+            c = "\\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _check_pattern(pattern: str, source: str) -> None:
