@@ -52,7 +52,8 @@ def wait_idle(app, window, timeout: float = 120.0) -> bool:  # noqa: ANN001
     while time.monotonic() < deadline:
         app.processEvents()
         vm = window.vm
-        if not vm.is_busy() and (vm.tokenizer is None or vm.update is not None or vm.text == ""):
+        tabs_busy = any(getattr(window.tabs.widget(i), "is_busy", lambda: False)() for i in range(window.tabs.count()))
+        if not vm.is_busy() and not tabs_busy and (vm.tokenizer is None or vm.update is not None or vm.text == ""):
             app.processEvents()
             return True
         time.sleep(0.01)

@@ -193,6 +193,13 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.inspect, "Inspect")
+        from .lattice_tab import LatticeTab
+        from .train_tab import TrainTab
+
+        self.train_tab = TrainTab(self.vm)
+        self.lattice_tab = LatticeTab(self.vm)
+        self.tabs.addTab(self.train_tab, "Train")
+        self.tabs.addTab(self.lattice_tab, "Lattice")
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -486,6 +493,8 @@ class MainWindow(QMainWindow):
         theme = theme_for(dark)
         self.theme = theme
         self.inspect.set_theme(theme)
+        self.train_tab.set_theme(theme)
+        self.lattice_tab.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         if choice in self.theme_actions:
             self.theme_actions[choice].setChecked(True)
