@@ -1,0 +1,329 @@
+"""The Lattice tab: the Unigram lattice of a text, its best paths, marginals and samples.
+
+Top: the text (typed here, or the word around the token selected in the Inspect tab), the
+chunk when the pre-tokenizer made several, and the n-best size. Middle: the lattice drawing
+(`tokviz.gui.widgets.lattice_view`). Bottom: the n-best list (selecting one highlights its path)
+and sampling: with alpha over all segmentations for Unigram tokenizers, with BPE-dropout p for
+BPE tokenizers, shown as a histogram of segmentations. Export the lattice or the histogram as
+PNG/SVG. Everything goes through `LatticeViewModel`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .lattice_viewmodel import LatticeViewModel
+from .theme import mono_font
+from .widgets.charts import Histogram
+from .widgets.lattice_view import LatticeView
+from .widgets.pair_table import show_piece
+
+__all__ = ["LatticeTab"]
+
+
+def _header(title: str, hint: str = "") -> QLabel:
+    lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
+    lab.setContentsMargins(2, 4, 0, 0)
+    return lab
+
+
+class LatticeTab(QWidget):
+    def __init__(self, inspect_vm: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lanes = getattr(inspect_vm, "_lanes", None)  # share the Inspect lanes: one "busy" for the app
+        self.vm = LatticeViewModel(self, inspect=inspect_vm, lanes=lanes)
+        self._seen_tokenizer = False
+
+        # ---------------------------------------------------------------- top row
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Text"))
+        self.text_edit = QLineEdit(self.vm.text)
+        self.text_edit.setFont(mono_font())
+        self.text_edit.setToolTip("The text whose lattice is drawn (up to 400 characters)")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(150)
+        self._timer.timeout.connect(lambda: self.vm.set_text(self.text_edit.text()))
+        self.text_edit.textChanged.connect(lambda _t: self._timer.start())
+        top.addWidget(self.text_edit, 1)
+        self.from_inspect = QPushButton("From Inspect")
+        self.from_inspect.setToolTip("Use the word around the token selected in the Inspect tab")
+        self.from_inspect.clicked.connect(self._take_inspect)
+        top.addWidget(self.from_inspect)
+        self.chunk_label = QLabel("Chunk")
+        self.chunk_combo = QComboBox()
+        self.chunk_combo.setMinimumContentsLength(16)
+        self.chunk_combo.setToolTip("The pre-tokenizer split the text; the model sees each chunk separately")
+        self.chunk_combo.activated.connect(self.vm.set_chunk)
+        top.addWidget(self.chunk_label)
+        top.addWidget(self.chunk_combo)
+        top.addWidget(QLabel("n-best"))
+        self.nbest = QSpinBox()
+        self.nbest.setRange(0, 100)
+        self.nbest.setValue(self.vm.nbest_size)
+        self.nbest.valueChanged.connect(self.vm.set_nbest)
+        top.addWidget(self.nbest)
+        self.export_lattice_button = QPushButton("Export lattice…")
+        self.export_lattice_button.clicked.connect(lambda: self._export(self.lattice.export, "lattice"))
+        top.addWidget(self.export_lattice_button)
+        self.mode_label = QLabel("")
+        self.mode_label.setStyleSheet("color: gray")
+        self.mode_label.setWordWrap(True)
+        self.summary = QLabel("")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+
+        # ---------------------------------------------------------------- lattice
+        self.lattice = LatticeView()
+
+        # ---------------------------------------------------------------- n-best
+        self.nbest_table = QTableWidget(0, 4)
+        self.nbest_table.setHorizontalHeaderLabels(["#", "log-prob", "p / Z", "segmentation"])
+        self.nbest_table.verticalHeader().setVisible(False)
+        self.nbest_table.verticalHeader().setDefaultSectionSize(22)
+        self.nbest_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.nbest_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.nbest_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.nbest_table.setWordWrap(False)
+        h = self.nbest_table.horizontalHeader()
+        for c in range(3):
+            h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        h.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.nbest_table.itemSelectionChanged.connect(self._on_nbest_selected)
+        nb = QWidget()
+        nl = QVBoxLayout(nb)
+        nl.setContentsMargins(0, 0, 0, 0)
+        nl.setSpacing(2)
+        self.nbest_header = _header("n-best segmentations", "select one to highlight its path (arrow keys)")
+        nl.addWidget(self.nbest_header)
+        nl.addWidget(self.nbest_table, 1)
+
+        # ---------------------------------------------------------------- sampling
+        samp = QWidget()
+        sl = QVBoxLayout(samp)
+        sl.setContentsMargins(0, 0, 0, 0)
+        sl.setSpacing(2)
+        self.sample_header = _header("Sampling", "")
+        sl.addWidget(self.sample_header)
+        row = QHBoxLayout()
+        self.param_label = QLabel("α")
+        row.addWidget(self.param_label)
+        self.alpha = QDoubleSpinBox()
+        self.alpha.setRange(0.0, 10.0)
+        self.alpha.setDecimals(2)
+        self.alpha.setSingleStep(0.1)
+        self.alpha.setValue(self.vm.alpha)
+        self.alpha.setToolTip("Unigram: inverse temperature; 0 = uniform over paths, large = close to Viterbi")
+        row.addWidget(self.alpha)
+        self.dropout = QDoubleSpinBox()
+        self.dropout.setRange(0.0, 1.0)
+        self.dropout.setDecimals(2)
+        self.dropout.setSingleStep(0.05)
+        self.dropout.setValue(self.vm.dropout)
+        self.dropout.setToolTip("BPE-dropout: each merge is skipped with this probability")
+        row.addWidget(self.dropout)
+        row.addWidget(QLabel("samples"))
+        self.count = QSpinBox()
+        self.count.setRange(1, 100_000)
+        self.count.setGroupSeparatorShown(True)
+        self.count.setValue(self.vm.samples)
+        row.addWidget(self.count)
+        row.addWidget(QLabel("seed"))
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 1_000_000)
+        row.addWidget(self.seed)
+        self.sample_button = QPushButton("Sample")
+        self.sample_button.setToolTip("Draw the samples (Ctrl+R)")
+        self.sample_button.setShortcut("Ctrl+R")
+        self.sample_button.clicked.connect(self.sample)
+        row.addWidget(self.sample_button)
+        self.export_hist_button = QPushButton("Export…")
+        self.export_hist_button.setToolTip("Save the histogram as PNG or SVG")
+        self.export_hist_button.clicked.connect(lambda: self._export(self.histogram.export, "samples"))
+        row.addWidget(self.export_hist_button)
+        row.addStretch(1)
+        sl.addLayout(row)
+        self.histogram = Histogram()
+        scroll = QScrollArea()
+        scroll.setWidget(self.histogram)
+        scroll.setWidgetResizable(True)
+        sl.addWidget(scroll, 1)
+
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(nb)
+        bottom.addWidget(samp)
+        bottom.setSizes([560, 640])
+        bottom.setChildrenCollapsible(False)
+        lat_box = QWidget()
+        lbl = QVBoxLayout(lat_box)
+        lbl.setContentsMargins(0, 0, 0, 0)
+        lbl.setSpacing(2)
+        lbl.addWidget(self.summary)
+        lbl.addWidget(self.lattice, 1)
+        vs = QSplitter(Qt.Orientation.Vertical)
+        vs.addWidget(lat_box)
+        vs.addWidget(bottom)
+        vs.setSizes([430, 300])
+        vs.setChildrenCollapsible(False)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.mode_label)
+        lay.addWidget(vs, 1)
+
+        self.vm.mode_changed.connect(self._on_mode)
+        self.vm.lattice_changed.connect(self._on_lattice)
+        self.vm.samples_changed.connect(self._on_samples)
+        if inspect_vm is not None:
+            self.vm.error_raised.connect(inspect_vm.error_raised)
+        self._on_mode(self.vm.mode, self.vm.describe_mode())
+
+    # ------------------------------------------------------------------ public
+    def is_busy(self) -> bool:
+        return self.vm.is_busy()
+
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().showEvent(event)
+        if self.vm.result is None and self.vm.tokenizer is not None:
+            self.vm.refresh()
+
+    def sample(self) -> None:
+        self.vm.set_sampling(alpha=self.alpha.value(), dropout=self.dropout.value(), samples=self.count.value(),
+                             seed=self.seed.value())
+        self.vm.sample()
+
+    def _take_inspect(self) -> None:
+        if self.vm.use_inspect_selection():
+            self.text_edit.blockSignals(True)
+            self.text_edit.setText(self.vm.text)
+            self.text_edit.blockSignals(False)
+
+    # ------------------------------------------------------------------ updates
+    def _on_mode(self, mode: str, description: str) -> None:
+        self.mode_label.setText(description)
+        uni = mode == "unigram"
+        self.alpha.setVisible(uni)
+        self.dropout.setVisible(mode == "bpe")
+        self.param_label.setText("α" if uni else "dropout p")
+        self.sample_button.setEnabled(mode != "none")
+        self.nbest_table.setEnabled(uni)
+        self.export_lattice_button.setEnabled(uni)
+        if uni:
+            self.sample_header.setText("<b>Sampling</b>&nbsp;&nbsp;<span style='color:gray'>subword regularization: "
+                                       "draw paths with p ∝ exp(α · score), count the segmentations</span>")
+        elif mode == "bpe":
+            self.sample_header.setText("<b>BPE-dropout sampling</b>&nbsp;&nbsp;<span style='color:gray'>encode N times, "
+                                       "skipping each merge with probability p, count the segmentations</span>")
+        self.histogram.set_rows([])
+
+    def _on_lattice(self, res) -> None:  # noqa: ANN001
+        if res is None:
+            self.lattice.canvas.set_picture(None)
+            self.nbest_table.setRowCount(0)
+            self.summary.setText("")
+            return
+        self.chunk_combo.blockSignals(True)
+        self.chunk_combo.clear()
+        for i, c in enumerate(res.chunks):
+            self.chunk_combo.addItem(f"{i + 1}: {show_piece(c)[:30]}")
+        if res.chunk_index >= 0:
+            self.chunk_combo.setCurrentIndex(res.chunk_index)
+        self.chunk_combo.blockSignals(False)
+        many = len(res.chunks) > 1 and res.mode == "unigram"
+        self.chunk_combo.setVisible(many)
+        self.chunk_label.setVisible(many)
+        cut = " (first 400 characters)" if res.truncated else ""
+        if res.mode == "bpe":
+            self.lattice.canvas.placeholder = (
+                "BPE has no lattice: it merges deterministically by rank. Sampling below uses BPE-dropout "
+                "to show the segmentations it could produce.")
+            self.lattice.canvas.set_picture(None)
+            self.nbest_table.setRowCount(0)
+            self.summary.setText(
+                f"Deterministic encoding{cut}: <code>{_h(' | '.join(show_piece(p) for p in res.encoded_pieces))}</code>"
+                f" · {len(res.encoded_ids)} tokens")
+            return
+        vit = res.viterbi
+        same = tuple(vit.ids) == tuple(res.encoded_ids)
+        check = "equals the pipeline's encoding ✓" if same else "differs from the encoding (unknown runs are merged after Viterbi)"
+        pv = math.exp(vit.score - res.log_z) if res.log_z > -1e300 else 0.0
+        self.summary.setText(
+            f"<b>{len(res.picture.nodes):,}</b> candidate pieces over {len(res.picture.text)} characters{cut} · "
+            f"Viterbi <code>{_h(' | '.join(show_piece(p) for p in vit.pieces))}</code> score {vit.score:.3f} "
+            f"(p = {pv:.3f} of all paths) · {check} · {res.seconds * 1000:.0f} ms")
+        self.lattice.canvas.set_picture(res.picture)
+        self.nbest_table.blockSignals(True)
+        self.nbest_table.setRowCount(len(res.nbest))
+        for r, seg in enumerate(res.nbest):
+            share = math.exp(seg.score - res.log_z)
+            cells = [str(r + 1), f"{seg.score:.4f}", f"{share:.4f}", " | ".join(show_piece(p) for p in seg.pieces)]
+            for c, text in enumerate(cells):
+                it = QTableWidgetItem(text)
+                if c == 3:
+                    it.setFont(mono_font())
+                    it.setToolTip(text)
+                else:
+                    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.nbest_table.setItem(r, c, it)
+        self.nbest_table.blockSignals(False)
+        self.nbest_header.setText(
+            f"<b>n-best segmentations</b>&nbsp;&nbsp;<span style='color:gray'>{len(res.nbest)} best of all paths · "
+            f"p / Z = share of the total probability · select one to highlight its path</span>")
+
+    def _on_nbest_selected(self) -> None:
+        res = self.vm.result
+        rows = self.nbest_table.selectionModel().selectedRows()
+        if res is None or not rows:
+            self.lattice.canvas.set_selected(())
+            return
+        r = rows[0].row()
+        if 0 <= r < len(res.nbest):
+            self.lattice.canvas.set_selected(res.nbest[r].nodes)
+
+    def select_nbest(self, r: int) -> None:
+        self.nbest_table.selectRow(r)
+
+    def _on_samples(self, out) -> None:  # noqa: ANN001
+        what = "Viterbi" if out.mode == "unigram" else "deterministic"
+        self.histogram.set_rows(list(out.rows), title=(
+            f"{out.description} · {out.distinct:,} distinct · highlighted: the {what} segmentation · "
+            f"{out.seconds * 1000:.0f} ms"))
+
+    def _export(self, fn, stem: str) -> None:  # noqa: ANN001
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {stem}", f"{stem}.png", "PNG image (*.png);;SVG image (*.svg)")
+        if path:
+            try:
+                fn(path)
+            except OSError as exc:
+                self.vm.error_raised.emit(f"Export failed: {exc}")
+
+    def set_theme(self, theme) -> None:  # noqa: ANN001
+        self.lattice.canvas.update()
+        self.histogram.update()
+
+
+def _h(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

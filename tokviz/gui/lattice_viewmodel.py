@@ -1,0 +1,318 @@
+"""The Lattice tab's view-model: the Unigram lattice of a text, n-best, marginals and sampling.
+
+It follows the Inspect tab's tokenizer (`InspectViewModel.tokenizer_changed`) and decides the
+mode: **unigram** (the model is `tokviz.engine.models.unigram.Unigram`: lattice, Viterbi, n-best,
+marginals, sampling with alpha, all from `tokviz.engine.lattice.Lattice`), **bpe** (a `BPE`
+model: no lattice, BPE-dropout sampling with probability p over a copy of the model), or
+**none**. The text runs through the tokenizer's own pipeline (normalizer, pre-tokenizer) and
+the lattice is drawn for one pre-token chunk (SentencePiece models have one chunk per text).
+
+All engine work runs in the ``lattice`` and ``sample`` lanes (latest request wins).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from .workers import CancelToken, Lanes
+from .widgets.lattice_view import LatticePicture
+
+__all__ = ["LatticeViewModel", "LatticeResult", "SampleResult", "tokenizer_mode"]
+
+_MAX_CHARS = 400  # the lattice of a longer text is not readable; the tab says so
+
+
+def tokenizer_mode(tok: Any) -> str:
+    """``"unigram"``, ``"bpe"`` or ``"none"`` for a tokenizer."""
+    from ..engine.models.bpe import BPE
+    from ..engine.models.unigram import Unigram
+
+    model = getattr(tok, "model", None)
+    if isinstance(model, Unigram):
+        return "unigram"
+    if isinstance(model, BPE):
+        return "bpe"
+    return "none"
+
+
+@dataclass(frozen=True, slots=True)
+class LatticeResult:
+    mode: str
+    text: str  # the text the user asked for (maybe truncated)
+    chunks: tuple[str, ...]  # pre-token chunks as the model sees them
+    chunk_index: int
+    picture: LatticePicture | None  # unigram only
+    viterbi: Any  # Segmentation (unigram) or None
+    nbest: tuple[Any, ...]  # Segmentation list (unigram)
+    log_z: float
+    encoded_ids: tuple[int, ...]  # the pipeline's ids for the chosen chunk (unigram) / whole text (bpe)
+    encoded_pieces: tuple[str, ...]
+    truncated: bool
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class SampleResult:
+    mode: str
+    rows: tuple[tuple[str, int, bool], ...]  # (segmentation label, count, is the deterministic one)
+    total: int
+    distinct: int
+    param: float  # alpha (unigram) or p (bpe)
+    seconds: float
+    description: str
+
+
+def _label(pieces: tuple[str, ...]) -> str:
+    from .widgets.pair_table import show_piece
+
+    return " | ".join(show_piece(p) for p in pieces)
+
+
+class LatticeViewModel(QObject):
+    mode_changed = Signal(str, str)  # mode, description
+    lattice_changed = Signal(object)  # LatticeResult
+    samples_changed = Signal(object)  # SampleResult
+    error_raised = Signal(str)
+
+    def __init__(self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None) -> None:
+        super().__init__(parent)
+        self.inspect = inspect
+        self._lanes = lanes or Lanes(self)
+        self.text = "Hello world"
+        self.chunk_index = -1  # -1: the longest chunk
+        self.nbest_size = 8
+        self.alpha = 0.5
+        self.dropout = 0.1
+        self.samples = 1000
+        self.seed = 0
+        self.result: LatticeResult | None = None
+        self.sample_result: SampleResult | None = None
+        self._dropout_models: dict[tuple[int, float], Any] = {}
+        self._lattice: Any = None  # engine Lattice of the shown chunk (kept for sampling)
+        if inspect is not None:
+            inspect.tokenizer_changed.connect(lambda _p: self.refresh())
+
+    @property
+    def tokenizer(self) -> Any:
+        return getattr(self.inspect, "tokenizer", None)
+
+    @property
+    def mode(self) -> str:
+        tok = self.tokenizer
+        return tokenizer_mode(tok) if tok is not None else "none"
+
+    def describe_mode(self) -> str:
+        tok = self.tokenizer
+        name = getattr(self.inspect, "tokenizer_name", "") or "this tokenizer"
+        mode = self.mode
+        if tok is None:
+            return "No tokenizer loaded: pick one in the Inspect tab."
+        if mode == "unigram":
+            return f"{name}: Unigram model · {tok.model.vocab_size:,} pieces · lattice, n-best, marginals, sampling"
+        if mode == "bpe":
+            return f"{name}: BPE has no lattice · BPE-dropout sampling shows its alternative segmentations"
+        return f"{name}: {type(tok.model).__name__} has neither a lattice nor dropout (pick a Unigram or BPE tokenizer)"
+
+    # ------------------------------------------------------------------ inputs
+    def set_text(self, text: str) -> None:
+        if text != self.text:
+            self.text = text
+            self.chunk_index = -1
+            self.refresh()
+
+    def set_chunk(self, index: int) -> None:
+        if index != self.chunk_index:
+            self.chunk_index = index
+            self.refresh()
+
+    def set_nbest(self, n: int) -> None:
+        if n != self.nbest_size:
+            self.nbest_size = n
+            self.refresh()
+
+    def set_sampling(self, *, alpha: float | None = None, dropout: float | None = None,
+                     samples: int | None = None, seed: int | None = None) -> None:
+        if alpha is not None:
+            self.alpha = alpha
+        if dropout is not None:
+            self.dropout = dropout
+        if samples is not None:
+            self.samples = samples
+        if seed is not None:
+            self.seed = seed
+
+    def use_inspect_selection(self) -> bool:
+        """Take the word around the token selected in the Inspect tab (or its first line)."""
+        vm = self.inspect
+        if vm is None or not vm.text:
+            return False
+        enc = vm.encoding
+        text = vm.text
+        if enc is not None and 0 <= vm.selected < len(enc.ids):
+            s, e = enc.offsets[vm.selected]
+            while s > 0 and not text[s - 1].isspace():
+                s -= 1
+            while e < len(text) and not text[e].isspace():
+                e += 1
+            self.set_text(text[s:e])
+            return True
+        self.set_text(text.strip().splitlines()[0][:80] if text.strip() else "")
+        return True
+
+    # ------------------------------------------------------------------ the lattice
+    def refresh(self) -> None:
+        self.mode_changed.emit(self.mode, self.describe_mode())
+        tok = self.tokenizer
+        mode = self.mode
+        if tok is None or mode == "none":
+            self.result = None
+            self._lattice = None
+            self.lattice_changed.emit(None)
+            return
+        text = self.text
+        chunk_index = self.chunk_index
+        nbest = self.nbest_size
+
+        def prepare():  # noqa: ANN202
+            def job(cancel: CancelToken):  # noqa: ANN202
+                return compute_lattice(tok, mode, text, chunk_index=chunk_index, nbest=nbest)
+
+            return job
+
+        def done(out: tuple[LatticeResult, Any]) -> None:
+            if self.tokenizer is not tok:
+                return
+            self.result, self._lattice = out
+            self.lattice_changed.emit(self.result)
+
+        self._lanes.submit("lattice", prepare, done, lambda m: self.error_raised.emit(f"Lattice: {m}"))
+
+    def select_path(self, index: int) -> None:
+        """Highlight n-best entry ``index`` (-1: none)."""
+        # The canvas is told directly by the tab; the view-model only validates the index.
+        if self.result is None or not -1 <= index < len(self.result.nbest):
+            raise ValueError(f"no n-best entry {index}")
+
+    def is_busy(self) -> bool:
+        return self._lanes.is_busy("lattice") or self._lanes.is_busy("sample")
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self) -> None:
+        """Draw ``samples`` segmentations (Unigram: with alpha; BPE: with dropout p) -> histogram."""
+        tok = self.tokenizer
+        res = self.result
+        lat = self._lattice
+        mode = self.mode
+        if tok is None or res is None or mode == "none":
+            self.error_raised.emit("Nothing to sample: pick a Unigram or BPE tokenizer and a text")
+            return
+        n = max(1, int(self.samples))
+        seed = self.seed
+        if mode == "unigram":
+            alpha = self.alpha
+
+            def run(cancel: CancelToken) -> SampleResult | None:
+                t0 = time.perf_counter()
+                rng = random.Random(seed)
+                counts: Counter[tuple[str, ...]] = Counter()
+                for i in range(n):
+                    if i % 256 == 0 and cancel.cancelled:
+                        return None
+                    counts[lat.sample(alpha=alpha, rng=rng).pieces] += 1
+                best = res.viterbi.pieces
+                desc = f"{n:,} samples over all segmentations, p(path) ∝ exp(α·score), α = {alpha:g}, seed {seed}"
+                return _histogram(mode, counts, best, n, alpha, time.perf_counter() - t0, desc)
+        else:
+            p = self.dropout
+            key = (id(tok), p)
+            model = self._dropout_models.get(key)
+            chunks = res.chunks
+            det = res.encoded_pieces
+
+            def run(cancel: CancelToken) -> SampleResult | None:
+                t0 = time.perf_counter()
+                m = model if model is not None else dropout_model(tok.model, p)
+                self._dropout_models.clear()
+                self._dropout_models[key] = m
+                m.seed(seed)
+                counts: Counter[tuple[str, ...]] = Counter()
+                to_tok = m.id_to_token
+                for i in range(n):
+                    if i % 64 == 0 and cancel.cancelled:
+                        return None
+                    pieces: list[str] = []
+                    for c in chunks:
+                        pieces.extend(to_tok(t) for t, _, _ in m.tokenize(c))
+                    counts[tuple(pieces)] += 1
+                desc = f"{n:,} encodings with BPE-dropout p = {p:g} (each merge skipped with probability p), seed {seed}"
+                return _histogram(mode, counts, det, n, p, time.perf_counter() - t0, desc)
+
+        def prepare():  # noqa: ANN202
+            return run
+
+        def done(out: SampleResult | None) -> None:
+            if out is not None and self.tokenizer is tok:
+                self.sample_result = out
+                self.samples_changed.emit(out)
+
+        self._lanes.submit("sample", prepare, done, lambda m: self.error_raised.emit(f"Sampling: {m}"))
+
+
+def _histogram(mode: str, counts: Counter, best: tuple[str, ...], n: int, param: float, seconds: float,
+               desc: str) -> SampleResult:
+    rows = tuple((_label(seg), c, seg == tuple(best)) for seg, c in counts.most_common(60))
+    other = n - sum(c for _, c, _ in rows)
+    if other:
+        rows += ((f"… {len(counts) - 60:,} other segmentations", other, False),)
+    return SampleResult(mode, rows, n, len(counts), param, seconds, desc)
+
+
+def dropout_model(model: Any, p: float) -> Any:
+    """A copy of a `BPE` model with dropout ``p`` (built with the public constructor)."""
+    from ..engine.models.bpe import BPE
+
+    if model.rank_mode:
+        m = BPE.from_ranks(model.get_vocab())
+        m.dropout = p  # rank mode has no dropout argument; the model reads it when the cache resets
+        m.clear_cache()
+        return m
+    return BPE(
+        model.get_vocab(), model.merges, dropout=p, unk_token=model.unk_token,
+        continuing_subword_prefix=model.continuing_subword_prefix, end_of_word_suffix=model.end_of_word_suffix,
+        fuse_unk=model.fuse_unk, byte_fallback=model.byte_fallback, ignore_merges=model.ignore_merges,
+    )
+
+
+def compute_lattice(tok: Any, mode: str, text: str, *, chunk_index: int = -1, nbest: int = 8) -> tuple[LatticeResult, Any]:
+    """The lattice result for ``text`` (worker thread). Returns (result, engine Lattice or None)."""
+    t0 = time.perf_counter()
+    truncated = len(text) > _MAX_CHARS
+    text = text[:_MAX_CHARS]
+    enc = tok.encode(text, add_special_tokens=False)
+    pre = list(enc.stages.pre_tokens) if enc.stages is not None else []
+    chunks = tuple(c.text for c in pre)
+    if mode == "bpe" or not chunks:
+        return LatticeResult(mode, text, chunks, -1, None, None, (), 0.0, tuple(enc.ids), tuple(enc.tokens),
+                             truncated, time.perf_counter() - t0), None
+    if not 0 <= chunk_index < len(chunks):
+        chunk_index = max(range(len(chunks)), key=lambda i: len(chunks[i]))
+    chunk = pre[chunk_index]
+    lat = tok.model.lattice(chunk.text)
+    vit = lat.viterbi()
+    best = tuple(lat.nbest(nbest)) if nbest > 0 else ()
+    marg = tuple(lat.marginals())
+    # the pipeline's tokens for this chunk: those whose original span lies inside the chunk's
+    ids, pieces = [], []
+    for i, (s, e) in enumerate(enc.offsets):
+        if chunk.start <= s and e <= chunk.end and (e > s or s < chunk.end) and not enc.special_tokens_mask[i]:
+            ids.append(enc.ids[i])
+            pieces.append(enc.tokens[i])
+    pic = LatticePicture(chunk.text, lat.nodes, marg, vit.nodes, ())
+    return LatticeResult(mode, text, chunks, chunk_index, pic, vit, best, lat.log_z(), tuple(ids), tuple(pieces),
+                         truncated, time.perf_counter() - t0), lat
