@@ -10,13 +10,16 @@ last byte carries the character's span and the others get an empty span at its s
 
 from __future__ import annotations
 
+import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
 from ..errors import TokvizFormatError
 
-__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32"]
+__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32", "space_chunker", "SPACE"]
+
+SPACE = "\u2581"
 
 
 class PieceType(IntEnum):
@@ -37,6 +40,30 @@ def byte_piece(b: int) -> str:
 def to_float32(values: Sequence[float]) -> list[float]:
     """Round to the nearest float32 (scores are float32 in a .model file)."""
     return list(array("f", values))
+
+
+def space_chunker(pieces: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern cutting normalized text into chunks no piece can span, or None.
+
+    A piece spans a cut only if it contains the two characters around it, so cutting before
+    each ``▁`` run that follows another character is safe when no piece holds ``x▁`` (x not
+    ``▁``); in suffix mode (pieces end with ``▁``) cutting after each ``▁`` run is safe when no
+    piece holds ``▁x``.
+    """
+    before = after = False
+    for p in pieces:
+        if SPACE not in p:
+            continue
+        for a, b in zip(p, p[1:]):
+            if b == SPACE and a != SPACE:
+                before = True
+            if a == SPACE and b != SPACE:
+                after = True
+    if not before:
+        return re.compile(f"{SPACE}+[^{SPACE}]*|[^{SPACE}]+")
+    if not after:
+        return re.compile(f"[^{SPACE}]*{SPACE}+|[^{SPACE}]+")
+    return None
 
 
 class SentencePieceVocab:

@@ -17,6 +17,7 @@ the chunks are then independent and cached.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,13 +25,12 @@ import regex
 
 from ..encoding import BpeTrace, MergeStep
 from . import Model, ModelToken
-from ._spm import PieceType, SentencePieceVocab
+from ._spm import SPACE, PieceType, SentencePieceVocab, space_chunker
 
 __all__ = ["SentencePieceBPE"]
 
 _CACHE_LIMIT = 50_000
 _CACHE_MAX_CHARS = 256
-_SPACE = "\u2581"
 
 
 class SentencePieceBPE(Model):
@@ -68,24 +68,10 @@ class SentencePieceBPE(Model):
         self._chunker = self._make_chunker()
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
 
-    def _make_chunker(self) -> regex.Pattern[str] | None:
-        # Characters that sit right before / after a ▁ inside some mergeable piece.
-        before: set[str] = set()
-        after: set[str] = set()
-        for p in self._mergeable:
-            for a, b in zip(p, p[1:]):
-                if b == _SPACE and a != _SPACE:
-                    before.add(a)
-                if a == _SPACE and b != _SPACE:
-                    after.add(b)
-        if self.spm.user_defined and any(_SPACE in u for u in self.spm.user_defined):
+    def _make_chunker(self) -> re.Pattern[str] | None:
+        if any(SPACE in u for u in self.spm.user_defined):
             return None
-        if not before:
-            # pieces never hold x▁: cut before every ▁ run that follows a non-▁
-            return regex.compile(f"{_SPACE}+[^{_SPACE}]*|[^{_SPACE}]+")
-        if not after:
-            return regex.compile(f"[^{_SPACE}]*{_SPACE}+|[^{_SPACE}]+")
-        return None
+        return space_chunker(self._mergeable)
 
     # ------------------------------------------------------------------ vocabulary
     def token_to_id(self, token: str) -> int | None:

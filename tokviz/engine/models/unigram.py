@@ -25,6 +25,7 @@ The lattice as data (every node, n-best, marginals, sampling) is `tokviz.engine.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +33,7 @@ from typing import Any
 from ..encoding import UnigramTrace
 from ..errors import TokvizFormatError
 from . import Model, ModelToken
-from ._spm import PieceType, SentencePieceVocab, byte_piece, to_float32
+from ._spm import PieceType, SentencePieceVocab, byte_piece, space_chunker, to_float32
 
 __all__ = ["Unigram", "UNK_PENALTY", "FLT_MIN"]
 
@@ -97,6 +98,7 @@ class Unigram(Model):
             self._token_to_id.setdefault(p, i)
         self._build()
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
+        self._chunk_cache: dict[str, tuple[tuple[tuple[int, int, int], ...], float, float]] = {}
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
@@ -138,6 +140,24 @@ class Unigram(Model):
             elif last[1] is None:
                 last[1] = info
         self._trie = trie
+        # score used on the path for each id (the unk node's score for the unk id)
+        self._score_of = [info_score for info_score in self._path_scores()]
+        self._chunker = None
+        if self.sentencepiece:
+            in_lattice = [p for p, t in zip(self.pieces, types) if t in (PieceType.NORMAL, PieceType.USER_DEFINED)]
+            self._chunker = space_chunker(in_lattice)
+
+    def _path_scores(self) -> list[float]:
+        out = []
+        max_score = self.max_score
+        for i, (p, t) in enumerate(zip(self.pieces, self.piece_types)):
+            if i == self.unk_id:
+                out.append(self.unk_score)
+            elif self.sentencepiece and t == PieceType.USER_DEFINED:
+                out.append(_f32(len(p.encode("utf-8")) * max_score) - 0.1)
+            else:
+                out.append(self.scores[i])
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Unigram:
@@ -179,6 +199,7 @@ class Unigram(Model):
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._chunk_cache.clear()
 
     # ------------------------------------------------------------------ encoding
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
@@ -221,10 +242,60 @@ class Unigram(Model):
         # Path scores are summed in double precision: the installed sentencepiece (0.2.x)
         # reproduces only with doubles (checked on whole 300k-char documents, where the
         # cumulative score reaches -1e6 and rounding decides between permutations of the same
-        # pieces, e.g. runs of "." vs "......"). So no per-chunk result cache here: a chunk's
-        # segmentation may depend on the score accumulated before it.
+        # pieces, e.g. runs of "." vs "......"). A chunk's segmentation can therefore depend on
+        # the score accumulated before it; see `_sp_chunked` for when a cached one is reused.
+        if self._chunker is not None and len(text) > 64:
+            return self._sp_chunked(text)
+        return self._dp_sp(text, 0.0)[0]
+
+    def _sp_chunked(self, text: str) -> list[tuple[int, int, int]]:
+        """Viterbi chunk by chunk (cuts no piece spans), reusing cached chunk results.
+
+        A chunk's cached path was computed from score 0. With the real prefix score ``T`` every
+        compared sum moves by ``T`` plus rounding errors of at most a few ulps per addition; if
+        every decision on the cached path won by more than that bound, the decisions (hence the
+        path) are the same. Otherwise (near or exact ties) the chunk is recomputed from ``T``.
+        ``T`` then advances by adding the path's scores in order -- exactly the double the full
+        Viterbi would hold there.
+        """
+        assert self._chunker is not None
+        cache = self._chunk_cache
+        out: list[tuple[int, int, int]] = []
+        total = 0.0
+        scores = self._node_score
+        for m in self._chunker.finditer(text):
+            chunk = m.group()
+            base = m.start()
+            entry = cache.get(chunk)
+            if entry is None:
+                path, _, margin, mag = self._dp_sp(chunk, 0.0, margins=True)
+                entry = (tuple(path), margin, mag)
+                if len(chunk) <= _CACHE_MAX_CHARS:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[chunk] = entry
+            path_c, margin, mag = entry
+            bound = (len(chunk) + 2) * (abs(total) + mag + 1.0) * 1e-15
+            if margin > bound:
+                for pid, s, e in path_c:
+                    total += scores(pid)
+                    out.append((pid, s + base, e + base))
+            else:
+                path_x, total, _, _ = self._dp_sp(chunk, total)
+                out.extend([(pid, s + base, e + base) for pid, s, e in path_x])
+        return out
+
+    def _node_score(self, pid: int) -> float:
+        return self._score_of[pid]
+
+    def _dp_sp(
+        self, text: str, start_score: float, *, margins: bool = False
+    ) -> tuple[list[tuple[int, int, int]], float, float, float]:
+        """SentencePiece's EncodeOptimized from ``start_score``: (path, final score, smallest
+        winning margin on the path, largest magnitude seen) -- margins only when asked."""
         n = len(text)
-        best = [0.0] * (n + 1)
+        best = [start_score] * (n + 1)
+        second = [-math.inf] * (n + 1) if margins else None
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
         trie = self._trie
@@ -248,19 +319,36 @@ class Unigram(Model):
                     continue
                 cand = base + score
                 if starts[e] < 0 or cand > best[e]:
+                    if second is not None and starts[e] >= 0:
+                        second[e] = best[e]
                     best[e] = cand
                     starts[e] = s
                     ids[e] = pid
+                elif second is not None and cand > second[e]:
+                    second[e] = cand
                 if e == s + 1:
                     single = True
             if not single:
                 e = s + 1
                 cand = base + unk_score
                 if starts[e] < 0 or cand > best[e]:
+                    if second is not None and starts[e] >= 0:
+                        second[e] = best[e]
                     best[e] = cand
                     starts[e] = s
                     ids[e] = unk_id  # type: ignore[assignment]
-        return _backtrack(starts, ids, n)
+                elif second is not None and cand > second[e]:
+                    second[e] = cand
+        path = _backtrack(starts, ids, n)
+        margin = math.inf
+        mag = 0.0
+        if second is not None:
+            for _, _, e in path:
+                d = best[e] - second[e]
+                if d < margin:
+                    margin = d
+            mag = max(abs(min(best)), max((abs(v) for v in second if v != -math.inf), default=0.0))
+        return path, best[n], margin, mag
 
     def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
         n = len(text)

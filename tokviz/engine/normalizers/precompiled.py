@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import re
 import regex
 
 from ..errors import TokvizFormatError
@@ -204,6 +205,47 @@ class CharsMap:
         """Characters some rule starts with (every other character maps to itself)."""
         return frozenset(self._first)
 
+    def start_sets(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """``(single, multi_first, multi_second)``: characters that are a rule by themselves;
+        first and second characters of longer rules. A rule can match at ``i`` only if
+        ``text[i]`` is in ``single``, or in ``multi_first`` with ``text[i+1]`` in ``multi_second``.
+        (Decodes every rule: called once per normalizer.)"""
+        single: set[str] = set()
+        first: set[str] = set()
+        second: set[str] = set()
+        units = self._units
+        if units is None:  # built from an explicit table
+            for c in self._first:
+                for key in self._rules_under(c)[0]:
+                    if len(key) == 1:
+                        single.add(key)
+                    else:
+                        first.add(key[0])
+                        second.add(key[1])
+            return frozenset(single), frozenset(first), frozenset(second)
+        # Walk the trie only one more character deep after each first character: keys only,
+        # no replacement decoding (a 200k-rule map would take seconds to decode).
+        children = self._children
+        for c, (pos, _) in self._first.items():
+            u = units[pos]
+            base = pos ^ _offset(u)
+            if (u >> 8) & 1:
+                single.add(c)
+            frontier = [(q, b"") for q in children.get(base, ())]
+            while frontier:
+                q, partial = frontier.pop()
+                uq = units[q]
+                k = partial + bytes((uq & 0xFF,))
+                try:
+                    c2 = k.decode("utf-8")
+                except UnicodeDecodeError:
+                    if len(k) < 4:
+                        frontier.extend((r, k) for r in children.get(q ^ _offset(uq), ()))
+                    continue
+                first.add(c)
+                second.add(c2)
+        return frozenset(single), frozenset(first), frozenset(second)
+
     def longest_match(self, text: str, i: int) -> tuple[int, str] | None:
         """SentencePiece: the longest rule matching ``text`` at ``i``: (chars consumed, replacement)."""
         c = text[i]
@@ -366,10 +408,22 @@ class SentencePieceNormalizer(Normalizer):
             ud_lengths.setdefault(u[0], set()).add(len(u))
         self._ud_by_first = {c: tuple(sorted(ls, reverse=True)) for c, ls in ud_lengths.items()}
         self._ud_set = frozenset(self.user_defined)
-        # Characters that need the slow path: rule starts, user-defined starts and the space.
-        special = set(charsmap.first_chars if charsmap is not None else ()) | set(self._ud_by_first) | {" "}
-        self._special = frozenset(special)
-        self._plain_run = regex.compile("[^" + "".join(_class_escape(c) for c in sorted(special)) + "]+")
+        # Positions that need the slow path: a single-char rule, the space, a user-defined
+        # symbol's first char, or the first char of a longer rule followed by its possible
+        # second char. Everything else maps to itself and is copied in runs.
+        if charsmap is not None:
+            single, multi1, multi2 = charsmap.start_sets()
+        else:
+            single, multi1, multi2 = frozenset(), frozenset(), frozenset()
+        stop = set(single) | set(self._ud_by_first) | {" "}
+        multi1 = frozenset(multi1 - stop)
+        self._special = frozenset(stop | multi1)
+        # the space is only special because of the whitespace rules (unless a rule starts with it)
+        self._space_is_plain = " " not in single and " " not in self._ud_by_first and " " not in multi1
+        plain = "[^" + _char_class(stop | multi1) + "]"
+        if multi1:
+            plain = f"(?:{plain}|[{_char_class(multi1)}](?![{_char_class(multi2)}]))"
+        self._plain_run = re.compile(plain + "+")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
 
     def to_json(self) -> dict[str, Any]:
@@ -422,18 +476,24 @@ class SentencePieceNormalizer(Normalizer):
             out.append(ws)
             n2o.append(i)
         is_prev_space = remove
-        special = self._special
         plain = self._plain_run.match
         escape = self.escape_whitespaces
+        space_plain = self._space_is_plain
         while i < n:
-            c = s[i]
-            if c not in special:
-                m = plain(s, i)
+            m = plain(s, i)
+            if m is not None:
                 j = m.end()
                 out.append(s[i:j])
                 n2o.extend(range(i, j))
                 is_prev_space = False
                 i = j
+                continue
+            if space_plain and s[i] == " ":
+                if not is_prev_space:
+                    out.append(ws)
+                    n2o.append(i)
+                    is_prev_space = remove
+                i += 1
                 continue
             rep, k = self._prefix(s, i)
             if is_prev_space:
@@ -473,8 +533,11 @@ class SentencePieceNormalizer(Normalizer):
         # be normalized already): position j -> start of input char j, or the piece's end.
         if text.starts is None:
             base = text.orig_start
-            starts = _arr(base + p for p in n2o[:-1])
-            ends = _arr(base + p for p in n2o[1:])
+            if base:
+                n2o = [base + p for p in n2o]
+            starts = _arr(n2o)
+            ends = starts[1:]
+            del starts[-1]
         else:
             in_starts = list(text.starts) + [text.orig_end]
             starts = _arr(in_starts[p] for p in n2o[:-1])
@@ -482,5 +545,16 @@ class SentencePieceNormalizer(Normalizer):
         return SentencePieceText(text.original, out, text.orig_start, text.orig_end, starts, ends)
 
 
-def _class_escape(c: str) -> str:
-    return "\\" + c if c in "\\]^-[" else c
+def _char_class(chars: set[str] | frozenset[str]) -> str:
+    """The inside of a regex character class holding exactly ``chars`` (as code point ranges)."""
+    codes = sorted(ord(c) for c in chars)
+    parts: list[str] = []
+    i = 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        a, b = codes[i], codes[j]
+        parts.append(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}")
+        i = j + 1
+    return "".join(parts)
