@@ -209,20 +209,11 @@ class Strip(Normalizer):
             return text
         if leading >= count or trailing >= count:
             return make_text(text.original, "", text.orig_start, text.orig_end, array("q"), array("q"))
-        old_starts, old_ends = old_alignment(text)
-        # HF quirk: the kept character that swallows the trailing whitespace is found by
-        # comparing its *character* index with the text's *byte* length minus one minus the
-        # trailing count. For non-ASCII text that hits a character in the middle (or none):
-        # the characters after it then take the alignment of the one `trailing` places later.
-        target = len(s.encode("utf-8")) - trailing - 1
-        starts = []
-        ends = []
-        pos = leading
-        for i in range(leading, count - trailing):
-            starts.append(old_starts[pos])
-            ends.append(old_ends[pos])
-            pos += 1 + (trailing if i == target else 0)
-        return splice(text, [(0, count, s[leading : count - trailing], starts, ends)])
+        # Kept characters keep their alignment. (HF marks the character that swallows the
+        # trailing whitespace by comparing a *char* index with the *byte* length; the byte length
+        # is never smaller, so for non-ASCII text no character is marked, and the trailing
+        # whitespace disappears with the replaced range either way: same alignment.)
+        return splice(text, [(0, leading, "", (), ()), (count - trailing, count, "", (), ())])
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Strip:
