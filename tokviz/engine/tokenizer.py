@@ -615,8 +615,15 @@ class Tokenizer:
     # ------------------------------------------------------------------ vocabulary
     @property
     def vocab_size(self) -> int:
-        """HF ``get_vocab_size(with_added_tokens=True)``: model entries plus added tokens not in the model."""
+        """HF ``get_vocab_size(with_added_tokens=True)``: model entries plus added tokens not in the model.
+
+        With the ``"tiktoken"`` policy it is tiktoken's ``n_vocab``: max id + 1 (cl100k and o200k
+        have unused ids, so that is more than the number of entries).
+        """
         model = self.model
+        if self.special_policy == "tiktoken":
+            top = max(model.get_vocab().values(), default=-1)
+            return max(top, max(self._added.by_id, default=-1)) + 1
         overlap = sum(1 for c in self._added.by_content if model.token_to_id(c) is not None)
         return model.vocab_size + len(self._added.by_content) - overlap
 
