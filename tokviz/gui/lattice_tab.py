@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ._compat import emit
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,6 +46,7 @@ __all__ = ["LatticeTab"]
 def _header(title: str, hint: str = "") -> QLabel:
     lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
     lab.setContentsMargins(2, 4, 0, 0)
+    lab.setWordWrap(True)
     return lab
 
 
@@ -64,7 +66,7 @@ class LatticeTab(QWidget):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(150)
-        self._timer.timeout.connect(lambda: self.vm.set_text(self.text_edit.text()))
+        self._timer.timeout.connect(self._text_edited)
         self.text_edit.textChanged.connect(lambda _t: self._timer.start())
         top.addWidget(self.text_edit, 1)
         self.from_inspect = QPushButton("From Inspect")
@@ -194,6 +196,8 @@ class LatticeTab(QWidget):
         lay.addWidget(self.mode_label)
         lay.addWidget(vs, 1)
 
+        for w in (self.alpha, self.dropout, self.count, self.seed):
+            w.valueChanged.connect(self._push_sampling)
         self.vm.mode_changed.connect(self._on_mode)
         self.vm.lattice_changed.connect(self._on_lattice)
         self.vm.samples_changed.connect(self._on_samples)
@@ -210,9 +214,16 @@ class LatticeTab(QWidget):
         if self.vm.result is None and self.vm.tokenizer is not None:
             self.vm.refresh()
 
-    def sample(self) -> None:
+    def _text_edited(self) -> None:
+        self.vm.text_edited = True
+        self.vm.set_text(self.text_edit.text())
+
+    def _push_sampling(self) -> None:
         self.vm.set_sampling(alpha=self.alpha.value(), dropout=self.dropout.value(), samples=self.count.value(),
                              seed=self.seed.value())
+
+    def sample(self) -> None:
+        self._push_sampling()
         self.vm.sample()
 
     def _take_inspect(self) -> None:
@@ -240,6 +251,10 @@ class LatticeTab(QWidget):
         self.histogram.set_rows([])
 
     def _on_lattice(self, res) -> None:  # noqa: ANN001
+        if res is not None and res.text != self.text_edit.text() and not self.text_edit.hasFocus():
+            self.text_edit.blockSignals(True)
+            self.text_edit.setText(res.text)
+            self.text_edit.blockSignals(False)
         if res is None:
             self.lattice.canvas.set_picture(None)
             self.nbest_table.setRowCount(0)
@@ -318,7 +333,7 @@ class LatticeTab(QWidget):
             try:
                 fn(path)
             except OSError as exc:
-                self.vm.error_raised.emit(f"Export failed: {exc}")
+                emit(self.vm.error_raised, f"Export failed: {exc}")
 
     def set_theme(self, theme) -> None:  # noqa: ANN001
         self.lattice.canvas.update()

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ._compat import emit
 from PySide6.QtCore import QObject, Signal
 
 from .workers import CancelToken, Lanes
@@ -95,8 +96,18 @@ class LatticeViewModel(QObject):
         self.sample_result: SampleResult | None = None
         self._dropout_models: dict[tuple[int, float], Any] = {}
         self._lattice: Any = None  # engine Lattice of the shown chunk (kept for sampling)
+        self.text_edited = False  # once the user types here, the lattice text stops following Inspect
+        self.auto_sample = True  # draw samples after every new lattice
         if inspect is not None:
             inspect.tokenizer_changed.connect(lambda _p: self.refresh())
+            inspect.text_replaced.connect(self._follow_inspect)
+
+    def _follow_inspect(self, text: str) -> None:
+        line = text.strip().splitlines()[0] if text.strip() else ""
+        if not self.text_edited and 0 < len(line) <= 80:
+            self.text = line
+            self.chunk_index = -1
+            self.refresh()
 
     @property
     def tokenizer(self) -> Any:
@@ -167,13 +178,13 @@ class LatticeViewModel(QObject):
 
     # ------------------------------------------------------------------ the lattice
     def refresh(self) -> None:
-        self.mode_changed.emit(self.mode, self.describe_mode())
+        emit(self.mode_changed, self.mode, self.describe_mode())
         tok = self.tokenizer
         mode = self.mode
         if tok is None or mode == "none":
             self.result = None
             self._lattice = None
-            self.lattice_changed.emit(None)
+            emit(self.lattice_changed, None)
             return
         text = self.text
         chunk_index = self.chunk_index
@@ -189,9 +200,11 @@ class LatticeViewModel(QObject):
             if self.tokenizer is not tok:
                 return
             self.result, self._lattice = out
-            self.lattice_changed.emit(self.result)
+            emit(self.lattice_changed, self.result)
+            if self.auto_sample:
+                self.sample()
 
-        self._lanes.submit("lattice", prepare, done, lambda m: self.error_raised.emit(f"Lattice: {m}"))
+        self._lanes.submit("lattice", prepare, done, lambda m: emit(self.error_raised, f"Lattice: {m}"))
 
     def select_path(self, index: int) -> None:
         """Highlight n-best entry ``index`` (-1: none)."""
@@ -210,7 +223,7 @@ class LatticeViewModel(QObject):
         lat = self._lattice
         mode = self.mode
         if tok is None or res is None or mode == "none":
-            self.error_raised.emit("Nothing to sample: pick a Unigram or BPE tokenizer and a text")
+            emit(self.error_raised, "Nothing to sample: pick a Unigram or BPE tokenizer and a text")
             return
         n = max(1, int(self.samples))
         seed = self.seed
@@ -259,9 +272,9 @@ class LatticeViewModel(QObject):
         def done(out: SampleResult | None) -> None:
             if out is not None and self.tokenizer is tok:
                 self.sample_result = out
-                self.samples_changed.emit(out)
+                emit(self.samples_changed, out)
 
-        self._lanes.submit("sample", prepare, done, lambda m: self.error_raised.emit(f"Sampling: {m}"))
+        self._lanes.submit("sample", prepare, done, lambda m: emit(self.error_raised, f"Sampling: {m}"))
 
 
 def _histogram(mode: str, counts: Counter, best: tuple[str, ...], n: int, param: float, seconds: float,

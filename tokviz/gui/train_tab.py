@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ._compat import emit
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -55,6 +56,7 @@ __all__ = ["TrainTab"]
 def _header(title: str, hint: str = "") -> QLabel:
     lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
     lab.setContentsMargins(2, 4, 0, 0)
+    lab.setWordWrap(True)
     return lab
 
 
@@ -452,17 +454,20 @@ class TrainTab(QWidget):
                     f"count <b>{m.count:,}</b>{score}{dup}<br><span style='color:gray'>vocab {view.vocab_size:,} entries · "
                     f"corpus {view.corpus_tokens:,} tokens</span>"
                 )
-                hint = f"before merge {view.k:,} · what the trainer saw when it chose it"
+                hint = f"just before merge {view.k:,} · ties: smaller id wins (hover)"
             else:
                 self.headline.setText(
                     f"Step 0: no merges yet, words are split into their {'characters' if not wp else 'characters (## inside words)'}"
                     f"<br><span style='color:gray'>vocab {view.vocab_size:,} entries · corpus {view.corpus_tokens:,} tokens</span>"
                 )
-                hint = "at the start · the top row becomes merge 1"
-            rule = "highest score, then count, then smaller ids" if wp else "highest count, then smaller left id, then smaller right id"
+                hint = "at the start · the top row becomes merge 1 · ties: smaller id wins (hover)"
+            rule = ("highest score f(xy)/(f(x)·f(y)), then higher count, then smaller left id, then smaller right id"
+                    if wp else "highest count, then smaller left id, then smaller right id")
             self.table_box.header.setText(
-                f"<b>Pair {'scores' if wp else 'counts'}</b>&nbsp;&nbsp;<span style='color:gray'>{hint} · "
-                f"tie-break: {rule}</span>")
+                f"<b>Pair {'scores' if wp else 'counts'}</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
+            self.table_box.header.setToolTip(f"The trainer picks the {rule}. Ids: alphabet by code point, "
+                                             "then merged tokens in creation order.")
+            self.pairs.setToolTip("")
             self.pairs.set_rows(view.pair_rows, prefix=prefix, show_score=wp, chosen_is_next=view.merge is None)
             self.chart.set_cursor(view.k)
         else:
@@ -538,7 +543,7 @@ class TrainTab(QWidget):
             try:
                 self.chart.export(path)
             except OSError as exc:
-                self.vm.error_raised.emit(f"Export failed: {exc}")
+                emit(self.vm.error_raised, f"Export failed: {exc}")
 
     def set_theme(self, theme) -> None:  # noqa: ANN001
         for w in (self.words, self.probe_view, self.cut_view):

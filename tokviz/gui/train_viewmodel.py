@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._compat import emit
 from PySide6.QtCore import QObject, Signal
 
 from ..training.events import (
@@ -220,7 +221,7 @@ class TrainViewModel(QObject):
         self.corpus = text
         self.corpus_name = name
         if not from_editor:
-            self.corpus_changed.emit(text)
+            emit(self.corpus_changed, text)
 
     def load_corpus_files(self, paths: list[str | Path]) -> None:
         """Read corpus files (UTF-8 text; a bad file becomes an error message, the corpus stays)."""
@@ -229,7 +230,7 @@ class TrainViewModel(QObject):
         try:
             lines = read_corpus_files([Path(p) for p in paths])
         except (OSError, ValueError) as exc:
-            self.error_raised.emit(f"Could not read the corpus: {exc}")
+            emit(self.error_raised, f"Could not read the corpus: {exc}")
             return
         name = ", ".join(Path(p).name for p in paths)
         self.set_corpus("\n".join(lines), name=name, from_editor=False)
@@ -258,12 +259,12 @@ class TrainViewModel(QObject):
             self.config = cfg
         cfg = self.config
         if not self.corpus.strip():
-            self.error_raised.emit("The corpus is empty: paste text, open a file or load the toy corpus")
+            emit(self.error_raised, "The corpus is empty: paste text, open a file or load the toy corpus")
             return
         try:
             trainer = make_trainer(cfg)
         except (OSError, ValueError) as exc:
-            self.error_raised.emit(f"Cannot train: {exc}")
+            emit(self.error_raised, f"Cannot train: {exc}")
             return
         self.cancel()
         self._run_id += 1
@@ -289,7 +290,7 @@ class TrainViewModel(QObject):
                     batch.append(ev)
                     now = time.monotonic()
                     if isinstance(ev, Cancelled) or now - last > 0.05:
-                        relay.events.emit(rid, batch)
+                        emit(relay.events, rid, batch)
                         batch = []
                         last = now
             except Exception as exc:  # noqa: BLE001 - shown in the error bar, the app keeps going
@@ -297,13 +298,13 @@ class TrainViewModel(QObject):
 
                 error = _describe(exc)
             if batch:
-                relay.events.emit(rid, batch)
+                emit(relay.events, rid, batch)
             pending.seconds = time.perf_counter() - t0
-            relay.finished.emit(rid, result, error)
+            emit(relay.finished, rid, result, error)
 
         self._thread = threading.Thread(target=work, name="tokviz-train", daemon=True)
-        self.training_started.emit(cfg)
-        self.busy_changed.emit(True)
+        emit(self.training_started, cfg)
+        emit(self.busy_changed, True)
         self._thread.start()
 
     def cancel(self) -> None:
@@ -326,7 +327,7 @@ class TrainViewModel(QObject):
         live = []
         for ev in batch:
             if isinstance(ev, Progress):
-                self.progress.emit(ev.stage, ev.fraction, ev.message)
+                emit(self.progress, ev.stage, ev.fraction, ev.message)
             elif isinstance(ev, MergeEvent):
                 run.merges.append(ev)
                 live.append(ev)
@@ -337,9 +338,9 @@ class TrainViewModel(QObject):
                 run.prunes.append(ev)
                 live.append(ev)
             elif isinstance(ev, Cancelled):
-                self.training_cancelled.emit(ev.stage)
+                emit(self.training_cancelled, ev.stage)
         if live:
-            self.events_arrived.emit(live)
+            emit(self.events_arrived, live)
 
     def _on_finished(self, rid: int, result: Any, error: str | None) -> None:
         if rid != self._run_id:
@@ -348,16 +349,16 @@ class TrainViewModel(QObject):
         self._cancel = None
         run = self._pending
         self._pending = None
-        self.busy_changed.emit(False)
+        emit(self.busy_changed, False)
         if error is not None:
-            self.error_raised.emit(f"Training failed: {error}")
+            emit(self.error_raised, f"Training failed: {error}")
             return
         if result is None or run is None:
             return  # cancelled: the previous run stays
         run.result = result
         self.run = run
         self.step = -1
-        self.training_finished.emit(run)
+        emit(self.training_finished, run)
         self.set_step(run.num_steps if run.is_merge_based else 0)
 
     # ------------------------------------------------------------------ the merge slider
@@ -382,9 +383,9 @@ class TrainViewModel(QObject):
 
         def done(view: StepView) -> None:
             if self.run is run:
-                self.step_changed.emit(view)
+                emit(self.step_changed, view)
 
-        self._lanes.submit("step", prepare, done, lambda msg: self.error_raised.emit(f"Could not show step {k}: {msg}"))
+        self._lanes.submit("step", prepare, done, lambda msg: emit(self.error_raised, f"Could not show step {k}: {msg}"))
 
     def step_busy(self) -> bool:
         return self._lanes.is_busy("step")
@@ -394,12 +395,12 @@ class TrainViewModel(QObject):
         from ..training.export import save_tokenizer_json
 
         if self.run is None:
-            self.error_raised.emit("Nothing to save yet: train a tokenizer first")
+            emit(self.error_raised, "Nothing to save yet: train a tokenizer first")
             return None
         try:
             return save_tokenizer_json(self.run.result, path)
         except (OSError, ValueError) as exc:
-            self.error_raised.emit(f"Could not save {path}: {exc}")
+            emit(self.error_raised, f"Could not save {path}: {exc}")
             return None
 
     def open_in_inspect(self, *, num_merges: int | None = None) -> bool:
@@ -416,7 +417,7 @@ class TrainViewModel(QObject):
                 tok = res.tokenizer()
                 name = f"trained {algo}, vocab {len(res.vocab):,}"
         except (OSError, ValueError) as exc:
-            self.error_raised.emit(f"Could not build the trained tokenizer: {exc}")
+            emit(self.error_raised, f"Could not build the trained tokenizer: {exc}")
             return False
         self.inspect.set_tokenizer(tok, name=name)
         return True
@@ -433,15 +434,15 @@ class TrainViewModel(QObject):
         vm = self.inspect
         tok = getattr(vm, "tokenizer", None)
         if tok is None:
-            self.cutoff_available.emit(0, "no tokenizer loaded in the Inspect tab")
+            emit(self.cutoff_available, 0, "no tokenizer loaded in the Inspect tab")
             return
         if self._cutoff is not None and self._cutoff_for is tok:
-            self.cutoff_available.emit(self._cutoff.n, self._describe_cutoff(tok))
+            emit(self.cutoff_available, self._cutoff.n, self._describe_cutoff(tok))
             return
         from .cutoff import cutoff_supported
 
         if not cutoff_supported(tok):
-            self.cutoff_available.emit(0, f"{vm.tokenizer_name}: the rank cutoff needs a BPE model, "
+            emit(self.cutoff_available, 0, f"{vm.tokenizer_name}: the rank cutoff needs a BPE model, "
                                           f"this one is {type(tok.model).__name__}")
             return
 
@@ -457,9 +458,9 @@ class TrainViewModel(QObject):
             if getattr(self.inspect, "tokenizer", None) is tok:
                 self._cutoff = rc
                 self._cutoff_for = tok
-                self.cutoff_available.emit(rc.n, self._describe_cutoff(tok))
+                emit(self.cutoff_available, rc.n, self._describe_cutoff(tok))
 
-        self._lanes.submit("cutoff", prepare, done, lambda m: self.error_raised.emit(f"Rank cutoff: {m}"))
+        self._lanes.submit("cutoff", prepare, done, lambda m: emit(self.error_raised, f"Rank cutoff: {m}"))
 
     def _describe_cutoff(self, tok: Any) -> str:
         rc = self._cutoff
@@ -487,9 +488,9 @@ class TrainViewModel(QObject):
 
         def done(view: CutoffView) -> None:
             if self._cutoff is rc:
-                self.cutoff_changed.emit(view)
+                emit(self.cutoff_changed, view)
 
-        self._lanes.submit("cutoff", prepare, done, lambda m: self.error_raised.emit(f"Rank cutoff: {m}"))
+        self._lanes.submit("cutoff", prepare, done, lambda m: emit(self.error_raised, f"Rank cutoff: {m}"))
 
 
 # ---------------------------------------------------------------------------- step queries

@@ -101,7 +101,7 @@ class SeriesChart(pg.GraphicsLayoutWidget):
             else:
                 p.getAxis("bottom").setStyle(showValues=False)
             if len(group) > 1:
-                legend = p.addLegend(offset=(8, 4), labelTextColor=self._fg)
+                legend = p.addLegend(offset=(-8, 4), labelTextColor=self._fg)
                 legend.setBrush(pg.mkBrush(self.palette().color(QPalette.ColorRole.Base)))
             for name, ys in group:
                 p.plot(list(x), list(ys), pen=pg.mkPen(_COLORS[ci % len(_COLORS)], width=2), name=name)
@@ -123,13 +123,8 @@ class SeriesChart(pg.GraphicsLayoutWidget):
                 c.setValue(x)
 
     def export(self, path: str | Path) -> None:
-        path = Path(path)
-        if path.suffix.lower() == ".svg":
-            from pyqtgraph.exporters import SVGExporter
-
-            SVGExporter(self.scene()).export(str(path))
-        else:
-            export_widget(self, path)
+        # QSvgGenerator via render(): pyqtgraph's own SVGExporter fails on Qt 6 path data.
+        export_widget(self, path)
 
 
 class Histogram(QWidget):

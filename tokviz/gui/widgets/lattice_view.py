@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._compat import emit
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QScrollArea, QToolTip, QWidget
@@ -234,7 +235,7 @@ class LatticeCanvas(QWidget):
         k = self.index_at(event.position())
         if k != self.hover:
             self.hover = k
-            self.node_hovered.emit(k)
+            emit(self.node_hovered, k)
             self.update()
         if k >= 0 and self.picture is not None:
             nd = self.picture.nodes[k]
@@ -253,13 +254,13 @@ class LatticeCanvas(QWidget):
     def leaveEvent(self, event) -> None:  # noqa: ANN001, N802
         if self.hover != -1:
             self.hover = -1
-            self.node_hovered.emit(-1)
+            emit(self.node_hovered, -1)
             self.update()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         k = self.index_at(event.position())
         if k >= 0:
-            self.node_clicked.emit(k)
+            emit(self.node_clicked, k)
 
 
 class LatticeView(QScrollArea):

@@ -7,9 +7,10 @@ Space toggles playback; the buttons do the same and say so in their tooltips.
 
 from __future__ import annotations
 
+from .._compat import emit
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSpinBox, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSpinBox, QStyle, QToolButton, QWidget
 
 __all__ = ["MergeSlider"]
 
@@ -24,25 +25,24 @@ class MergeSlider(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(4)
 
-        def button(text: str, tip: str, slot) -> QToolButton:  # noqa: ANN001
+        style = self.style()
+
+        def button(icon: QStyle.StandardPixmap, tip: str, slot) -> QToolButton:  # noqa: ANN001
             b = QToolButton()
-            b.setText(text)
+            b.setIcon(style.standardIcon(icon))
             b.setToolTip(tip)
-            b.setAutoRaise(False)
-            b.setMinimumWidth(30)
             b.clicked.connect(slot)
             lay.addWidget(b)
             return b
 
-        self.first_button = button("⏮", "First step: no merges (Home)", lambda: self.set_value(0))
-        self.prev_button = button("◀", "One merge back (Left arrow)", lambda: self.step(-1))
-        self.play_button = button("▶", "Play / pause (Space)", self.toggle_play)
+        sp = QStyle.StandardPixmap
+        self.first_button = button(sp.SP_MediaSkipBackward, "First step: no merges (Home)", lambda: self.set_value(0))
+        self.prev_button = button(sp.SP_MediaSeekBackward, "One step back (Left arrow)", lambda: self.step(-1))
+        self.play_button = button(sp.SP_MediaPlay, "Play / pause (Space)", self.toggle_play)
         self.play_button.setCheckable(True)
-        self.next_button = button("▶|", "One merge forward (Right arrow)", lambda: self.step(1))
-        self.last_button = button("⏭", "Last step: every merge (End)", lambda: self.set_value(self.slider.maximum()))
-        self.next_button.setText("▶▏")
-        self.prev_button.setText("▕◀")
-        self.play_button.setText("⏵")
+        self.next_button = button(sp.SP_MediaSeekForward, "One step forward (Right arrow)", lambda: self.step(1))
+        self.last_button = button(sp.SP_MediaSkipForward, "Last step: every merge (End)",
+                                  lambda: self.set_value(self.slider.maximum()))
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, 0)
         self.slider.setSingleStep(1)
@@ -96,7 +96,7 @@ class MergeSlider(QWidget):
         self.spin.blockSignals(True)
         self.spin.setValue(k)
         self.spin.blockSignals(False)
-        self.value_changed.emit(k)
+        emit(self.value_changed, k)
 
     # ------------------------------------------------------------------ playback
     def is_playing(self) -> bool:
@@ -110,12 +110,12 @@ class MergeSlider(QWidget):
                 self.set_value(0)
             self.timer.start()
             self.play_button.setChecked(True)
-            self.play_button.setText("⏸")
+            self.play_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPause))
 
     def pause(self) -> None:
         self.timer.stop()
         self.play_button.setChecked(False)
-        self.play_button.setText("⏵")
+        self.play_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
 
     def _tick(self) -> None:
         if self.slider.value() >= self.slider.maximum():
