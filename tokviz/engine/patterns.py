@@ -85,8 +85,6 @@ def compile_pattern(pattern: str, *, literal: bool = False) -> regex.Pattern[str
 
 def pattern_from_json(obj: Any, *, what: str = "pattern") -> tuple[str, bool]:
     """``{"String": s}`` or ``{"Regex": r}`` -> ``(text, is_regex)``; anything else is an error."""
-    if isinstance(obj, str):  # lenient: a bare string is a literal
-        return obj, False
     if not isinstance(obj, dict) or len(obj) != 1:
         raise TokvizFormatError(f'{what}: expected {{"String": ...}} or {{"Regex": ...}}, got {obj!r}')
     (kind, value), = obj.items()
