@@ -252,7 +252,10 @@ class CharsMap:
         if c not in self._first:
             return None
         rules, lengths = self._rules_under(c)
+        room = len(text) - i
         for n in lengths:
+            if n > room:
+                continue  # a slice past the end would be shorter than n
             repl = rules.get(text[i : i + n])
             if repl is not None:
                 return n, repl
@@ -443,8 +446,9 @@ class SentencePieceNormalizer(Normalizer):
         c = s[i]
         lengths = self._ud_by_first.get(c)
         if lengths is not None:
+            room = len(s) - i
             for n in lengths:
-                if s[i : i + n] in self._ud_set:
+                if n <= room and s[i : i + n] in self._ud_set:
                     return s[i : i + n], n
         cm = self.charsmap
         if cm is not None:

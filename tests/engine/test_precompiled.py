@@ -1,0 +1,235 @@
+"""SentencePiece normalization: charsmap decoding, SentencePiece's whitespace rules and alignment,
+HF's ``Precompiled`` normalizer; parity with sentencepiece and tokenizers."""
+
+from __future__ import annotations
+
+import struct
+import sys
+
+import pytest
+from conftest import bundle_bytes, require_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokviz.engine.errors import TokvizFormatError
+from tokviz.engine.normalizers.precompiled import CharsMap, Precompiled, SentencePieceNormalizer
+from tokviz.engine.text import NormalizedText
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+from parity.cases import TRICKY  # noqa: E402
+
+SP_MODELS = ["sentencepiece-test/test_model.model", "albert-30k-clean/30k-clean.model"]
+
+
+def build_charsmap(rules: dict[str, str]) -> bytes:
+    """A real Darts-clone double array for ``rules`` (each trie node gets its own 256-unit
+    region, so ``base ^ byte == base + byte``), in SentencePiece's blob layout."""
+    trie: dict = {}
+    for key, _ in rules.items():
+        node = trie
+        for b in key.encode("utf-8"):
+            node = node.setdefault(b, {})
+        node[None] = key
+    normalized = bytearray()
+    offsets: dict[str, int] = {}
+    for key, repl in rules.items():
+        offsets[key] = len(normalized)
+        normalized += repl.encode("utf-8") + b"\0"
+    units: dict[int, int] = {}
+    next_region = [1]
+
+    def place(node: dict, pos: int, label: int) -> None:
+        base = 256 * next_region[0]
+        next_region[0] += 1
+        leaf = None in node
+        if pos == 0:
+            units[0] = base << 10
+        else:
+            units[pos] = label | (int(leaf) << 8) | ((pos ^ base) << 10)
+        if leaf:
+            units[base] = (1 << 31) | offsets[node[None]]
+        for b, child in node.items():
+            if b is not None:
+                place(child, base + b, b)
+
+    place(trie, 0, 0)
+    size = max(units) + 1
+    arr = [units.get(i, 0) for i in range(size)]
+    trie_blob = struct.pack(f"<{size}I", *arr)
+    return struct.pack("<I", len(trie_blob)) + trie_blob + bytes(normalized)
+
+
+def sp_proto(rel: str):  # noqa: ANN201
+    from tokviz.io.sentencepiece import parse_model_proto
+
+    return parse_model_proto(bundle_bytes(rel), source=rel)
+
+
+def sp_normalizer(rel: str) -> SentencePieceNormalizer:
+    from tokviz.io.sentencepiece import load_sentencepiece_model
+
+    return load_sentencepiece_model(bundle_bytes(rel), source=rel).normalizer  # type: ignore[return-value]
+
+
+class TestCharsMap:
+    def test_hand_built_double_array_decodes(self) -> None:
+        cm = CharsMap.from_bytes(build_charsmap({"a": "b", "ab": "X", "ﬁ": "fi", "\u3000": " "}))
+        assert cm.rules == {"a": "b", "ab": "X", "ﬁ": "fi", "\u3000": " "}
+        assert cm.longest_match("xabc", 1) == (2, "X")  # longest rule wins
+        assert cm.longest_match("xac", 1) == (1, "b")
+        assert cm.longest_match("xyz", 0) is None
+        assert cm.shortest_prefix_rule("ab") == "b"  # HF: the shortest prefix rule
+        assert cm.start_sets() == (frozenset({"a", "ﬁ", "\u3000"}), frozenset({"a"}), frozenset({"b"}))
+
+    def test_real_charsmap(self) -> None:
+        proto = sp_proto("sentencepiece-test/test_model.model")
+        cm = CharsMap.from_bytes(proto.normalizer_spec.precompiled_charsmap)
+        assert cm.longest_match("ﬁ", 0) == (1, "fi")
+        assert cm.longest_match("Ａ", 0) == (1, "A")
+        assert cm.longest_match("e\u0301", 0) == (2, "é")  # composition is a 2-char rule
+
+    def test_too_short(self) -> None:
+        with pytest.raises(TokvizFormatError, match="too short"):
+            CharsMap.from_bytes(b"\x01\x00", source="m.model")
+
+    def test_trie_size_exceeds_blob(self) -> None:
+        with pytest.raises(TokvizFormatError, match="exceeds the blob size"):
+            CharsMap.from_bytes(struct.pack("<I", 4000) + b"\0" * 16)
+
+    def test_trie_size_not_units(self) -> None:
+        with pytest.raises(TokvizFormatError, match="multiple of 4"):
+            CharsMap.from_bytes(struct.pack("<I", 6) + b"\0" * 16)
+
+    def test_bad_replacement_offset(self) -> None:
+        blob = bytearray(build_charsmap({"a": "b"}))
+        # the value unit of "a" sits at region 2's base (512); point it past the table
+        struct.pack_into("<I", blob, 4 + 4 * 512, (1 << 31) | 999)
+        with pytest.raises(TokvizFormatError, match="replacement offset 999"):
+            CharsMap.from_bytes(bytes(blob), source="x.model")
+
+    def test_value_slot_outside_trie(self) -> None:
+        blob = bytearray(build_charsmap({"a": "b"}))
+        size = struct.unpack_from("<I", blob)[0] // 4
+        pos = 256 + ord("a")
+        unit = struct.unpack_from("<I", blob, 4 + 4 * pos)[0]
+        bad = (unit & 0x3FF) | ((pos ^ (size + 5000)) << 10)
+        struct.pack_into("<I", blob, 4 + 4 * pos, bad)
+        with pytest.raises(TokvizFormatError, match="outside the trie"):
+            CharsMap.from_bytes(bytes(blob))
+
+    def test_bad_charsmap_in_model_file(self) -> None:
+        from tokviz.io import sentencepiece_model_pb2 as pb
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        proto = pb.ModelProto()
+        proto.ParseFromString(bundle_bytes("sentencepiece-test/test_model.model"))
+        proto.normalizer_spec.precompiled_charsmap = struct.pack("<I", 10**6) + b"\0" * 64
+        with pytest.raises(TokvizFormatError, match="precompiled_charsmap.*exceeds"):
+            load_sentencepiece_model(proto.SerializeToString(), source="broken.model")
+
+
+class TestSentencePieceNormalizer:
+    def test_whitespace_rules(self) -> None:
+        n = SentencePieceNormalizer(None)
+        assert n.normalize_str("  Hello   world \t") == "▁Hello▁world▁\t"
+        assert n.normalize_str("   ") == ""
+        assert n.normalize_str("") == ""
+        keep = SentencePieceNormalizer(None, remove_extra_whitespaces=False)
+        assert keep.normalize_str(" a  b ") == "▁▁a▁▁b▁"
+        raw = SentencePieceNormalizer(None, escape_whitespaces=False)
+        assert raw.normalize_str("a b") == " a b"
+        suffix = SentencePieceNormalizer(None, treat_whitespace_as_suffix=True)
+        assert suffix.normalize_str("a  b ") == "a▁b▁"
+        nodummy = SentencePieceNormalizer(None, add_dummy_prefix=False)
+        assert nodummy.normalize_str("a b") == "a▁b"
+
+    def test_alignment_is_norm_to_orig(self) -> None:
+        n = SentencePieceNormalizer(CharsMap.from_rules({"ﬁ": "fi", "\u200b": ""}))
+        nt = n.normalize(NormalizedText.identity(" ﬁx\u200b  y"))
+        assert nt.text == "▁fix▁y"
+        # the dummy ▁ is empty at the first kept char; "f" and "i" both come from "ﬁ";
+        # the removed zero-width space and the extra space belong to the char before them
+        assert nt.alignments() == [(1, 1), (1, 1), (1, 2), (2, 4), (4, 6), (6, 7)]
+        assert nt.original_span(0, 4) == (1, 4)
+        assert nt.original_span(4, 6) == (4, 7)
+        assert nt.original_span(1, 1) == (1, 1)  # empty ranges map through the alignment
+
+    def test_user_defined_kept_verbatim(self) -> None:
+        n = SentencePieceNormalizer(CharsMap.from_rules({"Ａ": "A"}), user_defined=["ＡＢ"])
+        assert n.normalize_str("ＡＢＡ") == "▁ＡＢA"
+
+    def test_offset_piece(self) -> None:
+        n = SentencePieceNormalizer(None)
+        nt = n.normalize(NormalizedText.identity("xx a b", 3, 6))
+        assert nt.text == "▁a▁b"
+        assert nt.original_span(0, 2) == (3, 4)
+
+    @pytest.mark.parametrize("rel", SP_MODELS, ids=lambda r: r.split("/")[0])
+    def test_tricky_equal_sentencepiece(self, rel: str) -> None:
+        spm = require_module("sentencepiece")
+        sp = spm.SentencePieceProcessor(model_file=None, model_proto=bundle_bytes(rel))
+        norm = sp_normalizer(rel)
+        for case_id, text in TRICKY:
+            assert norm.normalize_str(text) == sp.normalize(text), case_id
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30))
+    def test_hypothesis_equal_sentencepiece(self, text: str) -> None:
+        spm = require_module("sentencepiece")
+        sp = _sp_cached("albert-30k-clean/30k-clean.model", spm)
+        norm = _norm_cached("albert-30k-clean/30k-clean.model")
+        assert norm.normalize_str(text) == sp.normalize(text)
+
+
+_CACHE: dict = {}
+
+
+def _sp_cached(rel: str, spm):  # noqa: ANN001, ANN202
+    key = ("sp", rel)
+    if key not in _CACHE:
+        _CACHE[key] = spm.SentencePieceProcessor(model_proto=bundle_bytes(rel))
+    return _CACHE[key]
+
+
+def _norm_cached(rel: str) -> SentencePieceNormalizer:
+    key = ("norm", rel)
+    if key not in _CACHE:
+        _CACHE[key] = sp_normalizer(rel)
+    return _CACHE[key]
+
+
+class TestPrecompiled:
+    def _pair(self):  # noqa: ANN202
+        tk = require_module("tokenizers")
+        if "pair" not in _CACHE:
+            blob = sp_proto("albert-30k-clean/30k-clean.model").normalizer_spec.precompiled_charsmap
+            _CACHE["pair"] = (Precompiled(blob), tk.normalizers.Precompiled(blob))
+        return _CACHE["pair"]
+
+    def test_tricky_equal_hf(self) -> None:
+        ours, hf = self._pair()
+        for case_id, text in TRICKY:
+            assert ours.normalize_str(text) == hf.normalize_str(text), case_id
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30))
+    def test_hypothesis_equal_hf(self, text: str) -> None:
+        ours, hf = self._pair()
+        assert ours.normalize_str(text) == hf.normalize_str(text)
+
+    def test_grapheme_rule_and_alignment(self) -> None:
+        p = Precompiled(CharsMap.from_rules({"ﬁ": "fi", "x": ""}))
+        nt = p.normalize(NormalizedText.identity("aﬁxb"))
+        assert nt.text == "afib"
+        assert nt.original_span(1, 3) == (1, 3)  # "fi" <- "ﬁ" (+ the removed "x" folded in)
+        assert nt.original_span(3, 4) == (3, 4)
+
+    def test_json_round_trip(self) -> None:
+        blob = build_charsmap({"a": "b"})
+        import base64
+
+        p = Precompiled.from_json({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()})
+        assert p.normalize_str("cat") == "cbt"
+        assert Precompiled.from_json(p.to_json()).normalize_str("a") == "b"
+        with pytest.raises(TokvizFormatError):
+            Precompiled.from_json({"type": "Precompiled", "precompiled_charsmap": "!!notbase64"})
