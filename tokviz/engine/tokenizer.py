@@ -236,6 +236,10 @@ def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos
     for (cs, ce), tok in zip(char_spans, toks):
         bs, be = bpos.at(cs), bpos.at(ce)
         if _byte_fallback_len(tok):
+            if cs == ce and cs < len(bpos.text):
+                # SentencePiece gives the leading byte pieces of a character an empty char
+                # span at its start: their bytes are still that character's
+                be = bpos.at(cs + 1)
             start = cursor if bs <= cursor < be else bs
             end = min(start + 1, be) if be > start else start
             out.append((start, end))
