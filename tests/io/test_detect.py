@@ -200,3 +200,31 @@ def gpt2_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gpt2_data import write_gpt2_files
 
     return write_gpt2_files(bundle_bytes("gpt2/r50k_base.tiktoken"), tmp_path_factory.mktemp("gpt2"))
+
+
+class TestGzipEveryFormat:
+    """A gzip-compressed file loads exactly like the plain one, whatever the format."""
+
+    @pytest.mark.parametrize(
+        "rel",
+        [
+            "gpt2/r50k_base.tiktoken",
+            "claude-legacy/tokenizer.json",
+            "mistral-7b-v0.1/tokenizer.model",
+            "sentencepiece-test/test_model.model",
+            "bert-base-uncased/vocab.txt",
+        ],
+    )
+    def test_same_ids(self, tmp_path: Path, rel: str) -> None:
+        data = bundle_bytes(rel)
+        plain = write(tmp_path / "plain" / Path(rel).name, data)
+        packed = write(tmp_path / "packed" / (Path(rel).name + ".gz"), gzip.compress(data))
+        text = "Hello world! Ça va? 日本語 <s> 123"
+        a, b = tokviz.load(plain), tokviz.load(packed)
+        assert a.encode(text).ids == b.encode(text).ids
+        assert a.encode(text).ids  # not trivially empty
+
+    def test_gpt2_pair_gzipped(self, tmp_path: Path, gpt2_files: Path) -> None:
+        write(tmp_path / "vocab.json.gz", gzip.compress(gpt2_files.read_bytes()))
+        write(tmp_path / "merges.txt.gz", gzip.compress((gpt2_files.parent / "merges.txt").read_bytes()))
+        assert tokviz.load(tmp_path / "vocab.json.gz").encode("Hello world").ids == [15496, 995]
