@@ -282,8 +282,13 @@ class LatticeTab(QWidget):
                 f" · {len(res.encoded_ids)} tokens")
             return
         vit = res.viterbi
-        same = tuple(vit.ids) == tuple(res.encoded_ids)
-        check = "equals the pipeline's encoding ✓" if same else "differs from the encoding (unknown runs are merged after Viterbi)"
+        unk = getattr(self.vm.tokenizer.model, "unk_id", None)
+        if tuple(vit.ids) == tuple(res.encoded_ids):
+            check = "equals the pipeline's encoding ✓"
+        elif _collapse(vit.ids, unk) == tuple(res.encoded_ids):
+            check = "equals the encoding after merging each run of unknown pieces into one ✓"
+        else:
+            check = "differs from the encoding (byte fallback or post-processing)"
         pv = math.exp(vit.score - res.log_z) if res.log_z > -1e300 else 0.0
         self.summary.setText(
             f"<b>{len(res.picture.nodes):,}</b> candidate pieces over {len(res.picture.text)} characters{cut} · "
@@ -338,6 +343,15 @@ class LatticeTab(QWidget):
     def set_theme(self, theme) -> None:  # noqa: ANN001
         self.lattice.canvas.update()
         self.histogram.update()
+
+
+def _collapse(ids, unk) -> tuple[int, ...]:  # noqa: ANN001
+    """SentencePiece's post-Viterbi step: a run of unknown pieces becomes one."""
+    out: list[int] = []
+    for i in ids:
+        if not (i == unk and out and out[-1] == unk):
+            out.append(i)
+    return tuple(out)
 
 
 def _h(s: str) -> str:

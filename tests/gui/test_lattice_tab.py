@@ -1,0 +1,165 @@
+"""The Lattice tab: Viterbi path = the encoding, n-best selection, sampling histograms, export."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokviz.resources import resource_path
+
+
+def _load(rel: str):  # noqa: ANN202
+    import tokviz
+
+    return tokviz.load(resource_path("bundles", *(rel + ".gz").split("/")))
+
+
+@pytest.fixture(scope="module")
+def sp_test():  # noqa: ANN201
+    return _load("sentencepiece-test/test_model.model")
+
+
+@pytest.fixture(scope="module")
+def albert():  # noqa: ANN201
+    return _load("albert-30k-clean/30k-clean.model")
+
+
+@pytest.fixture
+def tab(qtbot):  # noqa: ANN001, ANN201
+    from tokviz.gui.lattice_tab import LatticeTab
+    from tokviz.gui.viewmodel import InspectViewModel
+
+    vm = InspectViewModel()
+    t = LatticeTab(vm)
+    t.vm.auto_sample = False
+    qtbot.addWidget(t)
+    t.resize(1300, 850)
+    t.show()
+    return t
+
+
+def _show(qtbot, tab, tok, text: str, name: str = "tok"):  # noqa: ANN001, ANN202
+    results = []
+    tab.vm.lattice_changed.connect(results.append)
+    tab.vm.text = text
+    tab.vm.inspect.set_tokenizer(tok, name=name)
+    qtbot.waitUntil(lambda: bool(results) and results[-1] is not None and results[-1].text == text
+                    and not tab.vm.is_busy(), timeout=20000)
+    return results[-1]
+
+
+def _collapse(ids, unk: int) -> tuple[int, ...]:  # noqa: ANN001
+    out: list[int] = []
+    for i in ids:
+        if not (i == unk and out and out[-1] == unk):
+            out.append(i)
+    return tuple(out)
+
+
+class TestLattice:
+    @pytest.mark.parametrize(
+        "text",
+        ["Hello world", "tokenization is not one algorithm", "I saw a girl with a telescope.", "abc  ABC 123"],
+        ids=["hello", "tokenization", "telescope", "spaces-digits"],
+    )
+    @pytest.mark.parametrize("bundle", ["sp_test", "albert"])
+    def test_viterbi_path_equals_the_encoding(self, qtbot, tab, request, bundle, text) -> None:  # noqa: ANN001
+        tok = request.getfixturevalue(bundle)
+        res = _show(qtbot, tab, tok, text)
+        assert res.mode == "unigram"
+        enc = tok.encode(text, add_special_tokens=False)
+        assert len(res.chunks) == 1
+        unk = tok.model.unk_id
+        if unk in enc.ids and tuple(res.viterbi.ids) != tuple(enc.ids):
+            # SentencePiece merges a run of unknown pieces into one <unk> after the Viterbi search
+            assert _collapse(res.viterbi.ids, unk) == tuple(enc.ids) == tuple(res.encoded_ids)
+            assert "after merging" in tab.summary.text()
+            return
+        assert tuple(res.viterbi.ids) == tuple(enc.ids) == tuple(res.encoded_ids)
+        # the drawn picture highlights exactly the Viterbi nodes, and they tile the chunk
+        pic = tab.lattice.canvas.picture
+        assert pic.viterbi == res.viterbi.nodes
+        spans = [(pic.nodes[k].start, pic.nodes[k].end) for k in pic.viterbi]
+        assert spans[0][0] == 0 and spans[-1][1] == len(pic.text)
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        assert "equals the pipeline" in tab.summary.text()
+
+    def test_nbest_first_is_viterbi_and_selecting_highlights_its_path(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
+        res = _show(qtbot, tab, sp_test, "Hello world")
+        assert len(res.nbest) == tab.nbest.value() == 8
+        assert res.nbest[0].ids == res.viterbi.ids
+        scores = [s.score for s in res.nbest]
+        assert scores == sorted(scores, reverse=True)
+        assert tab.nbest_table.rowCount() == 8
+        tab.select_nbest(3)
+        assert tab.lattice.canvas.picture.selected == res.nbest[3].nodes
+        assert tab.nbest_table.item(3, 3).text() == " | ".join(res.nbest[3].pieces)  # no spaces to mark here
+
+    def test_marginals_are_probabilities(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
+        import math
+
+        res = _show(qtbot, tab, sp_test, "Hello world")
+        pic = res.picture
+        probs = [math.exp(m) for m in pic.marginals]
+        assert all(0.0 <= p <= 1.0 + 1e-9 for p in probs)
+        # the nodes covering any one character position carry the whole probability mass
+        for pos in range(len(pic.text)):
+            mass = sum(p for nd, p in zip(pic.nodes, probs) if nd.start <= pos < nd.end)
+            assert mass == pytest.approx(1.0, abs=1e-6)
+
+
+class TestSampling:
+    def test_unigram_histogram_sums_to_n(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
+        _show(qtbot, tab, sp_test, "Hello world")
+        tab.count.setValue(500)
+        tab.alpha.setValue(0.2)
+        with qtbot.waitSignal(tab.vm.samples_changed, timeout=20000) as b:
+            tab.sample()
+        out = b.args[0]
+        assert out.total == 500 == sum(c for _, c, _ in out.rows)
+        assert tab.histogram.total == 500
+        assert sum(1 for _, _, best in out.rows if best) <= 1
+        assert out.distinct >= 2  # alpha 0.2 is flat enough to see alternatives
+
+    def test_large_alpha_concentrates_on_viterbi(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
+        _show(qtbot, tab, sp_test, "Hello world")
+        tab.count.setValue(200)
+        tab.alpha.setValue(10.0)
+        with qtbot.waitSignal(tab.vm.samples_changed, timeout=20000) as b:
+            tab.sample()
+        label, count, best = b.args[0].rows[0]
+        assert best and count > 190
+
+    def test_bpe_dropout_histogram(self, qtbot, tab, gpt2) -> None:  # noqa: ANN001
+        res = _show(qtbot, tab, gpt2, "unbelievable tokenization")
+        assert res.mode == "bpe" and res.picture is None
+        assert not tab.alpha.isVisible() and tab.dropout.isVisible()
+        tab.count.setValue(300)
+        tab.dropout.setValue(0.5)
+        with qtbot.waitSignal(tab.vm.samples_changed, timeout=30000) as b:
+            tab.sample()
+        out = b.args[0]
+        assert out.total == 300 == sum(c for _, c, _ in out.rows)
+        assert out.distinct > 1
+        for label, _, _ in out.rows:
+            if not label.startswith("…"):
+                assert label.replace(" | ", "") in ("unbelievableĠtokenization",)
+        tab.dropout.setValue(0.0)
+        with qtbot.waitSignal(tab.vm.samples_changed, timeout=30000) as b:
+            tab.sample()
+        (label, count, best), = b.args[0].rows
+        assert best and count == 300
+        assert label.split(" | ") == list(gpt2.encode("unbelievable tokenization", add_special_tokens=False).tokens)
+
+
+class TestExport:
+    @pytest.mark.parametrize("suffix", ["png", "svg"])
+    def test_lattice_and_histogram_export(self, qtbot, tab, sp_test, tmp_path, suffix) -> None:  # noqa: ANN001
+        _show(qtbot, tab, sp_test, "Hello world")
+        with qtbot.waitSignal(tab.vm.samples_changed, timeout=20000):
+            tab.sample()
+        for name, fn in (("lattice", tab.lattice.export), ("hist", tab.histogram.export)):
+            path = tmp_path / f"{name}.{suffix}"
+            fn(path)
+            assert path.stat().st_size > 500
+        if suffix == "svg":
+            assert "▁world" in (tmp_path / "lattice.svg").read_text(encoding="utf-8")
