@@ -239,6 +239,7 @@ class BpeTrainer:
         record = self.record_history
         hist_k: list[list[int]] = [[] for _ in words] if record else []
         hist_seg: list[list[tuple[int, ...]]] = [[] for _ in words] if record else []
+        touched_by: list[list[int]] = []
         total_tokens = sum(len(s) * c for s, c in zip(words, word_counts))
         tokens_after: list[int] = [total_tokens]
         merges: list[tuple[int, int, int]] = []  # (left id, right id, new id)
@@ -287,6 +288,7 @@ class BpeTrainer:
             delta: dict[tuple[int, int], int] = {}
             touched = 0
             removed = 0
+            changed: list[int] = []
             for wi in pos:
                 w = words[wi]
                 if a not in w:
@@ -333,6 +335,9 @@ class BpeTrainer:
                     if record:
                         hist_k[wi].append(k)
                         hist_seg[wi].append(tuple(w))
+                        changed.append(wi)
+            if record:
+                touched_by.append(changed)
             for q, d in delta.items():
                 pair_counts[q] = pair_counts.get(q, 0) + d
             for q, s in where.items():
@@ -372,6 +377,7 @@ class BpeTrainer:
             hist_k=hist_k,
             hist_seg=hist_seg,
             tokens_after=tuple(tokens_after),
+            touched_by=touched_by,
         )
         yield Progress("merges", 1.0, f"{len(merges)} merges")
         yield Done(result)
@@ -399,8 +405,10 @@ class BpeResult:
         hist_k: list[list[int]],
         hist_seg: list[list[tuple[int, ...]]],
         tokens_after: tuple[int, ...],
+        touched_by: list[list[int]] | None = None,
     ) -> None:
         self.trainer = trainer
+        self._touched_by = touched_by
         self.id_to_token = id_to_token
         self.token_to_id = {t: i for i, t in enumerate(id_to_token)}
         self.merge_ids = merge_ids
@@ -413,7 +421,9 @@ class BpeResult:
         self._hist_k = hist_k
         self._hist_seg = hist_seg
         self.tokens_after = tokens_after
-        self._table_cache: tuple[int, dict[tuple[int, int], int]] | None = None
+        # the slider's cursor: pair counts at step _cur_k, moved by the words each merge touched
+        self._cur_k: int | None = None
+        self._cur_counts: dict[tuple[int, int], int] = {}
         self._probe_cache: dict[int, Any] = {}
         # vocab size after k merges (duplicates do not grow it)
         sizes = [n_base]
@@ -506,17 +516,44 @@ class BpeResult:
         }
 
     def pair_counts_at(self, k: int) -> dict[tuple[int, int], int]:
-        """True corpus pair counts after the first k merges (by ids)."""
+        """True corpus pair counts after the first k merges (by ids); the returned dict is shared, do not modify.
+
+        Moving from the previous k only re-counts the words the merges in between touched, so
+        stepping the slider costs what one merge changed.
+        """
         self._check_k(k)
-        if self._table_cache is not None and self._table_cache[0] == k:
-            return self._table_cache[1]
-        counts: dict[tuple[int, int], int] = {}
+        if self._cur_k is None or self._touched_by is None or not self._hist_k:
+            counts = self._count_pairs(k, range(len(self.word_counts)), {}, 1)
+        else:
+            k0 = self._cur_k
+            if k0 == k:
+                return self._cur_counts
+            lo, hi = min(k0, k), max(k0, k)
+            changed = set()
+            for j in range(lo, hi):
+                changed.update(self._touched_by[j])
+            if len(changed) * 2 > len(self.word_counts):
+                counts = self._count_pairs(k, range(len(self.word_counts)), {}, 1)
+            else:
+                counts = self._cur_counts
+                self._count_pairs(k0, changed, counts, -1)
+                self._count_pairs(k, changed, counts, 1)
+        self._cur_k = k
+        self._cur_counts = counts
+        return counts
+
+    def _count_pairs(self, k: int, word_indices: Iterable[int], counts: dict[tuple[int, int], int], sign: int) -> dict:
         get = counts.get
-        for wi, c in enumerate(self.word_counts):
+        wc = self.word_counts
+        for wi in word_indices:
+            c = wc[wi] * sign
             syms = self.word_ids_at(k, wi)
             for p in zip(syms, syms[1:]):
-                counts[p] = get(p, 0) + c
-        self._table_cache = (k, counts)
+                v = get(p, 0) + c
+                if v:
+                    counts[p] = v
+                else:
+                    del counts[p]
         return counts
 
     def pair_table_at(self, k: int, *, top: int = 20) -> list[PairRow]:
