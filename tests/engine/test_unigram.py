@@ -1,0 +1,233 @@
+"""Unigram (HF and SentencePiece flavours), SentencePiece BPE, and the lattice data API."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+from conftest import bundle_bytes, require_module
+
+from tokviz.engine.errors import TokvizFormatError
+from tokviz.engine.lattice import Lattice
+from tokviz.engine.models._spm import PieceType
+from tokviz.engine.models.sentencepiece_bpe import SentencePieceBPE
+from tokviz.engine.models.unigram import Unigram
+
+N, U, C, UD, UNUSED, B = (PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL, PieceType.USER_DEFINED,
+                          PieceType.UNUSED, PieceType.BYTE)
+
+
+def toks(model, text: str) -> list[str]:  # noqa: ANN001
+    return [model.id_to_token(i) for i, _, _ in model.tokenize(text)]
+
+
+def all_paths(lat: Lattice, pos: int = 0) -> list[list[int]]:
+    """Every path from ``pos`` to the end, by brute force."""
+    if pos == len(lat.text):
+        return [[]]
+    return [[k, *rest] for k in lat.begin[pos] for rest in all_paths(lat, lat.nodes[k].end)]
+
+
+SEED_PROBS = {"a": 0.15, "b": 0.15, "ab": 0.40, "aba": 0.20, "bab": 0.10}
+
+
+def seed_model() -> Unigram:
+    return Unigram([("<unk>", -20.0)] + [(p, math.log(q)) for p, q in SEED_PROBS.items()], unk_id=0)
+
+
+class TestUnigramHF:
+    def test_viterbi(self) -> None:
+        m = seed_model()
+        assert toks(m, "abab") == ["ab", "ab"]
+        assert toks(m, "aba") == ["aba"]
+
+    def test_tie_goes_to_the_earliest_start(self) -> None:
+        # "a"+"bc" and "ab"+"c" score the same: the path whose last node starts first wins
+        m = Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("c", -1.0), ("ab", -2.0), ("bc", -2.0)], unk_id=0)
+        assert toks(m, "abc") == ["a", "bc"]
+
+    def test_unknown_chars_are_fused(self) -> None:
+        m = Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0)
+        assert m.tokenize("axyza") == ((1, 0, 1), (0, 1, 4), (1, 4, 5))
+        assert m.unk_score == -11.0  # min score (over all pieces) - 10
+
+    def test_byte_fallback_spans_whole_run(self) -> None:
+        vocab = [("<unk>", 0.0), ("a", -1.0)] + [(f"<0x{b:02X}>", -5.0) for b in range(256)]
+        m = Unigram(vocab, unk_id=0, byte_fallback=True)
+        out = m.tokenize("a龘")
+        assert [m.id_to_token(i) for i, _, _ in out] == ["a", "<0xE9>", "<0xBE>", "<0x98>"]
+        assert [(s, e) for _, s, e in out] == [(0, 1), (1, 2), (1, 2), (1, 2)]
+
+    def test_no_unk_id(self) -> None:
+        m = Unigram([("a", -1.0)])
+        with pytest.raises(TokvizFormatError, match="no unk_id"):
+            m.tokenize("ab")
+
+    def test_json(self) -> None:
+        m = Unigram.from_json({"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]})
+        assert Unigram.from_json(m.to_json()).tokenize("aa") == m.tokenize("aa")
+        with pytest.raises(TokvizFormatError):
+            Unigram.from_json({"type": "Unigram", "vocab": [["a"]]})
+
+    def test_equal_to_hf_on_albert_vocab(self) -> None:
+        tk = require_module("tokenizers")
+        from tokviz.io.sentencepiece import parse_model_proto
+
+        proto = parse_model_proto(bundle_bytes("albert-30k-clean/30k-clean.model"), source="albert")
+        vocab = [(p.piece, p.score) for p in proto.pieces]
+        ours = Unigram(vocab, unk_id=1)
+        hf = tk.models.Unigram(vocab, 1, False)
+        words = "▁the ▁quick ▁brown ▁fox ▁jumps ▁internationalization ▁ﬁ ▁龘x ▁hello▁world ▁a1b2c3 ▁" .split(" ")
+        for w in words:
+            assert [t[0] for t in ours.tokenize(w)] == [t.id for t in hf.tokenize(w)], w
+
+
+class TestUnigramSentencePiece:
+    def model(self, **kw) -> Unigram:  # noqa: ANN003
+        vocab = [("<unk>", 0.0), ("<s>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -4.0), ("xy", 0.0), ("ba", -0.5)]
+        types = [U, C, N, N, N, UD, UNUSED]
+        return Unigram(vocab, piece_types=types, sentencepiece=True, **kw)
+
+    def test_user_defined_always_wins_and_unused_never(self) -> None:
+        m = self.model()
+        assert toks(m, "xyab") == ["xy", "a", "b"]  # "a"+"b" (-3) beats "ab" (-4)
+        assert toks(m, "axy") == ["a", "xy"]
+        assert "ba" not in toks(m, "aba")
+        assert m.unk_score == pytest.approx(-14.0)  # min over NORMAL pieces (-4) - 10
+
+    def test_unknown_run_merged(self) -> None:
+        m = self.model()
+        assert m.tokenize("a??b") == ((2, 0, 1), (0, 1, 3), (3, 3, 4))
+
+    def test_byte_fallback_only_last_byte_has_the_span(self) -> None:
+        vocab = [("<unk>", 0.0), ("a", -1.0)] + [(f"<0x{b:02X}>", 0.0) for b in range(256)]
+        types = [U, N] + [B] * 256
+        m = Unigram(vocab, piece_types=types, sentencepiece=True, byte_fallback=True)
+        out = m.tokenize("a龘")
+        assert [m.id_to_token(i) for i, _, _ in out] == ["a", "<0xE9>", "<0xBE>", "<0x98>"]
+        assert [(s, e) for _, s, e in out] == [(0, 1), (1, 1), (1, 1), (1, 2)]
+
+    def test_bad_vocabularies(self) -> None:
+        with pytest.raises(TokvizFormatError, match="no UNKNOWN"):
+            Unigram([("a", 0.0)], piece_types=[N], sentencepiece=True)
+        with pytest.raises(TokvizFormatError, match="defined twice"):
+            Unigram([("<unk>", 0.0), ("a", 0.0), ("a", 0.0)], piece_types=[U, N, N], sentencepiece=True)
+        with pytest.raises(TokvizFormatError, match="byte_fallback is false"):
+            Unigram([("<unk>", 0.0), ("<0x00>", 0.0)], piece_types=[U, B], sentencepiece=True)
+
+    def test_chunked_equals_whole_text_viterbi(self) -> None:
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        tok = load_sentencepiece_model(bundle_bytes("sentencepiece-test/test_model.model"), source="t")
+        m = tok.model
+        text = tok.normalizer.normalize_str("the quick brown fox " * 40 + "...... ." * 30)
+        assert m._chunker is not None
+        assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]
+        assert m._sp_chunked(text) == m._sp_chunked(text)  # second run from the cache
+
+
+class TestSentencePieceBPE:
+    def model(self) -> SentencePieceBPE:
+        pieces = ["<unk>", "a", "b", "c", "ab", "bc", "abc", "X", "ca"]
+        scores = [0.0, -1.0, -1.0, -1.0, -2.0, -2.0, -3.0, 0.0, -2.0]
+        types = [U, N, N, N, N, N, N, UD, UNUSED]
+        return SentencePieceBPE(pieces, scores, types)
+
+    def test_higher_score_first_then_leftmost(self) -> None:
+        m = self.model()
+        assert toks(m, "abc") == ["abc"]
+        assert toks(m, "bcab") == ["bc", "ab"]
+        assert toks(m, "abab") == ["ab", "ab"]
+
+    def test_user_defined_is_frozen(self) -> None:
+        m = self.model()
+        assert toks(m, "aXb") == ["a", "X", "b"]
+
+    def test_unused_merge_is_resegmented(self) -> None:
+        m = self.model()
+        assert toks(m, "ca") == ["c", "a"]
+
+    def test_unknown_and_trace(self) -> None:
+        m = self.model()
+        assert m.tokenize("a??") == ((1, 0, 1), (0, 1, 3))
+        spans, traces = m.tokenize_traced("abc")
+        assert [t.merged for t in traces[0].merges] == ["ab", "abc"]
+
+
+class TestLattice:
+    def test_d04_viterbi_and_forward(self) -> None:
+        lat = Lattice.build(seed_model(), "abab")
+        vit = lat.viterbi()
+        assert vit.pieces == ("ab", "ab")
+        assert math.exp(vit.score) == pytest.approx(0.16)
+        assert math.exp(lat.log_z()) == pytest.approx(0.22350625, abs=1e-12)
+        assert math.exp(lat.log_z()) >= math.exp(vit.score)
+
+    def test_nodes_and_brute_force(self) -> None:
+        lat = Lattice.build(seed_model(), "abab")
+        assert [(n.piece, n.start, n.end) for n in lat.nodes] == [
+            ("a", 0, 1), ("ab", 0, 2), ("aba", 0, 3), ("b", 1, 2), ("bab", 1, 4),
+            ("a", 2, 3), ("ab", 2, 4), ("b", 3, 4),
+        ]
+        paths = all_paths(lat)
+        scores = sorted((lat.path_score(p) for p in paths), reverse=True)
+        best = lat.nbest(100)
+        assert len(best) == len(paths) == 6
+        assert [s.score for s in best] == pytest.approx(scores, abs=1e-5)
+        z = sum(math.exp(s) for s in scores)
+        margs = lat.marginals()
+        for k in range(len(lat.nodes)):
+            expect = sum(math.exp(lat.path_score(p)) for p in paths if k in p) / z
+            assert math.exp(margs[k]) == pytest.approx(expect)
+
+    def test_marginals_with_alpha(self) -> None:
+        lat = Lattice.build(seed_model(), "abab")
+        paths = all_paths(lat)
+        z = sum(math.exp(0.3 * lat.path_score(p)) for p in paths)
+        assert lat.log_z(0.3) == pytest.approx(math.log(z))
+        m = lat.marginals(0.3)
+        assert sum(math.exp(m[k]) for k in lat.begin[0]) == pytest.approx(1.0)
+
+    def test_sampling_matches_the_exact_distribution(self) -> None:
+        lat = Lattice.build(seed_model(), "abab")
+        paths = all_paths(lat)
+        alpha = 0.5
+        z = sum(math.exp(alpha * lat.path_score(p)) for p in paths)
+        expect = {tuple(p): math.exp(alpha * lat.path_score(p)) / z for p in paths}
+        rng = random.Random(1234)
+        n = 20000
+        counts = {p: 0 for p in expect}
+        for _ in range(n):
+            counts[lat.sample(alpha=alpha, rng=rng).nodes] += 1
+        chi2 = sum((counts[p] - n * q) ** 2 / (n * q) for p, q in expect.items())
+        assert chi2 < 22.1  # p = 0.0005 for 5 degrees of freedom
+
+    def test_sample_nbest_only_draws_from_the_nbest(self) -> None:
+        lat = Lattice.build(seed_model(), "abab")
+        top2 = {s.nodes for s in lat.nbest(2)}
+        rng = random.Random(7)
+        assert {lat.sample_nbest(nbest_size=2, alpha=1.0, rng=rng).nodes for _ in range(200)} == top2
+
+    def test_empty_text(self) -> None:
+        lat = Lattice.build(seed_model(), "")
+        assert lat.viterbi().ids == () and lat.marginals() == [] and lat.log_z() == 0.0
+
+    def test_unknown_node_and_original_spans(self) -> None:
+        lat = Lattice.build(seed_model(), "aqb", original_spans=[(0, 1), (1, 3), (3, 4)])
+        unk = [n for n in lat.nodes if n.unknown]
+        assert len(unk) == 1 and unk[0].piece == "q" and (unk[0].orig_start, unk[0].orig_end) == (1, 3)
+        assert unk[0].score == pytest.approx(-30.0)
+
+    def test_viterbi_equals_the_encoder_on_real_text(self) -> None:
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        tok = load_sentencepiece_model(bundle_bytes("sentencepiece-test/test_model.model"), source="t")
+        for line in ["Hello world, this is a test.", "I was born in Tokyo... ", "ﬁnance 123"]:
+            text = tok.normalizer.normalize_str(line)
+            lat = tok.model.lattice(text)
+            assert list(lat.viterbi().ids) == [i for i, _, _ in tok.model.viterbi(text)]
+            best = lat.nbest(5)
+            assert best[0].ids == lat.viterbi().ids
+            assert all(a.score >= b.score for a, b in itertools.pairwise(best))
