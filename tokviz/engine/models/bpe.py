@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
+from itertools import islice, repeat
 from operator import add
 from typing import Any
 
@@ -36,12 +36,12 @@ from . import Model, ModelToken
 
 __all__ = ["BPE", "DEFAULT_CACHE_CAPACITY"]
 
-#: Chunks cached per model before the cache is cleared (HF keeps 10,000 and then stops adding).
-DEFAULT_CACHE_CAPACITY = 50_000
+#: Chunks cached per model; when full the older half is dropped (HF keeps 10,000, then stops adding).
+DEFAULT_CACHE_CAPACITY = 65_536
 #: Chunks longer than this (in chars) are not cached (HF: 256 bytes).
 CACHE_MAX_CHARS = 256
 # Above this many initial symbols the heap algorithm beats the flat rank list.
-_LIST_LIMIT = 160
+_LIST_LIMIT = 24
 # Larger than any rank: "this pair does not merge".
 _NO_MERGE = 1 << 62
 
@@ -111,6 +111,8 @@ class BPE(Model):
             self._ranks[pair] = rank
             self._merged[pair] = new
         self._plain = not continuing_subword_prefix and not end_of_word_suffix
+        self._sentinel = _sentinel(self._vocab)
+        self._junctions: set[str] | None = None  # built on first use (see _merge_plain)
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
         self._reset_cache()
 
@@ -246,6 +248,7 @@ class BPE(Model):
     def _reset_cache(self) -> None:
         self._deterministic = self.dropout is None or self.dropout == 0.0
         self._cache = {} if self._deterministic and self.cache_capacity > 0 else None
+        self._piece_cache: dict[str, tuple[str, ...]] = {}
 
     def seed(self, seed: int | None) -> None:
         """Reseed the dropout random generator (reproducible dropout runs)."""
@@ -261,7 +264,7 @@ class BPE(Model):
             out = self._tokenize(text)
             if len(text) <= CACHE_MAX_CHARS:
                 if len(cache) >= self.cache_capacity:
-                    cache.clear()
+                    _evict_half(cache)
                 cache[text] = out
             return out
         return self._tokenize(text)
@@ -298,14 +301,13 @@ class BPE(Model):
             i = vocab.get(text)
             if i is not None:
                 return ((i, 0, len(text)),)
-        if deterministic and self._plain and len(text) <= _LIST_LIMIT and all(map(vocab.__contains__, text)):
+        if deterministic and self._plain and all(map(vocab.__contains__, text)):
             # Hot path: every char is a symbol (always so for byte-level vocabs).
             if len(text) == 1:
                 return ((vocab[text], 0, 1),)
-            syms = self._merge_list(list(text))
             out = []
             pos = 0
-            for s in syms:
+            for s in self._merge_plain(text):
                 end = pos + len(s)
                 out.append((vocab[s], pos, end))
                 pos = end
@@ -388,47 +390,170 @@ class BPE(Model):
         return syms, starts, ends
 
     # ------------------------------------------------------------------ merging
-    def _merge_list(self, syms: list[str]) -> list[str]:
-        """Merge in place (plain symbols, no prefix): lowest rank first, leftmost on ties."""
-        n = len(syms)
+    def _merge_plain(self, text: str) -> list[str]:
+        """Final symbols of a plain chunk (each char a symbol, no prefix/suffix, no dropout).
+
+        The chunk is first cut where no merge can ever join the two neighbouring chars: a
+        merge result is a vocab token, so a boundary between chars x and y can only be merged
+        across if some merge joins a part ending in x to a part starting in y (merges mode) or
+        some token contains ``xy`` (rank mode). Pieces between such cuts evolve independently
+        (their merges commute), so each piece is merged alone and cached: Japanese sentences
+        that never repeat as chunks share most of their pieces.
+        """
+        junctions = self._junctions
+        if junctions is None:
+            junctions = self._junctions = self._build_junctions()
+        pcache = self._piece_cache
+        if junctions:
+            joinable = list(map(junctions.__contains__, map(add, text, text[1:])))
+        else:
+            joinable = [True]
+        if False not in joinable:
+            hit = pcache.get(text)
+            if hit is None:
+                hit = self._merge_piece(text)
+            return list(hit)
+        syms: list[str] = []
+        start = 0
+        index = joinable.index
+        n = len(text)
+        while start < n:
+            try:
+                stop = index(False, start) + 1
+            except ValueError:
+                stop = n
+            if stop - start == 1:
+                syms.append(text[start])
+            else:
+                piece = text[start:stop]
+                hit = pcache.get(piece)
+                if hit is None:
+                    hit = self._merge_piece(piece)
+                syms += hit
+            start = stop
+        return syms
+
+    def _merge_piece(self, piece: str) -> tuple[str, ...]:
+        if len(piece) <= _LIST_LIMIT:
+            out = tuple(self._merge_list(piece))
+        else:
+            out = tuple(self._merge_heap_plain(piece))
+        if len(piece) <= CACHE_MAX_CHARS and self.cache_capacity > 0:
+            pcache = self._piece_cache
+            if len(pcache) >= self.cache_capacity:
+                _evict_half(pcache)
+            pcache[piece] = out
+        return out
+
+    def _merge_heap_plain(self, text: str) -> list[str]:
+        """`_merge_list` for long pieces: heap of ``(rank, position)`` + linked list, O(n log n).
+
+        An entry also holds the two symbol objects it was computed from; it is stale when the
+        pair at its position is no longer made of those very objects (a merge always creates a
+        new, longer string, so identity tells whether either side changed).
+        """
+        n = len(text)
+        sym: list[str | None] = list(text)
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        rank_mode = self._rank_mode
+        if rank_mode:
+            vget = self._vocab.get
+            first = map(vget, map(add, text, text[1:]))
+        else:
+            pget = self._ranks.get
+            first = map(pget, zip(text, text[1:]))
+        heap = [(r, i, sym[i], sym[i + 1]) for i, r in enumerate(first) if r is not None]
+        heapq.heapify(heap)
+        heappop, heappush = heapq.heappop, heapq.heappush
+        while heap:
+            r, i, a, b = heappop(heap)
+            if sym[i] is not a:
+                continue
+            j = nxt[i]
+            if j < 0 or sym[j] is not b:
+                continue
+            new = a + b  # type: ignore[operator]
+            sym[i] = new
+            sym[j] = None
+            k = nxt[j]
+            nxt[i] = k
+            if k >= 0:
+                prv[k] = i
+                c = sym[k]
+                x = vget(new + c) if rank_mode else pget((new, c))  # type: ignore[operator]
+                if x is not None:
+                    heappush(heap, (x, i, new, c))
+            p = prv[i]
+            if p >= 0:
+                c = sym[p]
+                x = vget(c + new) if rank_mode else pget((c, new))  # type: ignore[operator]
+                if x is not None:
+                    heappush(heap, (x, p, c, new))
+        out: list[str] = []
+        i = 0
+        while i >= 0:
+            out.append(sym[i])  # type: ignore[arg-type]
+            i = nxt[i]
+        return out
+
+    def _build_junctions(self) -> set[str]:
+        """Char pairs ``xy`` that some merge may join (see `_merge_plain`); empty: never cut."""
+        if self._rank_mode:
+            # every adjacent pair inside any token (a token is a possible merge result);
+            # built with C-level map/set over all tokens joined by the sentinel
+            joined = self._sentinel.join(self._vocab)
+            pairs = set(map(add, joined, joined[1:]))
+            sent = self._sentinel
+            return {p for p in pairs if sent not in p}
+        out: set[str] = set()
+        for a, b in self._ranks:
+            if not a or not b:
+                return set()  # an empty part: no safe cut exists
+            out.add(a[-1] + b[0])
+        return out
+
+    def _merge_list(self, text: str) -> list[str]:
+        """Symbols of a plain chunk (every char a symbol, no prefix) after all merges.
+
+        Lowest rank first, leftmost on ties (``min`` + ``index`` scan in C). The symbol list is
+        framed by a sentinel that never merges, so the loop needs no bounds checks.
+        """
         nm = _NO_MERGE
+        sent = self._sentinel
+        syms = [sent]
+        syms += text
+        syms.append(sent)
         if self._rank_mode:
             get = self._vocab.get
             ranks = list(map(get, map(add, syms, syms[1:]), repeat(nm)))
+            index = ranks.index
             while True:
                 m = min(ranks)
                 if m == nm:
+                    del syms[0], syms[-1]
                     return syms
-                i = ranks.index(m)
+                i = index(m)
                 a = syms[i] + syms[i + 1]
                 syms[i] = a
-                del syms[i + 1]
-                del ranks[i]
-                n -= 1
-                if n == 1:
-                    return syms
-                if i < n - 1:
-                    ranks[i] = get(a + syms[i + 1], nm)
-                if i:
-                    ranks[i - 1] = get(syms[i - 1] + a, nm)
+                del syms[i + 1], ranks[i]
+                ranks[i] = get(a + syms[i + 1], nm)
+                ranks[i - 1] = get(syms[i - 1] + a, nm)
         get = self._ranks.get
         ranks = list(map(get, zip(syms, syms[1:]), repeat(nm)))
+        index = ranks.index
         while True:
             m = min(ranks)
             if m == nm:
+                del syms[0], syms[-1]
                 return syms
-            i = ranks.index(m)
+            i = index(m)
             a = syms[i] + syms[i + 1]
             syms[i] = a
-            del syms[i + 1]
-            del ranks[i]
-            n -= 1
-            if n == 1:
-                return syms
-            if i < n - 1:
-                ranks[i] = get((a, syms[i + 1]), nm)
-            if i:
-                ranks[i - 1] = get((syms[i - 1], a), nm)
+            del syms[i + 1], ranks[i]
+            ranks[i] = get((a, syms[i + 1]), nm)
+            ranks[i - 1] = get((syms[i - 1], a), nm)
 
     def _pair(self, a: str, b: str) -> tuple[int, str] | None:
         """(rank, merged) of two adjacent symbols, or None when they never merge."""
@@ -587,6 +712,21 @@ def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
         else:
             raise TokvizFormatError(f"expected \"a b\" or [\"a\", \"b\"], got {m!r}", where=f"model.merges[{k}]")
     return out
+
+
+def _evict_half(cache: dict[str, Any]) -> None:
+    """Drop the older half of a cache (dicts keep insertion order): a bounded FIFO."""
+    for key in list(islice(cache, len(cache) // 2 + 1)):
+        del cache[key]
+
+
+def _sentinel(vocab: Mapping[str, int]) -> str:
+    """A one-char string that occurs in no vocab entry, to frame symbol lists."""
+    for c in ("\x00", "\uffff", "\U0010ffff", "\x01"):
+        if not any(c in tok for tok in vocab):
+            return c
+    used = set("".join(vocab))
+    return next(chr(cp) for cp in range(0xE000, 0x110000) if chr(cp) not in used)
 
 
 def _fenwick_ones(n: int) -> list[int]:
