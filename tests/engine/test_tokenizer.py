@@ -1,0 +1,169 @@
+"""The pipeline (`Tokenizer`): stages, offsets and exact byte spans, traces, decode, vocabulary
+numbers, and the agreement of the fast byte-level path with the general one."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import bundle_bytes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokviz.engine.added_tokens import AddedToken
+from tokviz.engine.byte_alphabet import BYTE_TO_CHAR
+from tokviz.engine.encoding import BpeTrace, PreToken, token_spans_tile
+from tokviz.engine.models.bpe import BPE
+from tokviz.engine.pre_tokenizers import pre_tokenizer_from_json
+from tokviz.engine.tokenizer import Tokenizer, TokenizerConfig
+from tokviz.io.hf_json import load_hf_json
+
+
+def byte_level_tokenizer(*, specials: bool = True, normalizer=None) -> Tokenizer:  # noqa: ANN001
+    """A small byte-level BPE with a Split + ByteLevel pre-tokenizer (Qwen's shape)."""
+    vocab = {c: i for i, c in enumerate(BYTE_TO_CHAR)}
+    merges = [("Ġ", "w"), ("Ġw", "o"), ("h", "e"), ("he", "l"), ("hel", "l"), ("hell", "o"), ("Ã", "©"), ("æ", "Ĺ")]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    pre = pre_tokenizer_from_json({
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": r" ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        ],
+    })
+    from tokviz.engine.decoders.byte_level import ByteLevel
+
+    added = [AddedToken("<|end|>", 1000, special=True, normalized=False)] if specials else []
+    return Tokenizer(BPE(vocab, merges), pre_tokenizer=pre, decoder=ByteLevel(), added_tokens=added, normalizer=normalizer, name="toy")
+
+
+class TestEncode:
+    def test_ids_tokens_offsets(self) -> None:
+        tok = byte_level_tokenizer()
+        enc = tok.encode("hello wo")
+        assert enc.tokens == ["hello", "Ġwo"]
+        assert enc.offsets == [(0, 5), (5, 8)]
+        assert enc.byte_offsets == [(0, 5), (5, 8)]
+        assert enc.word_ids == [0, 1]
+
+    def test_partial_character_byte_spans(self) -> None:
+        # "日" is 3 bytes E6 97 A5: merged "æĹ" holds two of them, "¥" the third
+        tok = byte_level_tokenizer()
+        enc = tok.encode("a日")
+        assert enc.tokens == ["a", "æĹ", "¥"]
+        assert enc.offsets == [(0, 1), (1, 2), (1, 2)]  # HF: each covers the whole character
+        assert enc.byte_offsets == [(0, 1), (1, 3), (3, 4)]
+
+    def test_added_token_segment_and_stages(self) -> None:
+        tok = byte_level_tokenizer()
+        enc = tok.encode("hello<|end|> wo")
+        assert enc.ids[1] == 1000 and enc.special_tokens_mask == [1 if i == 1 else 0 for i in range(len(enc))]
+        st = enc.stages
+        assert [(s.start, s.end, s.added_id) for s in st.segments] == [(0, 5, None), (5, 12, 1000), (12, 15, None)]
+        assert list(st.pre_tokens) == [PreToken("hello", 0, 5), PreToken("Ġwo", 12, 15)]
+        assert st.normalized.text == "hello<|end|> wo"
+        assert enc.word_ids == [0, 1, 2]
+
+    def test_empty(self) -> None:
+        enc = byte_level_tokenizer().encode("")
+        assert enc.ids == [] and list(enc.stages.pre_tokens) == []
+
+    def test_lone_surrogate_is_a_clear_error(self) -> None:
+        with pytest.raises(ValueError, match="lone surrogate U\\+D800"):
+            byte_level_tokenizer().encode("ab\ud800")
+
+    def test_trace_attaches_merges(self) -> None:
+        enc = byte_level_tokenizer().encode("hello", trace=True)
+        assert enc.traces is not None and isinstance(enc.traces[0], BpeTrace)
+        assert [m.merged for m in enc.traces[0].merges] == ["he", "hel", "hell", "hello"]
+        assert byte_level_tokenizer().encode("hello").traces is None
+
+    def test_cache_gives_same_result(self) -> None:
+        tok = byte_level_tokenizer()
+        text = "hello wo hello wo 日日 é"
+        first = tok.encode(text)
+        second = tok.encode(text)
+        assert (first.ids, first.offsets, first.byte_offsets) == (second.ids, second.offsets, second.byte_offsets)
+
+
+TEXT = st.lists(st.sampled_from(list("hel owé日😀\n\t") + ["<|end|>", "  "]), max_size=30).map("".join)
+
+
+class TestFastPathAgreesWithGeneralPath:
+    """trace=True takes the general path (pre-tokenizer chunks); plain encode the fast one."""
+
+    @settings(max_examples=80, deadline=None)
+    @given(TEXT)
+    def test_same_encoding(self, text: str) -> None:
+        tok = byte_level_tokenizer()
+        fast = tok.encode(text)
+        general = tok.encode(text, trace=True)
+        assert fast.ids == general.ids
+        assert fast.tokens == general.tokens
+        assert fast.offsets == general.offsets
+        assert fast.byte_offsets == general.byte_offsets
+        assert fast.word_ids == general.word_ids
+        assert list(fast.stages.pre_tokens) == list(general.stages.pre_tokens)
+
+    @settings(max_examples=80, deadline=None)
+    @given(TEXT)
+    def test_byte_spans_tile(self, text: str) -> None:
+        enc = byte_level_tokenizer(specials=False).encode(text)
+        assert token_spans_tile(enc.byte_offsets, len(text.encode("utf-8")))
+        assert byte_level_tokenizer().decode(enc.ids) == text
+
+
+class TestBundles:
+    def test_qwen3_byte_spans_tile_with_normalization(self) -> None:
+        tok = load_hf_json(bundle_bytes("qwen3/tokenizer.json"), source="qwen3/tokenizer.json")
+        text = "e\u0301 and é, 日本語 😀 <|im_start|>x"  # NFC changes the first segment
+        enc = tok.encode(text)
+        # every token's bytes lie inside the bytes of its character span
+        for (s, e), (bs, be) in zip(enc.offsets, enc.byte_offsets):
+            assert len(text[:s].encode()) <= bs <= be <= len(text[:e].encode())
+        # the chunks NFC left alone still tile exactly (partial characters included)
+        tail = "日本語 😀 <|im_start|>x"
+        enc = tok.encode(tail)
+        assert token_spans_tile(enc.byte_offsets, len(tail.encode("utf-8")))
+
+    def test_mistral_byte_fallback_spans(self) -> None:
+        tok = load_hf_json(bundle_bytes("mistral-7b-v0.1/tokenizer.json"), source="mistral-7b-v0.1/tokenizer.json")
+        enc = tok.encode("龘", add_special_tokens=False)
+        assert enc.tokens[-3:] == ["<0xE9>", "<0xBE>", "<0x98>"]
+        assert enc.byte_offsets[-3:] == [(0, 1), (1, 2), (2, 3)]
+        assert enc.offsets[-3:] == [(0, 1)] * 3
+
+
+class TestVocabularyAndInfo:
+    def test_numbers(self) -> None:
+        tok = byte_level_tokenizer()
+        info = tok.info()
+        assert info["normal_entries"] == 256 + 8
+        assert info["added_entries"] == 1 and info["special_entries"] == 1
+        assert info["total_entries"] == tok.vocab_size == 265
+        assert info["id_space"] == 1001  # ids 264..999 are a hole
+        assert info["embedding_rows"] is None
+        assert info["pipeline"]["pre_tokenizer"] == "Sequence[Split, ByteLevel]"
+        assert info["model"] == "BPE"
+
+    def test_embedding_rows_from_config(self) -> None:
+        tok = byte_level_tokenizer()
+        tok.config = TokenizerConfig(embedding_rows=2048)
+        assert tok.info()["embedding_rows"] == 2048
+
+    def test_token_id_lookup(self) -> None:
+        tok = byte_level_tokenizer()
+        assert tok.token_to_id("<|end|>") == 1000
+        assert tok.id_to_token(1000) == "<|end|>"
+        assert tok.token_to_id("hello") == 261
+        assert tok.get_vocab()["<|end|>"] == 1000
+
+    def test_decode(self) -> None:
+        tok = byte_level_tokenizer()
+        ids = tok.encode("hello<|end|> wo").ids
+        assert tok.decode(ids) == "hello<|end|> wo"
+        assert tok.decode(ids, skip_special_tokens=True) == "hello wo"
+        assert tok.decode([10**6]) == ""  # unknown ids are dropped, as HF does
+
+    def test_no_decoder_joins_with_spaces(self) -> None:
+        tok = Tokenizer(BPE({"a": 0, "b": 1}, []))
+        assert tok.decode([0, 1, 0]) == "a b a"
