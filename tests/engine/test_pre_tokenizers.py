@@ -24,7 +24,7 @@ from tokviz.engine.normalizers import normalizer_from_json
 from tokviz.engine.pre_tokenizers import pre_tokenizer_from_json
 from tokviz.engine.pre_tokenizers.byte_level import ByteLevel, Gathered
 from tokviz.engine.pre_tokenizers.metaspace import Metaspace
-from tokviz.engine.pre_tokenizers.punctuation import BertPreTokenizer, Digits, Punctuation
+from tokviz.engine.pre_tokenizers.punctuation import BertPreTokenizer, Digits, Punctuation, UnicodeScripts
 from tokviz.engine.pre_tokenizers.split import Split
 from tokviz.engine.pre_tokenizers.whitespace import CharDelimiterSplit, Whitespace, WhitespaceSplit
 from tokviz.engine.text import NormalizedText
@@ -87,6 +87,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "Digits-individual": {"type": "Digits", "individual_digits": True},
     "Digits-runs": {"type": "Digits", "individual_digits": False},
     "BertPreTokenizer": {"type": "BertPreTokenizer"},
+    "UnicodeScripts": {"type": "UnicodeScripts"},
     "Sequence-ws-metaspace": {
         "type": "Sequence",
         "pretokenizers": [
@@ -296,6 +297,19 @@ class TestPunctuationDigitsBert:
             ("世界", (7, 9)),
             ("!", (9, 10)),
         ]
+
+
+class TestUnicodeScripts:
+    def test_kana_and_prolonged_sound_mark_count_as_han(self) -> None:
+        assert [c for c, _ in UnicodeScripts().pre_tokenize_str("ひらがなカタカナー漢字abc")] == ["ひらがなカタカナー漢字", "abc"]
+
+    def test_leading_any_characters_are_dropped(self) -> None:
+        # HF quirk: chunks start at the first character with a script
+        assert UnicodeScripts().pre_tokenize_str("  ab") == [("ab", (2, 4))]
+        assert UnicodeScripts().pre_tokenize_str("   ") == []
+
+    def test_combining_mark_is_its_own_script(self) -> None:
+        assert [c for c, _ in UnicodeScripts().pre_tokenize_str("a\u0301b")] == ["a", "\u0301", "b"]
 
 
 class TestJson:

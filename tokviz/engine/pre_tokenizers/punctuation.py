@@ -12,11 +12,11 @@ from typing import Any
 from ..errors import TokvizFormatError
 from ..patterns import char_class_regex, find_class_matches, split_spans
 from ..text import NormalizedText
-from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, ranges_class
+from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, ranges_class, script_of
 from . import PreTokenizer
 from .split import behavior_from_json, split_piece
 
-__all__ = ["Punctuation", "Digits", "BertPreTokenizer", "is_punctuation", "is_numeric", "split_on_chars"]
+__all__ = ["Punctuation", "Digits", "BertPreTokenizer", "UnicodeScripts", "is_punctuation", "is_numeric", "split_on_chars"]
 
 
 def is_punctuation(c: str) -> bool:
@@ -116,3 +116,44 @@ class BertPreTokenizer(PreTokenizer):
 
     def __repr__(self) -> str:
         return "BertPreTokenizer()"
+
+
+class UnicodeScripts(PreTokenizer):
+    """HF ``UnicodeScripts``: a new chunk wherever the script changes.
+
+    Scripts are HF's (SentencePiece's table; Hiragana, Katakana and ``ー`` count as Han). "Any"
+    characters (the space, characters HF's table lacks) never start a chunk and do not change
+    the current script. HF quirk kept: characters before the first non-Any character are dropped
+    (" abc" gives one chunk "abc"; an all-space piece gives none).
+
+    >>> UnicodeScripts().pre_tokenize_str("ab 日本 cd")
+    [('ab ', (0, 3)), ('日本 ', (3, 6)), ('cd', (6, 8))]
+    """
+
+    type_name = "UnicodeScripts"
+
+    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            cuts: list[int] = []
+            last = None
+            for i, c in enumerate(piece.text):
+                script = script_of(c)
+                if script < 0:
+                    continue
+                if script != last:
+                    cuts.append(i)
+                    last = script
+            cuts.append(len(piece.text))
+            out += split_piece(piece, list(zip(cuts, cuts[1:])))
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> UnicodeScripts:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "UnicodeScripts"}
+
+    def __repr__(self) -> str:
+        return "UnicodeScripts()"
