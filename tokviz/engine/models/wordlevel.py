@@ -1,0 +1,87 @@
+"""WordLevel model: one pre-token -> one vocab id (or ``unk_token``), HF ``"WordLevel"``.
+
+The simplest model: no splitting inside a pre-token at all, so everything depends on the
+pre-tokenizer. A word missing from the vocab becomes ``unk_token`` spanning the whole word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..encoding import Trace
+from ..errors import TokvizFormatError
+from . import Model, ModelToken
+
+__all__ = ["WordLevel"]
+
+
+class WordLevel(Model):
+    """Whole-word lookup.
+
+    >>> wl = WordLevel({"hello": 0, "<unk>": 1})
+    >>> wl.tokenize("hello"), wl.tokenize("world")
+    (((0, 0, 5),), ((1, 0, 5),))
+    """
+
+    type_name = "WordLevel"
+
+    def __init__(self, vocab: Mapping[str, int] | None = None, *, unk_token: str = "<unk>") -> None:
+        self._vocab: dict[str, int] = dict(vocab or {})
+        self._vocab_r: dict[int, str] = {}
+        for tok, i in self._vocab.items():
+            self._vocab_r.setdefault(i, tok)
+        self.unk_token = unk_token
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> WordLevel:
+        if obj.get("type", "WordLevel") != "WordLevel":
+            raise TokvizFormatError(f"expected a WordLevel model, got type {obj.get('type')!r}", where="model.type")
+        vocab = obj.get("vocab")
+        if not isinstance(vocab, dict):
+            raise TokvizFormatError("WordLevel needs a \"vocab\" object {token: id}", where="model.vocab")
+        for tok, i in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+        unk = obj.get("unk_token", "<unk>")
+        if not isinstance(unk, str):
+            raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")
+        return cls(vocab, unk_token=unk)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "WordLevel",
+            "vocab": dict(sorted(self._vocab.items(), key=lambda kv: kv[1])),
+            "unk_token": self.unk_token,
+        }
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._vocab)
+
+    def tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        # HF looks the chunk up as is, even the empty string (then unk spanning nothing).
+        i = self._vocab.get(text)
+        if i is None:
+            i = self._vocab.get(self.unk_token)
+            if i is None:
+                raise TokvizFormatError(
+                    f"{text!r} is not in the vocab and unk_token {self.unk_token!r} is missing too",
+                    where="model.unk_token",
+                )
+        return ((i, 0, len(text)),)
+
+    def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[Trace | None, ...]]:
+        return self.tokenize(text), (None,)
+
+    def __repr__(self) -> str:
+        return f"WordLevel({len(self._vocab)} tokens)"

@@ -1,0 +1,174 @@
+"""WordPiece model (BERT): greedy longest-match-first over one pre-token, HF ``"WordPiece"``.
+
+Unlike BPE there is no merge table: at each position the longest vocab entry that matches
+(``continuing_subword_prefix`` + substring after the first piece) is taken. When some position
+has no match at all, the *whole word* becomes ``unk_token`` — the greedy choice is never
+revisited, even when another split would have succeeded (seed D03). Words longer than
+``max_input_chars_per_word`` characters are unk without trying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..encoding import WordPieceTrace
+from ..errors import TokvizFormatError
+from . import Model, ModelToken
+
+__all__ = ["WordPiece"]
+
+_CACHE_CAPACITY = 65_536
+_CACHE_MAX_CHARS = 256
+
+
+class WordPiece(Model):
+    """Greedy longest-match-first subword model.
+
+    >>> wp = WordPiece({"a": 0, "##b": 1, "##bc": 2, "[UNK]": 3})
+    >>> [wp.id_to_token(i) for i, _, _ in wp.tokenize("abc")]
+    ['a', '##bc']
+    >>> [wp.id_to_token(i) for i, _, _ in WordPiece({"a": 0, "##b": 1, "[UNK]": 3}).tokenize("abc")]
+    ['[UNK]']
+    """
+
+    type_name = "WordPiece"
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int] | None = None,
+        *,
+        unk_token: str = "[UNK]",
+        continuing_subword_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+    ) -> None:
+        self._vocab: dict[str, int] = dict(vocab or {})
+        self._vocab_r: dict[int, str] = {}
+        for tok, i in self._vocab.items():
+            self._vocab_r.setdefault(i, tok)
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.max_input_chars_per_word = max_input_chars_per_word
+        # no candidate longer than the longest vocab entry can match, so none is tried
+        self._max_len = max(map(len, self._vocab), default=0)
+        self._cache: dict[str, tuple[ModelToken, ...]] = {}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> WordPiece:
+        if obj.get("type", "WordPiece") != "WordPiece":
+            raise TokvizFormatError(f"expected a WordPiece model, got type {obj.get('type')!r}", where="model.type")
+        vocab = obj.get("vocab")
+        if not isinstance(vocab, dict):
+            raise TokvizFormatError("WordPiece needs a \"vocab\" object {token: id}", where="model.vocab")
+        for tok, i in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+        unk = obj.get("unk_token", "[UNK]")
+        prefix = obj.get("continuing_subword_prefix", "##")
+        max_chars = obj.get("max_input_chars_per_word", 100)
+        if not isinstance(unk, str):
+            raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")
+        if not isinstance(prefix, str):
+            raise TokvizFormatError(f"continuing_subword_prefix must be a string, got {prefix!r}",
+                                    where="model.continuing_subword_prefix")
+        if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 0:
+            raise TokvizFormatError(f"max_input_chars_per_word must be a non-negative integer, got {max_chars!r}",
+                                    where="model.max_input_chars_per_word")
+        return cls(vocab, unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=max_chars)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "WordPiece",
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+            "vocab": dict(sorted(self._vocab.items(), key=lambda kv: kv[1])),
+        }
+
+    # ------------------------------------------------------------------ vocab
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._vocab)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # ------------------------------------------------------------------ tokenize
+    def _unk_id(self) -> int:
+        i = self._vocab.get(self.unk_token)
+        if i is None:
+            raise TokvizFormatError(f"unk_token {self.unk_token!r} is not in the vocab", where="model.unk_token")
+        return i
+
+    def tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        cache = self._cache
+        hit = cache.get(text)
+        if hit is not None:
+            return hit
+        out = self._tokenize(text, None)
+        if len(text) <= _CACHE_MAX_CHARS:
+            if len(cache) >= _CACHE_CAPACITY:
+                cache.clear()
+            cache[text] = out
+        return out
+
+    def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[WordPieceTrace, ...]]:
+        """Tokens plus, per token, the candidates tried at its position (longest first).
+
+        A whole-word unk carries the candidates tried at the position that failed
+        (``matched=None``); a word over ``max_input_chars_per_word`` tried nothing.
+        """
+        traces: list[WordPieceTrace] = []
+        tokens = self._tokenize(text, traces)
+        return tokens, tuple(traces)
+
+    def _tokenize(self, text: str, traces: list[WordPieceTrace] | None) -> tuple[ModelToken, ...]:
+        n = len(text)
+        if n > self.max_input_chars_per_word:
+            if traces is not None:
+                traces.append(WordPieceTrace((), None))
+            return ((self._unk_id(), 0, n),)
+        vocab = self._vocab
+        prefix = self.continuing_subword_prefix
+        max_len = self._max_len
+        out: list[ModelToken] = []
+        start = 0
+        while start < n:
+            # candidates longer than the longest vocab entry cannot match: start below that
+            end = min(n, start + max_len)
+            tried: list[str] | None = [] if traces is not None else None
+            found = None
+            while start < end:
+                sub = text[start:end]
+                if start:
+                    sub = prefix + sub
+                if tried is not None:
+                    tried.append(sub)
+                i = vocab.get(sub)
+                if i is not None:
+                    found = i
+                    break
+                end -= 1
+            if found is None:
+                if traces is not None:
+                    traces.clear()
+                    traces.append(WordPieceTrace(tuple(tried or ()), None))
+                return ((self._unk_id(), 0, n),)
+            out.append((found, start, end))
+            if traces is not None:
+                traces.append(WordPieceTrace(tuple(tried or ()), sub))
+            start = end
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        return f"WordPiece({len(self._vocab)} tokens, prefix={self.continuing_subword_prefix!r})"
