@@ -6,6 +6,9 @@ after a few hundred emits the interpreter aborts ("bool_dealloc: deallocating Tr
 `emit` emits and gives the reference back, only when a probe at import time shows the leak
 (so a fixed binding, or an interpreter with immortal ``True``, is left alone). Every Python-side
 emit in tokviz.gui goes through `emit`.
+
+The same release also drops a reference to ``None`` on every call of a void Qt method, which no
+wrapper can repair; pyproject.toml excludes 6.12.0 and `warn_if_broken_binding` says so at start.
 """
 
 from __future__ import annotations
@@ -47,3 +50,15 @@ def emit(signal: Any, *args: Any) -> None:
     signal.emit(*args)
     for _ in range(LEAKS_TRUE_PER_EMIT):
         _incref(True)
+
+
+def warn_if_broken_binding() -> str | None:
+    """A one-line warning when the installed binding is the broken release (else None)."""
+    import PySide6
+
+    if PySide6.__version__ == "6.12.0" and sys.version_info < (3, 12):
+        return (
+            "tokviz: warning: PySide6 6.12.0 on Python < 3.12 corrupts reference counts and can abort "
+            "the app; install PySide6-Essentials 6.11 (pip install 'PySide6-Essentials!=6.12.0')"
+        )
+    return None

@@ -19,6 +19,11 @@ __all__ = ["run_app", "create_app"]
 def create_app(argv: list[str] | None = None):  # noqa: ANN201
     from PySide6.QtWidgets import QApplication
 
+    from ._compat import warn_if_broken_binding
+
+    warning = warn_if_broken_binding()
+    if warning:
+        print(warning, file=sys.stderr)
     app = QApplication.instance()
     if app is None:
         app = QApplication(argv or [sys.argv[0]])

@@ -1,14 +1,14 @@
 """A viewport-painted view of many small labelled spans (tokens or pre-token chunks).
 
 Items flow like text: left to right, wrapping at the viewport width, with a hard line break after
-an item that contains a newline. The layout is kept per *line* (the items between two hard
-breaks), so an edit re-lays out only the lines it touches (`splice`) and the rest is reused with
-its vertical position shifted; painting visits only the rows in view. A 1 MB text has a quarter
-of a million tokens and scrolls as smoothly as a short one.
+an item that contains a newline. Layout is lazy and per *line* (the items between two hard
+breaks): a line is measured only when it is painted or asked about; lines never seen carry an
+estimated row count so the scroll bar is right on average. An edit (`splice`) re-measures only
+the lines it touches and shifts the rest. So a megabyte of text (over half a million tokens)
+opens in the time it takes to find its line breaks, and scrolling costs only the rows in view.
 
-The view knows nothing about tokenizers: it gets labels (see `tokviz.gui.display`), a color key
-and flags per item, and a callable giving an item's span in original code points (for
-highlighting the span the view-model says is hovered).
+The view knows nothing about tokenizers: it reads items from an `ItemSource` (label, color key,
+flags, span in original code points) and highlights the span the view-model says is hovered.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate
+from typing import Protocol
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 from .._compat import emit
@@ -25,7 +26,7 @@ from .._compat import emit
 from ..display import Label, Style, color_index, neighbour_variant
 from ..theme import Theme, mono_font, theme_for
 
-__all__ = ["SpanView", "FLAG_SPECIAL", "FLAG_LITERAL", "FLAG_NEUTRAL", "FLAG_CHANGED"]
+__all__ = ["SpanView", "ItemSource", "ListSource", "FLAG_SPECIAL", "FLAG_LITERAL", "FLAG_NEUTRAL", "FLAG_CHANGED"]
 
 FLAG_SPECIAL = 1  # a special token
 FLAG_LITERAL = 2  # a special token the user typed as a literal
@@ -36,15 +37,76 @@ PAD = 3.0  # horizontal padding inside an item
 GAP = 1.0  # separator between items
 
 
-class _Line:
-    __slots__ = ("count", "rows", "xs", "row_of", "widths")
+class ItemSource(Protocol):
+    """What a `SpanView` shows; every method is called only for items being laid out or painted."""
 
-    def __init__(self, count: int, rows: int, xs: list[float], row_of: list[int], widths: list[float]) -> None:
-        self.count = count
+    keys: Sequence[int]  # color key per item (the token id)
+
+    def __len__(self) -> int: ...
+    def label(self, i: int) -> Label: ...
+    def flags(self, i: int) -> int: ...
+    def span(self, i: int) -> tuple[int, int]: ...
+    def is_break(self, i: int) -> bool: ...
+
+
+class _EmptySource:
+    keys: Sequence[int] = ()
+
+    def __len__(self) -> int:
+        return 0
+
+    def label(self, i: int) -> Label:
+        return ()
+
+    def flags(self, i: int) -> int:
+        return 0
+
+    def span(self, i: int) -> tuple[int, int]:
+        return (0, 0)
+
+    def is_break(self, i: int) -> bool:
+        return False
+
+
+class ListSource:
+    """An `ItemSource` over ready-made lists (small views: the Train tab's words and probe text)."""
+
+    def __init__(
+        self,
+        labels: Sequence[Label],
+        keys: Sequence[int],
+        flags: Sequence[int],
+        breaks: Sequence[bool],
+        span_of: Callable[[int], tuple[int, int]],
+    ) -> None:
+        self.labels, self.keys, self._flags, self.breaks, self._span_of = labels, keys, flags, breaks, span_of
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def label(self, i: int) -> Label:
+        return self.labels[i]
+
+    def flags(self, i: int) -> int:
+        return self._flags[i]
+
+    def span(self, i: int) -> tuple[int, int]:
+        return self._span_of(i)
+
+    def is_break(self, i: int) -> bool:
+        return bool(self.breaks[i])
+
+
+class _Line:
+    __slots__ = ("rows", "xs", "row_of", "widths", "labels", "flags")
+
+    def __init__(self, rows: int, xs: list[float], row_of: list[int], widths: list[float], labels: list[Label], flags: list[int]) -> None:
         self.rows = rows
         self.xs = xs
         self.row_of = row_of
         self.widths = widths
+        self.labels = labels
+        self.flags = flags
 
 
 class SpanView(QAbstractScrollArea):
@@ -57,34 +119,29 @@ class SpanView(QAbstractScrollArea):
         super().__init__(parent)
         self._width_cache: dict[Label, float] = {}
         self._run_cache: dict[str, float] = {}
-        self._lines: list[_Line] = []
-        self._labels: list[Label] = []
+        self._src: ItemSource = _EmptySource()
+        self._n = 0
+        self._line_first: list[int] = [0]  # first item of each line, plus the item count
+        self._line_rows: list[int] = []  # rows of each line (exact once laid out, else estimated)
+        self._laid: list[_Line | None] = []
+        self._row_first: list[int] = [0]  # first row of each line, plus the total
+        self._avg_w = 40.0
+        self._ready = False
         self.setFont(mono_font())
         self.setMouseTracking(True)
         self.viewport().setMouseTracking(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # always on: a scroll bar that appears would change the width and force a relayout
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.theme: Theme = theme_for(False)
-        self._labels: list[Label] = []
-        self._keys: list[int] = []
-        self._flags: list[int] = []
-        self._breaks: list[bool] = []
-        self._lines: list[_Line] = []
-        self._line_first: list[int] = [0]  # first item index of each line (+ total)
-        self._row_first: list[int] = [0]  # first row of each line (+ total rows)
-        self._span_of: Callable[[int], tuple[int, int]] = lambda i: (0, 0)
         self._tooltip: Callable[[int], str] | None = None
-        self._width_cache: dict[Label, float] = {}
-        self._run_cache: dict[str, float] = {}
         self.hover_span: tuple[int, int] | None = None
         self.hover_index = -1
         self.selected = -1
         self.placeholder = ""
         self._layout_width = 0.0
-        self._relayout_timer = QTimer(self)
-        self._relayout_timer.setSingleShot(True)
-        self._relayout_timer.setInterval(60)
-        self._relayout_timer.timeout.connect(self._relayout_all)
+        self._ready = True
         self._update_metrics()
 
     # ------------------------------------------------------------------ data in
@@ -95,64 +152,76 @@ class SpanView(QAbstractScrollArea):
     def set_tooltip_provider(self, fn: Callable[[int], str] | None) -> None:
         self._tooltip = fn
 
+    def set_source(self, source: ItemSource, line_ends: Sequence[int]) -> None:
+        """Show ``source``; ``line_ends`` are the (sorted) items after which a hard break follows."""
+        self._src = source
+        self._n = n = len(source)
+        starts = [0]
+        starts.extend(e + 1 for e in line_ends if e + 1 < n)
+        if n == 0:
+            starts = []
+        self._line_first = [*starts, n]
+        self._reset_layout()
+        if self.selected >= n:
+            self.selected = -1
+
     def set_items(
         self,
-        labels: list[Label],
-        keys: list[int],
-        flags: list[int],
-        breaks: list[bool],
-        span_of: Callable[[int], tuple[int, int]],
-    ) -> None:
-        """Replace every item and lay everything out again."""
-        self._labels, self._keys, self._flags, self._breaks = labels, keys, flags, breaks
-        self._span_of = span_of
-        if self.selected >= len(labels):
-            self.selected = -1
-        self._relayout_all()
-
-    def splice(
-        self,
-        first: int,
-        removed: int,
         labels: Sequence[Label],
         keys: Sequence[int],
         flags: Sequence[int],
         breaks: Sequence[bool],
         span_of: Callable[[int], tuple[int, int]],
     ) -> None:
-        """Replace ``removed`` items at ``first`` by new ones; only the touched lines are laid out."""
-        n_old = len(self._labels)
-        if not self._lines or first > n_old:
-            self._labels[first : first + removed] = labels
-            self._keys[first : first + removed] = keys
-            self._flags[first : first + removed] = flags
-            self._breaks[first : first + removed] = breaks
-            self._span_of = span_of
-            self._relayout_all()
+        """Show ready-made lists (a `ListSource`)."""
+        self.set_source(ListSource(labels, keys, flags, breaks, span_of), [i for i, b in enumerate(breaks) if b])
+
+    @property
+    def _keys(self) -> Sequence[int]:
+        return self._src.keys
+
+    def item_flags(self, i: int) -> int:
+        return self._src.flags(i)
+
+    def splice(self, first: int, removed: int, added: int, source: ItemSource) -> None:
+        """Items ``[first, first+removed)`` became ``added`` new ones; re-measure only those lines."""
+        n_old = self._n
+        n_lines = len(self._line_rows)
+        if n_lines == 0 or first > n_old:
+            self._src = source
+            self.set_source(source, [i for i in range(len(source)) if source.is_break(i)])
             return
+        self._src = source
+        n_new = len(source)
+        delta = added - removed
         lf = self._line_first
-        n_lines = len(self._lines)
         l0 = min(max(bisect_right(lf, first) - 1, 0), n_lines - 1)
-        last = first + removed - 1 if removed else first
-        l1 = min(max(bisect_right(lf, min(last, n_old - 1)) - 1, l0), n_lines - 1)
+        last = min(first + removed - 1, n_old - 1) if removed else first
+        l1 = min(max(bisect_right(lf, last) - 1, l0), n_lines - 1)
         a = lf[l0]
-        b_old = lf[l1 + 1]
-        self._labels[first : first + removed] = labels
-        self._keys[first : first + removed] = keys
-        self._flags[first : first + removed] = flags
-        self._breaks[first : first + removed] = breaks
-        self._span_of = span_of
-        added = len(labels)
-        b_new = b_old - removed + added
-        # A removed hard break merges the edited line with the next one(s).
-        while l1 + 1 < n_lines and b_new > a and not self._breaks[b_new - 1]:
+        b = lf[l1 + 1] + delta  # end of the region in new coordinates
+        # A removed hard break merges the region with the following line(s).
+        while l1 + 1 < n_lines and b > a and not source.is_break(b - 1):
             l1 += 1
-            extra = lf[l1 + 1] - lf[l1]
-            b_new += extra
-        new_lines = self._layout_range(a, b_new) if b_new > a or n_lines == 1 else []
-        self._lines[l0 : l1 + 1] = new_lines
-        self._rebuild_index()
-        self._update_scroll()
+            b = lf[l1 + 1] + delta
+        starts = [a]
+        for i in range(a, b - 1):
+            if source.is_break(i):
+                starts.append(i + 1)
+        if b <= a:
+            starts = []
+        tail = [x + delta for x in lf[l1 + 1 :]]
+        self._line_first = lf[:l0] + starts + tail
+        self._n = n_new
+        k = len(starts)
+        self._laid[l0 : l1 + 1] = [None] * k
+        self._line_rows[l0 : l1 + 1] = [1] * k
+        for li in range(l0, l0 + k):
+            self._layout_line(li)
+        if self._line_first[-1] != n_new or len(self._line_first) != len(self._line_rows) + 1:
+            self.set_source(source, [i for i in range(n_new) if source.is_break(i)])  # defensive: never show a torn layout
+            return
+        self._rebuild_rows()
         self.viewport().update()
 
     def set_highlight(self, span: tuple[int, int] | None) -> None:
@@ -166,10 +235,10 @@ class SpanView(QAbstractScrollArea):
             self.viewport().update()
 
     def count(self) -> int:
-        return len(self._labels)
+        return self._n
 
     def label(self, i: int) -> Label:
-        return self._labels[i]
+        return self._src.label(i)
 
     # ------------------------------------------------------------------ layout
     def _update_metrics(self) -> None:
@@ -177,6 +246,7 @@ class SpanView(QAbstractScrollArea):
         self._fm = fm
         self._ascent = fm.ascent()
         self._row_h = fm.height() + 7.0
+        self._avg_w = fm.horizontalAdvance("abcd") + 2 * PAD + GAP
         self._width_cache.clear()
         self._run_cache.clear()
 
@@ -198,21 +268,37 @@ class SpanView(QAbstractScrollArea):
     def _avail_width(self) -> float:
         return max(self.viewport().width() - 8.0, 40.0)
 
-    def _layout_range(self, a: int, b: int) -> list[_Line]:
-        """Lay out items ``[a, b)``, which start a line and end one (or end the document)."""
+    def _estimate_rows(self, count: int) -> int:
+        return max(1, int(count * self._avg_w // self._avail_width()) + 1) if count else 1
+
+    def _reset_layout(self) -> None:
+        self._layout_width = self._avail_width()
+        lf = self._line_first
+        n_lines = len(lf) - 1
+        self._laid = [None] * n_lines
+        est = self._avg_w / self._layout_width
+        self._line_rows = [int((lf[i + 1] - lf[i]) * est) + 1 for i in range(n_lines)]
+        self._rebuild_rows()
+        self.viewport().update()
+
+    def _layout_line(self, li: int) -> _Line:
+        """Measure line ``li`` (exact rows); cached until the width or the items change."""
+        line = self._laid[li]
+        if line is not None:
+            return line
+        src = self._src
+        a, b = self._line_first[li], self._line_first[li + 1]
         avail = self._avail_width()
-        lines: list[_Line] = []
-        labels, breaks = self._labels, self._breaks
         width_of = self._width_cache.get
         label_width = self._label_width
+        labels = [src.label(i) for i in range(a, b)]
+        flags = [src.flags(i) for i in range(a, b)]
         x = 0.0
         row = 0
         xs: list[float] = []
         rows: list[int] = []
         widths: list[float] = []
-        count = 0
-        for i in range(a, b):
-            lab = labels[i]
+        for lab in labels:
             w = width_of(lab)
             if w is None:
                 w = label_width(lab)
@@ -223,27 +309,31 @@ class SpanView(QAbstractScrollArea):
             rows.append(row)
             widths.append(w)
             x += w + GAP
-            count += 1
-            if breaks[i]:
-                lines.append(_Line(count, row + 1, xs, rows, widths))
-                x = 0.0
-                row = 0
-                xs, rows, widths = [], [], []
-                count = 0
-        if count or not lines:
-            lines.append(_Line(count, row + 1 if count else 1, xs, rows, widths))
-        return lines
+        line = _Line(row + 1, xs, rows, widths, labels, flags)
+        self._laid[li] = line
+        if widths:  # keep the estimate for unseen lines close to what we measure
+            self._avg_w = 0.9 * self._avg_w + 0.1 * (sum(widths) / len(widths) + GAP)
+        self._line_rows[li] = line.rows
+        return line
 
-    def _relayout_all(self) -> None:
-        self._layout_width = self._avail_width()
-        self._lines = self._layout_range(0, len(self._labels)) if self._labels else []
-        self._rebuild_index()
+    def _rebuild_rows(self) -> None:
+        self._row_first = [0, *accumulate(self._line_rows)]
         self._update_scroll()
-        self.viewport().update()
 
-    def _rebuild_index(self) -> None:
-        self._line_first = [0, *accumulate(ln.count for ln in self._lines)]
-        self._row_first = [0, *accumulate(ln.rows for ln in self._lines)]
+    def _ensure_rows(self, r0: int, r1: int) -> None:
+        """Lay out the lines covering rows ``[r0, r1]``; fix the row index if estimates were off."""
+        for _ in range(8):
+            changed = False
+            li = max(bisect_right(self._row_first, r0) - 1, 0)
+            while li < len(self._laid) and self._row_first[li] <= r1:
+                if self._laid[li] is None:
+                    est = self._line_rows[li]
+                    if self._layout_line(li).rows != est:
+                        changed = True
+                li += 1
+            if not changed:
+                return
+            self._rebuild_rows()
 
     def _update_scroll(self) -> None:
         total = self._row_first[-1] * self._row_h + 8
@@ -258,42 +348,47 @@ class SpanView(QAbstractScrollArea):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         if abs(self._avail_width() - self._layout_width) > 0.5:
-            if len(self._labels) < 20000:
-                self._relayout_all()
-            else:
-                self._relayout_timer.start()
+            self._reset_layout()
         else:
             self._update_scroll()
 
     def changeEvent(self, event) -> None:  # noqa: ANN001, N802
         super().changeEvent(event)
-        if event.type() == event.Type.FontChange and hasattr(self, "_relayout_timer"):
+        if event.type() == event.Type.FontChange and getattr(self, "_ready", False):
             self._update_metrics()
-            self._relayout_all()
+            self._reset_layout()
 
     # ------------------------------------------------------------------ geometry queries
+    def _line_of_item(self, i: int) -> int:
+        return bisect_right(self._line_first, i) - 1
+
     def item_rect(self, i: int) -> QRectF | None:
         """Content rectangle of item ``i`` (unscrolled coordinates)."""
-        if not (0 <= i < len(self._labels)) or not self._lines:
+        if not (0 <= i < self._n) or not self._laid:
             return None
-        li = bisect_right(self._line_first, i) - 1
-        line = self._lines[li]
+        li = self._line_of_item(i)
+        if self._laid[li] is None:
+            est = self._line_rows[li]
+            if self._layout_line(li).rows != est:
+                self._rebuild_rows()
+        line = self._laid[li]
         k = i - self._line_first[li]
         y = (self._row_first[li] + line.row_of[k]) * self._row_h + 4
         return QRectF(line.xs[k] + 4, y, line.widths[k], self._row_h)
 
     def index_at(self, pos: QPointF) -> int:
-        if not self._lines:
+        if not self._laid:
             return -1
         y = pos.y() + self.verticalScrollBar().value() - 4
         row = int(y // self._row_h)
         if row < 0 or row >= self._row_first[-1]:
             return -1
+        self._ensure_rows(row, row)
         li = bisect_right(self._row_first, row) - 1
-        line = self._lines[li]
+        line = self._layout_line(li)
         r = row - self._row_first[li]
         x = pos.x() - 4
-        for k in range(line.count):
+        for k in range(len(line.xs)):
             if line.row_of[k] == r and line.xs[k] <= x < line.xs[k] + line.widths[k] + GAP:
                 return self._line_first[li] + k
         return -1
@@ -315,7 +410,7 @@ class SpanView(QAbstractScrollArea):
         p = QPainter(self.viewport())
         p.fillRect(event.rect(), self.theme.base)
         top = self.verticalScrollBar().value()
-        if not self._labels:
+        if not self._n:
             if self.placeholder:
                 p.setPen(self.theme.muted)
                 p.drawText(self.viewport().rect().adjusted(8, 8, -8, -8), Qt.AlignmentFlag.AlignLeft, self.placeholder)
@@ -328,7 +423,7 @@ class SpanView(QAbstractScrollArea):
 
     def paint_rows(self, p: QPainter, y0: float, y1: float, dy: float) -> None:
         """Paint the items whose rows intersect content ``[y0, y1)``, shifted by ``dy``."""
-        if not self._lines:
+        if not self._laid:
             return
         th = self.theme
         rh = self._row_h
@@ -336,14 +431,13 @@ class SpanView(QAbstractScrollArea):
         rc = self._run_cache
         r0 = max(int((y0 - 4) // rh), 0)
         r1 = int((y1 - 4) // rh) + 1
+        self._ensure_rows(r0, r1)
         li = max(bisect_right(self._row_first, r0) - 1, 0)
         p.setFont(self.font())
         hl = self.hover_span
         sel = self.selected
-        span_of = self._span_of
-        keys = self._keys
-        flags = self._flags
-        labels = self._labels
+        span_of = self._src.span
+        keys = self._src.keys
         pens = {
             Style.TEXT: th.text,
             Style.MARK: th.muted,
@@ -352,11 +446,13 @@ class SpanView(QAbstractScrollArea):
             Style.SPECIAL: th.special_fg,
         }
         outlines: list[tuple[QRectF, QColor, float]] = []
-        while li < len(self._lines) and self._row_first[li] <= r1:
-            line = self._lines[li]
+        while li < len(self._laid) and self._row_first[li] <= r1:
+            line = self._layout_line(li)
             base_row = self._row_first[li]
             first = self._line_first[li]
-            for k in range(line.count):
+            flags = line.flags
+            labels = line.labels
+            for k in range(len(line.xs)):
                 row = base_row + line.row_of[k]
                 if row < r0:
                     continue
@@ -367,7 +463,7 @@ class SpanView(QAbstractScrollArea):
                 y = row * rh + 4 + dy
                 w = line.widths[k]
                 rect = QRectF(x, y + 1, w, rh - 2)
-                f = flags[i]
+                f = flags[k]
                 if f & FLAG_SPECIAL:
                     bg = th.special_bg
                 elif f & FLAG_NEUTRAL:
@@ -387,7 +483,7 @@ class SpanView(QAbstractScrollArea):
                     p.drawLine(QPointF(x + 1, y + rh - 2), QPointF(x + w - 1, y + rh - 2))
                 tx = x + PAD
                 base = y + 1 + (rh - 2 - fm.height()) / 2 + self._ascent
-                for text, style in labels[i]:
+                for text, style in labels[k]:
                     p.setPen(pens.get(style, th.text))
                     p.drawText(QPointF(tx, base), text)
                     rw = rc.get(text)
@@ -430,7 +526,7 @@ class SpanView(QAbstractScrollArea):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         key = event.key()
-        n = len(self._labels)
+        n = self._n
         if n and key in (Qt.Key.Key_Right, Qt.Key.Key_Left, Qt.Key.Key_Home, Qt.Key.Key_End):
             cur = self.selected
             if key == Qt.Key.Key_Right:

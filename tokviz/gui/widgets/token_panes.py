@@ -1,10 +1,16 @@
 """The pre-token chunk pane and the token pane: `SpanView`s fed from the view-model's encoding.
 
-They turn an `EncodingUpdate` into labels (`tokviz.gui.display`), and on a live-typing update
-(`Splice`) they rebuild only the labels of the tokens that changed.
+Each pane wraps the current `EncodingUpdate` in an item source that spells items lazily (only
+lines being laid out are spelled, through a label cache), finds hard line breaks from the
+newline positions of the text, and on a live-typing update (`Splice`) re-spells only the items
+that changed.
 """
 
 from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
 
 from PySide6.QtWidgets import QWidget
 
@@ -12,7 +18,169 @@ from ..display import Label, ViewMode, char_name, chunk_label, hex_bytes, label_
 from ..viewmodel import EncodingUpdate, InspectViewModel
 from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, SpanView
 
-__all__ = ["TokenPane", "ChunkPane"]
+__all__ = ["TokenPane", "ChunkPane", "TokenSource", "ChunkSource"]
+
+_NL = re.compile(b"\n")
+
+
+class TokenSource:
+    """Tokens of one encoding, spelled in one view mode (see `tokviz.gui.display.token_label`)."""
+
+    def __init__(self, u: EncodingUpdate, mode: ViewMode, cache: dict) -> None:
+        enc = u.encoding
+        self.u = u
+        self.mode = mode
+        self.cache = cache
+        self.keys = enc.ids
+        self._tb = u.text_bytes
+        self._n_bytes = len(u.text_bytes)
+        self._enc = enc
+
+    def __len__(self) -> int:
+        return len(self._enc.ids)
+
+    def span(self, i: int) -> tuple[int, int]:
+        return self._enc.offsets[i]
+
+    def flags(self, i: int) -> int:
+        enc = self._enc
+        if not enc.special_tokens_mask[i]:
+            return 0
+        s, e = enc.offsets[i]
+        return FLAG_SPECIAL | FLAG_LITERAL if e > s else FLAG_SPECIAL
+
+    def is_break(self, i: int) -> bool:
+        bs, be = self._enc.byte_offsets[i]
+        return self._tb.find(b"\n", bs, be) >= 0
+
+    def label(self, i: int) -> Label:
+        enc = self._enc
+        mode = self.mode
+        tb = self._tb
+        n_bytes = self._n_bytes
+        bs, be = enc.byte_offsets[i]
+        sp = enc.special_tokens_mask[i]
+        # Labels are cached by what they depend on. A token is "clean" when both ends fall on
+        # character boundaries (not UTF-8 continuation bytes); a split one depends on its context.
+        if mode is ViewMode.IDS:
+            key: object = (1, enc.ids[i], sp)
+        elif mode is ViewMode.VOCAB:
+            key = (2, enc.tokens[i], sp)
+        elif (bs >= n_bytes or tb[bs] & 0xC0 != 0x80) and (be >= n_bytes or tb[be] & 0xC0 != 0x80):
+            key = (3 if mode is ViewMode.BYTES else 4, tb[bs:be], sp, be == bs and enc.tokens[i])
+        else:
+            key = None
+        lab = self.cache.get(key) if key is not None else None
+        if lab is None:
+            lab = token_label(
+                mode,
+                token_id=enc.ids[i],
+                vocab=enc.tokens[i],
+                special=bool(sp),
+                text_bytes=tb,
+                byte_span=(bs, be),
+                offset_map=self.u.offset_map,
+            )
+            if key is not None:
+                if len(self.cache) > 300_000:
+                    self.cache.clear()
+                self.cache[key] = lab
+        return lab
+
+    def line_ends(self) -> list[int]:
+        """Tokens whose bytes contain a newline (found from the newlines, not by visiting tokens)."""
+        enc = self._enc
+        bofs = enc.byte_offsets
+        n = len(bofs)
+        hi = n
+        while hi > 0 and bofs[hi - 1][0] == bofs[hi - 1][1]:  # post-processor tokens at the end
+            hi -= 1
+        out: list[int] = []
+        last = -1
+        for m in _NL.finditer(self._tb):
+            p = m.start()
+            i = bisect_right(bofs, p, 0, hi, key=_first) - 1
+            # step over empty-span tokens (BOS, inserted pieces) to the one holding the byte
+            while 0 <= i < hi and not (bofs[i][0] <= p < bofs[i][1]):
+                i += 1 if bofs[i][1] <= p else -1
+                if i < 0 or i >= hi:
+                    break
+            if 0 <= i < hi and i != last:
+                out.append(i)
+                last = i
+        return out
+
+
+def _first(t: tuple[int, int]) -> int:
+    return t[0]
+
+
+class ChunkSource:
+    """Pre-token chunks: as the pre-tokenizer left them (vocab view) or as original text."""
+
+    def __init__(self, u: EncodingUpdate, mode: ViewMode, cache: dict) -> None:
+        self.u = u
+        self.chunks: Sequence = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
+        self.text = u.encoding.text
+        self.raw = mode is ViewMode.VOCAB
+        self.cache = cache
+        self.keys = _Indices(len(self.chunks))
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def span(self, i: int) -> tuple[int, int]:
+        c = self.chunks[i]
+        return (c.start, c.end)
+
+    def flags(self, i: int) -> int:
+        return FLAG_NEUTRAL
+
+    def is_break(self, i: int) -> bool:
+        c = self.chunks[i]
+        return self.text.find("\n", c.start, c.end) >= 0
+
+    def label(self, i: int) -> Label:
+        c = self.chunks[i]
+        s = c.text if self.raw else self.text[c.start : c.end]
+        lab = self.cache.get(s)
+        if lab is None:
+            lab = self.cache[s] = chunk_label(s)
+            if len(self.cache) > 300_000:
+                self.cache.clear()
+        return lab
+
+    def line_ends(self) -> list[int]:
+        chunks = self.chunks
+        n = len(chunks)
+        out: list[int] = []
+        last = -1
+        for m in re.finditer("\n", self.text):
+            p = m.start()
+            i = bisect_right(chunks, p, 0, n, key=_start) - 1
+            if 0 <= i < n and chunks[i].start <= p < chunks[i].end and i != last:
+                out.append(i)
+                last = i
+        return out
+
+
+def _start(c) -> int:  # noqa: ANN001
+    return c.start
+
+
+class _Indices(Sequence[int]):
+    """keys for chunks: their index (colors alternate by index)."""
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204
+        if isinstance(i, slice):
+            return list(range(self._n))[i]
+        return i
 
 
 class TokenPane(SpanView):
@@ -31,76 +199,20 @@ class TokenPane(SpanView):
         self.item_activated.connect(vm.select_token)
         self.set_tooltip_provider(self._tip)
 
-    # -------------------------------------------------------------- labels
-    def _make_labels(self, u: EncodingUpdate, a: int, b: int) -> tuple[list[Label], list[int], list[int], list[bool]]:
-        enc = u.encoding
-        mode = self.vm.view_mode
-        tb = u.text_bytes
-        n_bytes = len(tb)
-        om = u.offset_map
-        cache = self._cache
-        ids, toks, bofs, mask, offs = enc.ids, enc.tokens, enc.byte_offsets, enc.special_tokens_mask, enc.offsets
-        labels: list[Label] = []
-        flags: list[int] = []
-        breaks: list[bool] = []
-        for i in range(a, b):
-            bs, be = bofs[i]
-            sp = mask[i]
-            piece = tb[bs:be]
-            # A token is "clean" when both ends fall on character boundaries (UTF-8 lead bytes).
-            clean = (bs >= n_bytes or tb[bs] & 0xC0 != 0x80) and (be >= n_bytes or tb[be] & 0xC0 != 0x80)
-            # labels are cached per view mode (the cache is keyed by what the label depends on)
-            if mode is ViewMode.IDS:
-                key: object = (1, ids[i], sp)
-            elif mode is ViewMode.VOCAB:
-                key = (2, toks[i], sp)
-            elif clean:
-                key = (3 if mode is ViewMode.BYTES else 4, piece, sp, be == bs and toks[i])
-            else:
-                key = None
-            lab = cache.get(key) if key is not None else None
-            if lab is None:
-                lab = token_label(
-                    mode,
-                    token_id=ids[i],
-                    vocab=toks[i],
-                    special=bool(sp),
-                    text_bytes=tb,
-                    byte_span=(bs, be),
-                    offset_map=om,
-                )
-                if key is not None:
-                    cache[key] = lab
-            labels.append(lab)
-            f = 0
-            if sp:
-                f = FLAG_SPECIAL
-                s, e = offs[i]
-                if e > s:
-                    f |= FLAG_LITERAL
-            flags.append(f)
-            breaks.append(b"\n" in piece)
-        if len(cache) > 200_000:
-            cache.clear()
-        return labels, list(ids[a:b]), flags, breaks
-
     def _on_update(self, u: EncodingUpdate) -> None:
         sp = u.splice
-        span_of = u.encoding.offsets.__getitem__
         if sp is not None and self.count() == len(u.encoding.ids) - sp.added + sp.removed:
-            labels, keys, flags, breaks = self._make_labels(u, sp.first, sp.first + sp.added)
-            self.splice(sp.first, sp.removed, labels, keys, flags, breaks, span_of)
+            self.splice(sp.first, sp.removed, sp.added, TokenSource(u, self.vm.view_mode, self._cache))
         else:
             self.rebuild()
 
     def rebuild(self) -> None:
         u = self.vm.update
         if u is None:
-            self.set_items([], [], [], [], lambda i: (0, 0))
+            self.set_source(_empty(), [])
             return
-        labels, keys, flags, breaks = self._make_labels(u, 0, len(u.encoding.ids))
-        self.set_items(labels, keys, flags, breaks, u.encoding.offsets.__getitem__)
-
+        src = TokenSource(u, self.vm.view_mode, self._cache)
+        self.set_source(src, src.line_ends())
     # -------------------------------------------------------------- linking
     def _on_item_hovered(self, i: int) -> None:
         enc = self.vm.encoding
@@ -138,12 +250,13 @@ class TokenPane(SpanView):
 
 
 class ChunkPane(SpanView):
-    """Pre-token chunks as the pre-tokenizer left them (boxes show their boundaries)."""
+    """Pre-token chunks (boxes show their boundaries): original text, or pre-tokenized in the vocab view."""
 
     def __init__(self, vm: InspectViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.vm = vm
         self.placeholder = "Pre-token chunks appear here."
+        self._cache: dict[str, Label] = {}
         vm.encoding_changed.connect(self._on_update)
         vm.view_mode_changed.connect(lambda _m: self._rebuild())
         vm.hover_changed.connect(self.set_highlight)
@@ -151,38 +264,24 @@ class ChunkPane(SpanView):
         self.item_activated.connect(self._on_activated)
         self.set_tooltip_provider(self._tip)
 
-    def _items(self, u: EncodingUpdate, a: int, b: int):  # noqa: ANN202
-        chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
-        text = u.encoding.text
-        if self.vm.view_mode is ViewMode.VOCAB:
-            # as the pre-tokenizer left it (byte-level proxies Ġ, Metaspace ▁ ...)
-            labels = [chunk_label(c.text) for c in chunks[a:b]]
-        else:
-            labels = [chunk_label(text[c.start : c.end]) for c in chunks[a:b]]
-        n = b - a
-        breaks = ["\n" in text[c.start : c.end] for c in chunks[a:b]]
-        return labels, list(range(a, b)), [FLAG_NEUTRAL] * n, breaks
-
-    def _chunk_span_fn(self, u: EncodingUpdate):  # noqa: ANN202
-        chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
-        return lambda i: (chunks[i].start, chunks[i].end)
-
     def _on_update(self, u: EncodingUpdate) -> None:
         chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
         sp = u.splice
         if sp is not None and self.count() == len(chunks) - sp.chunk_added + sp.chunk_removed:
-            labels, keys, flags, breaks = self._items(u, sp.chunk_first, sp.chunk_first + sp.chunk_added)
-            self.splice(sp.chunk_first, sp.chunk_removed, labels, keys, flags, breaks, self._chunk_span_fn(u))
+            self.splice(sp.chunk_first, sp.chunk_removed, sp.chunk_added, ChunkSource(u, self.vm.view_mode, self._cache))
         else:
             self._rebuild()
 
     def _rebuild(self) -> None:
         u = self.vm.update
         if u is None:
+            self.set_source(_empty(), [])
             return
-        chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
-        labels, keys, flags, breaks = self._items(u, 0, len(chunks))
-        self.set_items(labels, keys, flags, breaks, self._chunk_span_fn(u))
+        src = ChunkSource(u, self.vm.view_mode, self._cache)
+        self.set_source(src, src.line_ends())
+
+    def label_texts(self) -> list[str]:
+        return [label_text(self.label(i)) for i in range(self.count())]
 
     def _on_item_hovered(self, i: int) -> None:
         u = self.vm.update
@@ -210,3 +309,9 @@ class ChunkPane(SpanView):
         src = u.encoding.text[c.start : c.end]
         first = char_name(src[0]) if src else "(empty)"
         return f"chunk #{i} as pre-tokenized: {c.text!r}\noriginal chars {c.start}–{c.end}: {src!r}\nstarts with {first}"
+
+
+def _empty():  # noqa: ANN202
+    from .span_view import _EmptySource
+
+    return _EmptySource()

@@ -1,0 +1,167 @@
+"""GUI latency: open a 1 MB text, scroll it, and type into a 100 KB text.
+
+Run: ``QT_QPA_PLATFORM=offscreen python bench/bench_gui.py [--tokenizer PATH] [--mb 1.0] [--keys 40]``
+
+Prints, for the real main window and the real engine:
+- open 1 MB: time until the text is shown and interactive (raw pane filled, first paint), time
+  until the tokens are shown, and how much of that was GUI-thread CPU time (the rest is the
+  worker encoding while the window stays responsive);
+- scrolling the token pane of that text: GUI time per repaint while paging through it;
+- typing in a 100 KB text: GUI-thread CPU time per keystroke (key handling + applying the
+  re-encoded window), mean / p95 / max, and the worker's re-encode time per keystroke.
+GUI-thread cost is measured with ``time.thread_time`` in the GUI thread, so time the worker
+spends encoding (in another thread) does not count, but everything the GUI thread does does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _corpus(n_chars: int) -> str:
+    shared = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+    parts = []
+    for name in ("botchan.txt", "wagahaiwa_nekodearu.txt"):
+        p = shared / name
+        if p.is_file():
+            parts.append(p.read_text(encoding="utf-8"))
+    src = Path(__file__).resolve().parents[1] / "tokviz" / "gui" / "viewmodel.py"
+    parts.append(src.read_text(encoding="utf-8"))
+    if len(parts) == 1:
+        from tokviz.gui.catalog import sample_text
+
+        parts.append(sample_text())
+    text = "\n".join(parts)
+    while len(text) < n_chars:
+        text += "\n" + text
+    cut = text.rfind("\n", 0, n_chars)
+    return text[: cut + 1 if cut > 0 else n_chars]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tokenizer", type=Path, default=None)
+    ap.add_argument("--mb", type=float, default=1.0)
+    ap.add_argument("--keys", type=int, default=40)
+    args = ap.parse_args()
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from tokviz.gui.app import create_app, wait_idle
+    from tokviz.gui.main_window import MainWindow
+    from tokviz.resources import resource_path
+
+    app = create_app()
+    tok_path = args.tokenizer or resource_path("bundles", "cl100k_base", "cl100k_base.tiktoken.gz")
+    win = MainWindow(settings=None)
+    win.resize(1400, 900)
+    win.show()
+    win.load_tokenizer(tok_path)
+    wait_idle(app, win)
+    vm = win.vm
+    print(f"tokenizer: {vm.tokenizer_name}")
+
+    def wait_encoded(timeout: float = 600.0) -> float:
+        """Process events until the current text is encoded; return GUI-thread CPU seconds used."""
+        g0 = time.thread_time()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            app.processEvents()
+            u = vm.update
+            if u is not None and u.encoding.text == vm.text and not vm.is_busy():
+                break
+            time.sleep(0.0005)
+        app.processEvents()
+        return time.thread_time() - g0
+
+    # ------------------------------------------------------------------ open 1 MB
+    big = _corpus(int(args.mb * 1_000_000))
+    t0 = time.perf_counter()
+    g0 = time.thread_time()
+    vm.set_text(big, from_editor=False)
+    win.inspect.raw.viewport().repaint()
+    app.processEvents()
+    t_shown = time.perf_counter() - t0
+    g_shown = time.thread_time() - g0
+    g_wait = wait_encoded()
+    t_tokens = time.perf_counter() - t0
+    win.inspect.tokens.viewport().repaint()
+    n_tok = len(vm.encoding.ids)
+    print(
+        f"open {len(big) / 1e6:.2f} MB ({len(big):,} chars, {n_tok:,} tokens): text shown and editable in "
+        f"{t_shown * 1000:.0f} ms (GUI thread {g_shown * 1000:.0f} ms); tokens shown after {t_tokens:.2f} s "
+        f"(worker encode {vm.update.seconds:.2f} s; GUI-thread work while waiting {g_wait:.2f} s)"
+    )
+
+    # ------------------------------------------------------------------ scroll
+    view = win.inspect.tokens
+    sb = view.verticalScrollBar()
+    steps = 60
+    times = []
+    for k in range(steps):
+        sb.setValue(int(sb.maximum() * k / steps))
+        g = time.perf_counter()
+        view.viewport().repaint()
+        times.append(time.perf_counter() - g)
+    print(
+        f"scroll token pane ({view._row_first[-1]:,} rows): repaint mean {statistics.mean(times) * 1000:.1f} ms, "
+        f"max {max(times) * 1000:.1f} ms over {steps} pages"
+    )
+    raw = win.inspect.raw
+    rsb = raw.verticalScrollBar()
+    times = []
+    for k in range(steps):
+        g = time.perf_counter()
+        rsb.setValue(int(rsb.maximum() * k / steps))
+        raw.decorate()
+        raw.viewport().repaint()
+        times.append(time.perf_counter() - g)
+    print(f"scroll raw pane: repaint+decorate mean {statistics.mean(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms")
+
+    # ------------------------------------------------------------------ typing in 100 KB
+    text = _corpus(100_000)
+    vm.set_text(text, from_editor=False)
+    wait_encoded()
+    raw.setFocus()
+    cur = raw.textCursor()
+    cur.setPosition(len(text) // 2)
+    raw.setTextCursor(cur)
+    raw.centerCursor()
+    app.processEvents()
+    per_key = []
+    worker = []
+    spliced = 0
+    for k in range(args.keys):
+        ch = "abc d"[k % 5]
+        g = time.thread_time()
+        QTest.keyClick(raw, ch)
+        g_key = time.thread_time() - g
+        g_apply = wait_encoded()
+        per_key.append(g_key + g_apply)
+        worker.append(vm.update.seconds)
+        spliced += vm.update.splice is not None
+    QTest.keyClick(raw, Qt.Key.Key_Backspace)
+    wait_encoded()
+    full = vm.tokenizer.encode(vm.text)
+    same = list(vm.encoding.ids) == full.ids and list(vm.encoding.offsets) == full.offsets
+    per_key.sort()
+    p95 = per_key[int(len(per_key) * 0.95) - 1]
+    print(
+        f"typing in {len(text) / 1000:.0f} KB: GUI-thread work per keystroke mean {statistics.mean(per_key) * 1000:.1f} ms, "
+        f"p95 {p95 * 1000:.1f} ms, max {per_key[-1] * 1000:.1f} ms (budget 16 ms); worker re-encode mean "
+        f"{statistics.mean(worker) * 1000:.1f} ms; {spliced}/{args.keys} keystrokes spliced; result == full encode: {same}"
+    )
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
