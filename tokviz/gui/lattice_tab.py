@@ -311,7 +311,7 @@ class LatticeTab(QWidget):
         self.nbest_table.blockSignals(False)
         self.nbest_header.setText(
             f"<b>n-best segmentations</b>&nbsp;&nbsp;<span style='color:gray'>{len(res.nbest)} best of all paths · "
-            f"p / Z = share of the total probability · select one to highlight its path</span>")
+            f"p / Z = share of all paths · select one to see its path</span>")
 
     def _on_nbest_selected(self) -> None:
         res = self.vm.result
@@ -328,9 +328,11 @@ class LatticeTab(QWidget):
 
     def _on_samples(self, out) -> None:  # noqa: ANN001
         what = "Viterbi" if out.mode == "unigram" else "deterministic"
+        param = f"α = {out.param:g}" if out.mode == "unigram" else f"p = {out.param:g}"
         self.histogram.set_rows(list(out.rows), title=(
-            f"{out.description} · {out.distinct:,} distinct · highlighted: the {what} segmentation · "
+            f"{out.total:,} samples · {param} · {out.distinct:,} distinct · gold: the {what} one · "
             f"{out.seconds * 1000:.0f} ms"))
+        self.histogram.setToolTip(out.description)
 
     def _export(self, fn, stem: str) -> None:  # noqa: ANN001
         path, _ = QFileDialog.getSaveFileName(self, f"Export {stem}", f"{stem}.png", "PNG image (*.png);;SVG image (*.svg)")

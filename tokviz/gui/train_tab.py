@@ -207,7 +207,7 @@ class TrainTab(QWidget):
         self._probe_timer.timeout.connect(lambda: self.vm.set_probe(self.probe_edit.text()))
         self.probe_edit.textChanged.connect(lambda _t: self._probe_timer.start())
         self.probe_view = ProbeView()
-        self.probe_view.setMaximumHeight(90)
+        self.probe_view.setMaximumHeight(70)
         self.probe_info = QLabel("")
         self.probe_info.setStyleSheet("color: gray")
         probe = QWidget()
@@ -454,7 +454,7 @@ class TrainTab(QWidget):
                     f"count <b>{m.count:,}</b>{score}{dup}<br><span style='color:gray'>vocab {view.vocab_size:,} entries · "
                     f"corpus {view.corpus_tokens:,} tokens</span>"
                 )
-                hint = f"just before merge {view.k:,} · ties: smaller id wins (hover)"
+                hint = f"just before merge {view.k:,} · ties: smaller id wins (hover for the rule)"
             else:
                 self.headline.setText(
                     f"Step 0: no merges yet, words are split into their {'characters' if not wp else 'characters (## inside words)'}"
@@ -477,10 +477,14 @@ class TrainTab(QWidget):
                 f"segmentations under the final model</span>")
         self.words.set_words(view.words)
         touched = sum(1 for w in view.words if w.touched)
-        tail = f" · ▸ {touched} contain the new token" if view.merge is not None else ""
+        if run.is_merge_based:
+            tail = f" · ▸ {touched} contain the new token" if view.merge is not None else ""
+            what = f"after {view.k:,} merges{tail}"
+        else:
+            what = "Viterbi segmentation under the final model"
         self.words_box.header.setText(
             f"<b>Corpus words</b>&nbsp;&nbsp;<span style='color:gray'>{len(view.words):,} most frequent of "
-            f"{view.distinct_words:,}, after {view.k:,} merges{tail}</span>")
+            f"{view.distinct_words:,} · {what}</span>")
         if view.probe is not None:
             self.probe_view.set_encoding(view.probe)
             n = len(view.probe.ids)

@@ -204,6 +204,7 @@ class TrainViewModel(QObject):
         self.probe_text = "The lowest newest widest hugs: tokenization replays frozen ranks."
         self.run: TrainRun | None = None
         self.step = 0
+        self._awaiting_step = False
         self.top_words = 400
         self.top_pairs = 20
         self._run_id = 0
@@ -371,6 +372,7 @@ class TrainViewModel(QObject):
         if k == self.step and not force:
             return
         self.step = k
+        self._awaiting_step = True
         probe = self.probe_text[:_PROBE_MAX_CHARS]
         top_words = self.top_words
         top_pairs = self.top_pairs
@@ -382,13 +384,19 @@ class TrainViewModel(QObject):
             return job
 
         def done(view: StepView) -> None:
+            self._awaiting_step = False  # (only the latest request's result arrives here)
             if self.run is run:
                 emit(self.step_changed, view)
 
-        self._lanes.submit("step", prepare, done, lambda msg: emit(self.error_raised, f"Could not show step {k}: {msg}"))
+        def failed(msg: str) -> None:
+            self._awaiting_step = False
+            emit(self.error_raised, f"Could not show step {k}: {msg}")
+
+        self._lanes.submit("step", prepare, done, failed)
 
     def step_busy(self) -> bool:
-        return self._lanes.is_busy("step")
+        """A step view was requested and has not been shown yet."""
+        return self._awaiting_step or self._lanes.is_busy("step")
 
     # ------------------------------------------------------------------ export and reuse
     def save_tokenizer(self, path: str | Path) -> Path | None:
@@ -510,7 +518,15 @@ def _probe_tokenizer(run: TrainRun, k: int) -> Any:
         from .cutoff import with_model
 
         m = base.model
-        merges = res.model_merges if k == res.num_merges else _dedup_last(res.merges[:k])
+        pairs = cache.get("pairs")
+        if pairs is None:
+            pairs = cache["pairs"] = res.merges
+        if k == res.num_merges:
+            merges = res.model_merges
+        elif any(res.duplicate_flags[:k]):
+            merges = _dedup_last(pairs[:k])
+        else:
+            merges = pairs[:k]  # no pair was chosen twice: the first k steps are the first k merges
         model = BPE(
             m.get_vocab(), merges, unk_token=m.unk_token, continuing_subword_prefix=m.continuing_subword_prefix,
             end_of_word_suffix=m.end_of_word_suffix, fuse_unk=m.fuse_unk, byte_fallback=m.byte_fallback,
@@ -519,7 +535,7 @@ def _probe_tokenizer(run: TrainRun, k: int) -> Any:
     else:
         tok = res.tokenizer(num_merges=k)
     if len(cache) > 12:
-        for key in [x for x in cache if x != "base"][:4]:
+        for key in [x for x in cache if x not in ("base", "pairs")][:4]:
             del cache[key]
     cache[k] = tok
     return tok

@@ -91,7 +91,7 @@ class SeriesChart(pg.GraphicsLayoutWidget):
             p.setMenuEnabled(False)
             p.setMouseEnabled(x=False, y=False)
             p.hideButtons()
-            p.getAxis("left").setWidth(58)
+            p.getAxis("left").setWidth(84)
             for ax in ("left", "bottom"):
                 p.getAxis(ax).setPen(pg.mkPen(self._fg))
                 p.getAxis(ax).setTextPen(pg.mkPen(self._fg))

@@ -114,6 +114,11 @@ class PairTable(_Table):
                 self.chosen_row = r
 
 
+def _loss(loss: float) -> str:
+    # The trainer gives -inf to pieces the Viterbi segmentation never uses (removed first).
+    return "unused" if loss == float("-inf") else f"{loss:.3g}"
+
+
 class PruneTable(_Table):
     """Unigram pruning rounds: round, vocab before -> after, log-likelihood, removed pieces (loss)."""
 
@@ -128,10 +133,10 @@ class PruneTable(_Table):
         self.setRowCount(len(rounds))
         for r, pr in enumerate(rounds):
             removed = sorted(pr.removed, key=lambda pl: pl[1])
-            shown = ", ".join(f"{show_piece(p)} ({loss:.3g})" for p, loss in removed[:40])
+            shown = ", ".join(f"{show_piece(p)} ({_loss(loss)})" for p, loss in removed[:40])
             if len(removed) > 40:
                 shown += f", … {len(removed) - 40:,} more"
-            tip = "\n".join(f"{show_piece(p)}\tloss {loss:.4g}" for p, loss in removed[:200])
+            tip = "\n".join(f"{show_piece(p)}\tloss {_loss(loss)}" for p, loss in removed[:200])
             cells = [
                 _item(str(pr.round), align_right=True),
                 _item(f"{pr.vocab_before:,} → {pr.vocab_after:,}", align_right=True),

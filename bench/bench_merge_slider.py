@@ -1,0 +1,71 @@
+"""Merge-slider scrubbing cost: the Train tab's step query on a 100 KB corpus (no Qt).
+
+Trains byte-level BPE on the first 100 KB of botchan.txt, then times `compute_step` (what the
+worker runs for one slider position: merge k, the pair table before it, the 400 most frequent
+words segmented after k merges, and a probe sentence tokenized with the first k merges) for
+consecutive steps (dragging / arrow keys) and random jumps. Target: under 50 ms per step.
+
+    /work/venv/bin/python bench/bench_merge_slider.py [--vocab 2000] [--kb 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from tokviz.gui.train_viewmodel import TrainConfig, TrainRun, compute_step, make_trainer
+from tokviz.training.bpe import run_to_result
+
+PROBE = "The lowest newest widest hugs: tokenization replays frozen ranks."
+
+
+def _corpus(kb: int) -> str:
+    for base in (Path(__file__).resolve().parents[2] / "shared" / "corpora", Path("/work/shared/corpora")):
+        p = base / "botchan.txt"
+        if p.is_file():
+            return p.read_text(encoding="utf-8")[: kb * 1000]
+    sys.exit("botchan.txt not found")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vocab", type=int, default=2000)
+    ap.add_argument("--kb", type=int, default=100)
+    ap.add_argument("--algorithm", default="bpe-byte")
+    args = ap.parse_args()
+    text = _corpus(args.kb)
+    cfg = TrainConfig(algorithm=args.algorithm, vocab_size=args.vocab)
+    t0 = time.perf_counter()
+    res = run_to_result(make_trainer(cfg).train(text.splitlines()))
+    train_s = time.perf_counter() - t0
+    run = TrainRun(cfg, res)
+    n = res.num_merges
+    print(f"corpus {len(text.encode('utf-8')):,} bytes, {len(res.words):,} distinct words; "
+          f"{args.algorithm} to {args.vocab:,}: {n:,} merges in {train_s:.2f} s")
+    compute_step(run, n, PROBE)  # first view builds the base tokenizer once (not a step cost)
+
+    def timed(ks: list[int]) -> list[float]:
+        out = []
+        for k in ks:
+            t = time.perf_counter()
+            compute_step(run, k, PROBE)
+            out.append((time.perf_counter() - t) * 1000)
+        return out
+
+    start = n // 3
+    drag = timed(list(range(start, min(n, start + 60))))
+    rng = random.Random(0)
+    jumps = timed([rng.randrange(n + 1) for _ in range(40)])
+    for name, xs in (("consecutive steps", drag), ("random jumps", jumps)):
+        xs.sort()
+        p95 = xs[int(0.95 * (len(xs) - 1))]
+        print(f"{name:>18}: median {statistics.median(xs):5.1f} ms · p95 {p95:5.1f} ms · max {xs[-1]:5.1f} ms "
+              f"({len(xs)} steps) · under 50 ms: {sum(x < 50 for x in xs)}/{len(xs)}")
+
+
+if __name__ == "__main__":
+    main()
