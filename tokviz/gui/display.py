@@ -17,6 +17,12 @@ from enum import Enum
 
 from ..engine.text import OffsetMap
 
+import re
+from bisect import bisect_right
+
+_NL_BYTES = re.compile(b"\n")
+_NL = re.compile("\n")
+
 __all__ = [
     "Style",
     "ViewMode",
@@ -229,3 +235,44 @@ def neighbour_variant(keys: Sequence[int], i: int) -> int:
         run += 1
         j -= 1
     return run & 1
+
+
+# ---------------------------------------------------------------------------- line breaks
+def token_line_ends(byte_offsets: Sequence[tuple[int, int]], text_bytes: bytes) -> list[int]:
+    """Indices of the tokens whose bytes contain a newline, in order (a view breaks the line after them).
+
+    Found from the newline positions (bisecting the token byte starts), not by visiting every token.
+    """
+    n = len(byte_offsets)
+    hi = n
+    while hi > 0 and byte_offsets[hi - 1][0] == byte_offsets[hi - 1][1]:  # post-processor tokens at the end
+        hi -= 1
+    starts = [s for s, _e in byte_offsets[:hi]]
+    out: list[int] = []
+    last = -1
+    for m in _NL_BYTES.finditer(text_bytes):
+        p = m.start()
+        i = bisect_right(starts, p) - 1
+        # step back over empty tokens that start at the same byte (BOS, inserted pieces)
+        while i > 0 and byte_offsets[i][1] <= p:
+            if byte_offsets[i][0] < byte_offsets[i][1]:
+                break
+            i -= 1
+        if 0 <= i < hi and byte_offsets[i][0] <= p < byte_offsets[i][1] and i != last:
+            out.append(i)
+            last = i
+    return out
+
+
+def chunk_line_ends(chunk_spans: Sequence[tuple[int, int]], text: str) -> list[int]:
+    """Indices of the chunks (by original char span) that contain a newline."""
+    starts = [s for s, _e in chunk_spans]
+    out: list[int] = []
+    last = -1
+    for m in _NL.finditer(text):
+        p = m.start()
+        i = bisect_right(starts, p) - 1
+        if 0 <= i and chunk_spans[i][0] <= p < chunk_spans[i][1] and i != last:
+            out.append(i)
+            last = i
+    return out

@@ -22,7 +22,7 @@ from ._compat import emit
 
 from ..engine.encoding import Encoding, Token
 from ..engine.text import NormalizedText, OffsetMap, check_text
-from .display import ViewMode
+from .display import ViewMode, chunk_line_ends, token_line_ends
 from .incremental import Splice, _line_end, _line_start, full_encode, reencode
 from .workers import CancelToken, Lanes
 
@@ -61,6 +61,8 @@ class EncodingUpdate:
     seconds: float
     normalized: NormalizedText | None = None
     normalized_map: OffsetMap | None = None
+    token_line_ends: list[int] | None = None  # for full updates: tokens / chunks holding a newline
+    chunk_line_ends: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,8 +253,13 @@ class InspectViewModel(QObject):
                 om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
                 om.to_utf8(len(text))
                 om.from_utf8(0)
+                tle = cle = None
                 if enc.stages is not None:
                     len(enc.stages.pre_tokens)  # materialize the lazy chunk stage here, off the GUI thread
+                if splice is None:  # the panes rebuild: find their line breaks here, off the GUI thread
+                    tle = token_line_ends(enc.byte_offsets, text_bytes)
+                    if enc.stages is not None:
+                        cle = chunk_line_ends([(c.start, c.end) for c in enc.stages.pre_tokens], text)
                 norm = enc.stages.normalized if enc.stages is not None else None
                 norm_map = OffsetMap(norm.text) if norm is not None else None
                 if norm_map is not None:
@@ -267,7 +274,7 @@ class InspectViewModel(QObject):
                         span = (m.start(), m.end())
                         literals.append((span[0], span[1], specials_at.get(span)))
                 return EncodingUpdate(
-                    enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map
+                    enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle
                 )
 
             return job

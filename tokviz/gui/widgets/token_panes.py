@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from PySide6.QtWidgets import QWidget
 
-from ..display import Label, ViewMode, char_name, chunk_label, hex_bytes, label_text, token_label
+from ..display import Label, ViewMode, char_name, chunk_label, chunk_line_ends, hex_bytes, label_text, token_label, token_line_ends
 from ..viewmodel import EncodingUpdate, InspectViewModel
 from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, SpanView
 
@@ -88,31 +88,9 @@ class TokenSource:
         return lab
 
     def line_ends(self) -> list[int]:
-        """Tokens whose bytes contain a newline (found from the newlines, not by visiting tokens)."""
-        enc = self._enc
-        bofs = enc.byte_offsets
-        n = len(bofs)
-        hi = n
-        while hi > 0 and bofs[hi - 1][0] == bofs[hi - 1][1]:  # post-processor tokens at the end
-            hi -= 1
-        out: list[int] = []
-        last = -1
-        for m in _NL.finditer(self._tb):
-            p = m.start()
-            i = bisect_right(bofs, p, 0, hi, key=_first) - 1
-            # step over empty-span tokens (BOS, inserted pieces) to the one holding the byte
-            while 0 <= i < hi and not (bofs[i][0] <= p < bofs[i][1]):
-                i += 1 if bofs[i][1] <= p else -1
-                if i < 0 or i >= hi:
-                    break
-            if 0 <= i < hi and i != last:
-                out.append(i)
-                last = i
-        return out
-
-
-def _first(t: tuple[int, int]) -> int:
-    return t[0]
+        if self.u.token_line_ends is not None and self.u.encoding is self._enc:
+            return self.u.token_line_ends
+        return token_line_ends(self._enc.byte_offsets, self._tb)
 
 
 class ChunkSource:
@@ -151,21 +129,9 @@ class ChunkSource:
         return lab
 
     def line_ends(self) -> list[int]:
-        chunks = self.chunks
-        n = len(chunks)
-        out: list[int] = []
-        last = -1
-        for m in re.finditer("\n", self.text):
-            p = m.start()
-            i = bisect_right(chunks, p, 0, n, key=_start) - 1
-            if 0 <= i < n and chunks[i].start <= p < chunks[i].end and i != last:
-                out.append(i)
-                last = i
-        return out
-
-
-def _start(c) -> int:  # noqa: ANN001
-    return c.start
+        if self.u.chunk_line_ends is not None:
+            return self.u.chunk_line_ends
+        return chunk_line_ends([(c.start, c.end) for c in self.chunks], self.text)
 
 
 class _Indices(Sequence[int]):
