@@ -173,6 +173,7 @@ class LatticeTab(QWidget):
         scroll.setWidgetResizable(True)
         sl.addWidget(scroll, 1)
 
+        self.nbest_box = nb
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(nb)
         bottom.addWidget(samp)
@@ -182,8 +183,8 @@ class LatticeTab(QWidget):
         lbl = QVBoxLayout(lat_box)
         lbl.setContentsMargins(0, 0, 0, 0)
         lbl.setSpacing(2)
-        lbl.addWidget(self.summary)
         lbl.addWidget(self.lattice, 1)
+        self.lattice_box = lat_box
         vs = QSplitter(Qt.Orientation.Vertical)
         vs.addWidget(lat_box)
         vs.addWidget(bottom)
@@ -194,6 +195,7 @@ class LatticeTab(QWidget):
         lay.setContentsMargins(6, 4, 6, 4)
         lay.addLayout(top)
         lay.addWidget(self.mode_label)
+        lay.addWidget(self.summary)
         lay.addWidget(vs, 1)
 
         for w in (self.alpha, self.dropout, self.count, self.seed):
@@ -242,6 +244,10 @@ class LatticeTab(QWidget):
         self.sample_button.setEnabled(mode != "none")
         self.nbest_table.setEnabled(uni)
         self.export_lattice_button.setEnabled(uni)
+        # BPE has no lattice and no n-best: give the histogram the room
+        self.lattice_box.setVisible(mode != "bpe")
+        self.nbest_box.setVisible(mode != "bpe")
+        self.nbest.setEnabled(uni)
         if uni:
             self.sample_header.setText("<b>Sampling</b>&nbsp;&nbsp;<span style='color:gray'>subword regularization: "
                                        "draw paths with p ∝ exp(α · score), count the segmentations</span>")

@@ -489,7 +489,11 @@ class TrainTab(QWidget):
             self.probe_view.set_encoding(view.probe)
             n = len(view.probe.ids)
             chars = len(view.probe.text)
-            self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token · {view.seconds * 1000:.0f} ms")
+            covered = sum(e - s for s, e in view.probe.offsets)
+            dropped = sum(1 for ch in view.probe.text if not ch.isspace()) - covered
+            note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
+            self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
+                                    f"step {view.seconds * 1000:.0f} ms")
         else:
             self.probe_view.set_encoding(None)
             self.probe_info.setText(view.probe_error or "")

@@ -100,12 +100,15 @@ class SeriesChart(pg.GraphicsLayoutWidget):
                 p.setLabel("bottom", x_label)
             else:
                 p.getAxis("bottom").setStyle(showValues=False)
-            if len(group) > 1:
-                legend = p.addLegend(offset=(-8, 4), labelTextColor=self._fg)
-                legend.setBrush(pg.mkBrush(self.palette().color(QPalette.ColorRole.Base)))
+            keys = []
             for name, ys in group:
-                p.plot(list(x), list(ys), pen=pg.mkPen(_COLORS[ci % len(_COLORS)], width=2), name=name)
+                color = _COLORS[ci % len(_COLORS)]
+                p.plot(list(x), list(ys), pen=pg.mkPen(color, width=2), name=name)
+                keys.append(f"<span style='color:{color}'>━ {name}</span>")
                 ci += 1
+            if len(group) > 1:
+                # the key goes in the title, where it never hides a curve
+                p.setTitle("&nbsp;&nbsp;".join(keys), size="9pt")
             if first is None:
                 first = p
             else:
