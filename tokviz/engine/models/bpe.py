@@ -326,7 +326,9 @@ class BPE(Model):
 
         Unknown chars become byte-fallback pieces (``<0xNN>`` of the char's UTF-8 bytes, each
         spanning the whole char) when all of them are in the vocab, else ``unk_token`` (runs
-        fused with ``fuse_unk``), else they are dropped silently (HF does the same).
+        fused with ``fuse_unk``), else they are dropped silently (HF does the same). Where HF's
+        byte-length bookkeeping makes its offsets drift (a dropped char, an unk placed after
+        byte pieces) the drifted offsets are reproduced (`_hf_byte_spans`).
         """
         vocab = self._vocab
         if self._rank_mode:
@@ -344,7 +346,9 @@ class BPE(Model):
         syms: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
-        unk: list[int] | None = None  # pending unk span [start, end]
+        blens: list[int] = []  # HF's byte length of each symbol (its offsets are cumulative sums)
+        irregular = False  # symbols out of text order, or byte pieces of a decorated symbol
+        unk: list[int] | None = None  # pending unk: [start, end, byte length]
         last = len(text) - 1
         for idx, ch in enumerate(text):
             s = ch
@@ -357,24 +361,33 @@ class BPE(Model):
                     syms.append(unk_token)  # type: ignore[arg-type]
                     starts.append(unk[0])
                     ends.append(unk[1])
+                    blens.append(unk[2])
                     unk = None
                 syms.append(s)
                 starts.append(idx)
                 ends.append(idx + 1)
+                blens.append(len(ch.encode("utf-8")))
                 continue
             if self.byte_fallback:
                 # HF looks up the bytes of the decorated symbol (prefix/suffix included) and does
                 # not flush a pending unk first: the unk lands after these pieces.
-                pieces = [_byte_piece(b) for b in s.encode("utf-8")]
+                data = s.encode("utf-8")
+                pieces = [_byte_piece(b) for b in data]
                 if all(p in vocab for p in pieces):
                     syms.extend(pieces)
                     starts.extend([idx] * len(pieces))
                     ends.extend([idx + 1] * len(pieces))
+                    blens.extend([1] * len(pieces))
+                    irregular = irregular or unk is not None or s != ch
                     continue
             if unk_token is None:
-                continue  # no unk token: HF drops the char
+                # no unk token: HF drops the char, and its cumulative offsets then shift
+                irregular = True
+                continue
+            blen = len(ch.encode("utf-8"))
             if unk is not None and self.fuse_unk:
                 unk[1] = idx + 1
+                unk[2] += blen
                 continue
             if unk_token not in vocab:
                 raise TokvizFormatError(f"unk_token {unk_token!r} is not in the vocab", where="model.unk_token")
@@ -382,11 +395,15 @@ class BPE(Model):
                 syms.append(unk_token)
                 starts.append(unk[0])
                 ends.append(unk[1])
-            unk = [idx, idx + 1]
+                blens.append(unk[2])
+            unk = [idx, idx + 1, blen]
         if unk is not None:
             syms.append(unk_token)  # type: ignore[arg-type]
             starts.append(unk[0])
             ends.append(unk[1])
+            blens.append(unk[2])
+        if irregular:
+            starts, ends = _hf_byte_spans(text, blens)
         return syms, starts, ends
 
     # ------------------------------------------------------------------ merging
@@ -712,6 +729,29 @@ def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
         else:
             raise TokvizFormatError(f"expected \"a b\" or [\"a\", \"b\"], got {m!r}", where=f"model.merges[{k}]")
     return out
+
+
+def _hf_byte_spans(text: str, blens: list[int]) -> tuple[list[int], list[int]]:
+    """Char spans HF reports when its cumulative byte offsets disagree with symbol order.
+
+    HF gives each symbol the next ``blen`` bytes of the chunk regardless of where its text
+    came from; a pending unk placed after byte-fallback pieces thus shifts offsets. The byte
+    span is mapped to the chars containing its first and last byte (clamped to the chunk).
+    """
+    char_of_byte: list[int] = []
+    for k, ch in enumerate(text):
+        char_of_byte.extend([k] * len(ch.encode("utf-8")))
+    total = len(char_of_byte)
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for blen in blens:
+        a = min(pos, total - 1)
+        b = min(pos + blen, total) - 1
+        starts.append(char_of_byte[a])
+        ends.append(char_of_byte[max(a, b)] + 1)
+        pos += blen
+    return starts, ends
 
 
 def _evict_half(cache: dict[str, Any]) -> None:
