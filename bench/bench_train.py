@@ -64,13 +64,16 @@ def bench_bpe(vocab_size: int) -> None:
         return tok
 
     t_hf, tok = _timed(hf)
+    c_hf = _CPU[-1]
     t_ours, res = _timed(lambda: BpeTrainer.byte_level(vocab_size=vocab_size, record_history=False).run(lines))
+    c_ours = _CPU[-1]
     t_hist, _ = _timed(lambda: BpeTrainer.byte_level(vocab_size=vocab_size).run(lines))
     model = json.loads(tok.to_str())["model"]
     same = [tuple(m) for m in model["merges"]] == res.model_merges and model["vocab"] == res.vocab
     print(f"  HF BpeTrainer (1 thread)     {t_hf:7.2f} s")
     print(f"  tokviz                        {t_ours:7.2f} s   ratio tokviz/HF {t_ours / t_hf:5.2f}  (target <= 3)")
     print(f"  tokviz + slider history       {t_hist:7.2f} s   ratio tokviz/HF {t_hist / t_hf:5.2f}")
+    print(f"  CPU time: HF {c_hf:.2f} s, tokviz {c_ours:.2f} s, ratio {c_ours / c_hf:5.2f}")
     print(f"  merges and vocab identical to HF: {same} ({len(res.model_merges)} merges)")
 
 
@@ -142,6 +145,7 @@ def bench_unigram(vocab_size: int) -> None:
     t_sp, proto = _timed(sp_train)
     t_hf, hf_tok = _timed(hf_train)
     t_ours, res = _timed(lambda: UnigramTrainer(vocab_size=vocab_size).run(lines))
+    c_sp, c_hf, c_ours = _CPU[-3:]
     sp = spm.SentencePieceProcessor(model_proto=proto)
     tpb_sp = sum(len(x) for x in sp.encode(lines)) / nbytes
     tpb_hf = sum(len(e.ids) for e in hf_tok.encode_batch(lines)) / nbytes
@@ -151,6 +155,7 @@ def bench_unigram(vocab_size: int) -> None:
     print(f"  HF UnigramTrainer (NFKC+Metaspace, 1t) {t_hf:7.2f} s   {tpb_hf:.4f} tokens/byte")
     print(f"  tokviz (NFKC+Metaspace, defaults)      {t_ours:7.2f} s   {tpb_ours:.4f} tokens/byte")
     print(f"  time ratio tokviz/HF {t_ours / t_hf:5.2f} (target <= 1), tokviz/sentencepiece {t_ours / t_sp:5.2f}")
+    print(f"  CPU time: sentencepiece {c_sp:.2f} s, HF {c_hf:.2f} s, tokviz {c_ours:.2f} s, ratio tokviz/HF {c_ours / c_hf:5.2f}")
     print(f"  tokens/byte ratio tokviz/sentencepiece {tpb_ours / tpb_sp:5.3f} (target <= 1.01), tokviz/HF {tpb_ours / tpb_hf:5.3f}")
 
 

@@ -159,10 +159,11 @@ class TestHfParity:
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
-        words=st.dictionaries(st.text(alphabet="abcd", min_size=1, max_size=10), st.integers(1, 6), min_size=1, max_size=25),
+        words=st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=12), st.integers(1, 6), min_size=1, max_size=25),
         vocab_size=st.integers(5, 80),
+        max_token_length=st.sampled_from([None, 2, 3, 5]),
     )
-    def test_random_small_corpora(self, words: dict[str, int], vocab_size: int) -> None:
+    def test_random_small_corpora(self, words: dict[str, int], vocab_size: int, max_token_length: int | None) -> None:
         tk = require_module("tokenizers")
         from tokenizers import models, pre_tokenizers, trainers
 
@@ -170,9 +171,11 @@ class TestHfParity:
         random.Random(0).shuffle(lines)
         tok = tk.Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-        tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False))
+        tok.train_from_iterator(
+            lines, trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, max_token_length=max_token_length)
+        )
         model = json.loads(tok.to_str())["model"]
-        r = BpeTrainer(vocab_size=vocab_size).train_counts(words)
+        r = BpeTrainer(vocab_size=vocab_size, max_token_length=max_token_length).train_counts(words)
         assert r.model_merges == [tuple(m) for m in model["merges"]]
         assert r.vocab == model["vocab"]
 

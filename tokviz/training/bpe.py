@@ -146,6 +146,7 @@ class BpeTrainer:
         prefix = self.continuing_subword_prefix
         suffix = self.end_of_word_suffix
         max_len = self.max_token_length if self.max_token_length is not None else 1 << 62
+        limited = self.max_token_length is not None
 
         id_to_token: list[str] = []
         token_to_id: dict[str, int] = {}
@@ -283,12 +284,16 @@ class BpeTrainer:
             duplicate_flags.append(duplicate)
             merge_counts.append(cur)
 
-            # Apply the merge in the entry's words, collecting the neighbour-pair changes
-            # exactly as HF's Word::merge reports them.
-            delta: dict[tuple[int, int], int] = {}
+            # Apply the merge in the entry's words with exactly the neighbour-pair changes HF's
+            # Word::merge reports. HF sums all changes before reading any count, so applying them
+            # to pair_counts as we go is equivalent. (The merged pair's own count is left alone,
+            # as in HF; see the module docstring.)
             touched = 0
             removed = 0
             changed: list[int] = []
+            pc = pair_counts
+            pcget = pc.get
+            wget = where.get
             for wi in pos:
                 w = words[wi]
                 if a not in w:
@@ -296,9 +301,10 @@ class BpeTrainer:
                 c = word_counts[wi]
                 i = 0
                 hit = 0
+                windex = w.index
                 while True:
                     try:
-                        i = w.index(a, i)
+                        i = windex(a, i)
                     except ValueError:
                         break
                     if i + 1 < len(w) and w[i + 1] == b:
@@ -306,28 +312,29 @@ class BpeTrainer:
                         if i > 0:
                             pv = w[i - 1]
                             q = (pv, a)
-                            delta[q] = delta.get(q, 0) - c
-                            if sym_len.get(pv, 1) + new_len < max_len:
+                            pc[q] = pcget(q, 0) - c  # may go below 0 with max_token_length, as in HF
+                            if not limited or sym_len.get(pv, 1) + new_len < max_len:
                                 q = (pv, new_id)
-                                delta[q] = delta.get(q, 0) + c
-                                s = where.get(q)
-                                if s is None:
+                                pc[q] = pcget(q, 0) + c
+                                st = wget(q)
+                                if st is None:
                                     where[q] = {wi}
                                 else:
-                                    s.add(wi)
-                        w[i : i + 2] = [new_id]
+                                    st.add(wi)
+                        w[i] = new_id
+                        del w[i + 1]
                         if i < len(w) - 1:
                             nx = w[i + 1]
                             q = (b, nx)
-                            delta[q] = delta.get(q, 0) - c
-                            if sym_len.get(nx, 1) + new_len < max_len:
+                            pc[q] = pcget(q, 0) - c
+                            if not limited or sym_len.get(nx, 1) + new_len < max_len:
                                 q = (new_id, nx)
-                                delta[q] = delta.get(q, 0) + c
-                                s = where.get(q)
-                                if s is None:
+                                pc[q] = pcget(q, 0) + c
+                                st = wget(q)
+                                if st is None:
                                     where[q] = {wi}
                                 else:
-                                    s.add(wi)
+                                    st.add(wi)
                     i += 1
                 if hit:
                     touched += 1
@@ -338,12 +345,10 @@ class BpeTrainer:
                         changed.append(wi)
             if record:
                 touched_by.append(changed)
-            for q, d in delta.items():
-                pair_counts[q] = pair_counts.get(q, 0) + d
-            for q, s in where.items():
-                cnt = pair_counts[q]
+            for q, st in where.items():
+                cnt = pc[q]
                 if cnt > 0:
-                    heappush(heap, (-cnt, q[0], q[1], seq, s))
+                    heappush(heap, (-cnt, q[0], q[1], seq, st))
                     seq += 1
             where = {}
             tokens_after.append(tokens_after[-1] - removed)
