@@ -107,9 +107,16 @@ class TestMergeSlider:
             wi = res.words.index(w.word)
             assert list(w.pieces) == res.segmentation_at(5, wi)
             assert "".join(w.pieces) == w.word
-        # the probe is the trained tokenizer cut at 5 merges
-        probe = views[-1].probe
-        assert probe.ids == res.tokenizer(num_merges=5).encode(tab.vm.probe_text, add_special_tokens=False).ids
+        # the probe is the trained tokenizer cut at 5 merges (it arrives on its own signal)
+        qtbot.waitUntil(lambda: not tab.vm.step_busy(), timeout=5000)
+        probes = []
+        tab.vm.probe_changed.connect(probes.append)
+        tab.probe_edit.setText("the newest hugs, the lowest pugs")
+        qtbot.waitUntil(lambda: bool(probes) and probes[-1].text == "the newest hugs, the lowest pugs", timeout=5000)
+        p = probes[-1]
+        assert p.k == 5
+        assert p.encoding.ids == res.tokenizer(num_merges=5).encode(p.text, add_special_tokens=False).ids
+        assert tab.probe_view.count() == len(p.encoding.ids)
 
     def test_play_advances_and_stops_at_the_end(self, qtbot, tab) -> None:  # noqa: ANN001
         run, _ = _train(qtbot, tab, _toy(), algorithm="bpe-byte", vocab_size=262)

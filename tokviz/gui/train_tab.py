@@ -294,6 +294,7 @@ class TrainTab(QWidget):
         vm.training_cancelled.connect(self._on_cancelled)
         vm.busy_changed.connect(self._on_busy)
         vm.step_changed.connect(self._on_step)
+        vm.probe_changed.connect(self._on_probe)
         vm.cutoff_available.connect(self._on_cutoff_available)
         vm.cutoff_changed.connect(self._on_cutoff)
         if inspect_vm is not None:
@@ -485,18 +486,21 @@ class TrainTab(QWidget):
         self.words_box.header.setText(
             f"<b>Corpus words</b>&nbsp;&nbsp;<span style='color:gray'>{len(view.words):,} most frequent of "
             f"{view.distinct_words:,} · {what}</span>")
-        if view.probe is not None:
-            self.probe_view.set_encoding(view.probe)
-            n = len(view.probe.ids)
-            chars = len(view.probe.text)
-            covered = sum(e - s for s, e in view.probe.offsets)
-            dropped = sum(1 for ch in view.probe.text if not ch.isspace()) - covered
-            note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
-            self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
-                                    f"step {view.seconds * 1000:.0f} ms")
-        else:
+
+    def _on_probe(self, res) -> None:  # noqa: ANN001
+        enc = res.encoding
+        if enc is None:
             self.probe_view.set_encoding(None)
-            self.probe_info.setText(view.probe_error or "")
+            self.probe_info.setText(res.error or "")
+            return
+        self.probe_view.set_encoding(enc)
+        n = len(enc.ids)
+        chars = len(enc.text)
+        covered = sum(e - s for s, e in enc.offsets)
+        dropped = sum(1 for ch in enc.text if not ch.isspace()) - covered
+        note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
+        self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
+                                f"{res.seconds * 1000:.0f} ms")
 
     # ------------------------------------------------------------------ rank cutoff
     def _on_right_tab(self, index: int) -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "StepView",
     "WordRow",
     "CutoffView",
+    "ProbeResult",
     "make_trainer",
 ]
 
@@ -131,8 +132,19 @@ class StepView:
     distinct_words: int
     vocab_size: int
     corpus_tokens: int
-    probe: Any  # Encoding or None
+    probe: Any  # Encoding when compute_step was given a probe text (the view-model uses its own lane)
     probe_error: str | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """The probe text tokenized with the first k merges (Unigram: the final model)."""
+
+    k: int
+    text: str
+    encoding: Any  # Encoding or None
+    error: str | None
     seconds: float
 
 
@@ -187,6 +199,7 @@ class TrainViewModel(QObject):
     training_cancelled = Signal(str)  # stage
     busy_changed = Signal(bool)
     step_changed = Signal(object)  # StepView
+    probe_changed = Signal(object)  # ProbeResult
     cutoff_changed = Signal(object)  # CutoffView
     cutoff_available = Signal(int, str)  # number of merges (0 = unavailable), description
     error_raised = Signal(str)
@@ -205,6 +218,7 @@ class TrainViewModel(QObject):
         self.run: TrainRun | None = None
         self.step = 0
         self._awaiting_step = False
+        self._awaiting_probe = False
         self.top_words = 400
         self.top_pairs = 20
         self._run_id = 0
@@ -247,8 +261,7 @@ class TrainViewModel(QObject):
     def set_probe(self, text: str) -> None:
         if text != self.probe_text:
             self.probe_text = text
-            if self.run is not None:
-                self.set_step(self.step, force=True)
+            self._request_probe()
 
     # ------------------------------------------------------------------ training
     def is_training(self) -> bool:
@@ -373,13 +386,12 @@ class TrainViewModel(QObject):
             return
         self.step = k
         self._awaiting_step = True
-        probe = self.probe_text[:_PROBE_MAX_CHARS]
         top_words = self.top_words
         top_pairs = self.top_pairs
 
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> StepView:
-                return compute_step(run, k, probe, top_words=top_words, top_pairs=top_pairs)
+                return compute_step(run, k, None, top_words=top_words, top_pairs=top_pairs)
 
             return job
 
@@ -393,10 +405,41 @@ class TrainViewModel(QObject):
             emit(self.error_raised, f"Could not show step {k}: {msg}")
 
         self._lanes.submit("step", prepare, done, failed)
+        self._request_probe()
+
+    def _request_probe(self) -> None:
+        """Tokenize the probe with the first ``step`` merges, in its own lane: the pair table and
+        the words do not wait for the (larger) cost of building the cut tokenizer."""
+        run = self.run
+        if run is None:
+            return
+        k = self.step if run.is_merge_based else None
+        text = self.probe_text[:_PROBE_MAX_CHARS]
+        self._awaiting_probe = True
+
+        def prepare():  # noqa: ANN202
+            def job(cancel: CancelToken) -> ProbeResult:
+                t0 = time.perf_counter()
+                enc, err = _probe(run, k, text)
+                return ProbeResult(k if k is not None else 0, text, enc, err, time.perf_counter() - t0)
+
+            return job
+
+        def done(res: ProbeResult) -> None:
+            self._awaiting_probe = False
+            if self.run is run:
+                emit(self.probe_changed, res)
+
+        def failed(msg: str) -> None:
+            self._awaiting_probe = False
+            emit(self.error_raised, f"Could not tokenize the probe: {msg}")
+
+        self._lanes.submit("probe", prepare, done, failed)
 
     def step_busy(self) -> bool:
-        """A step view was requested and has not been shown yet."""
-        return self._awaiting_step or self._lanes.is_busy("step")
+        """A step view or probe was requested and has not been shown yet."""
+        return (self._awaiting_step or self._awaiting_probe or self._lanes.is_busy("step")
+                or self._lanes.is_busy("probe"))
 
     # ------------------------------------------------------------------ export and reuse
     def save_tokenizer(self, path: str | Path) -> Path | None:
@@ -549,7 +592,8 @@ def _dedup_last(merges: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [p for p, _ in sorted(last.items(), key=lambda kv: kv[1])]
 
 
-def compute_step(run: TrainRun, k: int, probe: str, *, top_words: int = 400, top_pairs: int = 20) -> StepView:
+def compute_step(run: TrainRun, k: int, probe: str | None = None, *, top_words: int = 400,
+                 top_pairs: int = 20) -> StepView:
     """The step view after the first ``k`` merges (worker thread; see `TrainViewModel.set_step`)."""
     t0 = time.perf_counter()
     res = run.result
@@ -606,7 +650,7 @@ def _merge_at(run: TrainRun, i: int) -> MergeEvent:
     return ev
 
 
-def _probe(run: TrainRun, k: int | None, text: str) -> tuple[Any, str | None]:
+def _probe(run: TrainRun, k: int | None, text: str | None) -> tuple[Any, str | None]:
     if not text:
         return None, None
     try:
