@@ -624,10 +624,14 @@ class Tokenizer:
         With the ``"tiktoken"`` policy it is tiktoken's ``n_vocab``: max id + 1 (cl100k and o200k
         have unused ids, so that is more than the number of entries).
         """
-        model = self.model
         if self.special_policy == "tiktoken":
-            top = max(model.get_vocab().values(), default=-1)
+            top = max(self.model.get_vocab().values(), default=-1)
             return max(top, max(self._added.by_id, default=-1)) + 1
+        return self._entry_count()
+
+    def _entry_count(self) -> int:
+        """Distinct entries: model entries plus added tokens not in the model."""
+        model = self.model
         overlap = sum(1 for c in self._added.by_content if model.token_to_id(c) is not None)
         return model.vocab_size + len(self._added.by_content) - overlap
 
@@ -673,7 +677,7 @@ class Tokenizer:
             "normal_entries": self.model.vocab_size,
             "added_entries": len(self._added.by_id),
             "special_entries": sum(1 for t in self._added.by_id.values() if t.special),
-            "total_entries": self.vocab_size,
+            "total_entries": self._entry_count(),
             "id_space": (max(ids) + 1) if ids else 0,
             "embedding_rows": self.config.embedding_rows,
         }
