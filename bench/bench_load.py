@@ -74,8 +74,9 @@ HF_FILES = {
 def measure(lib: str, path: Path, repeat: int) -> dict[str, float]:
     runs = []
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", _CHILD, lib, str(path)], capture_output=True, text=True,
-                             check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, lib, str(path)], capture_output=True, text=True, check=False
+        )
         if out.returncode != 0:
             raise SystemExit(f"{lib} on {path}: {out.stderr.strip().splitlines()[-1]}")
         runs.append(json.loads(out.stdout))
@@ -93,21 +94,27 @@ def main() -> None:
     if args.all:
         rows += [(name, "tokenizers", bundles / rel) for name, rel in HF_FILES.items()]
     mb = 1024 * 1024
-    print(f"{'tokenizer':<18} {'tokviz load':>11} {'ref load':>9} {'ratio':>7}   {'tokviz RSS':>10} {'peak':>8}"
-          f" {'ref RSS':>8}")
+    print(
+        f"{'tokenizer':<18} {'tokviz load':>11} {'ref load':>9} {'ratio':>7}   {'tokviz RSS':>10} {'peak':>8}"
+        f" {'ref RSS':>8}"
+    )
     for name, ref_lib, path in rows:
         ours = measure("tokviz", path, args.repeat)
         ref = measure(ref_lib, path, args.repeat)
         print(
-            f"{name:<18} {ours['load_s']:>10.3f}s {ref['load_s']:>8.3f}s {ours['load_s'] / ref['load_s']:>6.1f}x"
+            f"{name:<18} {ours['load_s']:>10.3f}s {ref['load_s']:>8.3f}s "
+            f"{ours['load_s'] / ref['load_s']:>6.1f}x"
             f"   {ours['rss_used'] / mb:>8.1f}MB {ours['peak'] / mb:>6.1f}MB {ref['rss_used'] / mb:>6.1f}MB"
         )
         if name == "o200k_base":
             ok_t = ours["load_s"] < 1.0
             ok_m = ours["rss_used"] < 150 * mb and ours["peak"] < 150 * mb
-            print(f"{'':<18} target < 1 s: {'met' if ok_t else 'MISSED'}; target < 150 MB: {'met' if ok_m else 'MISSED'}")
-    print("ratio = tokviz / reference load time (lower is better); RSS = resident memory added by the load "
-          "and a first encode; peak = high-water mark during it")
+            verdict_t, verdict_m = ("met" if ok else "MISSED" for ok in (ok_t, ok_m))
+            print(f"{'':<18} target < 1 s: {verdict_t}; target < 150 MB: {verdict_m}")
+    print(
+        "ratio = tokviz / reference load time (lower is better); RSS = resident memory added by the load "
+        "and a first encode; peak = high-water mark during it"
+    )
 
 
 if __name__ == "__main__":

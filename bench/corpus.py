@@ -44,11 +44,16 @@ def shared_dir() -> Path:
     """../shared (or $TOKVIZ_SHARED), where the bundles and corpora are."""
     env = os.environ.get("TOKVIZ_SHARED")
     here = Path(__file__).resolve().parents[1]
-    for c in ([Path(env)] if env else []) + [here.parent / "shared", here.parent.parent / "shared",
-                                              Path("/work/shared")]:
+    for c in ([Path(env)] if env else []) + [
+        here.parent / "shared",
+        here.parent.parent / "shared",
+        Path("/work/shared"),
+    ]:
         if (c / "corpora").is_dir():
             return c
-    raise SystemExit("shared corpora not found: set TOKVIZ_SHARED to the folder holding corpora/ and bundles/")
+    raise SystemExit(
+        "shared corpora not found: set TOKVIZ_SHARED to the folder holding corpora/ and bundles/"
+    )
 
 
 def python_source(budget: int = PYTHON_BUDGET) -> str:

@@ -35,7 +35,8 @@ def _split_by_rank(token: bytes, ranks: dict[bytes, int], limit: int) -> list[by
 def write_gpt2_files(rank_file: bytes, folder: Path) -> Path:
     """Write vocab.json and merges.txt into ``folder``; return the vocab.json path."""
     ranks = {
-        base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in rank_file.splitlines() if line)
+        base64.b64decode(tok): int(rank)
+        for tok, rank in (line.split() for line in rank_file.splitlines() if line)
     }
     merges: list[str] = []
     for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):

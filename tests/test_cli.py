@@ -76,9 +76,9 @@ class TestEncode:
         p.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(toks)))
         code, _, err = run(capsys, "encode", str(p), "abab")
         assert code == 2 and "pattern" in err
-        assert run(capsys, "encode", str(p), "abab", "--pattern", r"\w+", "--special-tokens", '{"<e>": 300}')[1] == (
-            "256 256\n"
-        )
+        assert run(capsys, "encode", str(p), "abab", "--pattern", r"\w+", "--special-tokens", '{"<e>": 300}')[
+            1
+        ] == ("256 256\n")
 
 
 class TestDecode:
@@ -158,7 +158,12 @@ class TestErrors:
     def test_real_process_prints_no_traceback(self, tmp_path: Path) -> None:
         p = tmp_path / "tokenizer.json"
         p.write_bytes(gzip.compress(b'{"model": {"type": "BPE", "vocab": {}}}')[:15])
-        out = subprocess.run([sys.executable, "-m", "tokviz", "info", str(p)], capture_output=True, text=True,
-                             timeout=120, check=False)
+        out = subprocess.run(
+            [sys.executable, "-m", "tokviz", "info", str(p)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert out.returncode == 2
         assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr

@@ -20,11 +20,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     enc = sub.add_parser("encode", help="encode text and print ids (or JSON)")
-    enc.add_argument("tokenizer", type=Path, help="tokenizer file (tokenizer.json, .tiktoken, .model, vocab.txt ...)")
+    enc.add_argument(
+        "tokenizer", type=Path, help="tokenizer file (tokenizer.json, .tiktoken, .model, vocab.txt ...)"
+    )
     enc.add_argument("text", nargs="?", help="text to encode (default: standard input)")
     enc.add_argument("--file", type=Path, help="read the text from this file (UTF-8)")
     enc.add_argument("--no-special", action="store_true", help="do not add special tokens (BOS/EOS/CLS...)")
-    enc.add_argument("--allowed-special", default=None, help='"all" or comma-separated special-token literals to honour in the text')
+    enc.add_argument(
+        "--allowed-special",
+        default=None,
+        help='"all" or comma-separated special-token literals to honour in the text',
+    )
     enc.add_argument("--json", action="store_true", help='print {"ids", "tokens", "offsets"} as JSON')
     _add_load_options(enc)
 
@@ -63,7 +69,7 @@ def _add_load_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
         "--special-tokens",
         default=None,
-        help='JSON map of special tokens for a custom rank file, e.g. \'{"<|endoftext|>": 50256}\'',
+        help="JSON map of special tokens for a custom rank file, e.g. '{\"<|endoftext|>\": 50256}'",
     )
 
 
@@ -93,7 +99,9 @@ def _read_text(args: argparse.Namespace) -> str:
         except FileNotFoundError:
             raise TokvizFormatError("no such file", source=str(args.file)) from None
         except UnicodeDecodeError as exc:
-            raise TokvizFormatError(f"not valid UTF-8 text (byte {exc.start})", source=str(args.file)) from None
+            raise TokvizFormatError(
+                f"not valid UTF-8 text (byte {exc.start})", source=str(args.file)
+            ) from None
         except OSError as exc:
             raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(args.file)) from None
     if args.text is not None:

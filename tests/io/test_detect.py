@@ -51,11 +51,23 @@ class TestSniff:
             (b" \n\n", "empty"),
             (b"[1, 2, 3]", "json"),
             (b'{"model": ', "hf-json" if False else "json"),
-            (b"Once upon a time there was a file.\nIt had many words on each line.\nAnd more here too.\n", "text"),
+            (
+                b"Once upon a time there was a file.\nIt had many words on each line.\nAnd more here too.\n",
+                "text",
+            ),
             (bytes(range(256)), "binary"),
         ],
-        ids=["vocab-json", "merges-header", "merges-plain", "empty", "blank", "json-array", "json-truncated",
-             "prose", "binary"],
+        ids=[
+            "vocab-json",
+            "merges-header",
+            "merges-plain",
+            "empty",
+            "blank",
+            "json-array",
+            "json-truncated",
+            "prose",
+            "binary",
+        ],
     )
     def test_small(self, data: bytes, kind: str) -> None:
         assert sniff(data) == kind
@@ -135,7 +147,9 @@ class TestLoadErrors:
         assert self._err(p) == f"{p}: empty file"
 
     def test_prose(self, tmp_path: Path) -> None:
-        p = write(tmp_path / "vocab.txt", b"This is a letter.\nIt is not a vocabulary at all.\nBye now, see you.\n")
+        p = write(
+            tmp_path / "vocab.txt", b"This is a letter.\nIt is not a vocabulary at all.\nBye now, see you.\n"
+        )
         assert "not a tokenizer file" in self._err(p)
 
     def test_empty_folder(self, tmp_path: Path) -> None:

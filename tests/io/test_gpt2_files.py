@@ -68,7 +68,9 @@ class TestParseMerges:
     def test_checked_against_vocab(self) -> None:
         vocab = {"a": 0, "b": 1, "ab": 2}
         assert parse_merges("a b\n", vocab=vocab) == [("a", "b")]
-        with pytest.raises(TokvizFormatError, match=r"merges\.txt: line 2: merge 'b' \+ 'a': 'ba' is not in vocab"):
+        with pytest.raises(
+            TokvizFormatError, match=r"merges\.txt: line 2: merge 'b' \+ 'a': 'ba' is not in vocab"
+        ):
             parse_merges("a b\nb a\n", vocab=vocab, source="merges.txt")
 
     @pytest.mark.parametrize("line", ["a", "a b c", " a"])
@@ -96,7 +98,9 @@ class TestGpt2Tokenizer:
 
     def test_gzip_pair(self, tmp_path: Path, gpt2_vocab: Path) -> None:
         (tmp_path / "vocab.json.gz").write_bytes(gzip.compress(gpt2_vocab.read_bytes()))
-        (tmp_path / "merges.txt.gz").write_bytes(gzip.compress((gpt2_vocab.parent / "merges.txt").read_bytes()))
+        (tmp_path / "merges.txt.gz").write_bytes(
+            gzip.compress((gpt2_vocab.parent / "merges.txt").read_bytes())
+        )
         assert tokviz.load(tmp_path).encode(" world").ids == [995]
 
     def test_merge_out_of_vocab_names_the_line(self, tmp_path: Path) -> None:
@@ -130,7 +134,9 @@ class TestGpt2Tokenizer:
         from tokviz.engine.byte_alphabet import proxy_to_bytes
 
         ref = tiktoken.Encoding(
-            "r50k", pat_str=preset.pattern, mergeable_ranks={proxy_to_bytes(t): r for t, r in table.items()},
+            "r50k",
+            pat_str=preset.pattern,
+            mergeable_ranks={proxy_to_bytes(t): r for t, r in table.items()},
             special_tokens=dict(preset.special_tokens),
         )
         for line in corpus_lines("botchan.txt", limit=300):

@@ -123,8 +123,11 @@ class TestPresets:
 
     @pytest.mark.parametrize(
         ("rel", "name"),
-        [("gpt2/r50k_base.tiktoken", "r50k_base"), ("cl100k_base/cl100k_base.tiktoken", "cl100k_base"),
-         ("o200k_base/o200k_base.tiktoken", "o200k_base")],
+        [
+            ("gpt2/r50k_base.tiktoken", "r50k_base"),
+            ("cl100k_base/cl100k_base.tiktoken", "cl100k_base"),
+            ("o200k_base/o200k_base.tiktoken", "o200k_base"),
+        ],
     )
     def test_bundles_are_recognised_by_content(self, rel: str, name: str) -> None:
         data = bundle_bytes(rel)
@@ -160,12 +163,17 @@ class TestLoadRankFile:
         pattern = r" ?[a-z]+| ?[^a-z\s]+|\s+"
         specials = {"<eot>": len(SMALL)}
         ref = tiktoken.Encoding(
-            "small", pat_str=pattern, mergeable_ranks={t: i for i, t in enumerate(SMALL)}, special_tokens=specials
+            "small",
+            pat_str=pattern,
+            mergeable_ranks={t: i for i, t in enumerate(SMALL)},
+            special_tokens=specials,
         )
         tok = tokviz.load(rank_file(SMALL), pattern=pattern, special_tokens=specials)
         for text in ["abc ab a b", "abcabc €€", "x<eot>y", "  ab\n\nabc", ""]:
             assert tok.encode(text).ids == ref.encode(text, disallowed_special=()), text
-            assert tok.encode(text, allowed_special="all").ids == ref.encode(text, allowed_special="all"), text
+            assert tok.encode(text, allowed_special="all").ids == ref.encode(text, allowed_special="all"), (
+                text
+            )
         assert tok.decode(ref.encode("ab € x")) == "ab € x"
         assert tok.vocab_size == ref.n_vocab
 
@@ -173,8 +181,9 @@ class TestLoadRankFile:
         """tiktoken encodes only the regex matches; text between matches vanishes."""
         tiktoken = require_module("tiktoken")
         pattern = r"[a-z]+"  # spaces and digits are never matched
-        ref = tiktoken.Encoding("gappy", pat_str=pattern, mergeable_ranks={t: i for i, t in enumerate(SMALL)},
-                                special_tokens={})
+        ref = tiktoken.Encoding(
+            "gappy", pat_str=pattern, mergeable_ranks={t: i for i, t in enumerate(SMALL)}, special_tokens={}
+        )
         tok = tokviz.load(rank_file(SMALL), pattern=pattern)
         text = "ab 12 abc  c"
         assert tok.encode(text).ids == ref.encode_ordinary(text) == [256, 257, 99]
@@ -196,17 +205,48 @@ class TestCustomPatternSemantics:
 
     @pytest.mark.parametrize(
         "pattern",
-        [r"[a-z]+$|[a-z]|\s", r"^[a-z]+|[a-z]|\s", r"[a-z]+\Z|[a-z]|\s", r"[a-z]+\z|[a-z]|\s",
-         r"(?m)[a-z]+$|[a-z]|\s", r"\s+$|\s|[a-z]", r"[$^a-z]+|\s", r"[a-z]+(?=\n)|[a-z]|\s"],
-        ids=["dollar", "caret", "big-Z", "small-z", "multiline-flag", "space-dollar", "anchors-in-class",
-             "lookahead"],
+        [
+            r"[a-z]+$|[a-z]|\s",
+            r"^[a-z]+|[a-z]|\s",
+            r"[a-z]+\Z|[a-z]|\s",
+            r"[a-z]+\z|[a-z]|\s",
+            r"(?m)[a-z]+$|[a-z]|\s",
+            r"\s+$|\s|[a-z]",
+            r"[$^a-z]+|\s",
+            r"[a-z]+(?=\n)|[a-z]|\s",
+        ],
+        ids=[
+            "dollar",
+            "caret",
+            "big-Z",
+            "small-z",
+            "multiline-flag",
+            "space-dollar",
+            "anchors-in-class",
+            "lookahead",
+        ],
     )
     def test_anchors_match_tiktoken(self, pattern: str) -> None:
         tiktoken = require_module("tiktoken")
-        ref = tiktoken.Encoding("p", pat_str=pattern, mergeable_ranks={t: i for i, t in enumerate(PAIRS)},
-                                special_tokens={})
+        ref = tiktoken.Encoding(
+            "p", pat_str=pattern, mergeable_ranks={t: i for i, t in enumerate(PAIRS)}, special_tokens={}
+        )
         tok = tokviz.load(rank_file(PAIRS), pattern=pattern)
-        for text in ["ab\ncd\n", "ab\n", "ab", "x ab\n\n", "ab\n\n\n", "ab\r\n", "ab \n", "ab cd", "ab\n\n", "ab\r\n", "a$b^c", "  \n  ", ""]:
+        for text in [
+            "ab\ncd\n",
+            "ab\n",
+            "ab",
+            "x ab\n\n",
+            "ab\n\n\n",
+            "ab\r\n",
+            "ab \n",
+            "ab cd",
+            "ab\n\n",
+            "ab\r\n",
+            "a$b^c",
+            "  \n  ",
+            "",
+        ]:
             assert tok.encode(text).ids == ref.encode_ordinary(text), text
 
     def test_rewrite(self) -> None:

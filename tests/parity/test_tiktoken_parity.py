@@ -83,7 +83,7 @@ def compare(p: Pair, text: str, *, allowed_special: object = None) -> str:
     got = enc.ids
     if got != want:
         i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-        return f"ids differ at {i}: tokviz {got[i:i + 5]} tiktoken {want[i:i + 5]}"
+        return f"ids differ at {i}: tokviz {got[i : i + 5]} tiktoken {want[i : i + 5]}"
     dec = p.tok.decode(got)
     want_dec = ref.decode(want)  # type: ignore[attr-defined]
     if dec != want_dec:
@@ -121,7 +121,9 @@ class TestAllowedSpecial:
         text = "a<|endoftext|>b"
         eot = pair.ref.encode_single_token("<|endoftext|>")  # type: ignore[attr-defined]
         assert eot not in pair.tok.encode(text).ids
-        assert pair.tok.encode(text, allowed_special="all").ids == pair.ref.encode(text, allowed_special="all")  # type: ignore[attr-defined]
+        assert pair.tok.encode(text, allowed_special="all").ids == pair.ref.encode(
+            text, allowed_special="all"
+        )  # type: ignore[attr-defined]
         assert eot in pair.tok.encode(text, allowed_special={"<|endoftext|>"}).ids
 
     def test_only_the_allowed_literal_becomes_special(self, pair: Pair, parity_report) -> None:  # noqa: ANN001
@@ -157,7 +159,11 @@ class TestLlamaCppVectors:
         assert bad == []
 
     def test_vector_texts(self, pair: Pair, parity_report) -> None:  # noqa: ANN001
-        bad = [t for k, (t, _) in enumerate(llamacpp_vectors("gpt-2")) if check(pair, parity_report, f"llamacpp-text/{k}", t)]
+        bad = [
+            t
+            for k, (t, _) in enumerate(llamacpp_vectors("gpt-2"))
+            if check(pair, parity_report, f"llamacpp-text/{k}", t)
+        ]
         assert bad == []
 
 
@@ -177,9 +183,38 @@ class TestCorpora:
 
 # Text that stresses pre-tokenization: mixed scripts, whitespace runs, digits, apostrophes.
 _ALPHABET = st.sampled_from(
-    list("aZ é'sdt llve re") + ["\n", "\r\n", "\t", "\u00a0", "\u200d", " " * 3, "123", "1234", "日本", "語",
-                                 "👍🏽", "🏳️‍🌈", "\u0301", "ß", "İ", "Ǆ", "ﬁ", "!?", "...", "<|endoftext|>",
-                                 "\x00", "\ufeff", "ا", "ส", "क्", "'S", "'LL", "/", "\\"]
+    list("aZ é'sdt llve re")
+    + [
+        "\n",
+        "\r\n",
+        "\t",
+        "\u00a0",
+        "\u200d",
+        " " * 3,
+        "123",
+        "1234",
+        "日本",
+        "語",
+        "👍🏽",
+        "🏳️‍🌈",
+        "\u0301",
+        "ß",
+        "İ",
+        "Ǆ",
+        "ﬁ",
+        "!?",
+        "...",
+        "<|endoftext|>",
+        "\x00",
+        "\ufeff",
+        "ا",
+        "ส",
+        "क्",
+        "'S",
+        "'LL",
+        "/",
+        "\\",
+    ]
 )
 _TEXT = st.one_of(st.text(max_size=60), st.lists(_ALPHABET, max_size=25).map("".join))
 

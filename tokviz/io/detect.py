@@ -55,8 +55,13 @@ def load(
     [15339, 1917]
     """
     if isinstance(path, (bytes, bytearray, memoryview)):
-        return _load_data(read_bytes(bytes(path), source="<bytes>"), source="<bytes>", folder=None,
-                          pattern=pattern, special_tokens=special_tokens)
+        return _load_data(
+            read_bytes(bytes(path), source="<bytes>"),
+            source="<bytes>",
+            folder=None,
+            pattern=pattern,
+            special_tokens=special_tokens,
+        )
     p = Path(path)
     if p.is_dir():
         p = _pick_in_folder(p)
@@ -134,7 +139,9 @@ def _sniff_json(data: bytes) -> tuple[str, Any]:
         # "model" is also an ordinary token of GPT-2's vocab.json: only an object counts
         if isinstance(obj.get("model"), dict):
             return "hf-json", obj
-        if obj and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()):
+        if obj and all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()
+        ):
             return "vocab-json", obj
         if "tokenizer_class" in obj or "chat_template" in obj or "added_tokens_decoder" in obj:
             return "tokenizer-config", obj
@@ -194,8 +201,9 @@ def _pick_in_folder(folder: Path) -> Path:
                 continue
             return found_one
     wanted = ", ".join(n for n in _DIR_CANDIDATES)
-    raise TokvizFormatError(f"no tokenizer file in this folder (looked for {wanted}, also .gz)",
-                            source=str(folder))
+    raise TokvizFormatError(
+        f"no tokenizer file in this folder (looked for {wanted}, also .gz)", source=str(folder)
+    )
 
 
 def _decode_text(data: bytes, source: str) -> str:
@@ -219,7 +227,9 @@ def _load_data(
 
         return load_tiktoken_ranks(data, source=source, pattern=pattern, special_tokens=special_tokens)
     if pattern is not None or special_tokens is not None:
-        raise TokvizFormatError("pattern= and special_tokens= only apply to tiktoken rank files", source=source)
+        raise TokvizFormatError(
+            "pattern= and special_tokens= only apply to tiktoken rank files", source=source
+        )
     if kind == "hf-json":
         from .hf_json import load_hf_json
 
@@ -227,8 +237,12 @@ def _load_data(
         config: Any = None
         if config_path is not None:
             config = read_bytes(_read_file(config_path), source=str(config_path))
-        return load_hf_json(parsed, source=source, config=config,
-                            config_source=str(config_path) if config_path is not None else None)
+        return load_hf_json(
+            parsed,
+            source=source,
+            config=config,
+            config_source=str(config_path) if config_path is not None else None,
+        )
     if kind == "vocab-json":
         from .gpt2_files import load_gpt2_files
 
@@ -240,8 +254,9 @@ def _load_data(
                 source=source,
             )
         merges = read_bytes(_read_file(merges_path), source=str(merges_path))
-        return load_gpt2_files(parsed, _decode_text(merges, str(merges_path)),
-                               source=source, merges_source=str(merges_path))
+        return load_gpt2_files(
+            parsed, _decode_text(merges, str(merges_path)), source=source, merges_source=str(merges_path)
+        )
     if kind == "sentencepiece":
         from .sentencepiece import load_sentencepiece_model
 
@@ -256,8 +271,9 @@ def _load_data(
         except UnicodeDecodeError as exc:
             raise TokvizFormatError(f"not valid UTF-8 (byte {exc.start})", source=source) from None
         except json.JSONDecodeError as exc:
-            raise TokvizFormatError(f"not valid JSON: {exc.msg}", source=source,
-                                    where=f"line {exc.lineno} column {exc.colno}") from None
+            raise TokvizFormatError(
+                f"not valid JSON: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
+            ) from None
         raise TokvizFormatError(
             f"a JSON {type(obj).__name__} that is not a tokenizer (expected tokenizer.json with a "
             '"model" or a vocab.json token -> id object)',

@@ -36,21 +36,28 @@ def parse_vocab_json(text: str | Mapping[str, Any], *, source: str = "vocab.json
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise TokvizFormatError(f"not valid JSON: {exc.msg}", source=source,
-                                    where=f"line {exc.lineno} column {exc.colno}") from None
+            raise TokvizFormatError(
+                f"not valid JSON: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
+            ) from None
     else:
         obj = text
     if not isinstance(obj, Mapping):
-        raise TokvizFormatError(f"expected a JSON object token -> id, got {type(obj).__name__}", source=source)
+        raise TokvizFormatError(
+            f"expected a JSON object token -> id, got {type(obj).__name__}", source=source
+        )
     vocab: dict[str, int] = {}
     seen: dict[int, str] = {}
     for token, id in obj.items():
         if isinstance(id, bool) or not isinstance(id, int) or id < 0:
-            raise TokvizFormatError(f"expected a non-negative integer id, got {id!r}", source=source,
-                                    where=f"entry {token!r}")
+            raise TokvizFormatError(
+                f"expected a non-negative integer id, got {id!r}", source=source, where=f"entry {token!r}"
+            )
         if id in seen:
-            raise TokvizFormatError(f"id {id} is given to both {seen[id]!r} and {token!r}", source=source,
-                                    where=f"entry {token!r}")
+            raise TokvizFormatError(
+                f"id {id} is given to both {seen[id]!r} and {token!r}",
+                source=source,
+                where=f"entry {token!r}",
+            )
         seen[id] = token
         vocab[token] = id
     if not vocab:
@@ -68,8 +75,9 @@ def looks_like_merges(text: str) -> bool:
     return all(len(ln.rstrip("\r").split(" ")) == 2 for ln in lines[:-1] or lines)
 
 
-def parse_merges(text: str, *, source: str = "merges.txt", vocab: Mapping[str, int] | None = None
-                 ) -> list[tuple[str, str]]:
+def parse_merges(
+    text: str, *, source: str = "merges.txt", vocab: Mapping[str, int] | None = None
+) -> list[tuple[str, str]]:
     """Parse merges.txt into ``(left, right)`` pairs in rank order.
 
     A first line starting with ``#version`` is a header (HF skips it too). With ``vocab`` given,
@@ -85,14 +93,18 @@ def parse_merges(text: str, *, source: str = "merges.txt", vocab: Mapping[str, i
             continue
         parts = line.split(" ")
         if len(parts) != 2 or not parts[0] or not parts[1]:
-            raise TokvizFormatError(f"expected 'left right', got {line[:60]!r}", source=source,
-                                    where=f"line {lineno}")
+            raise TokvizFormatError(
+                f"expected 'left right', got {line[:60]!r}", source=source, where=f"line {lineno}"
+            )
         a, b = parts
         if vocab is not None:
             for piece in (a, b, a + b):
                 if piece not in vocab:
-                    raise TokvizFormatError(f"merge {a!r} + {b!r}: {piece!r} is not in vocab.json",
-                                            source=source, where=f"line {lineno}")
+                    raise TokvizFormatError(
+                        f"merge {a!r} + {b!r}: {piece!r} is not in vocab.json",
+                        source=source,
+                        where=f"line {lineno}",
+                    )
         merges.append((a, b))
     return merges
 
@@ -140,8 +152,9 @@ def load_gpt2_files(
     post = post_processor_from_json(
         {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}
     )
-    decoder = decoder_from_json({"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
-                                 "use_regex": True})
+    decoder = decoder_from_json(
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    )
     added = [AddedToken(t, vocab[t], special=True, normalized=True) for t in GPT2_SPECIALS if t in vocab]
     if config is None:
         eos = GPT2_SPECIALS[0] if GPT2_SPECIALS[0] in vocab else None

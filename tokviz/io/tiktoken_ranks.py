@@ -89,8 +89,14 @@ class TiktokenPreset:
     aliases: tuple[str, ...] = field(default=())
 
 
-def _preset(name: str, sha256: str, pattern: str, specials: dict[str, int], n_vocab: int | None = None,
-            aliases: tuple[str, ...] = ()) -> TiktokenPreset:
+def _preset(
+    name: str,
+    sha256: str,
+    pattern: str,
+    specials: dict[str, int],
+    n_vocab: int | None = None,
+    aliases: tuple[str, ...] = (),
+) -> TiktokenPreset:
     return TiktokenPreset(name, sha256, pattern, MappingProxyType(dict(specials)), n_vocab, aliases)
 
 
@@ -119,8 +125,13 @@ PRESETS: Mapping[str, TiktokenPreset] = MappingProxyType(
                 "cl100k_base",
                 "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
                 CL100K_PATTERN,
-                {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
-                 ENDOFPROMPT: 100276},
+                {
+                    ENDOFTEXT: 100257,
+                    FIM_PREFIX: 100258,
+                    FIM_MIDDLE: 100259,
+                    FIM_SUFFIX: 100260,
+                    ENDOFPROMPT: 100276,
+                },
             ),
             _preset(
                 "o200k_base",
@@ -262,8 +273,9 @@ def _raise_duplicate_token(tokens: list[str], source: str) -> None:
     seen: set[str] = set()
     for i, t in enumerate(tokens):
         if t in seen:
-            raise TokvizFormatError(f"token {proxy_to_bytes(t)!r} appears twice", source=source,
-                                    where=f"entry {i + 1}")
+            raise TokvizFormatError(
+                f"token {proxy_to_bytes(t)!r} appears twice", source=source, where=f"entry {i + 1}"
+            )
         seen.add(t)
 
 
@@ -334,8 +346,12 @@ def build_tiktoken_tokenizer(
         {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": engine_pattern(pattern)}, "behavior": "Removed",
-                 "invert": True},
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": engine_pattern(pattern)},
+                    "behavior": "Removed",
+                    "invert": True,
+                },
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
             ],
         },
@@ -346,7 +362,9 @@ def build_tiktoken_tokenizer(
         where="tiktoken decoder",
     )
     model = BPE.from_ranks(table.vocab)
-    added = [AddedToken(content, id, special=True, normalized=False) for content, id in special_tokens.items()]
+    added = [
+        AddedToken(content, id, special=True, normalized=False) for content, id in special_tokens.items()
+    ]
     n_vocab = max([table.max_rank, *special_tokens.values()]) + 1
     if explicit_n_vocab is not None and explicit_n_vocab != n_vocab:
         raise TokvizFormatError(
@@ -443,13 +461,17 @@ def _check_specials(special_tokens: Mapping[str, int], table: RankTable, source:
     ranks: range | set[int] = range(n) if table.max_rank == n - 1 else set(table.ranks)
     for content, id in special_tokens.items():
         if not isinstance(content, str) or not content:
-            raise TokvizFormatError(f"special token must be a non-empty string, got {content!r}", source=source)
+            raise TokvizFormatError(
+                f"special token must be a non-empty string, got {content!r}", source=source
+            )
         if isinstance(id, bool) or not isinstance(id, int) or id < 0:
-            raise TokvizFormatError(f"special token {content!r}: id must be a non-negative integer, got {id!r}",
-                                    source=source)
+            raise TokvizFormatError(
+                f"special token {content!r}: id must be a non-negative integer, got {id!r}", source=source
+            )
         if id in ranks:
-            raise TokvizFormatError(f"special token {content!r}: id {id} is already a mergeable token's rank",
-                                    source=source)
+            raise TokvizFormatError(
+                f"special token {content!r}: id {id} is already a mergeable token's rank", source=source
+            )
         out[content] = id
     if len(set(out.values())) != len(out):
         raise TokvizFormatError("two special tokens share one id", source=source)
