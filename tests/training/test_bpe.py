@@ -96,6 +96,7 @@ PARITY = [
     pytest.param("botchan", True, 1000, id="botchan-bytelevel-1000"),
     pytest.param("botchan", True, 8000, id="botchan-bytelevel-8000"),
     pytest.param("wagahaiwa_nekodearu", False, 1000, id="wagahaiwa-char-1000"),
+    pytest.param("wagahaiwa_nekodearu", False, 8000, id="wagahaiwa-char-8000"),
     pytest.param("wagahaiwa_nekodearu", True, 1000, id="wagahaiwa-bytelevel-1000"),
     pytest.param("botchan+wagahaiwa_nekodearu", True, 2000, id="both-bytelevel-2000"),
     pytest.param("toy", False, 60, id="toy-char-60"),
@@ -309,3 +310,17 @@ class TestByteLevelWords:
 
 def test_toy_corpus_exists() -> None:
     assert isinstance(TOY, Path) and TOY.is_file()
+
+
+class TestWithoutHistory:
+    def test_first_and_last_step_only(self) -> None:
+        lines = _lines("toy")
+        full = BpeTrainer(vocab_size=100, spec=PipelineSpec(pre_tokenizer=WORDS_SPLIT)).run(lines)
+        lean = BpeTrainer(vocab_size=100, spec=PipelineSpec(pre_tokenizer=WORDS_SPLIT), record_history=False).run(lines)
+        assert lean.merges == full.merges
+        n = lean.num_merges
+        assert lean.segmentations_at(0) == full.segmentations_at(0)
+        assert lean.segmentations_at(n) == full.segmentations_at(n)
+        assert lean.pair_counts_at(n) == full.pair_counts_at(n)
+        with pytest.raises(ValueError, match="history"):
+            lean.segmentations_at(n // 2)

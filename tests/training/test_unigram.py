@@ -144,3 +144,28 @@ def test_brute_force_helper_enumerates_all() -> None:
     segs = list(_segmentations("abab", set(SEED_P)))
     assert ["ab", "ab"] in segs and ["a", "bab"] in segs and ["aba", "b"] in segs
     assert len(segs) == len({tuple(s) for s in segs})
+
+
+class TestQuality:
+    def test_tokens_per_byte_not_worse_than_sentencepiece(self) -> None:
+        # the bar (<= 1% above SentencePiece at the same vocab size), on a smaller setting
+        import io
+
+        spm = require_module("sentencepiece")
+        tk = require_module("tokenizers")
+        import json
+
+        from conftest import corpus_text
+
+        lines = corpus_text("botchan.txt").splitlines()
+        nbytes = sum(len(x.encode("utf-8")) for x in lines)
+        buf = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf, vocab_size=2000,
+                                       minloglevel=2, num_threads=1)
+        sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+        sp_tpb = sum(len(x) for x in sp.encode(lines)) / nbytes
+        res = UnigramTrainer(vocab_size=2000).run(lines)
+        ours = tk.Tokenizer.from_str(json.dumps(res.tokenizer_json()))
+        our_tpb = sum(len(e.ids) for e in ours.encode_batch(lines)) / nbytes
+        assert len(res.vocab) == 2000
+        assert our_tpb <= 1.01 * sp_tpb, (our_tpb, sp_tpb)

@@ -383,6 +383,7 @@ class BpeTrainer:
             hist_seg=hist_seg,
             tokens_after=tuple(tokens_after),
             touched_by=touched_by,
+            final_words=None if record else tuple(tuple(w) for w in words),
         )
         yield Progress("merges", 1.0, f"{len(merges)} merges")
         yield Done(result)
@@ -411,8 +412,10 @@ class BpeResult:
         hist_seg: list[list[tuple[int, ...]]],
         tokens_after: tuple[int, ...],
         touched_by: list[list[int]] | None = None,
+        final_words: tuple[tuple[int, ...], ...] | None = None,
     ) -> None:
         self.trainer = trainer
+        self._final = final_words
         self._touched_by = touched_by
         self.id_to_token = id_to_token
         self.token_to_id = {t: i for i, t in enumerate(id_to_token)}
@@ -489,9 +492,11 @@ class BpeResult:
         """Symbol ids of corpus word ``word_index`` after the first k merges."""
         self._check_k(k)
         if not self._hist_k:
-            if k not in (0, len(self.merge_ids)) and k != 0:
-                raise ValueError("history was not recorded (record_history=False)")
-            return self._initial[word_index]
+            if k == 0:
+                return self._initial[word_index]
+            if k == len(self.merge_ids) and self._final is not None:
+                return self._final[word_index]
+            raise ValueError("per-step history was not recorded (record_history=False): only steps 0 and the last")
         hk = self._hist_k[word_index]
         j = bisect_right(hk, k - 1)
         return self._hist_seg[word_index][j - 1] if j else self._initial[word_index]
