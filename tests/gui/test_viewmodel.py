@@ -98,12 +98,18 @@ class TestInspectViewModel:
         vm.set_tokenizer(rec)
         encoded(qtbot, vm)
         huge = "All work and no play makes Jack a dull boy. 1234\n" * 12000  # ~600 KB
+        seen: list[tuple[bool, int]] = []
+        vm.encoding_changed.connect(lambda u: seen.append((u.partial, len(u.encoding.text))))
         vm.set_text(huge)
         # set_text only queued the work: the GUI thread is free while the worker encodes
         assert vm.update is None or vm.update.encoding.text != huge
         encoded(qtbot, vm, timeout=120000)
         assert len(vm.encoding.text) == len(huge)
         assert all(name != threading.main_thread().name for name in rec.threads)
+        # a preview of the start came first, then the whole text
+        assert seen[0][0] is True and seen[0][1] < len(huge)
+        assert seen[-1] == (False, len(huge))
+        assert list(vm.encoding.ids) == gpt2.encode(huge).ids
 
     def test_selection_fills_details_with_the_bpe_merges(self, qtbot, gpt2, encoded) -> None:  # noqa: ANN001
         vm = InspectViewModel()

@@ -21,6 +21,10 @@ def create_app(argv: list[str] | None = None):  # noqa: ANN201
 
     from ._compat import warn_if_broken_binding
 
+    # The GUI thread and the encoding workers share the GIL; a short switch interval lets the GUI
+    # thread take it back quickly while a worker encodes (the default 5 ms makes every Qt call
+    # that releases the GIL wait for the worker's time slice).
+    sys.setswitchinterval(0.0005)
     warning = warn_if_broken_binding()
     if warning:
         print(warning, file=sys.stderr)

@@ -29,6 +29,8 @@ from .workers import CancelToken, Lanes
 __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
 
 _WORD = re.compile(r"\S+")
+PREVIEW_MIN_CHARS = 150_000  # texts longer than this get a quick preview of their start
+PREVIEW_CHARS = 40_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ class EncodingUpdate:
     normalized_map: OffsetMap | None = None
     token_line_ends: list[int] | None = None  # for full updates: tokens / chunks holding a newline
     chunk_line_ends: list[int] | None = None
+    partial: bool = False  # a quick preview of the start of a long text; the full encoding follows
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,53 +234,12 @@ class InspectViewModel(QObject):
             text = self.text
             add = self.add_special_tokens
             allowed = self._allowed_special()
-            base = self.update if (self.incremental and self.update is not None) else None
+            base = self.update if (self.incremental and self.update is not None and not self.update.partial) else None
             base_text = self._base_text
+            if base is None and len(text) > PREVIEW_MIN_CHARS:
+                self._request_preview(tok, text, add, allowed)
             special_re = self._special_re
-            special_ids = dict(self._special_ids)
-
-            def job(token: CancelToken) -> EncodingUpdate | None:  # worker thread
-                import time
-
-                t0 = time.perf_counter()
-                check_text(text)
-                splice = None
-                if base is not None:
-                    enc, splice = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
-                else:
-                    enc = full_encode(tok, text, add_special_tokens=add, allowed_special=allowed)
-                if token.cancelled:
-                    return None
-                text_bytes = text.encode("utf-8")
-                om = OffsetMap(text)
-                om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
-                om.to_utf8(len(text))
-                om.from_utf8(0)
-                tle = cle = None
-                if enc.stages is not None:
-                    len(enc.stages.pre_tokens)  # materialize the lazy chunk stage here, off the GUI thread
-                if splice is None:  # the panes rebuild: find their line breaks here, off the GUI thread
-                    tle = token_line_ends(enc.byte_offsets, text_bytes)
-                    if enc.stages is not None:
-                        cle = chunk_line_ends([(c.start, c.end) for c in enc.stages.pre_tokens], text)
-                norm = enc.stages.normalized if enc.stages is not None else None
-                norm_map = OffsetMap(norm.text) if norm is not None else None
-                if norm_map is not None:
-                    norm_map.to_utf16(len(norm.text))
-                stats = compute_stats(text, text_bytes, enc, om)
-                literals: list[tuple[int, int, int | None]] = []
-                if special_re is not None:
-                    specials_at = {
-                        enc.offsets[i]: enc.ids[i] for i, m in enumerate(enc.special_tokens_mask) if m
-                    }
-                    for m in special_re.finditer(text):
-                        span = (m.start(), m.end())
-                        literals.append((span[0], span[1], specials_at.get(span)))
-                return EncodingUpdate(
-                    enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle
-                )
-
-            return job
+            return self._make_job(tok, text, add, allowed, base, base_text, special_re)
 
         def done(result: EncodingUpdate | None) -> None:
             if result is None:
@@ -295,6 +257,70 @@ class InspectViewModel(QObject):
             emit(self.error_raised, f"Could not tokenize the text: {msg}")
 
         self._lanes.submit("encode", prepare, done, failed)
+
+    def _request_preview(self, tok: Any, text: str, add: bool, allowed: str | None) -> None:
+        """Encode the first lines of a long text first, so tokens show while the rest is encoded."""
+        cut = text.rfind("\n", 0, PREVIEW_CHARS)
+        cut = cut + 1 if cut > 0 else PREVIEW_CHARS
+        head = text[:cut]
+
+        def prepare():  # noqa: ANN202
+            return self._make_job(tok, head, add, allowed, None, "", self._special_re, partial=True)
+
+        def done(result: EncodingUpdate | None) -> None:
+            # only while the full encoding of this very text has not arrived
+            if result is None or self.text != text or (self.update is not None and self.update.encoding.text == text):
+                return
+            self.update = result
+            emit(self.encoding_changed, result)
+
+        self._lanes.submit("preview", prepare, done, lambda _m: None)
+
+    @staticmethod
+    def _make_job(tok, text, add, allowed, base, base_text, special_re, *, partial: bool = False):  # noqa: ANN001, ANN205
+        def job(token: CancelToken) -> EncodingUpdate | None:  # worker thread
+            import time
+
+            t0 = time.perf_counter()
+            check_text(text)
+            splice = None
+            if base is not None:
+                enc, splice = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
+            else:
+                enc = full_encode(tok, text, add_special_tokens=add, allowed_special=allowed)
+            if token.cancelled:
+                return None
+            text_bytes = text.encode("utf-8")
+            om = OffsetMap(text)
+            om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
+            om.to_utf8(len(text))
+            om.from_utf8(0)
+            tle = cle = None
+            if enc.stages is not None:
+                len(enc.stages.pre_tokens)  # materialize the lazy chunk stage here, off the GUI thread
+            if splice is None:  # the panes rebuild: find their line breaks here, off the GUI thread
+                tle = token_line_ends(enc.byte_offsets, text_bytes)
+                if enc.stages is not None:
+                    cle = chunk_line_ends([(c.start, c.end) for c in enc.stages.pre_tokens], text)
+            norm = enc.stages.normalized if enc.stages is not None else None
+            norm_map = OffsetMap(norm.text) if norm is not None else None
+            if norm_map is not None:
+                norm_map.to_utf16(len(norm.text))
+            stats = compute_stats(text, text_bytes, enc, om)
+            literals: list[tuple[int, int, int | None]] = []
+            if special_re is not None:
+                specials_at = {
+                    enc.offsets[i]: enc.ids[i] for i, m in enumerate(enc.special_tokens_mask) if m
+                }
+                for m in special_re.finditer(text):
+                    span = (m.start(), m.end())
+                    literals.append((span[0], span[1], specials_at.get(span)))
+            return EncodingUpdate(
+                enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle,
+                partial,
+            )
+
+        return job
 
     def _on_busy(self, lane: str, busy: bool) -> None:  # noqa: ARG002
         emit(self.busy_changed, self._lanes.any_busy())

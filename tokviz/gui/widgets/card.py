@@ -138,6 +138,9 @@ class StatsBar(QLabel):
 
     def _on_update(self, u) -> None:  # noqa: ANN001
         ms = u.seconds * 1000
+        if u.partial:
+            self.setText(f"preview: the first {u.stats.chars:,} chars ({u.stats.tokens:,} tokens) — encoding the whole text…")
+            return
         how = "re-encoded window" if u.splice is not None else "encoded"
         self.setText(stats_text(u.stats) + f"   ({how} in {ms:.1f} ms)")
 

@@ -14,12 +14,13 @@ flags, span in original code points) and highlights the span the view-model says
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Protocol
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 from .._compat import emit
 
@@ -98,7 +99,7 @@ class ListSource:
 
 
 class _Line:
-    __slots__ = ("rows", "xs", "row_of", "widths", "labels", "flags")
+    __slots__ = ("rows", "xs", "row_of", "widths", "labels", "flags", "pix")
 
     def __init__(self, rows: int, xs: list[float], row_of: list[int], widths: list[float], labels: list[Label], flags: list[int]) -> None:
         self.rows = rows
@@ -107,6 +108,7 @@ class _Line:
         self.widths = widths
         self.labels = labels
         self.flags = flags
+        self.pix: QPixmap | None = None  # the painted line, reused until the line changes
 
 
 class SpanView(QAbstractScrollArea):
@@ -127,6 +129,7 @@ class SpanView(QAbstractScrollArea):
         self._row_first: list[int] = [0]  # first row of each line, plus the total
         self._avg_w = 40.0
         self._ready = False
+        self._cached: deque[_Line] = deque()  # lines holding a pixmap, oldest first
         self.setFont(mono_font())
         self.setMouseTracking(True)
         self.viewport().setMouseTracking(True)
@@ -147,7 +150,13 @@ class SpanView(QAbstractScrollArea):
     # ------------------------------------------------------------------ data in
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
+        self._drop_pixmaps()
         self.viewport().update()
+
+    def _drop_pixmaps(self) -> None:
+        for line in self._cached:
+            line.pix = None
+        self._cached.clear()
 
     def set_tooltip_provider(self, fn: Callable[[int], str] | None) -> None:
         self._tooltip = fn
@@ -218,6 +227,9 @@ class SpanView(QAbstractScrollArea):
         self._line_rows[l0 : l1 + 1] = [1] * k
         for li in range(l0, l0 + k):
             self._layout_line(li)
+        nxt = l0 + k
+        if nxt < len(self._laid) and self._laid[nxt] is not None:
+            self._laid[nxt].pix = None  # its first item's shade depends on the line before
         if self._line_first[-1] != n_new or len(self._line_first) != len(self._line_rows) + 1:
             self.set_source(source, [i for i in range(n_new) if source.is_break(i)])  # defensive: never show a torn layout
             return
@@ -272,6 +284,7 @@ class SpanView(QAbstractScrollArea):
         return max(1, int(count * self._avg_w // self._avail_width()) + 1) if count else 1
 
     def _reset_layout(self) -> None:
+        self._drop_pixmaps()
         self._layout_width = self._avail_width()
         lf = self._line_first
         n_lines = len(lf) - 1
@@ -417,18 +430,94 @@ class SpanView(QAbstractScrollArea):
             p.end()
             return
         try:
-            self.paint_rows(p, top, top + self.viewport().height(), -top)
+            self.paint_rows(p, top, top + self.viewport().height(), -top, cached=True)
         finally:
             p.end()
 
-    def paint_rows(self, p: QPainter, y0: float, y1: float, dy: float) -> None:
-        """Paint the items whose rows intersect content ``[y0, y1)``, shifted by ``dy``."""
-        if not self._laid:
-            return
+    def _pens(self) -> dict[int, QColor]:
+        th = self.theme
+        return {
+            Style.TEXT: th.text,
+            Style.MARK: th.muted,
+            Style.HEX: th.hex,
+            Style.BRACKET: th.bracket,
+            Style.SPECIAL: th.special_fg,
+        }
+
+    def _paint_line(self, p: QPainter, li: int, line: _Line, y_top: float, pens: dict[int, QColor]) -> None:
+        """Paint every item of line ``li``; its first row's top is at ``y_top``."""
         th = self.theme
         rh = self._row_h
         fm = self._fm
         rc = self._run_cache
+        keys = self._src.keys
+        first = self._line_first[li]
+        flags = line.flags
+        labels = line.labels
+        base_off = 1 + (rh - 2 - fm.height()) / 2 + self._ascent
+        cur_pen = None
+        for k in range(len(line.xs)):
+            i = first + k
+            x = line.xs[k] + 4
+            y = y_top + line.row_of[k] * rh
+            w = line.widths[k]
+            rect = QRectF(x, y + 1, w, rh - 2)
+            f = flags[k]
+            if f & FLAG_SPECIAL:
+                bg = th.special_bg
+            elif f & FLAG_NEUTRAL:
+                bg = th.chunk_bg[i & 1]
+            else:
+                bg = th.token_color(color_index(keys[i]), neighbour_variant(keys, i))
+            p.fillRect(rect, bg)
+            if f & (FLAG_SPECIAL | FLAG_NEUTRAL):
+                p.setPen(QPen(th.special_fg, 1.0, Qt.PenStyle.DashLine) if f & FLAG_SPECIAL else QPen(th.muted, 1.0))
+                cur_pen = None
+                p.drawRect(rect.adjusted(0.5, 0.5, -0.5, -0.5))
+            if f & FLAG_LITERAL:
+                p.setPen(QPen(th.literal, 2.0))
+                cur_pen = None
+                p.drawLine(QPointF(x + 1, y + rh - 2), QPointF(x + w - 1, y + rh - 2))
+            tx = x + PAD
+            base = y + base_off
+            for text, style in labels[k]:
+                if style != cur_pen:
+                    p.setPen(pens.get(style, th.text))
+                    cur_pen = style
+                p.drawText(QPointF(tx, base), text)
+                rw = rc.get(text)
+                if rw is None:
+                    rw = rc[text] = fm.horizontalAdvance(text)
+                tx += rw
+
+    def _line_pixmap(self, li: int, line: _Line, pens: dict[int, QColor]) -> QPixmap:
+        if line.pix is None:
+            dpr = self.viewport().devicePixelRatioF()
+            w = self.viewport().width()
+            h = int(line.rows * self._row_h + 1)
+            pm = QPixmap(max(int(w * dpr), 1), max(int(h * dpr), 1))
+            pm.setDevicePixelRatio(dpr)
+            pm.fill(self.theme.base)
+            lp = QPainter(pm)
+            lp.setFont(self.font())
+            self._paint_line(lp, li, line, 0.0, pens)
+            lp.end()
+            line.pix = pm
+            self._cached.append(line)
+            while len(self._cached) > 400:
+                self._cached.popleft().pix = None
+        return line.pix
+
+    def paint_rows(self, p: QPainter, y0: float, y1: float, dy: float, *, cached: bool = False) -> None:
+        """Paint the items whose rows intersect content ``[y0, y1)``, shifted by ``dy``.
+
+        ``cached`` paints each line from a pixmap kept until the line changes (the screen);
+        exports pass False to draw vectors.
+        """
+        if not self._laid:
+            return
+        th = self.theme
+        rh = self._row_h
         r0 = max(int((y0 - 4) // rh), 0)
         r1 = int((y1 - 4) // rh) + 1
         self._ensure_rows(r0, r1)
@@ -437,63 +526,27 @@ class SpanView(QAbstractScrollArea):
         hl = self.hover_span
         sel = self.selected
         span_of = self._src.span
-        keys = self._src.keys
-        pens = {
-            Style.TEXT: th.text,
-            Style.MARK: th.muted,
-            Style.HEX: th.hex,
-            Style.BRACKET: th.bracket,
-            Style.SPECIAL: th.special_fg,
-        }
+        pens = self._pens()
         outlines: list[tuple[QRectF, QColor, float]] = []
         while li < len(self._laid) and self._row_first[li] <= r1:
             line = self._layout_line(li)
-            base_row = self._row_first[li]
+            y_top = self._row_first[li] * rh + 4 + dy
+            if cached:
+                p.drawPixmap(QPointF(0, y_top), self._line_pixmap(li, line, pens))
+            else:
+                self._paint_line(p, li, line, y_top, pens)
             first = self._line_first[li]
-            flags = line.flags
-            labels = line.labels
             for k in range(len(line.xs)):
-                row = base_row + line.row_of[k]
-                if row < r0:
-                    continue
-                if row > r1:
-                    break
                 i = first + k
-                x = line.xs[k] + 4
-                y = row * rh + 4 + dy
-                w = line.widths[k]
-                rect = QRectF(x, y + 1, w, rh - 2)
-                f = flags[k]
-                if f & FLAG_SPECIAL:
-                    bg = th.special_bg
-                elif f & FLAG_NEUTRAL:
-                    bg = th.chunk_bg[i & 1]
-                else:
-                    bg = th.token_color(color_index(keys[i]), neighbour_variant(keys, i))
-                p.fillRect(rect, bg)
-                if f & FLAG_SPECIAL:
-                    pen = QPen(th.special_fg, 1.0, Qt.PenStyle.DashLine)
-                    p.setPen(pen)
-                    p.drawRect(rect.adjusted(0.5, 0.5, -0.5, -0.5))
-                elif f & FLAG_NEUTRAL:
-                    p.setPen(QPen(th.muted, 1.0))
-                    p.drawRect(rect.adjusted(0.5, 0.5, -0.5, -0.5))
-                if f & FLAG_LITERAL:
-                    p.setPen(QPen(th.literal, 2.0))
-                    p.drawLine(QPointF(x + 1, y + rh - 2), QPointF(x + w - 1, y + rh - 2))
-                tx = x + PAD
-                base = y + 1 + (rh - 2 - fm.height()) / 2 + self._ascent
-                for text, style in labels[k]:
-                    p.setPen(pens.get(style, th.text))
-                    p.drawText(QPointF(tx, base), text)
-                    rw = rc.get(text)
-                    if rw is None:
-                        rw = rc[text] = fm.horizontalAdvance(text)
-                    tx += rw
-                if i == sel:
-                    outlines.append((rect, th.selection, 2.5))
-                elif i == self.hover_index or (hl is not None and _overlaps(span_of(i), hl)):
-                    outlines.append((rect, th.hover, 2.0))
+                if i == sel or i == self.hover_index or hl is not None:
+                    if i == sel:
+                        color, width = th.selection, 2.5
+                    elif i == self.hover_index or _overlaps(span_of(i), hl):  # type: ignore[arg-type]
+                        color, width = th.hover, 2.0
+                    else:
+                        continue
+                    rect = QRectF(line.xs[k] + 4, y_top + line.row_of[k] * rh + 1, line.widths[k], rh - 2)
+                    outlines.append((rect, color, width))
             li += 1
         for rect, color, width in outlines:
             p.setPen(QPen(color, width))
