@@ -275,8 +275,11 @@ def compare_bert(ours: Any, ref: Any, text: str) -> str:
     ):
         if a != b:
             return f"{field} differ {_diff(a, b)}"
-    if ours.decode(enc.ids) != ref.decode(r.ids):
-        return f"decode differs: {ours.decode(enc.ids)[:60]!r} vs {ref.decode(r.ids)[:60]!r}"
+    for skip in (True, False):
+        a = ours.decode(enc.ids, skip_special_tokens=skip)
+        b = ref.decode(r.ids, skip_special_tokens=skip)
+        if a != b:
+            return f"decode (skip_special_tokens={skip}) differs: {a[:60]!r} vs {b[:60]!r}"
     return ""
 
 
