@@ -241,6 +241,19 @@ class TestSlider:
             for wi, word in enumerate(result.words):
                 assert result.segmentation_at(k, wi) == _replay(tuple(word), result.merges[:k]), (k, word)
 
+    def test_cursor_moves_back_and_forth(self, result) -> None:
+        # the slider keeps state for the last k; any order of moves must give fresh answers
+        n = result.num_merges
+        for k in [n, 0, 7, 6, n // 2, 3, n, 1, 1, n - 1]:
+            segs = result.segmentations_at(k)
+            assert segs == [_replay(tuple(w), result.merges[:k]) for w in result.words], k
+            fresh: Counter = Counter()
+            for seg, c in zip(segs, result.word_counts):
+                for p in zip(seg, seg[1:]):
+                    fresh[p] += c
+            got = {(result.id_to_token[a], result.id_to_token[b]): v for (a, b), v in result.pair_counts_at(k).items()}
+            assert got == dict(fresh), k
+
     def test_corpus_tokens_per_k(self, result) -> None:
         for k in (0, 5, result.num_merges):
             segs = result.segmentations_at(k)

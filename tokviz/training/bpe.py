@@ -432,6 +432,8 @@ class BpeResult:
         # the slider's cursor: pair counts at step _cur_k, moved by the words each merge touched
         self._cur_k: int | None = None
         self._cur_counts: dict[tuple[int, int], int] = {}
+        self._seg_k: int | None = None
+        self._seg: list[list[str]] = []
         self._probe_cache: dict[int, Any] = {}
         # vocab size after k merges (duplicates do not grow it)
         sizes = [n_base]
@@ -506,10 +508,26 @@ class BpeResult:
         return [t[i] for i in self.word_ids_at(k, word_index)]
 
     def segmentations_at(self, k: int) -> list[list[str]]:
-        """Every corpus word (in `words` order) as tokens after the first k merges."""
+        """Every corpus word (in `words` order) as tokens after the first k merges.
+
+        Like the pair counts, the list is kept for the last k and moved by the words the merges
+        in between touched.
+        """
         self._check_k(k)
         t = self.id_to_token
-        return [[t[i] for i in self.word_ids_at(k, wi)] for wi in range(len(self.words))]
+        n_words = len(self.words)
+        if self._seg_k is None or self._touched_by is None or not self._hist_k:
+            seg = [[t[i] for i in self.word_ids_at(k, wi)] for wi in range(n_words)]
+        else:
+            lo, hi = min(self._seg_k, k), max(self._seg_k, k)
+            changed: set[int] = set()
+            for j in range(lo, hi):
+                changed.update(self._touched_by[j])
+            seg = self._seg
+            for wi in changed:
+                seg[wi] = [t[i] for i in self.word_ids_at(k, wi)]
+        self._seg_k, self._seg = k, seg
+        return list(seg)
 
     def corpus_tokens_at(self, k: int) -> int:
         """Number of tokens in the whole training corpus after the first k merges."""
@@ -636,9 +654,39 @@ class BpeResult:
         if tok is None:
             if len(self._probe_cache) > 16:
                 self._probe_cache.clear()
-            tok = self.tokenizer(num_merges=k)
+            tok = self._tokenizer_with_merges(k)
             self._probe_cache[k] = tok
         return tok.encode(text, add_special_tokens=False)
+
+    def _tokenizer_with_merges(self, k: int) -> Any:
+        # The full pipeline is loaded once; each k only gets a new BPE model (same vocab, first
+        # k merges) put into a Tokenizer with the same components.
+        base = self._probe_cache.get(-1)
+        if base is None:
+            base = self.tokenizer()
+            self._probe_cache[-1] = base
+        if type(self) is not BpeResult:
+            return self.tokenizer(num_merges=k)
+        from ..engine.models.bpe import BPE
+        from ..engine.tokenizer import Tokenizer
+
+        tr = self.trainer
+        model = BPE(
+            self.token_to_id,
+            _dedup_last(self.merges[:k]),
+            unk_token=tr.unk_token,
+            continuing_subword_prefix=tr.continuing_subword_prefix,
+            end_of_word_suffix=tr.end_of_word_suffix,
+        )
+        return Tokenizer(
+            model,
+            normalizer=base.normalizer,
+            pre_tokenizer=base.pre_tokenizer,
+            post_processor=base.post_processor,
+            decoder=base.decoder,
+            added_tokens=base.added_tokens,
+            special_policy=base.special_policy,
+        )
 
 
 def _dedup_last(merges: list[tuple[str, str]]) -> list[tuple[str, str]]:

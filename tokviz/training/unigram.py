@@ -487,7 +487,8 @@ class UnigramTrainer:
             keep, losses = self._prune(pieces, logp, keep_always, lattice, weights, desired, prune_cache)
             removed_idx = np.nonzero(~keep)[0]
             order = np.argsort(-losses[removed_idx], kind="stable")
-            removed = tuple((pieces[i], float(losses[i])) for i in removed_idx[order])
+            # a piece Viterbi never uses loses nothing by the approximation: report 0.0, not -inf
+            removed = tuple((pieces[i], float(losses[i]) if np.isfinite(losses[i]) else 0.0) for i in removed_idx[order])
             pieces, logp, keep_always, lattice = _select(pieces, logp, keep_always, lattice, keep)
             yield PruneRound(rnd, before, len(pieces), removed, ll)
             rnd += 1
