@@ -107,6 +107,17 @@ class TestLattice:
             assert mass == pytest.approx(1.0, abs=1e-6)
 
 
+    def test_hover_names_the_node_under_the_mouse(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
+        res = _show(qtbot, tab, sp_test, "Hello world")
+        canvas = tab.lattice.canvas
+        k = res.viterbi.nodes[-1]
+        hovered = []
+        canvas.node_hovered.connect(hovered.append)
+        qtbot.mouseMove(canvas, canvas._rects[k].center().toPoint())
+        qtbot.waitUntil(lambda: bool(hovered), timeout=3000)
+        assert hovered[-1] == k and canvas.picture.nodes[k].piece == res.viterbi.pieces[-1]
+
+
 class TestSampling:
     def test_unigram_histogram_sums_to_n(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
         _show(qtbot, tab, sp_test, "Hello world")

@@ -313,6 +313,9 @@ class TrainTab(QWidget):
             # First visit: show something real right away (the toy corpus trains in milliseconds).
             self._auto_started = True
             self.vm.load_toy_corpus()
+            # character BPE reads best on the toy corpus (the seed's low/lower/newest examples)
+            self.algo.setCurrentIndex(self.algo.findData("bpe-char"))
+            self.vocab.setValue(100)
             self.start_training()
 
     def config(self) -> TrainConfig:
@@ -560,7 +563,7 @@ class TrainTab(QWidget):
     def set_theme(self, theme) -> None:  # noqa: ANN001
         for w in (self.words, self.probe_view, self.cut_view):
             w.set_theme(theme)
-        self.chart.apply_palette(theme.dark)
+        self.chart.apply_palette(theme.dark, base=theme.base, text=theme.text)
 
 
 def _h(s: str) -> str:

@@ -68,18 +68,26 @@ class SeriesChart(pg.GraphicsLayoutWidget):
         self._plots: list[pg.PlotItem] = []
         self._cursors: list[pg.InfiniteLine] = []
         self._dark = False
+        self._last = None
         self.apply_palette()
 
-    def apply_palette(self, dark: bool | None = None) -> None:
+    def apply_palette(self, dark: bool | None = None, *, base: QColor | None = None, text: QColor | None = None) -> None:
+        """Colors from the theme (or the widget palette); redraws the current series."""
         pal = self.palette()
         if dark is not None:
             self._dark = dark
-        self.setBackground(pal.color(QPalette.ColorRole.Base))
-        self._fg = pal.color(QPalette.ColorRole.Text)
+        self._bg = QColor(base) if base is not None else pal.color(QPalette.ColorRole.Base)
+        self._fg = QColor(text) if text is not None else pal.color(QPalette.ColorRole.Text)
+        self.setBackground(self._bg)
+        if getattr(self, "_last", None) is not None:
+            x, groups, kw = self._last
+            self.set_series(x, groups, **kw)
 
     def set_series(self, x: Sequence[float], groups: Sequence[Sequence[tuple[str, Sequence[float]]]], *,
                    x_label: str, y_labels: Sequence[str]) -> None:
         """``groups``: one list of (name, values) per stacked plot."""
+        self._last = (x, groups, {"x_label": x_label, "y_labels": y_labels})
+        cursor = self._cursors[0].value() if self._cursors and self._cursors[0].isVisible() else None
         self.clear()
         self._plots = []
         self._cursors = []
@@ -118,6 +126,8 @@ class SeriesChart(pg.GraphicsLayoutWidget):
             p.addItem(cur)
             self._cursors.append(cur)
             self._plots.append(p)
+        if cursor is not None and self._last is not None:
+            self.set_cursor(cursor)
 
     def set_cursor(self, x: float | None) -> None:
         for c in self._cursors:
