@@ -97,7 +97,7 @@ class TestInspectViewModel:
         rec = _Recording(gpt2)
         vm.set_tokenizer(rec)
         encoded(qtbot, vm)
-        huge = "All work and no play makes Jack a dull boy. 1234\n" * 12000  # ~600 KB
+        huge = "".join(f"All work and no play makes Jack a dull boy, day {i * 7919 % 100003}.\n" for i in range(11000))
         seen: list[tuple[bool, int]] = []
         vm.encoding_changed.connect(lambda u: seen.append((u.partial, len(u.encoding.text))))
         vm.set_text(huge)

@@ -236,7 +236,8 @@ class InspectViewModel(QObject):
             allowed = self._allowed_special()
             base = self.update if (self.incremental and self.update is not None and not self.update.partial) else None
             base_text = self._base_text
-            if base is None and len(text) > PREVIEW_MIN_CHARS:
+            # a long text that is new (or a big paste) gets a preview of its start
+            if len(text) > PREVIEW_MIN_CHARS and (base is None or abs(len(text) - len(base_text)) > PREVIEW_CHARS):
                 self._request_preview(tok, text, add, allowed)
             special_re = self._special_re
             return self._make_job(tok, text, add, allowed, base, base_text, special_re)
