@@ -1,6 +1,7 @@
 """Start the app: ``tokviz`` / ``tokviz gui`` (interactive) or ``tokviz gui --screenshot FILE`` (render and exit).
 
-Screenshot mode (for docs and bug reports) uses the offscreen platform unless one is set, waits
+``TOKVIZ_THEME=light|dark`` forces a theme (handy for screenshots). Screenshot mode (for docs
+and bug reports) uses the offscreen platform unless one is set, waits
 until the tokenizer is loaded and the text encoded, selects a token so the card is filled, saves
 the window as PNG and returns 0 (2 with a one-line message when something failed).
 """
@@ -103,6 +104,9 @@ def run_app(args: argparse.Namespace) -> int:
         window.load_tokenizer(Path(tok), name=Path(tok).name)
     elif not restored:
         window.load_default()
+    forced = os.environ.get("TOKVIZ_THEME", "").lower()
+    if forced in ("light", "dark", "system"):
+        window.apply_theme(forced)
     tab = getattr(args, "tab", None)
     if tab:
         names = [window.tabs.tabText(i).lower() for i in range(window.tabs.count())]
