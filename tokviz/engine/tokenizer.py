@@ -239,7 +239,7 @@ def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos
             if cs == ce and cs < len(bpos.text):
                 # SentencePiece gives the leading byte pieces of a character an empty char
                 # span at its start: their bytes are still that character's
-                be = bpos.at(cs + 1)
+                be = bs + len(bpos.text[cs].encode("utf-8"))  # (no backward move of bpos)
             start = cursor if bs <= cursor < be else bs
             end = min(start + 1, be) if be > start else start
             out.append((start, end))
