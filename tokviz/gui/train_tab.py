@@ -78,6 +78,7 @@ class TrainTab(QWidget):
         lanes = getattr(inspect_vm, "_lanes", None)  # share the Inspect lanes: one "busy" for the app
         self.vm = TrainViewModel(self, inspect=inspect_vm, lanes=lanes)
         self._auto_started = False
+        self._land_on_first = False
         self._syncing_corpus = False
 
         # ---------------------------------------------------------------- left: corpus and options
@@ -217,9 +218,9 @@ class TrainTab(QWidget):
         prow = QHBoxLayout()
         prow.addWidget(_header("Probe", ""))
         prow.addWidget(self.probe_edit, 1)
-        prow.addWidget(self.probe_info)
         pl.addLayout(prow)
         pl.addWidget(self.probe_view)
+        pl.addWidget(self.probe_info)
         self.chart = SeriesChart()
         self.export_chart_button = QPushButton("Export chart…")
         self.export_chart_button.setToolTip("Save the chart as PNG or SVG")
@@ -316,6 +317,7 @@ class TrainTab(QWidget):
             # character BPE reads best on the toy corpus (the seed's low/lower/newest examples)
             self.algo.setCurrentIndex(self.algo.findData("bpe-char"))
             self.vocab.setValue(100)
+            self._land_on_first = True  # show merge 1 and the counts that chose it
             self.start_training()
 
     def config(self) -> TrainConfig:
@@ -407,6 +409,9 @@ class TrainTab(QWidget):
             self.slider.slider.blockSignals(False)
             self.slider.setVisible(True)
             self.table_stack.setCurrentWidget(self.pairs)
+            if self._land_on_first and res.num_merges:
+                self._land_on_first = False
+                self.slider.set_value(1)
             series = res.chart_series()
             self.chart.set_series(
                 series["k"],
@@ -483,7 +488,7 @@ class TrainTab(QWidget):
         touched = sum(1 for w in view.words if w.touched)
         if run.is_merge_based:
             tail = f" · ▸ {touched} contain the new token" if view.merge is not None else ""
-            what = f"after {view.k:,} merges{tail}"
+            what = f"after {view.k:,} merge{'' if view.k == 1 else 's'}{tail}"
         else:
             what = "Viterbi segmentation under the final model"
         self.words_box.header.setText(

@@ -373,7 +373,8 @@ class TrainViewModel(QObject):
         self.run = run
         self.step = -1
         emit(self.training_finished, run)
-        self.set_step(run.num_steps if run.is_merge_based else 0)
+        if self.step == -1:  # a listener may already have asked for another step
+            self.set_step(run.num_steps if run.is_merge_based else 0)
 
     # ------------------------------------------------------------------ the merge slider
     def set_step(self, k: int, *, force: bool = False) -> None:

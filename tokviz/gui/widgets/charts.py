@@ -117,6 +117,8 @@ class SeriesChart(pg.GraphicsLayoutWidget):
             if len(group) > 1:
                 # the key goes in the title, where it never hides a curve
                 p.setTitle("&nbsp;&nbsp;".join(keys), size="9pt")
+            if len(x):
+                p.setXRange(min(x), max(x), padding=0.01)
             if first is None:
                 first = p
             else:
