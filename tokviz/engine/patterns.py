@@ -5,8 +5,12 @@ HF tokenizers compile ``Split``/``Replace`` patterns with Oniguruma (Ruby syntax
 quantifiers and atomic groups. The differences that matter are handled here, once:
 
 * Ruby syntax makes ``^``/``$`` line anchors; we compile with ``MULTILINE`` so they agree.
-* A pattern from a file may backtrack catastrophically; every search runs with the `regex`
-  module's ``timeout`` and raises `PatternTimeoutError` naming the pattern instead of hanging.
+* A pattern from a file may backtrack catastrophically; a search with such a pattern runs with
+  the `regex` module's ``timeout`` and raises `PatternTimeoutError` naming the pattern instead of
+  hanging. The timeout costs about as much as the search itself, so it is only armed for
+  patterns that *can* backtrack exponentially (`may_backtrack`: a repeated group that contains
+  a quantifier or an alternation, or a backreference); the real tokenizer patterns (GPT-2,
+  cl100k, o200k, Qwen) have none and run at full speed.
 * A pattern that does not compile raises `TokvizFormatError` naming the pattern.
 * The `regex` module knows a newer Unicode than Oniguruma: characters HF sees as unassigned
   (`unicode_tables.UNKNOWN_TO_HF_REGEX`) are replaced by a noncharacter before matching
@@ -45,6 +49,9 @@ __all__ = [
     "pattern_to_json",
     "search_timeout",
     "hf_regex_view",
+    "isolated_spans",
+    "isolated_strings",
+    "may_backtrack",
 ]
 
 Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
@@ -68,6 +75,96 @@ class PatternTimeoutError(TokvizFormatError):
 
 def search_timeout(length: int) -> float:
     return TIMEOUT_BASE + TIMEOUT_PER_CHAR * length
+
+
+def _quantifier_at(p: str, i: int) -> tuple[int, bool]:
+    """Length of the quantifier starting at ``p[i]`` (0 if none) and whether it repeats (> 1)."""
+    if i >= len(p):
+        return 0, False
+    c = p[i]
+    if c in "*+":
+        return 1, True
+    if c == "?":
+        return 1, False
+    if c == "{":
+        m = regex.match(r"\{(\d*)(,?)(\d*)\}", p[i:])
+        if m and (m.group(1) or m.group(3)):
+            hi = m.group(3)
+            repeats = bool(m.group(2)) and (not hi or int(hi) > 1) or (not m.group(2) and int(m.group(1)) > 1)
+            return m.end(), repeats
+    return 0, False
+
+
+@lru_cache(maxsize=256)
+def may_backtrack(pattern: str) -> bool:
+    r"""Conservative test for exponential backtracking: a repeated group whose body has a
+    quantifier or an alternation (``(a+)+``, ``(a|aa)*``), or a backreference.
+
+    >>> may_backtrack(r"(a|aa)+$"), may_backtrack(r"'s|'t| ?\p{L}+|\s+(?!\S)|\s+")
+    (True, False)
+    """
+    stack: list[list[bool]] = [[False, False]]  # per open group: [has_quantifier, has_alternation]
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if (nxt.isdigit() and nxt != "0") or nxt in ("k", "g"):
+                return True  # backreference
+            if nxt in ("p", "P", "x", "u", "N") and pattern[i + 2 : i + 3] == "{":
+                j = pattern.find("}", i)
+                i = j + 1 if j > 0 else n
+            else:
+                i += 2
+            q, _ = _quantifier_at(pattern, i)
+            if q:
+                stack[-1][0] = True
+                i += q
+            continue
+        if c == "[":
+            j = i + 1
+            depth = 1
+            while j < n and depth:
+                if pattern[j] == "\\":
+                    j += 2
+                    continue
+                if pattern[j] == "[" and j > i + 1:
+                    depth += 1
+                elif pattern[j] == "]" and j > i + 1 + (pattern[i + 1 : i + 2] == "^"):
+                    depth -= 1
+                j += 1
+            i = j
+            q, _ = _quantifier_at(pattern, i)
+            if q:
+                stack[-1][0] = True
+                i += q
+            continue
+        if c == "(":
+            stack.append([False, False])
+            i += 1
+            if pattern[i : i + 1] == "?":  # group syntax, not a quantifier
+                i += 1
+            continue
+        if c == ")":
+            inner = stack.pop() if len(stack) > 1 else [False, False]
+            i += 1
+            q, repeats = _quantifier_at(pattern, i)
+            if repeats and (inner[0] or inner[1]):
+                return True
+            parent = stack[-1]
+            parent[0] = parent[0] or inner[0] or bool(q)
+            parent[1] = parent[1] or inner[1]
+            i += q
+            continue
+        if c == "|":
+            stack[-1][1] = True
+        else:
+            q, _ = _quantifier_at(pattern, i + 1)
+            if q:
+                stack[-1][0] = True
+                i += q
+        i += 1
+    return False
 
 
 @lru_cache(maxsize=256)
@@ -120,8 +217,9 @@ def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int
     append = out.append
     prev = 0
     last_end = -1
+    timeout = search_timeout(len(text)) if may_backtrack(compiled.pattern) else None
     try:
-        for m in compiled.finditer(hf_regex_view(text), timeout=search_timeout(len(text))):
+        for m in compiled.finditer(hf_regex_view(text), timeout=timeout):
             s, e = m.span()
             if s == e and s == last_end:
                 # Oniguruma (like Rust's regex) never reports an empty match right where the
@@ -154,6 +252,67 @@ def find_char_matches(pred: Callable[[str], bool], text: str) -> list[tuple[int,
     if last < len(text):
         out.append((last, len(text), False))
     return out
+
+
+def isolated_spans(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """The non-empty pieces of ``Isolated`` splitting (matches and the gaps between them).
+
+    The hot path of ByteLevel/Split: same result as ``split_spans(find_matches(...), "Isolated")``
+    without the empty spans.
+    """
+    if not text:
+        return []
+    out: list[tuple[int, int]] = []
+    append = out.append
+    prev = 0
+    last_end = -1
+    timeout = search_timeout(len(text)) if may_backtrack(compiled.pattern) else None
+    try:
+        for m in compiled.finditer(hf_regex_view(text), timeout=timeout):
+            s, e = m.span()
+            if s == e and s == last_end:
+                continue  # Oniguruma's empty-match rule, as in find_matches
+            last_end = e
+            if prev != s:
+                append((prev, s))
+            if s != e:  # an empty match makes no piece, but it does cut the gap before it
+                append((s, e))
+            prev = e
+    except TimeoutError:
+        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+    if prev != len(text):
+        append((prev, len(text)))
+    return out
+
+
+def isolated_strings(compiled: regex.Pattern[str], text: str) -> list[str]:
+    """The non-empty ``Isolated`` pieces of ``text`` as strings that tile it (fastest form).
+
+    One C-level ``findall`` when the matches cover the text (always, for the byte-level patterns);
+    otherwise the pieces of `isolated_spans`. Honours the same timeout policy and Unicode-version
+    hiding as `find_matches`.
+    """
+    if not text:
+        return []
+    if compiled.groups == 0:
+        view = hf_regex_view(text)
+        timeout = search_timeout(len(text)) if may_backtrack(compiled.pattern) else None
+        try:
+            found = compiled.findall(view, timeout=timeout)
+        except TimeoutError:
+            raise PatternTimeoutError(compiled.pattern, len(text)) from None
+        if sum(map(len, found)) == len(text):
+            if "" in found:
+                found = [f for f in found if f]
+            if view is not text:
+                out: list[str] = []
+                pos = 0
+                for f in found:
+                    out.append(text[pos : pos + len(f)])
+                    pos += len(f)
+                return out
+            return found
+    return [text[s:e] for s, e in isolated_spans(compiled, text)]
 
 
 def char_class_regex(class_body: str) -> regex.Pattern[str]:

@@ -20,7 +20,8 @@ from typing import Any, overload
 
 from ..byte_alphabet import BYTE_TO_CHAR
 from ..errors import TokvizFormatError
-from ..patterns import compile_pattern, find_matches
+from ..normalizers.basic import prepend
+from ..patterns import compile_pattern, isolated_spans, isolated_strings
 from ..text import NormalizedText, make_text
 from . import PreTokenizer
 from .split import split_piece
@@ -73,36 +74,57 @@ class Gathered(Sequence[int]):
         return f"Gathered({list(self)!r})"
 
 
-def _proxy(text: str) -> tuple[str, array]:
-    """Proxy text of a non-ASCII chunk and, per proxy char, the index of its source character."""
+def _proxy(text: str) -> tuple[str, array | None]:
+    """Proxy text of a chunk and, for a non-ASCII chunk, the index of each proxy char's source
+    character (``None``: ASCII, 1:1)."""
     hit = _proxy_cache.get(text)
     if hit is not None:
         return hit
-    data = text.encode("utf-8")
-    proxy = data.decode("latin-1").translate(_LATIN1_TO_PROXY)
-    # running count of lead bytes, minus one: the index of the character each byte belongs to
-    idx = array("l", accumulate(data.translate(_LEAD), initial=-1))[1:]
+    if text.isascii():
+        result: tuple[str, array | None] = (text.translate(_LATIN1_TO_PROXY), None)
+    else:
+        data = text.encode("utf-8")
+        proxy = data.decode("latin-1").translate(_LATIN1_TO_PROXY)
+        # running count of lead bytes, minus one: the index of the character each byte belongs to
+        result = (proxy, array("l", accumulate(data.translate(_LEAD), initial=-1))[1:])
     if len(_proxy_cache) >= _CACHE_LIMIT:
         _proxy_cache.clear()
-    _proxy_cache[text] = result = (proxy, idx)
+    _proxy_cache[text] = result
     return result
 
 
 def to_byte_level(chunk: NormalizedText) -> NormalizedText:
     """The chunk with its text replaced by the proxy characters of its UTF-8 bytes."""
-    text = chunk.text
-    if text.isascii():
+    proxy, idx = _proxy(chunk.text)
+    if idx is None:
         # 1:1 — the alignment (identity or not) is unchanged
-        return make_text(chunk.original, text.translate(_LATIN1_TO_PROXY), chunk.orig_start, chunk.orig_end, chunk.starts, chunk.ends)
-    proxy, idx = _proxy(text)
+        return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, chunk.starts, chunk.ends)
     if chunk.starts is None:
         o = chunk.orig_start
-        n = len(text)
+        n = len(chunk.text)
         starts: Sequence[int] = range(o, o + n)
         ends: Sequence[int] = range(o + 1, o + n + 1)
     else:
         starts, ends = chunk.starts, chunk.ends  # type: ignore[assignment]
     return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, Gathered(starts, idx), Gathered(ends, idx))
+
+
+def _identity_chunks(piece: NormalizedText, parts: list[str], out: list[NormalizedText]) -> None:
+    """Byte-level chunks of an unnormalized piece cut into ``parts`` (strings that tile it), in
+    one pass: one object per chunk, proxy text and byte->char index from the per-text cache."""
+    original = piece.original
+    a = piece.orig_start
+    append = out.append
+    cache_get = _proxy_cache.get
+    for t in parts:
+        hit = cache_get(t)
+        proxy, idx = hit if hit is not None else _proxy(t)
+        b = a + len(t)
+        if idx is None:
+            append(make_text(original, proxy, a, b))
+        else:
+            append(make_text(original, proxy, a, b, Gathered(range(a, b), idx), Gathered(range(a + 1, b + 1), idx)))
+        a = b
 
 
 class ByteLevel(PreTokenizer):
@@ -122,23 +144,37 @@ class ByteLevel(PreTokenizer):
         self.use_regex = use_regex
         self._compiled = compile_pattern(GPT2_PATTERN)
 
+    def _prepared(self, piece: NormalizedText) -> NormalizedText:
+        if self.add_prefix_space and not piece.text.startswith(" "):
+            return prepend(piece, " ")
+        return piece
+
     def split(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         """The first half of `pre_tokenize`: prefix space and regex split, before the byte mapping."""
         out: list[NormalizedText] = []
-        compiled = self._compiled
         for piece in pieces:
-            if not piece.text:
-                continue
-            if self.add_prefix_space and not piece.text.startswith(" "):
-                piece = piece.prepend(" ")
-            if self.use_regex:
-                out += split_piece(piece, [(s, e) for s, e, _ in find_matches(compiled, piece.text)])
-            else:
-                out.append(piece)
+            if piece.text:
+                piece = self._prepared(piece)
+                if self.use_regex:
+                    out += split_piece(piece, isolated_spans(self._compiled, piece.text))
+                else:
+                    out.append(piece)
         return out
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        return [to_byte_level(c) for c in self.split(pieces)]
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            if not piece.text:
+                continue
+            piece = self._prepared(piece)
+            if piece.starts is None:
+                parts = isolated_strings(self._compiled, piece.text) if self.use_regex else [piece.text]
+                _identity_chunks(piece, parts, out)
+            elif self.use_regex:
+                out += [to_byte_level(c) for c in split_piece(piece, isolated_spans(self._compiled, piece.text))]
+            else:
+                out.append(to_byte_level(piece))
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> ByteLevel:

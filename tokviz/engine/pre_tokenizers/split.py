@@ -13,7 +13,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import TokvizFormatError
-from ..patterns import BEHAVIORS, compile_pattern, find_matches, pattern_from_json, pattern_to_json, split_spans
+from ..patterns import (
+    BEHAVIORS,
+    compile_pattern,
+    find_matches,
+    isolated_spans,
+    isolated_strings,
+    pattern_from_json,
+    pattern_to_json,
+    split_spans,
+)
 from ..text import NormalizedText, make_text
 from . import PreTokenizer
 
@@ -67,7 +76,19 @@ class Split(PreTokenizer):
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         compiled = self._compiled
         out: list[NormalizedText] = []
+        fast = self.behavior == "Isolated"  # invert changes nothing for Isolated
         for piece in pieces:
+            if fast:
+                if piece.starts is None:
+                    original = piece.original
+                    a = piece.orig_start
+                    for t in isolated_strings(compiled, piece.text):
+                        b = a + len(t)
+                        out.append(make_text(original, t, a, b))
+                        a = b
+                else:
+                    out += split_piece(piece, isolated_spans(compiled, piece.text))
+                continue
             matches = find_matches(compiled, piece.text)
             if self.invert:
                 matches = [(s, e, not m) for s, e, m in matches]
