@@ -63,6 +63,11 @@ class SentencePieceBPE(Model):
         for i, (p, t) in enumerate(zip(self.pieces, self.types)):
             if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED):
                 self._mergeable[p] = (self.scores[i], i, t == PieceType.UNUSED)
+        # piece -> id for what a symbol can be without PieceToId's reserved-first rule mattering
+        # (reserved pieces that are also mergeable strings are looked up the slow way)
+        reserved = {p for p, t in zip(self.pieces, self.types)
+                    if t not in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)}
+        self._plain_ids = {p: i for p, (_, i, _) in self._mergeable.items() if p not in reserved}
         ud = sorted(self.spm.user_defined, key=len, reverse=True)
         self._ud_regex = regex.compile("|".join(regex.escape(u) for u in ud)) if ud else None
         self._chunker = self._make_chunker()
@@ -217,6 +222,17 @@ class SentencePieceBPE(Model):
         out: list[tuple[int, int, int]] = []
         piece_to_id = self.spm.piece_to_id
         i = 0
+        if not rev_merge:
+            # no UNUSED piece was formed: every symbol is its own piece
+            lookup = self._plain_ids.get
+            while i != -1:
+                w = syms[i]
+                pid = lookup(w)
+                if pid is None:
+                    pid = piece_to_id(w)
+                out.append((pid, starts[i], starts[i] + len(w)))
+                i = nxt[i]
+            return out
         while i != -1:
             self._resegment(syms[i], starts[i], rev_merge, piece_to_id, out)
             i = nxt[i]

@@ -363,9 +363,14 @@ class SentencePieceText(NormalizedText):
     character, all but the last, have their empty span), not to HF's relative-offset quirk."""
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
-        if start == end and self.starts is not None:
+        starts = self.starts
+        if starts is None:
+            return NormalizedText.original_span(self, start, end)
+        if start < end:
+            return (starts[start], self.ends[end - 1])  # type: ignore[index]
+        if start == end:
             if start < len(self.text):
-                p = self.starts[start]
+                p = starts[start]
             else:
                 p = self.ends[-1] if self.text else self.orig_start  # type: ignore[index]
             return (p, p)
