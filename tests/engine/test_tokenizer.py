@@ -87,6 +87,8 @@ class TestEncode:
 
 TEXT = st.lists(st.sampled_from(list("hel owé日😀\n\t") + ["<|end|>", "  "]), max_size=30).map("".join)
 
+NORMALIZED_TEXT = st.lists(st.sampled_from(list("hel ow日😀\n") + ["ﬁ", "ＡＢ", "①", "e\u0301", "é", "<|end|>", "\u00a0"]), max_size=30).map("".join)
+
 
 class TestFastPathAgreesWithGeneralPath:
     """trace=True takes the general path (pre-tokenizer chunks); plain encode the fast one."""
@@ -102,6 +104,18 @@ class TestFastPathAgreesWithGeneralPath:
         assert fast.offsets == general.offsets
         assert fast.byte_offsets == general.byte_offsets
         assert fast.word_ids == general.word_ids
+        assert list(fast.stages.pre_tokens) == list(general.stages.pre_tokens)
+
+    @settings(max_examples=80, deadline=None)
+    @given(NORMALIZED_TEXT)
+    def test_same_encoding_with_normalization(self, text: str) -> None:
+        from tokviz.engine.normalizers import normalizer_from_json
+
+        tok = byte_level_tokenizer(normalizer=normalizer_from_json({"type": "NFKC"}))
+        fast = tok.encode(text)
+        general = tok.encode(text, trace=True)
+        assert (fast.ids, fast.tokens, fast.offsets) == (general.ids, general.tokens, general.offsets)
+        assert (fast.byte_offsets, fast.word_ids) == (general.byte_offsets, general.word_ids)
         assert list(fast.stages.pre_tokens) == list(general.stages.pre_tokens)
 
     @settings(max_examples=80, deadline=None)

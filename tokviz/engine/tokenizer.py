@@ -55,17 +55,22 @@ class TokenizerConfig:
 
 
 class _FastChunks:
-    """Chunks of one unnormalized byte-level segment as (text, start) columns; the PreTokens
-    (with proxy text) are built only when the stage is looked at."""
+    """Chunks of one byte-level segment as (text, start) columns; the PreTokens (with proxy text)
+    are built only when the stage is looked at. ``starts`` are original positions, or positions
+    in ``piece`` (normalized text) when ``piece`` is given."""
 
-    __slots__ = ("subs", "starts")
+    __slots__ = ("subs", "starts", "piece")
 
-    def __init__(self, subs: list[str], starts: list[int]) -> None:
+    def __init__(self, subs: list[str], starts: list[int], piece: NormalizedText | None = None) -> None:
         self.subs = subs
         self.starts = starts
+        self.piece = piece
 
     def pre_tokens(self) -> list[PreToken]:
-        return [PreToken(text_to_proxy(t), s, s + len(t)) for t, s in zip(self.subs, self.starts) if t]
+        if self.piece is None:
+            return [PreToken(text_to_proxy(t), s, s + len(t)) for t, s in zip(self.subs, self.starts) if t]
+        span = self.piece.original_span
+        return [PreToken(text_to_proxy(t), *span(s, s + len(t))) for t, s in zip(self.subs, self.starts) if t]
 
 
 class _PreTokens(Sequence[PreToken]):
@@ -385,17 +390,23 @@ class Tokenizer:
                 word += 1
                 continue
             segments.append(Segment(o_start, o_end, piece))
-            if fast is not None and piece.text == text[o_start:o_end]:
-                parts = fast(piece.text)
+            if fast is not None:
+                ptext = piece.text
+                identity = piece.starts is None or ptext == text[o_start:o_end]
+                base = o_start if identity else 0
+                parts = fast(ptext)
                 if parts and isinstance(parts[0], tuple):
-                    ptext = piece.text
                     subs = [ptext[s:e] for s, e in parts]  # type: ignore[misc]
-                    starts = [o_start + s for s, _ in parts]  # type: ignore[misc]
+                    starts = [base + s for s, _ in parts]  # type: ignore[misc]
                 else:
                     subs = parts  # type: ignore[assignment]
-                    starts = list(accumulate(map(len, subs), initial=o_start))
-                stage_parts.append(_FastChunks(subs, starts))
-                word = self._encode_fast(subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
+                    starts = list(accumulate(map(len, subs), initial=base))
+                if identity:
+                    stage_parts.append(_FastChunks(subs, starts))
+                    word = self._encode_fast(subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
+                else:
+                    stage_parts.append(_FastChunks(subs, starts, piece))
+                    word = self._encode_fast_normalized(piece, subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
                 continue
             chunks = pre_tokenizer.pre_tokenize([piece]) if pre_tokenizer is not None else [piece]
             stage_parts.append(chunks)
@@ -469,6 +480,62 @@ class Tokenizer:
             word += 1
         if not ascii_text:
             bpos.c, bpos.b = cur_c, cur_b
+        return word
+
+    def _encode_fast_normalized(
+        self,
+        piece: NormalizedText,
+        subs: list[str],
+        starts: list[int],
+        text: str,
+        bpos: _BytePos,
+        word: int,
+        out: _Columns,
+    ) -> int:
+        """The fast path for a byte-level segment that normalization changed somewhere.
+
+        Chunks are cut from the normalized text exactly as the pre-tokenizer cuts them. A chunk
+        whose characters map one to one onto the same characters of the original (most of them:
+        normalization usually touches a few characters) uses the cache like `_encode_fast`; any
+        other chunk is built as the pre-tokenizer builds it (slice + ByteLevel mapping) and its
+        offsets come from its own alignment.
+        """
+        from .pre_tokenizers.byte_level import to_byte_level
+
+        cache = self._fast_cache
+        ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
+        pst, pen = piece.starts, piece.ends
+        at = bpos.at
+        for sub, ns in zip(subs, starts):
+            n_sub = len(sub)
+            if not n_sub:
+                continue
+            cs, ce = pst[ns], pen[ns + n_sub - 1]  # type: ignore[index]
+            if ce - cs == n_sub and text[cs:ce] == sub:
+                entry = cache.get(sub)
+                if entry is None:
+                    entry = self._fast_entry(text, sub, cs, ce)
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[sub] = entry
+                c_ids, c_toks, rel, rel_bytes, _ = entry
+                ids.extend(c_ids)
+                tokens.extend(c_toks)
+                offsets.extend([(cs + a, cs + b) for a, b in rel])
+                bs = at(cs)
+                byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
+            else:
+                chunk = to_byte_level(piece.slice(ns, ns + n_sub))
+                entry = self._chunk_entry(chunk, text[chunk.orig_start : chunk.orig_end])
+                c_ids, c_toks = entry[0], entry[1]
+                ids.extend(c_ids)
+                tokens.extend(c_toks)
+                span = chunk.original_span
+                char_spans = [span(s, e) for _, s, e in entry[2]]
+                offsets.extend(char_spans)
+                byte_offsets.extend(_byte_spans(char_spans, c_toks, bpos))
+            word_ids.extend([word] * len(c_ids))
+            word += 1
         return word
 
     def _fast_entry(self, text: str, sub: str, start: int, end: int) -> tuple:
