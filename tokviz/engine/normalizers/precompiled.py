@@ -428,10 +428,11 @@ class SentencePieceNormalizer(Normalizer):
         self._special = frozenset(stop | multi1)
         # the space is only special because of the whitespace rules (unless a rule starts with it)
         self._space_is_plain = " " not in single and " " not in self._ud_by_first and " " not in multi1
-        plain = "[^" + _char_class(stop | multi1) + "]"
-        if multi1:
-            plain = f"(?:{plain}|[{_char_class(multi1)}](?![{_char_class(multi2)}]))"
-        self._plain_run = re.compile(plain + "+")
+        # One character class (fast to scan for): the stop characters and the second characters
+        # of longer rules; a longer rule can only start right before one of the latter.
+        self._stop = frozenset(stop)
+        self._multi1 = multi1
+        self._next_special = re.compile("[" + _char_class(stop | (multi2 if multi1 else set())) + "]")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
 
     def to_json(self) -> dict[str, Any]:
@@ -485,18 +486,33 @@ class SentencePieceNormalizer(Normalizer):
             out.append(ws)
             n2o.append(i)
         is_prev_space = remove
-        plain = self._plain_run.match
+        find = self._next_special.search
         escape = self.escape_whitespaces
         space_plain = self._space_is_plain
+        stop_set = self._stop
+        multi1 = self._multi1
         while i < n:
-            m = plain(s, i)
-            if m is not None:
-                j = m.end()
+            m = find(s, i)
+            j = n if m is None else m.start()
+            if j < n and s[j] not in stop_set:
+                # a possible second char of a longer rule: the rule would start at j - 1
+                if j > i and s[j - 1] in multi1:
+                    j -= 1
+                elif s[j] not in multi1:
+                    j += 1  # the char itself maps to itself; keep scanning after it
+                    out.append(s[i:j])
+                    n2o.extend(range(i, j))
+                    is_prev_space = False
+                    i = j
+                    continue
+            if j > i:
+                # a run of characters that map to themselves
                 out.append(s[i:j])
                 n2o.extend(range(i, j))
                 is_prev_space = False
                 i = j
-                continue
+                if i == n:
+                    break
             if space_plain and s[i] == " ":
                 if not is_prev_space:
                     out.append(ws)
