@@ -15,7 +15,10 @@ hex code points and ranges.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from collections.abc import Container
+from functools import lru_cache
 
 __all__ = [
     "CharSet",
@@ -29,6 +32,7 @@ __all__ = [
     "LOWERCASE_EXTRA",
     "WHITE_SPACE",
     "ranges_class",
+    "class_runs",
     "SCRIPT_NAMES",
     "script_of",
 ]
@@ -52,6 +56,28 @@ class CharSet:
         cp = ord(c)
         i = bisect_right(self.starts, cp) - 1
         return i >= 0 and cp <= self.ends[i]
+
+    @classmethod
+    def from_ranges(cls, ranges: list[tuple[int, int]] | list[list[int]]) -> CharSet:
+        return cls(" ".join(f"{a:x}" if a == b else f"{a:x}-{b:x}" for a, b in ranges))
+
+
+@lru_cache(maxsize=512)
+def _runs_regex(chars: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]+")
+
+
+def class_runs(text: str, members: Container[str]) -> list[tuple[int, int]]:
+    """Spans of the maximal runs of ``text`` made of characters in ``members``.
+
+    Fast for large texts and large classes: the distinct characters of the text are tested once
+    and only those present go into a (cached) small character class, because a regex class with
+    thousands of ranges costs microseconds per character.
+    """
+    present = frozenset(c for c in set(text) if c in members)
+    if not present:
+        return []
+    return [m.span() for m in _runs_regex(present).finditer(text)]
 
 
 def in_set(charset: CharSet, c: str) -> bool:

@@ -14,6 +14,7 @@ whole text. Two facts of HF's transform make that possible:
 from __future__ import annotations
 
 from array import array
+from collections.abc import Container
 from collections.abc import Sequence as SequenceABC
 from typing import Any
 
@@ -22,7 +23,7 @@ import regex
 from ..errors import TokvizFormatError
 from ..patterns import compile_pattern, find_matches, pattern_from_json, pattern_to_json
 from ..text import NormalizedText, make_text
-from ..unicode_tables import COMBINING_MARK, LOWERCASE_EXTRA, WHITE_SPACE, CharSet, ranges_class
+from ..unicode_tables import COMBINING_MARK, LOWERCASE_EXTRA, WHITE_SPACE, class_runs
 from . import Normalizer, normalizer_from_json
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "old_alignment",
     "remove_chars",
     "lowercase",
+    "extend_alignment",
 ]
 
 _WS = "".join(sorted(WHITE_SPACE))
@@ -48,6 +50,21 @@ def old_alignment(nt: NormalizedText) -> tuple[SequenceABC[int], SequenceABC[int
         n = len(nt.text)
         return range(o, o + n), range(o + 1, o + n + 1)
     return nt.starts, nt.ends  # type: ignore[return-value]
+
+
+_IOTA_CAP = 1 << 22  # cached 0..n-1 up to 4M entries (32 MB)
+_iota = array("q")
+
+
+def extend_alignment(arr: array, seq: SequenceABC[int]) -> None:
+    """``arr.extend(seq)``, at C speed when ``seq`` is a ``range`` (an unnormalized alignment)."""
+    global _iota
+    if type(seq) is range and seq.step == 1 and 0 <= seq.start and seq.stop <= _IOTA_CAP:
+        if seq.stop > len(_iota):
+            _iota = array("q", range(max(seq.stop, 2 * len(_iota), 1024)))
+        arr.extend(_iota[seq.start : seq.stop])
+    else:
+        arr.extend(seq)
 
 
 def splice(
@@ -69,30 +86,24 @@ def splice(
     for a, b, new, ns, ne in edits:
         if prev < a:
             parts.append(s[prev:a])
-            starts.extend(old_starts[prev:a])
-            ends.extend(old_ends[prev:a])
+            extend_alignment(starts, old_starts[prev:a])
+            extend_alignment(ends, old_ends[prev:a])
         parts.append(new)
         starts.extend(ns)
         ends.extend(ne)
         prev = b
     if prev < len(s):
         parts.append(s[prev:])
-        starts.extend(old_starts[prev:])
-        ends.extend(old_ends[prev:])
+        extend_alignment(starts, old_starts[prev:])
+        extend_alignment(ends, old_ends[prev:])
     return NormalizedText(nt.original, "".join(parts), nt.orig_start, nt.orig_end, starts, ends)
 
 
-def remove_chars(nt: NormalizedText, pattern: regex.Pattern[str]) -> NormalizedText:
-    """HF ``filter``: drop every character ``pattern`` matches; kept characters keep their alignment."""
-    edits = [(m.start(), m.end(), "", (), ()) for m in pattern.finditer(nt.text)]
-    return splice(nt, edits)
+def remove_chars(nt: NormalizedText, members: Container[str]) -> NormalizedText:
+    """HF ``filter``: drop every character in ``members``; kept characters keep their alignment."""
+    return splice(nt, [(a, b, "", (), ()) for a, b in class_runs(nt.text, members)])
 
 
-def _class_pattern(charset: CharSet) -> regex.Pattern[str]:
-    return regex.compile(f"[{ranges_class(charset)}]+")
-
-
-_MARKS = _class_pattern(COMBINING_MARK)
 _EXTRA_LOWER = regex.compile("[" + "".join(f"\\U{ord(c):08x}" for c in LOWERCASE_EXTRA) + "]")
 _lower_cache: dict[str, str] = {}
 
@@ -177,7 +188,7 @@ class StripAccents(_Simple):
     def normalize(self, text: NormalizedText) -> NormalizedText:
         if text.text.isascii():
             return text
-        return remove_chars(text, _MARKS)
+        return remove_chars(text, COMBINING_MARK)
 
 
 def _bool(obj: dict[str, Any], key: str, default: bool, owner: str) -> bool:

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import regex
-
 from ..errors import TokvizFormatError
 from ..text import NormalizedText
-from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, ranges_class
+from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, CharSet, class_runs
 from . import Normalizer
 from .basic import lowercase, old_alignment, remove_chars, splice
 from .unicode import _normalize
@@ -37,28 +35,28 @@ _CJK_RANGES = (
     (0xF900, 0xFAFF),
     (0x2F800, 0x2FA1F),
 )
-_CJK = regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _CJK_RANGES) + "]")
-# NUL and U+FFFD are in OTHER already (the table was taken from HF's behaviour)
-_CLEAN = regex.compile(f"[{ranges_class(OTHER)}]+")
+_CJK = CharSet.from_ranges(sorted(_CJK_RANGES))
 _SPACES = {ord(c): " " for c in WHITE_SPACE if c != " "}
-_NONSPACING = regex.compile(f"[{ranges_class(NONSPACING_MARK)}]+")
 
 
 def is_chinese_char(c: str) -> bool:
     """The CJK blocks BERT pads with spaces (BERT's ``_is_chinese_char``)."""
-    cp = ord(c)
-    return any(a <= cp <= b for a, b in _CJK_RANGES)
+    return c in _CJK
 
 
 def _pad_chinese(nt: NormalizedText) -> NormalizedText:
-    if nt.text.isascii() or _CJK.search(nt.text) is None:
+    text = nt.text
+    if text.isascii():
+        return nt
+    runs = class_runs(text, _CJK)
+    if not runs:
         return nt
     old_starts, old_ends = old_alignment(nt)
     edits = []
-    for m in _CJK.finditer(nt.text):
-        i = m.start()
-        sa, sb = old_starts[i], old_ends[i]
-        edits.append((i, i + 1, f" {m.group()} ", (sa, sa, sa), (sb, sb, sb)))
+    for a, b in runs:
+        for i in range(a, b):
+            sa, sb = old_starts[i], old_ends[i]
+            edits.append((i, i + 1, f" {text[i]} ", (sa, sa, sa), (sb, sb, sb)))
     return splice(nt, edits)
 
 
@@ -86,8 +84,7 @@ class BertNormalizer(Normalizer):
 
     def normalize(self, text: NormalizedText) -> NormalizedText:
         if self.clean_text:
-            if not text.text.isascii() or _CLEAN.search(text.text) is not None:
-                text = remove_chars(text, _CLEAN)
+            text = remove_chars(text, OTHER)
             spaced = text.text.translate(_SPACES)
             if spaced != text.text:
                 text = text.with_text(spaced)
@@ -96,7 +93,7 @@ class BertNormalizer(Normalizer):
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip and not text.text.isascii():
             text = _normalize(text, "NFD")
-            text = remove_chars(text, _NONSPACING)
+            text = remove_chars(text, NONSPACING_MARK)
         if self.lowercase:
             text = lowercase(text)
         return text

@@ -36,9 +36,9 @@ from bisect import bisect_right
 from functools import lru_cache
 from typing import Any, ClassVar
 
-import regex
-
 from ..text import NormalizedText
+from ..unicode_tables import CharSet, class_runs
+from .basic import extend_alignment
 from . import Normalizer
 
 __all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_with_changes"]
@@ -302,8 +302,8 @@ def _is_inert(c: str, form: str) -> bool:
 
 
 @lru_cache(maxsize=4)
-def _active_pattern(form: str) -> regex.Pattern[str]:
-    """Regex matching runs of characters that are not inert under ``form``."""
+def _active_set(form: str) -> CharSet:
+    """The characters that are not inert under ``form`` (a region must be processed around them)."""
     _compositions()
     cands: set[int] = set(ord(c) for c in _SECONDS)
     for a, b in zip(_U9_STARTS, _U9_ENDS):
@@ -320,10 +320,7 @@ def _active_pattern(form: str) -> regex.Pattern[str]:
     if form in ("NFD", "NFKD"):
         spans.append([_S_BASE, _S_BASE + _S_COUNT - 1])
         spans.sort()
-    cls = "".join(
-        f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in spans
-    )
-    return regex.compile(f"[{cls}]+")
+    return CharSet.from_ranges(spans)
 
 
 def _normalize(text: NormalizedText, form: str) -> NormalizedText:
@@ -331,8 +328,7 @@ def _normalize(text: NormalizedText, form: str) -> NormalizedText:
     if s.isascii() or unicodedata.is_normalized(form, s):
         return text
     regions: list[tuple[int, int]] = []
-    for m in _active_pattern(form).finditer(s):
-        a, b = m.span()
+    for a, b in class_runs(s, _active_set(form)):
         if a > 0:
             a -= 1  # the inert character before the run (it may compose with the run)
         regions.append((a, b))
@@ -351,8 +347,8 @@ def _normalize(text: NormalizedText, form: str) -> NormalizedText:
     for a, b in regions:
         if prev < a:
             new_text.append(s[prev:a])
-            starts.extend(old_starts[prev:a])
-            ends.extend(old_ends[prev:a])
+            extend_alignment(starts, old_starts[prev:a])
+            extend_alignment(ends, old_ends[prev:a])
         pos = a
         for ch, change in normalize_with_changes(s[a:b], form):
             if change > 0:
@@ -373,8 +369,8 @@ def _normalize(text: NormalizedText, form: str) -> NormalizedText:
         prev = b
     if prev < len(s):
         new_text.append(s[prev:])
-        starts.extend(old_starts[prev:])
-        ends.extend(old_ends[prev:])
+        extend_alignment(starts, old_starts[prev:])
+        extend_alignment(ends, old_ends[prev:])
     return NormalizedText(text.original, "".join(new_text), text.orig_start, text.orig_end, starts, ends)
 
 
