@@ -112,3 +112,37 @@ class TestReencode:
         old = gpt2.encode("abc")
         enc, splice = reencode(gpt2, "abc", old, "", add_special_tokens=True)
         assert splice is None and enc.ids == []
+
+
+class TestDiffSplice:
+    """When a normalizer rules out the window path, the full encode is diffed against the old one."""
+
+    @pytest.mark.parametrize("bundle", ["bert-base-uncased/tokenizer.json.gz", "claude-legacy/tokenizer.json.gz"])
+    def test_splice_rebuilds_the_new_encoding_from_the_old(self, bundle: str) -> None:
+        import tokviz
+        from tokviz.resources import resource_path
+
+        tok = tokviz.load(resource_path("bundles", *bundle.split("/")))
+        rng = random.Random(99)
+        text = TEXT
+        old = tok.encode(text)
+        spliced = 0
+        for _ in range(40):
+            pos = rng.randrange(len(text) + 1)
+            new_text = text[:pos] + rng.choice(PIECES + ["Ünïcödé", "ﬁ"]) + text[pos:]
+            enc, sp = reencode(tok, text, old, new_text, add_special_tokens=True)
+            full = tok.encode(new_text)
+            assert _same(enc, full) is None
+            if sp is not None:
+                spliced += 1
+                f, r, a = sp.first, sp.removed, sp.added
+                assert old.ids[:f] + list(enc.ids[f : f + a]) + old.ids[f + r :] == list(enc.ids)
+                assert list(old.offsets[:f]) == list(enc.offsets[:f])
+                d = len(new_text) - len(text)
+                tail_old = [(s + d, e + d) if e > s else (s, e) for s, e in old.offsets[f + r :]]
+                assert tail_old == list(enc.offsets[f + a :])
+                oc, nc = list(old.stages.pre_tokens), list(enc.stages.pre_tokens)
+                cf, cr, ca = sp.chunk_first, sp.chunk_removed, sp.chunk_added
+                assert [c.text for c in oc[:cf] + oc[cf + cr :]] == [c.text for c in nc[:cf] + nc[cf + ca :]]
+            old, text = enc, new_text
+        assert spliced > 30

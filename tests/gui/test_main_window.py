@@ -230,3 +230,48 @@ class TestScreenshotCommand:
             capture_output=True, text=True, env=env, timeout=180,
         )
         assert r.returncode == 2 and "no tab named" in r.stderr
+
+
+class TestLiveTyping:
+    def test_spliced_panes_equal_a_fresh_rebuild(self, window, qtbot, encoded) -> None:  # noqa: ANN001
+        from PySide6.QtGui import QTextCursor
+
+        text = "".join(f"line {i}: some words, numbers {i * 37} and 🙂 emoji\n" for i in range(120))
+        window.vm.set_text(text, from_editor=False)
+        encoded(qtbot, window.vm)
+        view, chunks = window.inspect.tokens, window.inspect.chunks
+        view.verticalScrollBar().setValue(view.verticalScrollBar().maximum() // 2)
+        view.viewport().repaint()
+        raw = window.inspect.raw
+        raw.setFocus()
+        splices = []
+        window.vm.encoding_changed.connect(lambda u: splices.append(u.splice))
+        for pos, keys in ((len(text) // 2, "xyz 42"), (100, "\r\rnew"), (len(text) - 3, "end")):
+            cur = raw.textCursor()
+            cur.setPosition(pos)
+            raw.setTextCursor(cur)
+            for ch in keys:  # \r: the Return key (a new line)
+                if ch == "\r":
+                    qtbot.keyClick(raw, Qt.Key.Key_Return)
+                else:
+                    qtbot.keyClick(raw, ch)
+            encoded(qtbot, window.vm)
+        qtbot.keyClick(raw, Qt.Key.Key_Backspace)
+        cur = raw.textCursor()
+        cur.setPosition(50)
+        cur.setPosition(260, QTextCursor.MoveMode.KeepAnchor)  # delete across several lines
+        raw.setTextCursor(cur)
+        qtbot.keyClick(raw, Qt.Key.Key_Delete)
+        encoded(qtbot, window.vm)
+        assert splices and any(s is not None for s in splices)
+
+        def snapshot(v):  # noqa: ANN001, ANN202
+            for li in range(len(v._laid)):
+                v._layout_line(li)
+            return v._line_first, [(ln.labels, ln.flags, ln.xs, ln.row_of) for ln in v._laid]
+
+        spliced = snapshot(view), snapshot(chunks)
+        view.rebuild()
+        chunks._rebuild()
+        assert (snapshot(view), snapshot(chunks)) == spliced
+        assert view.count() == len(window.vm.encoding.ids)

@@ -129,18 +129,102 @@ def reencode(
 ) -> tuple[Encoding, Splice | None]:
     """Encode ``new_text`` reusing ``old`` (the encoding of ``old_text``); return it and the splice.
 
-    The splice is None when the whole text was encoded again (every pane redraws).
+    When the window cannot be used (a normalizer changed the text, a prepended ▁, no
+    synchronisation) the whole text is encoded and the splice is found by comparing the two
+    encodings (`diff_splice`), so the panes still redraw only what changed. None means the
+    whole encoding changed.
     """
     edit = diff_edit(old_text, new_text)
-    if old.stages is None or not _identity_stages(old.stages) or not old_text or not new_text:
-        return full_encode(tokenizer, new_text, add_special_tokens=add_special_tokens, allowed_special=allowed_special), None
-    lines = context_lines
-    for _ in range(_MAX_TRIES):
-        result = _try_window(tokenizer, old_text, old, new_text, edit, lines, allowed_special)
-        if result is not None:
-            return result
-        lines *= 4
-    return full_encode(tokenizer, new_text, add_special_tokens=add_special_tokens, allowed_special=allowed_special), None
+    if old.stages is not None and _identity_stages(old.stages) and old_text and new_text:
+        lines = context_lines
+        for _ in range(_MAX_TRIES):
+            result = _try_window(tokenizer, old_text, old, new_text, edit, lines, allowed_special)
+            if result is not None:
+                return result
+            lines *= 4
+    new = full_encode(tokenizer, new_text, add_special_tokens=add_special_tokens, allowed_special=allowed_special)
+    if not old_text or not new_text:
+        return new, None
+    return new, diff_splice(old, new, edit)
+
+
+def _prefix_len(a: Sequence, b: Sequence, limit: int) -> int:
+    """Length of the common prefix of two sequences (binary search on C-level slice equality)."""
+    lo, hi = 0, min(len(a), len(b), limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _suffix_len(a: Sequence, b: Sequence, limit: int) -> int:
+    lo, hi = 0, min(len(a), len(b), limit)
+    la, lb = len(a), len(b)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid :] == b[lb - mid :]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def diff_splice(old: Encoding, new: Encoding, edit: Edit) -> Splice | None:
+    """Which tokens and chunks differ between two encodings of texts that differ by ``edit``.
+
+    Tokens are unchanged at the front while ids, vocab strings and offsets are equal, and at the
+    back while ids and vocab strings are equal and the offsets differ exactly by the edit's
+    length change (checked at the boundary token; the texts after the edit are equal). Same
+    for pre-token chunks. None when nothing can be reused.
+    """
+    n_old, n_new = len(old.ids), len(new.ids)
+    oi, ni = list(old.ids), list(new.ids)
+    ot, nt = list(old.tokens), list(new.tokens)
+    oo, no = list(old.offsets), list(new.offsets)
+    # front: identical tokens that end before the edit
+    p = min(_prefix_len(oi, ni, n_old), _prefix_len(ot, nt, n_old), _prefix_len(oo, no, n_old))
+    while p > 0 and no[p - 1][1] > edit.start:
+        p -= 1
+    # back: identical ids/vocab, offsets shifted by delta, starting after the edit
+    limit = min(n_old, n_new) - p
+    q = min(_suffix_len(oi, ni, limit), _suffix_len(ot, nt, limit))
+    d = edit.delta
+    while q > 0:
+        a, b = oo[n_old - q], no[n_new - q]
+        if a[0] >= edit.old_end and (a[0] + d, a[1] + d) == b:
+            break
+        q -= 1
+    # trailing post-processor tokens (empty spans) are equal but not shifted: accept them
+    if q and any(
+        oo[n_old - k] != (no[n_new - k][0] - d, no[n_new - k][1] - d) and oo[n_old - k] != no[n_new - k]
+        for k in range(1, q + 1)
+        if k <= 4
+    ):
+        q = 0
+    if p == 0 and q == 0:
+        return None
+    cf, cr, ca = 0, 0, 0
+    if old.stages is not None and new.stages is not None:
+        oc = [(c.text, c.start, c.end) for c in old.stages.pre_tokens]
+        nc = [(c.text, c.start, c.end) for c in new.stages.pre_tokens]
+        cp = _prefix_len(oc, nc, len(oc))
+        while cp > 0 and nc[cp - 1][2] > edit.start:
+            cp -= 1
+        ot_ = [c[0] for c in oc]
+        nt_ = [c[0] for c in nc]
+        cq = _suffix_len(ot_, nt_, min(len(oc), len(nc)) - cp)
+        while cq > 0:
+            a, b = oc[len(oc) - cq], nc[len(nc) - cq]
+            if a[1] >= edit.old_end and (a[1] + d, a[2] + d) == (b[1], b[2]):
+                break
+            cq -= 1
+        cf, cr, ca = cp, len(oc) - cp - cq, len(nc) - cp - cq
+    else:
+        return None
+    return Splice(p, n_old - p - q, n_new - p - q, cf, cr, ca)
 
 
 fallback_reason = 0  # which synchronisation check last failed (diagnostics for tests and the bench)

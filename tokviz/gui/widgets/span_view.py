@@ -213,20 +213,56 @@ class SpanView(QAbstractScrollArea):
         while l1 + 1 < n_lines and b > a and not source.is_break(b - 1):
             l1 += 1
             b = lf[l1 + 1] + delta
-        starts = [a]
-        for i in range(a, b - 1):
-            if source.is_break(i):
-                starts.append(i + 1)
-        if b <= a:
-            starts = []
+        old_end = lf[l1 + 1]
+        # Gather the region's items: unchanged ones reuse what their old (laid out) line knew,
+        # only the new items are spelled and measured.
+        labels: list[Label] = []
+        flags: list[int] = []
+        widths: list[float] = []
+        breaks: list[bool] = []
+        label_width = self._label_width
+
+        def take_old(j0: int, j1: int, shift: int) -> None:
+            lj = max(bisect_right(lf, j0) - 1, 0) if j0 < j1 else 0
+            j = j0
+            while j < j1:
+                line_end = lf[lj + 1]
+                stop = min(j1, line_end)
+                line = self._laid[lj]
+                base = lf[lj]
+                if line is not None:
+                    labels.extend(line.labels[j - base : stop - base])
+                    flags.extend(line.flags[j - base : stop - base])
+                    widths.extend(line.widths[j - base : stop - base])
+                    breaks.extend([False] * (stop - j))
+                    if stop == line_end:
+                        # the last item of an old line ends it, except at the very end of the document
+                        breaks[-1] = lj + 1 < n_lines or source.is_break(stop - 1 + shift)
+                else:
+                    for i in range(j + shift, stop + shift):
+                        lab = source.label(i)
+                        labels.append(lab)
+                        flags.append(source.flags(i))
+                        widths.append(label_width(lab))
+                        breaks.append(source.is_break(i))
+                j = stop
+                lj += 1
+
+        take_old(a, first, 0)
+        for i in range(first, first + added):
+            lab = source.label(i)
+            labels.append(lab)
+            flags.append(source.flags(i))
+            widths.append(label_width(lab))
+            breaks.append(source.is_break(i))
+        take_old(first + removed, old_end, delta)
+        new_lines, starts = self._make_lines(a, labels, flags, widths, breaks)
         tail = [x + delta for x in lf[l1 + 1 :]]
         self._line_first = lf[:l0] + starts + tail
         self._n = n_new
         k = len(starts)
-        self._laid[l0 : l1 + 1] = [None] * k
-        self._line_rows[l0 : l1 + 1] = [1] * k
-        for li in range(l0, l0 + k):
-            self._layout_line(li)
+        self._laid[l0 : l1 + 1] = new_lines
+        self._line_rows[l0 : l1 + 1] = [ln.rows for ln in new_lines]
         nxt = l0 + k
         if nxt < len(self._laid) and self._laid[nxt] is not None:
             self._laid[nxt].pix = None  # its first item's shade depends on the line before
@@ -328,6 +364,36 @@ class SpanView(QAbstractScrollArea):
             self._avg_w = 0.9 * self._avg_w + 0.1 * (sum(widths) / len(widths) + GAP)
         self._line_rows[li] = line.rows
         return line
+
+    def _make_lines(
+        self, a: int, labels: list[Label], flags: list[int], widths: list[float], breaks: list[bool]
+    ) -> tuple[list[_Line], list[int]]:
+        """Lines (and their first items) for consecutive items starting at item ``a``."""
+        avail = self._avail_width()
+        lines: list[_Line] = []
+        starts: list[int] = []
+        n = len(labels)
+        s0 = 0
+        while s0 < n:
+            e = s0
+            while e < n - 1 and not breaks[e]:
+                e += 1
+            e += 1  # items [s0, e) form a line
+            x = 0.0
+            row = 0
+            xs: list[float] = []
+            rows: list[int] = []
+            for w in widths[s0:e]:
+                if x > 0.0 and x + w > avail:
+                    row += 1
+                    x = 0.0
+                xs.append(x)
+                rows.append(row)
+                x += w + GAP
+            lines.append(_Line(row + 1, xs, rows, widths[s0:e], labels[s0:e], flags[s0:e]))
+            starts.append(a + s0)
+            s0 = e
+        return lines, starts
 
     def _rebuild_rows(self) -> None:
         self._row_first = [0, *accumulate(self._line_rows)]
@@ -444,8 +510,10 @@ class SpanView(QAbstractScrollArea):
             Style.SPECIAL: th.special_fg,
         }
 
-    def _paint_line(self, p: QPainter, li: int, line: _Line, y_top: float, pens: dict[int, QColor]) -> None:
-        """Paint every item of line ``li``; its first row's top is at ``y_top``."""
+    def _paint_line(
+        self, p: QPainter, li: int, line: _Line, y_top: float, pens: dict[int, QColor], rows: tuple[int, int] | None = None
+    ) -> None:
+        """Paint the items of line ``li`` (only those in line rows ``rows`` when given); row 0's top is at ``y_top``."""
         th = self.theme
         rh = self._row_h
         fm = self._fm
@@ -456,7 +524,12 @@ class SpanView(QAbstractScrollArea):
         labels = line.labels
         base_off = 1 + (rh - 2 - fm.height()) / 2 + self._ascent
         cur_pen = None
-        for k in range(len(line.xs)):
+        k0, k1 = 0, len(line.xs)
+        if rows is not None:
+            row_of = line.row_of
+            k0 = bisect_right(row_of, rows[0] - 1)
+            k1 = bisect_right(row_of, rows[1])
+        for k in range(k0, k1):
             i = first + k
             x = line.xs[k] + 4
             y = y_top + line.row_of[k] * rh
@@ -531,12 +604,17 @@ class SpanView(QAbstractScrollArea):
         while li < len(self._laid) and self._row_first[li] <= r1:
             line = self._layout_line(li)
             y_top = self._row_first[li] * rh + 4 + dy
-            if cached:
+            base_row = self._row_first[li]
+            # rows of this line that are in view (a paragraph can be hundreds of rows long)
+            vis = (max(r0 - base_row, 0), min(r1 - base_row, line.rows - 1))
+            if cached and line.rows <= 16:
                 p.drawPixmap(QPointF(0, y_top), self._line_pixmap(li, line, pens))
             else:
-                self._paint_line(p, li, line, y_top, pens)
+                self._paint_line(p, li, line, y_top, pens, vis if line.rows > 16 else None)
             first = self._line_first[li]
-            for k in range(len(line.xs)):
+            k0 = bisect_right(line.row_of, vis[0] - 1)
+            k1 = bisect_right(line.row_of, vis[1])
+            for k in range(k0, k1):
                 i = first + k
                 if i == sel or i == self.hover_index or hl is not None:
                     if i == sel:
