@@ -6,7 +6,10 @@ one slider position, for consecutive steps (dragging / arrow keys) and random ju
 segmented after k merges) and ``probe`` (a sentence tokenized with the first k merges, which the
 view-model runs in its own lane). Target: under 50 ms per step.
 
-    /work/venv/bin/python bench/bench_merge_slider.py [--vocab 2000] [--kb 100]
+    /work/venv/bin/python bench/bench_merge_slider.py [--vocab 2000] [--kb 100] [--cutoff]
+
+``--cutoff`` also times the rank-cutoff slider on real bundles (gpt2 r50k, cl100k, Qwen3): one
+restricted tokenizer built and the 352-char sample text encoded, per slider position.
 """
 
 from __future__ import annotations
@@ -72,5 +75,30 @@ def main() -> None:
                   f"max {xs[-1]:5.1f} ms ({len(xs)} steps) · under 50 ms: {sum(x < 50 for x in xs)}/{len(xs)}")
 
 
+def bench_cutoff() -> None:
+    import tokviz
+    from tokviz.gui.catalog import sample_text
+    from tokviz.gui.cutoff import RankCutoff
+    from tokviz.resources import resource_path
+
+    text = sample_text()
+    for rel in ("gpt2/r50k_base.tiktoken.gz", "cl100k_base/cl100k_base.tiktoken.gz", "qwen3/tokenizer.json.gz"):
+        tok = tokviz.load(resource_path("bundles", *rel.split("/")))
+        t = time.perf_counter()
+        rc = RankCutoff(tok)
+        prep = (time.perf_counter() - t) * 1000
+        rng = random.Random(0)
+        xs = []
+        for k in [rng.randrange(rc.n) for _ in range(8)]:
+            t = time.perf_counter()
+            rc.tokenizer(k).encode(text, add_special_tokens=False)
+            xs.append((time.perf_counter() - t) * 1000)
+        print(f"cutoff {rel.split('/')[0]:>12}: prepare {prep:6.0f} ms once · per position median "
+              f"{statistics.median(xs):6.1f} ms · max {max(xs):6.1f} ms ({rc.n:,} merges)")
+
+
 if __name__ == "__main__":
+    if "--cutoff" in sys.argv:
+        sys.argv.remove("--cutoff")
+        bench_cutoff()
     main()

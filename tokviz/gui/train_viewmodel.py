@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ._compat import emit
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from ..training.events import (
     CancelToken as TrainCancel,
@@ -230,6 +230,9 @@ class TrainViewModel(QObject):
         self.cutoff_k = -1
         if inspect is not None:
             inspect.tokenizer_changed.connect(lambda _p: self._reset_cutoff())
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.cancel)  # a running trainer stops at its next step
 
     # ------------------------------------------------------------------ corpus and options
     def set_corpus(self, text: str, *, name: str = "", from_editor: bool = True) -> None:
