@@ -128,18 +128,22 @@ class Unigram(Model):
                 info = (_KIND_USER, _f32(len(p.encode("utf-8")) * max_score) - 0.1, i)
             else:
                 info = (_KIND_SCORE, scores[i], i)
+            # trie entry: [children, info, score for the DP (None: no candidate), id]
+            dp_score = None if info[0] == _KIND_UNUSED else info[1]
             node = trie
             for c in p[:-1]:
                 nxt = node.get(c)
                 if nxt is None:
-                    nxt = node[c] = [{}, None]
+                    nxt = node[c] = [{}, None, None, -1]
                 node = nxt[0]
             last = node.get(p[-1])
             if last is None:
-                node[p[-1]] = [{}, info]
+                node[p[-1]] = [{}, info, dp_score, i]
             elif last[1] is None:
-                last[1] = info
+                last[1:] = [info, dp_score, i]
         self._trie = trie
+        scored = [abs(v) for v in self.scores] + [abs(self.unk_score), 1.0]
+        self._worst = max(scored)
         # score used on the path for each id (the unk node's score for the unk id)
         self._score_of = [info_score for info_score in self._path_scores()]
         self._chunker = None
@@ -292,10 +296,60 @@ class Unigram(Model):
         self, text: str, start_score: float, *, margins: bool = False
     ) -> tuple[list[tuple[int, int, int]], float, float, float]:
         """SentencePiece's EncodeOptimized from ``start_score``: (path, final score, smallest
-        winning margin on the path, largest magnitude seen) -- margins only when asked."""
+        winning margin on the path, bound on the magnitudes compared) -- margins only when asked."""
+        if margins:
+            return self._dp_sp_margins(text, start_score)
         n = len(text)
-        best = [start_score] * (n + 1)
-        second = [-math.inf] * (n + 1) if margins else None
+        best = [-math.inf] * (n + 1)  # -inf: "no node ends here yet" (starts_at == -1)
+        best[0] = start_score
+        starts = [-1] * (n + 1)
+        ids = [0] * (n + 1)
+        trie = self._trie
+        unk_score = self.unk_score
+        unk_id = self.unk_id
+        for s in range(n):
+            base = best[s]
+            t = trie.get(text[s])
+            single = False
+            e = s + 1
+            if t is not None:
+                sc = t[2]
+                if sc is not None:
+                    single = True
+                    cand = base + sc
+                    if cand > best[e]:
+                        best[e] = cand
+                        starts[e] = s
+                        ids[e] = t[3]
+                node = t[0]
+                while e < n:
+                    t = node.get(text[e])
+                    if t is None:
+                        break
+                    e += 1
+                    node = t[0]
+                    sc = t[2]
+                    if sc is None:
+                        continue
+                    cand = base + sc
+                    if cand > best[e]:
+                        best[e] = cand
+                        starts[e] = s
+                        ids[e] = t[3]
+            if not single:
+                e = s + 1
+                cand = base + unk_score
+                if cand > best[e]:
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = unk_id  # type: ignore[assignment]
+        return _backtrack(starts, ids, n), best[n], math.inf, 0.0
+
+    def _dp_sp_margins(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float, float, float]:
+        n = len(text)
+        best = [-math.inf] * (n + 1)
+        best[0] = start_score
+        second = [-math.inf] * (n + 1)
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
         trie = self._trie
@@ -311,43 +365,36 @@ class Unigram(Model):
                 if t is None:
                     break
                 e += 1
-                node, info = t
-                if info is None:
+                node = t[0]
+                sc = t[2]
+                if sc is None:
                     continue
-                kind, score, pid = info
-                if kind == _KIND_UNUSED:
-                    continue
-                cand = base + score
-                if starts[e] < 0 or cand > best[e]:
-                    if second is not None and starts[e] >= 0:
-                        second[e] = best[e]
+                cand = base + sc
+                b = best[e]
+                if cand > b:
+                    second[e] = b
                     best[e] = cand
                     starts[e] = s
-                    ids[e] = pid
-                elif second is not None and cand > second[e]:
+                    ids[e] = t[3]
+                elif cand > second[e]:
                     second[e] = cand
                 if e == s + 1:
                     single = True
             if not single:
                 e = s + 1
                 cand = base + unk_score
-                if starts[e] < 0 or cand > best[e]:
-                    if second is not None and starts[e] >= 0:
-                        second[e] = best[e]
+                b = best[e]
+                if cand > b:
+                    second[e] = b
                     best[e] = cand
                     starts[e] = s
                     ids[e] = unk_id  # type: ignore[assignment]
-                elif second is not None and cand > second[e]:
+                elif cand > second[e]:
                     second[e] = cand
         path = _backtrack(starts, ids, n)
-        margin = math.inf
-        mag = 0.0
-        if second is not None:
-            for _, _, e in path:
-                d = best[e] - second[e]
-                if d < margin:
-                    margin = d
-            mag = max(abs(min(best)), max((abs(v) for v in second if v != -math.inf), default=0.0))
+        margin = min(best[e] - second[e] for _, _, e in path) if path else math.inf
+        # every compared value is some best[s] plus one piece score
+        mag = -min(best) + self._worst if n else 0.0
         return path, best[n], margin, mag
 
     def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
@@ -368,7 +415,7 @@ class Unigram(Model):
                 if t is None:
                     break
                 e += 1
-                node, info = t
+                node, info = t[0], t[1]
                 if info is None:
                     continue
                 cand = base + info[1]
@@ -439,7 +486,7 @@ class Unigram(Model):
             if t is None:
                 break
             e += 1
-            node, info = t
+            node, info = t[0], t[1]
             if info is None:
                 continue
             kind, score, pid = info
