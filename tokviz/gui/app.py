@@ -1,6 +1,7 @@
 """Start the app: ``tokviz`` / ``tokviz gui`` (interactive) or ``tokviz gui --screenshot FILE`` (render and exit).
 
-``TOKVIZ_THEME=light|dark`` forces a theme (handy for screenshots). Screenshot mode (for docs
+``TOKVIZ_THEME=light|dark`` forces a theme and ``TOKVIZ_VIEW=text|vocab|bytes|ids`` picks the
+token view (handy for screenshots). Screenshot mode (for docs
 and bug reports) uses the offscreen platform unless one is set, waits
 until the tokenizer is loaded and the text encoded, selects a token so the card is filled, saves
 the window as PNG and returns 0 (2 with a one-line message when something failed).
@@ -107,6 +108,13 @@ def run_app(args: argparse.Namespace) -> int:
     forced = os.environ.get("TOKVIZ_THEME", "").lower()
     if forced in ("light", "dark", "system"):
         window.apply_theme(forced)
+    view = os.environ.get("TOKVIZ_VIEW", "").lower()
+    if view:
+        from .display import ViewMode
+
+        if view not in {m.value for m in ViewMode}:
+            raise ValueError(f"TOKVIZ_VIEW must be one of {', '.join(m.value for m in ViewMode)}, not {view!r}")
+        window.vm.set_view_mode(view)
     tab = getattr(args, "tab", None)
     if tab:
         names = [window.tabs.tabText(i).lower() for i in range(window.tabs.count())]

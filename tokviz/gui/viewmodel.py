@@ -89,6 +89,10 @@ def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) ->
     )
 
 
+class _PreviewRelay(QObject):
+    ready = Signal(object)  # (text, EncodingUpdate) emitted from the worker, delivered on the GUI thread
+
+
 class InspectViewModel(QObject):
     """State of the Inspect tab (see the module docstring)."""
 
@@ -121,6 +125,8 @@ class InspectViewModel(QObject):
         self.hovered: tuple[int, int] | None = None
         self.incremental = True
         self._special_re: re.Pattern[str] | None = None
+        self._preview_relay = _PreviewRelay(self)
+        self._preview_relay.ready.connect(self._on_preview)
         self._special_ids: dict[str, int] = {}
 
     # ------------------------------------------------------------------ queries
@@ -237,10 +243,24 @@ class InspectViewModel(QObject):
             base = self.update if (self.incremental and self.update is not None and not self.update.partial) else None
             base_text = self._base_text
             # a long text that is new (or a big paste) gets a preview of its start
-            if len(text) > PREVIEW_MIN_CHARS and (base is None or abs(len(text) - len(base_text)) > PREVIEW_CHARS):
-                self._request_preview(tok, text, add, allowed)
             special_re = self._special_re
-            return self._make_job(tok, text, add, allowed, base, base_text, special_re)
+            job = self._make_job(tok, text, add, allowed, base, base_text, special_re)
+            if len(text) > PREVIEW_MIN_CHARS and (base is None or abs(len(text) - len(base_text)) > PREVIEW_CHARS):
+                # Encode the first lines first and show them, then the whole text (one after the
+                # other: threads share the GIL, so running both at once would only slow the preview).
+                cut = text.rfind("\n", 0, PREVIEW_CHARS)
+                cut = cut + 1 if cut > 0 else PREVIEW_CHARS
+                preview = self._make_job(tok, text[:cut], add, allowed, None, "", special_re, partial=True)
+                relay = self._preview_relay
+                whole = job
+
+                def job(token: CancelToken) -> EncodingUpdate | None:  # noqa: F811 - wraps the whole-text job
+                    head = preview(token)
+                    if head is not None and not token.cancelled:
+                        emit(relay.ready, (text, head))
+                    return whole(token)
+
+            return job
 
         def done(result: EncodingUpdate | None) -> None:
             if result is None:
@@ -259,23 +279,13 @@ class InspectViewModel(QObject):
 
         self._lanes.submit("encode", prepare, done, failed)
 
-    def _request_preview(self, tok: Any, text: str, add: bool, allowed: str | None) -> None:
-        """Encode the first lines of a long text first, so tokens show while the rest is encoded."""
-        cut = text.rfind("\n", 0, PREVIEW_CHARS)
-        cut = cut + 1 if cut > 0 else PREVIEW_CHARS
-        head = text[:cut]
-
-        def prepare():  # noqa: ANN202
-            return self._make_job(tok, head, add, allowed, None, "", self._special_re, partial=True)
-
-        def done(result: EncodingUpdate | None) -> None:
-            # only while the full encoding of this very text has not arrived
-            if result is None or self.text != text or (self.update is not None and self.update.encoding.text == text):
-                return
-            self.update = result
-            emit(self.encoding_changed, result)
-
-        self._lanes.submit("preview", prepare, done, lambda _m: None)
+    def _on_preview(self, payload: tuple[str, EncodingUpdate]) -> None:
+        text, result = payload
+        # only while the whole encoding of this very text has not arrived
+        if self.text != text or (self.update is not None and self.update.encoding.text == text):
+            return
+        self.update = result
+        emit(self.encoding_changed, result)
 
     @staticmethod
     def _make_job(tok, text, add, allowed, base, base_text, special_re, *, partial: bool = False):  # noqa: ANN001, ANN205
