@@ -180,6 +180,17 @@ class TestOtherAlgorithms:
         assert not tab.slider.isVisible()
 
 
+    def test_unigram_below_the_character_count_is_refused(self, qtbot, tab) -> None:  # noqa: ANN001
+        from tokviz.gui.train_viewmodel import TrainConfig
+
+        errors = []
+        tab.vm.error_raised.connect(errors.append)
+        tab.vm.set_corpus("".join(chr(0x4E00 + i) for i in range(300)), from_editor=False)
+        tab.vm.train(TrainConfig(algorithm="unigram", vocab_size=100))
+        assert errors and "at least about" in errors[-1]
+        assert not tab.vm.is_training()
+
+
 class TestRankCutoff:
     def test_cutoff_follows_the_inspect_tokenizer(self, qtbot, tab, gpt2) -> None:  # noqa: ANN001
         vm = tab.vm.inspect

@@ -103,7 +103,7 @@ class RankCutoff:
             return self.base
         tok = self._cache.get(k)
         if tok is None:
-            if len(self._cache) >= 8:
+            if len(self._cache) >= 3:  # each holds a whole vocabulary
                 self._cache.pop(next(iter(self._cache)))
             tok = with_model(self.base, self.restricted_model(k), name=f"{self.base.name} (first {k} merges)")
             self._cache[k] = tok

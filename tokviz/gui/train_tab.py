@@ -256,7 +256,7 @@ class TrainTab(QWidget):
         self.cut_info.setWordWrap(True)
         cl2.addWidget(self.cut_info)
         self.cut_slider = MergeSlider()
-        self.cut_slider.value_changed.connect(self.vm.set_cutoff)
+        self.cut_slider.value_changed.connect(self._on_cut_slider)
         cl2.addWidget(self.cut_slider)
         self.cut_headline = QLabel("")
         self.cut_headline.setTextFormat(Qt.TextFormat.RichText)
@@ -514,13 +514,20 @@ class TrainTab(QWidget):
         if index == 1:
             self.vm.prepare_cutoff()
 
+    def _on_cut_slider(self, k: int) -> None:
+        self.cut_headline.setText(f"First <b>{k:,}</b> merges · <span style='color:gray'>building the cut "
+                                  f"vocabulary and tokenizing the Inspect text…</span><br>&nbsp;")
+        self.vm.set_cutoff(k)
+
     def _on_cutoff_available(self, n: int, description: str) -> None:
         self.cut_info.setText(description)
         self.cut_slider.set_maximum(n)
         if n:
             k = self.vm.cutoff_k if 0 <= self.vm.cutoff_k <= n else min(n, 1000)
-            self.cut_slider.set_value(k)
-            self.vm.set_cutoff(k)
+            if self.cut_slider.value() != k:
+                self.cut_slider.set_value(k)  # -> _on_cut_slider
+            else:
+                self._on_cut_slider(k)
         else:
             self.cut_view.set_encoding(None)
             self.cut_headline.setText("")

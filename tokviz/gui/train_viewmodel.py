@@ -278,6 +278,14 @@ class TrainViewModel(QObject):
         if not self.corpus.strip():
             emit(self.error_raised, "The corpus is empty: paste text, open a file or load the toy corpus")
             return
+        if cfg.algorithm == "unigram":
+            # Unigram keeps every character; a target below that count can never be reached
+            # (the trainer then keeps pruning without progress), so say so up front.
+            chars = len(set(self.corpus) - set(" \t\r\n")) + 1 + max(1, len(cfg.special_tokens))
+            if cfg.vocab_size < chars:
+                emit(self.error_raised, f"Unigram keeps every character: this corpus needs a vocab size of at "
+                                        f"least about {chars:,} (it has {chars - 2:,} distinct characters)")
+                return
         try:
             trainer = make_trainer(cfg)
         except (OSError, ValueError) as exc:
