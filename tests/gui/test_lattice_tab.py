@@ -174,3 +174,40 @@ class TestExport:
             assert path.stat().st_size > 500
         if suffix == "svg":
             assert "▁world" in (tmp_path / "lattice.svg").read_text(encoding="utf-8")
+
+
+class TestScreenshot:
+    def test_cli_screenshot_of_the_lattice_tab(self, tmp_path) -> None:  # noqa: ANN001
+        import os
+        import subprocess
+        import sys
+
+        from PySide6.QtGui import QImage
+
+        out = tmp_path / "lattice.png"
+        tok = resource_path("bundles", "sentencepiece-test", "test_model.model.gz")
+        r = subprocess.run(
+            [sys.executable, "-m", "tokviz", "gui", "--screenshot", str(out), "--tokenizer", str(tok),
+             "--text", "Hello world", "--tab", "lattice", "--size", "1100x750"],
+            capture_output=True, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=180,
+        )
+        assert r.returncode == 0, r.stderr
+        img = QImage(str(out))
+        assert (img.width(), img.height()) == (1100, 750)
+
+    def test_screenshot_waits_for_lattice_and_samples(self, qtbot, settings, sp_test) -> None:  # noqa: ANN001
+        from PySide6.QtWidgets import QApplication
+
+        from tokviz.gui.app import wait_idle
+        from tokviz.gui.main_window import MainWindow
+
+        w = MainWindow(settings=settings)
+        qtbot.addWidget(w)
+        w.vm.set_text("Hello world", from_editor=False)
+        w.vm.set_tokenizer(sp_test, name="sp")
+        w.tabs.setCurrentWidget(w.lattice_tab)
+        w.show()
+        assert wait_idle(QApplication.instance(), w, timeout=60)
+        t = w.lattice_tab
+        assert t.vm.result is not None and t.vm.result.text == "Hello world"
+        assert t.lattice.canvas.picture is not None and t.histogram.total == t.vm.samples

@@ -233,3 +233,40 @@ class TestExport:
         path = tmp_path / f"chart.{suffix}"
         tab.chart.export(path)
         assert path.stat().st_size > 500
+
+
+class TestScreenshot:
+    def test_cli_screenshot_of_the_train_tab(self, tmp_path) -> None:  # noqa: ANN001
+        import os
+        import subprocess
+        import sys
+
+        from PySide6.QtGui import QImage
+
+        out = tmp_path / "train.png"
+        tok = resource_path("bundles", "gpt2", "r50k_base.tiktoken.gz")
+        r = subprocess.run(
+            [sys.executable, "-m", "tokviz", "gui", "--screenshot", str(out), "--tokenizer", str(tok),
+             "--tab", "train", "--size", "1100x750"],
+            capture_output=True, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=180,
+        )
+        assert r.returncode == 0, r.stderr
+        img = QImage(str(out))
+        assert (img.width(), img.height()) == (1100, 750)
+
+    def test_screenshot_waits_for_the_first_training_and_step(self, qtbot, settings, gpt2) -> None:  # noqa: ANN001
+        from PySide6.QtWidgets import QApplication
+
+        from tokviz.gui.app import wait_idle
+        from tokviz.gui.main_window import MainWindow
+
+        w = MainWindow(settings=settings)
+        qtbot.addWidget(w)
+        w.vm.set_tokenizer(gpt2, name="gpt2")
+        w.tabs.setCurrentWidget(w.train_tab)
+        w.show()
+        assert wait_idle(QApplication.instance(), w, timeout=60)
+        t = w.train_tab
+        assert t.vm.run is not None and t.vm.run.num_steps > 0
+        assert t.slider.value() == 1 and t.words.count() > 0 and t.probe_view.count() > 0
+        assert "Merge <b>1</b>" in t.headline.text()
