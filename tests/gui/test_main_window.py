@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from tokviz.gui.display import ViewMode
@@ -233,11 +234,17 @@ class TestScreenshotCommand:
 
 
 class TestLiveTyping:
-    def test_spliced_panes_equal_a_fresh_rebuild(self, window, qtbot, encoded) -> None:  # noqa: ANN001
+    @pytest.mark.parametrize("bundle", [None, "bert-base-uncased/tokenizer.json.gz"], ids=["gpt2", "bert"])
+    def test_spliced_panes_equal_a_fresh_rebuild(self, window, qtbot, encoded, bundle) -> None:  # noqa: ANN001
         from PySide6.QtGui import QTextCursor
 
         text = "".join(f"line {i}: some words, numbers {i * 37} and 🙂 emoji\n" for i in range(120))
         window.vm.set_text(text, from_editor=False)
+        if bundle is not None:
+            import tokviz
+            from tokviz.resources import resource_path
+
+            window.vm.set_tokenizer(tokviz.load(resource_path("bundles", *bundle.split("/"))))
         encoded(qtbot, window.vm)
         view, chunks = window.inspect.tokens, window.inspect.chunks
         view.verticalScrollBar().setValue(view.verticalScrollBar().maximum() // 2)
@@ -275,3 +282,24 @@ class TestLiveTyping:
         chunks._rebuild()
         assert (snapshot(view), snapshot(chunks)) == spliced
         assert view.count() == len(window.vm.encoding.ids)
+
+
+class TestLineBreaks:
+    def test_newlines_between_tokens_break_lines(self, window, qtbot, encoded) -> None:  # noqa: ANN001
+        import tokviz
+        from tokviz.resources import resource_path
+
+        bert = tokviz.load(resource_path("bundles", "bert-base-uncased", "tokenizer.json.gz"))
+        window.vm.set_text("first line\nsecond line\n\nthird", from_editor=False)
+        window.vm.set_tokenizer(bert, name="bert")
+        encoded(qtbot, window.vm)
+        enc = window.vm.encoding
+        assert "\n" not in "".join(enc.tokens)  # BERT drops the newlines: they lie between tokens
+        view = window.inspect.tokens
+        first_of_lines = [enc.tokens[i] for i in view._line_first[:-1]]
+        assert first_of_lines == ["[CLS]", "second", "third"]
+        chunks = window.inspect.chunks
+        assert [label_text(chunks.label(i)) for i in chunks._line_first[:-1]] == ["first", "second", "third"]
+
+
+from tokviz.gui.display import label_text  # noqa: E402

@@ -239,9 +239,11 @@ def neighbour_variant(keys: Sequence[int], i: int) -> int:
 
 # ---------------------------------------------------------------------------- line breaks
 def token_line_ends(byte_offsets: Sequence[tuple[int, int]], text_bytes: bytes) -> list[int]:
-    """Indices of the tokens whose bytes contain a newline, in order (a view breaks the line after them).
+    """Tokens after which a view breaks the line: a newline lies in the token or in the gap before the next.
 
-    Found from the newline positions (bisecting the token byte starts), not by visiting every token.
+    (Some tokenizers drop whitespace, so a newline can lie between tokens.) Found from the newline
+    positions by bisecting the token byte starts, not by visiting every token; agrees with
+    `token_is_break`.
     """
     n = len(byte_offsets)
     hi = n
@@ -251,28 +253,33 @@ def token_line_ends(byte_offsets: Sequence[tuple[int, int]], text_bytes: bytes) 
     out: list[int] = []
     last = -1
     for m in _NL_BYTES.finditer(text_bytes):
-        p = m.start()
-        i = bisect_right(starts, p) - 1
-        # step back over empty tokens that start at the same byte (BOS, inserted pieces)
-        while i > 0 and byte_offsets[i][1] <= p:
-            if byte_offsets[i][0] < byte_offsets[i][1]:
-                break
-            i -= 1
-        if 0 <= i < hi and byte_offsets[i][0] <= p < byte_offsets[i][1] and i != last:
+        i = bisect_right(starts, m.start()) - 1
+        if 0 <= i < hi and i != last and byte_offsets[i][1] > byte_offsets[i][0]:
             out.append(i)
             last = i
     return out
 
 
+def token_is_break(byte_offsets: Sequence[tuple[int, int]], text_bytes: bytes, i: int) -> bool:
+    """Whether a newline lies in token ``i`` or between it and the next token (see `token_line_ends`)."""
+    bs, be = byte_offsets[i]
+    if be <= bs:
+        return False
+    nxt = byte_offsets[i + 1][0] if i + 1 < len(byte_offsets) else len(text_bytes)
+    end = nxt if nxt >= be else be
+    if nxt < be and i + 1 < len(byte_offsets):  # next is a post-processor token: the gap runs to the text end
+        end = len(text_bytes) if all(s == e for s, e in byte_offsets[i + 1 : i + 4]) else be
+    return text_bytes.find(b"\n", bs, end) >= 0
+
+
 def chunk_line_ends(chunk_spans: Sequence[tuple[int, int]], text: str) -> list[int]:
-    """Indices of the chunks (by original char span) that contain a newline."""
+    """Chunks after which a view breaks the line (a newline in the chunk or before the next one)."""
     starts = [s for s, _e in chunk_spans]
     out: list[int] = []
     last = -1
     for m in _NL.finditer(text):
-        p = m.start()
-        i = bisect_right(starts, p) - 1
-        if 0 <= i and chunk_spans[i][0] <= p < chunk_spans[i][1] and i != last:
+        i = bisect_right(starts, m.start()) - 1
+        if 0 <= i and i != last:
             out.append(i)
             last = i
     return out

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from PySide6.QtWidgets import QWidget
 
-from ..display import Label, ViewMode, char_name, chunk_label, chunk_line_ends, hex_bytes, label_text, token_label, token_line_ends
+from ..display import Label, ViewMode, char_name, chunk_label, chunk_line_ends, hex_bytes, label_text, token_is_break, token_label, token_line_ends
 from ..viewmodel import EncodingUpdate, InspectViewModel
 from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, SpanView
 
@@ -50,8 +50,7 @@ class TokenSource:
         return FLAG_SPECIAL | FLAG_LITERAL if e > s else FLAG_SPECIAL
 
     def is_break(self, i: int) -> bool:
-        bs, be = self._enc.byte_offsets[i]
-        return self._tb.find(b"\n", bs, be) >= 0
+        return token_is_break(self._enc.byte_offsets, self._tb, i)
 
     def label(self, i: int) -> Label:
         enc = self._enc
@@ -116,7 +115,8 @@ class ChunkSource:
 
     def is_break(self, i: int) -> bool:
         c = self.chunks[i]
-        return self.text.find("\n", c.start, c.end) >= 0
+        end = self.chunks[i + 1].start if i + 1 < len(self.chunks) else len(self.text)
+        return self.text.find("\n", c.start, max(end, c.end)) >= 0
 
     def label(self, i: int) -> Label:
         c = self.chunks[i]
@@ -168,7 +168,9 @@ class TokenPane(SpanView):
     def _on_update(self, u: EncodingUpdate) -> None:
         sp = u.splice
         if sp is not None and self.count() == len(u.encoding.ids) - sp.added + sp.removed:
-            self.splice(sp.first, sp.removed, sp.added, TokenSource(u, self.vm.view_mode, self._cache))
+            # one item more in front: whether it ends a line depends on the text after it
+            f = max(sp.first - 1, 0)
+            self.splice(f, sp.removed + sp.first - f, sp.added + sp.first - f, TokenSource(u, self.vm.view_mode, self._cache))
         else:
             self.rebuild()
 
@@ -234,7 +236,9 @@ class ChunkPane(SpanView):
         chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
         sp = u.splice
         if sp is not None and self.count() == len(chunks) - sp.chunk_added + sp.chunk_removed:
-            self.splice(sp.chunk_first, sp.chunk_removed, sp.chunk_added, ChunkSource(u, self.vm.view_mode, self._cache))
+            f = max(sp.chunk_first - 1, 0)
+            d = sp.chunk_first - f
+            self.splice(f, sp.chunk_removed + d, sp.chunk_added + d, ChunkSource(u, self.vm.view_mode, self._cache))
         else:
             self._rebuild()
 
