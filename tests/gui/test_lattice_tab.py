@@ -131,6 +131,24 @@ class TestSampling:
         assert sum(1 for _, _, best in out.rows if best) <= 1
         assert out.distinct >= 2  # alpha 0.2 is flat enough to see alternatives
 
+    def test_clicking_a_sampled_segmentation_shows_its_path(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
+        from PySide6.QtCore import QPoint, Qt
+
+        _show(qtbot, tab, sp_test, "Hello world")
+        tab.alpha.setValue(0.1)
+        with qtbot.waitSignal(tab.vm.samples_changed, timeout=20000) as b:
+            tab.sample()
+        out = b.args[0]
+        assert len(out.paths) == len(out.rows)
+        h = tab.histogram
+        rh = h._row_h()
+        qtbot.mouseClick(h, Qt.MouseButton.LeftButton, pos=QPoint(40, int(4 + rh + 1.5 * rh)))  # row 1
+        path = tab.lattice.canvas.picture.selected
+        assert path == out.paths[1]
+        pieces = [tab.lattice.canvas.picture.nodes[k].piece for k in path]
+        assert " | ".join(pieces) == out.rows[1][0]
+        assert not out.rows[1][2]  # row 1 is not the Viterbi one (row 0 is, at alpha 0.1 here)
+
     def test_large_alpha_concentrates_on_viterbi(self, qtbot, tab, sp_test) -> None:  # noqa: ANN001
         _show(qtbot, tab, sp_test, "Hello world")
         tab.count.setValue(200)

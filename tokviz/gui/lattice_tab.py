@@ -168,6 +168,8 @@ class LatticeTab(QWidget):
         row.addStretch(1)
         sl.addLayout(row)
         self.histogram = Histogram()
+        self.histogram.setToolTip("Click a row to see its path in the lattice")
+        self.histogram.row_activated.connect(self._on_sample_row)
         scroll = QScrollArea()
         scroll.setWidget(self.histogram)
         scroll.setWidgetResizable(True)
@@ -332,13 +334,19 @@ class LatticeTab(QWidget):
     def select_nbest(self, r: int) -> None:
         self.nbest_table.selectRow(r)
 
+    def _on_sample_row(self, i: int) -> None:
+        out = self.vm.sample_result
+        if out is not None and i < len(out.paths) and out.paths[i]:
+            self.nbest_table.clearSelection()
+            self.lattice.canvas.set_selected(out.paths[i])
+
     def _on_samples(self, out) -> None:  # noqa: ANN001
         what = "Viterbi" if out.mode == "unigram" else "deterministic"
         param = f"α = {out.param:g}" if out.mode == "unigram" else f"p = {out.param:g}"
         self.histogram.set_rows(list(out.rows), title=(
             f"{out.total:,} samples · {param} · {out.distinct:,} distinct · gold: the {what} one · "
             f"{out.seconds * 1000:.0f} ms"))
-        self.histogram.setToolTip(out.description)
+        self.histogram.setToolTip(out.description + ("\nClick a row to see its path in the lattice" if out.paths else ""))
 
     def _export(self, fn, stem: str) -> None:  # noqa: ANN001
         path, _ = QFileDialog.getSaveFileName(self, f"Export {stem}", f"{stem}.png", "PNG image (*.png);;SVG image (*.svg)")

@@ -67,6 +67,7 @@ class SampleResult:
     param: float  # alpha (unigram) or p (bpe)
     seconds: float
     description: str
+    paths: tuple[tuple[int, ...], ...] = ()  # per row, the lattice path (Unigram; () for "other" rows)
 
 
 def _label(pieces: tuple[str, ...]) -> str:
@@ -233,14 +234,15 @@ class LatticeViewModel(QObject):
             def run(cancel: CancelToken) -> SampleResult | None:
                 t0 = time.perf_counter()
                 rng = random.Random(seed)
-                counts: Counter[tuple[str, ...]] = Counter()
+                counts: Counter[tuple[int, ...]] = Counter()  # by path (node indices)
                 for i in range(n):
                     if i % 256 == 0 and cancel.cancelled:
                         return None
-                    counts[lat.sample(alpha=alpha, rng=rng).pieces] += 1
-                best = res.viterbi.pieces
+                    counts[lat.sample(alpha=alpha, rng=rng).nodes] += 1
+                nodes = lat.nodes
                 desc = f"{n:,} samples over all segmentations, p(path) ∝ exp(α·score), α = {alpha:g}, seed {seed}"
-                return _histogram(mode, counts, best, n, alpha, time.perf_counter() - t0, desc)
+                return _histogram(mode, counts, res.viterbi.nodes, n, alpha, time.perf_counter() - t0, desc,
+                                  pieces_of=lambda path: tuple(nodes[k].piece for k in path), has_paths=True)
         else:
             p = self.dropout
             key = (id(tok), p)
@@ -277,13 +279,20 @@ class LatticeViewModel(QObject):
         self._lanes.submit("sample", prepare, done, lambda m: emit(self.error_raised, f"Sampling: {m}"))
 
 
-def _histogram(mode: str, counts: Counter, best: tuple[str, ...], n: int, param: float, seconds: float,
-               desc: str) -> SampleResult:
-    rows = tuple((_label(seg), c, seg == tuple(best)) for seg, c in counts.most_common(60))
+def _histogram(mode: str, counts: Counter, best: tuple, n: int, param: float, seconds: float, desc: str, *,
+               pieces_of=None, has_paths: bool = False) -> SampleResult:  # noqa: ANN001
+    """Rows for the most common segmentations (keys are piece tuples, or lattice paths with ``pieces_of``)."""
+    top = counts.most_common(60)
+    rows = tuple(
+        (_label(pieces_of(key) if pieces_of else key), c, tuple(key) == tuple(best)) for key, c in top
+    )
+    paths = tuple(tuple(key) for key, _ in top) if has_paths else ()
     other = n - sum(c for _, c, _ in rows)
     if other:
         rows += ((f"… {len(counts) - 60:,} other segmentations", other, False),)
-    return SampleResult(mode, rows, n, len(counts), param, seconds, desc)
+        if has_paths:
+            paths += ((),)
+    return SampleResult(mode, rows, n, len(counts), param, seconds, desc, paths)
 
 
 def dropout_model(model: Any, p: float) -> Any:

@@ -17,6 +17,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from .._compat import emit
 from ..theme import mono_font
 
 __all__ = ["SeriesChart", "Histogram", "export_widget"]
@@ -150,6 +151,7 @@ class Histogram(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[tuple[str, int, bool]] = []  # (label, count, is_best)
+        self.selected = -1
         self.total = 0
         self.setFont(mono_font())
         self.setMouseTracking(True)
@@ -158,6 +160,7 @@ class Histogram(QWidget):
 
     def set_rows(self, rows: Sequence[tuple[str, int, bool]], *, title: str = "") -> None:
         self.rows = list(rows)
+        self.selected = -1
         self.total = sum(c for _, c, _ in rows)
         self.title = title
         self.updateGeometry()
@@ -200,7 +203,7 @@ class Histogram(QWidget):
         bar = QColor("#1c64f2")
         bar.setAlpha(150)
         best = QColor("#e5a50a")
-        for label, count, is_best in self.rows:
+        for i, (label, count, is_best) in enumerate(self.rows):
             share = count / self.total if self.total else 0.0
             p.setPen(fg)
             p.drawText(QRectF(8, y, num_w - 12, rh), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
@@ -208,17 +211,33 @@ class Histogram(QWidget):
             w = bar_w * count / top
             p.fillRect(QRectF(num_w, y + 3, w, rh - 6), best if is_best else bar)
             p.setPen(fg)
+            if i == self.selected:
+                sel = QColor("#db2777")
+                p.setPen(sel)
+                p.drawRect(QRectF(2, y + 1, self.width() - 4, rh - 2))
+                p.setPen(fg)
             text = fm.elidedText(label, Qt.TextElideMode.ElideRight, self.width() - num_w - bar_w - 24)
             p.drawText(QRectF(num_w + bar_w + 10, y, self.width(), rh), Qt.AlignmentFlag.AlignVCenter, text)
             y += rh
 
     def mouseMoveEvent(self, event) -> None:  # noqa: ANN001, N802
-        rh = self._row_h()
-        i = int((event.position().y() - 4 - (rh if self.title else 0)) // rh)
-        if 0 <= i < len(self.rows):
+        i = self.row_at(event.position().y())
+        if i >= 0:
             label, count, is_best = self.rows[i]
             extra = " (the Viterbi / deterministic segmentation)" if is_best else ""
             QToolTip.showText(event.globalPosition().toPoint(), f"{count:,} of {self.total:,} samples{extra}\n{label}", self)
+
+    def row_at(self, y: float) -> int:
+        rh = self._row_h()
+        i = int((y - 4 - (rh if self.title else 0)) // rh)
+        return i if 0 <= i < len(self.rows) else -1
+
+    def mousePressEvent(self, event) -> None:  # noqa: ANN001, N802
+        i = self.row_at(event.position().y())
+        if i >= 0:
+            self.selected = i
+            self.update()
+            emit(self.row_activated, i)
 
     def export(self, path: str | Path) -> None:
         export_widget(self, path, self.paint)
