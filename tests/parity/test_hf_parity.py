@@ -45,12 +45,14 @@ def _first_diff(a: list, b: list) -> str:
 
 
 def compare_encoding(ours: Any, ref_enc: Any, text: str, *, add_special_tokens: bool) -> str:
-    """'' when ids, tokens and offsets equal HF's encoding ``ref_enc`` of ``text``, else what differs."""
+    """'' when ids, tokens, offsets, word and type ids equal HF's encoding ``ref_enc`` of ``text``, else what differs."""
     enc = ours.encode(text, add_special_tokens=add_special_tokens)
     for field, a, b in (
         ("ids", enc.ids, ref_enc.ids),
         ("tokens", enc.tokens, ref_enc.tokens),
         ("offsets", [tuple(o) for o in enc.offsets], [tuple(o) for o in ref_enc.offsets]),
+        ("word_ids", enc.word_ids, ref_enc.word_ids),
+        ("type_ids", enc.type_ids, ref_enc.type_ids),
     ):
         if a != b:
             return f"{field} differ {_first_diff(a, b)}"
