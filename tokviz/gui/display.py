@@ -202,8 +202,22 @@ def token_label(
     return tuple(runs)
 
 
+CHUNK_LABEL_MAX = 120
+
+
 def chunk_label(text: str) -> Label:
-    """A pre-token chunk as the pre-tokenizer left it (e.g. ``Ġhello``), whitespace made visible."""
+    """A pre-token chunk as the pre-tokenizer left it (e.g. ``Ġhello``), whitespace made visible.
+
+    A tokenizer without a pre-tokenizer makes the whole text one chunk; its label keeps the
+    start and the end and says how much is left out.
+
+    >>> label_text(chunk_label("x" * 500))[:12], label_text(chunk_label("x" * 500))[-12:]
+    ('xxxxxxxxxxxx', 'xxxxxxxxxxxx')
+    """
+    if len(text) > CHUNK_LABEL_MAX:
+        head, tail = text[:80], text[-30:]
+        runs = visible_runs(head) + [(f" …{len(text) - 110:,} more chars… ", Style.MARK)] + visible_runs(tail)
+        return tuple(runs)
     return tuple(visible_runs(text)) or (("∅", Style.MARK),)
 
 

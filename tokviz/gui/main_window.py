@@ -161,6 +161,7 @@ class MainWindow(QMainWindow):
         self.mode_group.setExclusive(True)
         self.mode_buttons: dict[ViewMode, QToolButton] = {}
         seg = QFrame()
+        self.mode_segment = seg
         sl = QHBoxLayout(seg)
         sl.setContentsMargins(0, 0, 0, 0)
         sl.setSpacing(0)
@@ -496,6 +497,11 @@ class MainWindow(QMainWindow):
         self.train_tab.set_theme(theme)
         self.lattice_tab.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
+        sel = theme.selection.name()
+        self.mode_segment.setStyleSheet(
+            f"QToolButton {{ padding: 2px 9px; }}"
+            f"QToolButton:checked {{ background: {sel}; color: white; border: 1px solid {sel}; border-radius: 3px; }}"
+        )
         if choice in self.theme_actions:
             self.theme_actions[choice].setChecked(True)
 

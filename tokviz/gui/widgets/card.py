@@ -47,7 +47,8 @@ def card_html(d: TokenDetails, *, total: int) -> str:
         ("UTF-16 units", _mono(f"{d.utf16[0]} – {d.utf16[1]}")),
     ]
     if d.chunk is not None:
-        rows.append(("chunk", _mono(_vis(d.chunk))))
+        chunk = d.chunk if len(d.chunk) <= 160 else d.chunk[:100] + f" … ({len(d.chunk):,} chars)"
+        rows.append(("chunk", _mono(_vis(chunk))))
     if t.word is not None:
         rows.append(("word", _mono(str(t.word))))
     body = "".join(f"<tr><td class='k'>{k}</td><td>{v}</td></tr>" for k, v in rows)
