@@ -118,6 +118,20 @@ class TestMergeSlider:
         assert p.encoding.ids == res.tokenizer(num_merges=5).encode(p.text, add_special_tokens=False).ids
         assert tab.probe_view.count() == len(p.encoding.ids)
 
+    def test_double_clicking_a_pair_jumps_to_its_merge(self, qtbot, tab) -> None:  # noqa: ANN001
+        run, events = _train(qtbot, tab, _toy(), algorithm="bpe-byte", vocab_size=300)
+        views = []
+        tab.vm.step_changed.connect(views.append)
+        tab.slider.set_value(0)
+        qtbot.waitUntil(lambda: bool(views) and views[-1].k == 0, timeout=5000)
+        rows = views[-1].pair_rows
+        target = next(i for i, r in enumerate(rows) if not r.chosen
+                      and any((e.left, e.right) == (r.left, r.right) for e in events))
+        want = next(e.rank + 1 for e in events if (e.left, e.right) == (rows[target].left, rows[target].right))
+        tab.jump_to_pair(target)
+        qtbot.waitUntil(lambda: views[-1].k == want, timeout=5000)
+        assert (views[-1].merge.left, views[-1].merge.right) == (rows[target].left, rows[target].right)
+
     def test_play_advances_and_stops_at_the_end(self, qtbot, tab) -> None:  # noqa: ANN001
         run, _ = _train(qtbot, tab, _toy(), algorithm="bpe-byte", vocab_size=262)
         tab.slider.timer.setInterval(5)

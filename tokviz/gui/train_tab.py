@@ -78,6 +78,7 @@ class TrainTab(QWidget):
         self.vm = TrainViewModel(self, inspect=inspect_vm, lanes=lanes)
         self._auto_started = False
         self._land_on_first = False
+        self.pairs_step = 0  # the pair table shows counts after this many merges
         self._syncing_corpus = False
 
         # ---------------------------------------------------------------- left: corpus and options
@@ -186,6 +187,7 @@ class TrainTab(QWidget):
         self.headline.setWordWrap(True)
         self.headline.setMinimumHeight(40)
         self.pairs = PairTable()
+        self.pairs.activated.connect(lambda index: self.jump_to_pair(index.row()))  # double-click or Enter
         self.prunes = PruneTable()
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.pairs)
@@ -477,6 +479,7 @@ class TrainTab(QWidget):
                                              "then merged tokens in creation order.")
             self.pairs.setToolTip("")
             self.pairs.set_rows(view.pair_rows, prefix=prefix, show_score=wp, chosen_is_next=view.merge is None)
+            self.pairs_step = view.table_step
             self.chart.set_cursor(view.k)
         else:
             self.headline.setText(
@@ -508,6 +511,17 @@ class TrainTab(QWidget):
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
         self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
+
+    def jump_to_pair(self, row: int) -> None:
+        """Move the slider to the step that merges the pair in table row ``row`` (if ever)."""
+        if not 0 <= row < len(self.pairs.rows):
+            return
+        r = self.pairs.rows[row]
+        k = self.vm.merge_step_of(r.left_id, r.right_id, after=self.pairs_step)
+        if k is None:
+            self.status.setText(f"{show_piece(r.left)} + {show_piece(r.right)} is never merged in this run")
+            return
+        self.slider.set_value(k)
 
     # ------------------------------------------------------------------ rank cutoff
     def _on_right_tab(self, index: int) -> None:

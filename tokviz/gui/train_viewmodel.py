@@ -448,6 +448,18 @@ class TrainViewModel(QObject):
 
         self._lanes.submit("probe", prepare, done, failed)
 
+    def merge_step_of(self, left_id: int, right_id: int, *, after: int = 0) -> int | None:
+        """The step (1-based merge number) at which the pair of ids is merged, at or after
+        merge ``after + 1``; None when training never merges it."""
+        run = self.run
+        if run is None or not run.is_merge_based:
+            return None
+        for i in range(max(after, 0), run.result.num_merges):
+            a, b, _ = run.result.merge_ids[i]
+            if a == left_id and b == right_id:
+                return i + 1
+        return None
+
     def step_busy(self) -> bool:
         """A step view or probe was requested and has not been shown yet."""
         return (self._awaiting_step or self._awaiting_probe or self._lanes.is_busy("step")

@@ -70,10 +70,12 @@ class PairTable(_Table):
         h.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
         self.setColumnHidden(5, True)
         self.chosen_row = -1
+        self.rows: Sequence[Any] = ()
 
     def set_rows(self, rows: Sequence[Any], *, prefix: str | None = None, show_score: bool = False,
                  chosen_is_next: bool = False) -> None:
         self.setColumnHidden(5, not show_score)
+        self.rows = rows
         self.setRowCount(len(rows))
         bold = QFont(mono_font())
         bold.setBold(True)
@@ -102,7 +104,7 @@ class PairTable(_Table):
                 why = _WHY.get(row.decided_by, row.decided_by)
             else:
                 why = _WHY.get(row.decided_by, row.decided_by)
-            cells.append(_item(why))
+            cells.append(_item(why, tip="Double-click or Enter: jump to the step that merges this pair"))
             for c, it in enumerate(cells):
                 if row.chosen:
                     it.setFont(bold)
