@@ -31,6 +31,7 @@ __all__ = ["SentencePieceBPE"]
 
 _CACHE_LIMIT = 50_000
 _CACHE_MAX_CHARS = 256
+_SPLIT_ABOVE = 24  # chunks longer than this are cut further where no piece can span
 
 
 class SentencePieceBPE(Model):
@@ -71,6 +72,10 @@ class SentencePieceBPE(Model):
         ud = sorted(self.spm.user_defined, key=len, reverse=True)
         self._ud_regex = regex.compile("|".join(regex.escape(u) for u in ud)) if ud else None
         self._chunker = self._make_chunker()
+        # every pair of adjacent characters inside a piece a merge or a symbol can produce
+        self._bigrams = frozenset(p[k : k + 2] for p in self._mergeable for k in range(len(p) - 1))
+        joinable = {c for p in self._mergeable if len(p) > 1 for c in p}
+        self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}")
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
 
     def _make_chunker(self) -> re.Pattern[str] | None:
@@ -107,26 +112,58 @@ class SentencePieceBPE(Model):
         if not text:
             return ()
         chunker = self._chunker
-        if chunker is None:
-            return tuple(self.spm.finish(text, self._encode(text, None)))
         cache = self._cache
+        plain_ids = self._plain_ids.get
+        piece_to_id = self.spm.piece_to_id
         out: list[ModelToken] = []
-        for m in chunker.finditer(text):
-            chunk = m.group()
-            got = cache.get(chunk)
-            if got is None:
-                got = tuple(self._encode(chunk, None))
-                if len(chunk) <= _CACHE_MAX_CHARS:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[chunk] = got
-            base = m.start()
-            if base:
-                out.extend([(i, s + base, e + base) for i, s, e in got])
-            else:
-                out.extend(got)
+        spans = ((m.start(), m.end()) for m in chunker.finditer(text)) if chunker is not None else [(0, len(text))]
+        for a, b in spans:
+            pieces = self._split_long(text, a, b) if b - a > _SPLIT_ABOVE else ((a, b),)
+            for base, end in pieces:
+                if end - base == 1:
+                    # one character on its own: one symbol, its own id (or unk)
+                    c = text[base]
+                    pid = plain_ids(c)
+                    out.append((piece_to_id(c) if pid is None else pid, base, end))
+                    continue
+                chunk = text[base:end]
+                got = cache.get(chunk)
+                if got is None:
+                    got = tuple(self._encode(chunk, None))
+                    if len(chunk) <= _CACHE_MAX_CHARS:
+                        if len(cache) >= _CACHE_LIMIT:
+                            cache.clear()
+                        cache[chunk] = got
+                if base:
+                    out.extend([(i, s + base, e + base) for i, s, e in got])
+                else:
+                    out.extend(got)
         # unknown merging / byte fallback across the whole text (a run may span chunks)
         return tuple(self.spm.finish(text, out))
+
+    def _split_long(self, text: str, a: int, b: int) -> list[tuple[int, int]]:
+        """Cut ``text[a:b]`` between two characters that are adjacent in no piece: no merge
+        (and no user-defined symbol) can join them, so the parts are independent (and short
+        enough to cache, e.g. the words of a Japanese line without spaces). A character that
+        occurs in no multi-character piece stands alone."""
+        out: list[tuple[int, int]] = []
+        bigrams = self._bigrams
+        pos = a
+        for m in self._joinable.finditer(text, a, b):
+            s, e = m.span()
+            out.extend((p, p + 1) for p in range(pos, s))
+            if e - s > _SPLIT_ABOVE:
+                start = s
+                for p in range(s + 1, e):
+                    if text[p - 1 : p + 1] not in bigrams:
+                        out.append((start, p))
+                        start = p
+                out.append((start, e))
+            else:
+                out.append((s, e))
+            pos = e
+        out.extend((p, p + 1) for p in range(pos, b))
+        return out
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace | None, ...]]:
         steps: list[tuple[int, int, MergeStep]] = []
@@ -253,3 +290,7 @@ class SentencePieceBPE(Model):
 
     def __repr__(self) -> str:
         return f"SentencePieceBPE({len(self.pieces)} pieces, byte_fallback={self.byte_fallback})"
+
+
+def _escape_class(c: str) -> str:
+    return f"\\U{ord(c):08x}"
