@@ -36,7 +36,7 @@ SP_BUNDLES = {
 }
 UNIGRAM = ["albert-30k-clean", "sp-test_model", "sp-test_ja_model"]
 CORPORA = ["botchan.txt", "wagahaiwa_nekodearu.txt"]
-LINES_PER_CORPUS = 1500
+LINES_PER_CORPUS = 1000
 BERT = "bert-base-uncased"
 
 
@@ -124,7 +124,7 @@ def test_whole_document(name: str, corpus: str, parity_report) -> None:  # noqa:
 
 @pytest.mark.parity
 @pytest.mark.parametrize("name", list(SP_BUNDLES))
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40))
 def test_hypothesis(name: str, text: str, parity_report) -> None:  # noqa: ANN001
     tok, sp = sp_pair(name)
@@ -301,7 +301,7 @@ def test_wordpiece_vocab_tricky_and_lines(parity_report) -> None:  # noqa: ANN00
 
 
 @pytest.mark.parity
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40))
 def test_wordpiece_vocab_hypothesis(text: str, parity_report) -> None:  # noqa: ANN001
     ours, ref = bert_pair()
