@@ -576,6 +576,9 @@ class Tokenizer:
         id_to_token = model.id_to_token
         ids = [t[0] for t in spans]
         toks = [id_to_token(i) for i in ids]
+        token_values = getattr(model, "token_values", None)
+        if token_values is not None:  # e.g. Unigram: an unknown token shows its text, as in HF
+            toks = token_values(chunk.text, spans, toks)
         entry: list = [ids, toks, spans, None, None, None]
         exact_bytes = False
         if self._byte_level:
