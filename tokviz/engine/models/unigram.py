@@ -223,6 +223,20 @@ class Unigram(Model):
             self._cache[text] = out
         return out
 
+    def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
+        """The token strings of a chunk: an unknown token shows the text it covers (HF's Unigram
+        token value; SentencePiece's piece for an unknown run), every other its vocab piece."""
+        unk = self.unk_id
+        if unk is None:
+            return values
+        out = values
+        for k, (i, s, e) in enumerate(spans):
+            if i == unk and e > s:
+                if out is values:
+                    out = list(values)
+                out[k] = text[s:e]
+        return out
+
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[UnigramTrace, ...]]:
         toks = self.tokenize(text)
         traces = []
