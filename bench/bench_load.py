@@ -56,7 +56,8 @@ else:
     after_load = rss()
     tk.encode("Hello world, 世界!")
 gc.collect()
-print(json.dumps({"load_s": t_load, "cpu_s": c_load, "rss_load": after_load - before, "rss_used": rss() - before,
+print(json.dumps({"load_s": t_load, "cpu_s": c_load, "rss_load": after_load - before,
+                  "rss_used": rss() - before,
                   "peak": peak() - before}))
 """
 
