@@ -120,7 +120,7 @@ class TestLoadErrors:
 
     def test_json_that_is_not_a_tokenizer(self, tmp_path: Path) -> None:
         p = write(tmp_path / "tokenizer.json", json.dumps({"name": "x", "layers": [1, 2]}).encode())
-        assert "JSON dict that is not a tokenizer" in self._err(p)
+        assert "JSON object that is not a tokenizer" in self._err(p)
 
     def test_malformed_json_names_line_and_column(self, tmp_path: Path) -> None:
         p = write(tmp_path / "tokenizer.json", b'{\n  "a": 1,\n  "b": \n')

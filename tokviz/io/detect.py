@@ -35,6 +35,8 @@ __all__ = ["load", "sniff", "read_bytes"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
+_JSON_KIND = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
 # What a folder may hold, in order of preference (the first found wins).
 _DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt")
 
@@ -275,7 +277,7 @@ def _load_data(
                 f"not valid JSON: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
             ) from None
         raise TokvizFormatError(
-            f"a JSON {type(obj).__name__} that is not a tokenizer (expected tokenizer.json with a "
+            f"a JSON {_JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected tokenizer.json with a "
             '"model" or a vocab.json token -> id object)',
             source=source,
         )
