@@ -284,3 +284,21 @@ class TestScreenshot:
         assert t.vm.run is not None and t.vm.run.num_steps > 0
         assert t.slider.value() == 1 and t.words.count() > 0 and t.probe_view.count() > 0
         assert "Merge <b>1</b>" in t.headline.text()
+
+
+class TestProbeModel:
+    @pytest.mark.parametrize("algorithm", ["bpe-byte", "bpe-char"])
+    def test_probe_equals_the_exported_tokenizer_cut_at_k(self, algorithm) -> None:  # noqa: ANN001
+        # the probe keeps only the merges that can occur in the probe's chunks; it must still
+        # tokenize exactly like the full tokenizer.json cut at k merges
+        from tokviz.gui.train_viewmodel import TrainConfig, TrainRun, _probe, make_trainer
+        from tokviz.training.bpe import run_to_result
+
+        cfg = TrainConfig(algorithm=algorithm, vocab_size=400 if algorithm == "bpe-byte" else 150)
+        res = run_to_result(make_trainer(cfg).train(_toy().splitlines() * 3))
+        run = TrainRun(cfg, res)
+        text = "the lowest newest widest hugs, quickly: tokenization is a pipeline 42"
+        for k in sorted({0, 1, 2, 7, 20, res.num_merges // 2, res.num_merges}):
+            enc, err = _probe(run, k, text)
+            assert err is None
+            assert enc.ids == res.tokenizer(num_merges=k).encode(text, add_special_tokens=False).ids, k

@@ -569,11 +569,16 @@ class TrainViewModel(QObject):
 
 
 # ---------------------------------------------------------------------------- step queries
-def _probe_tokenizer(run: TrainRun, k: int) -> Any:
-    """The trained pipeline with the first k merges (BPE: built from the engine's BPE class)."""
+def _probe_tokenizer(run: TrainRun, k: int, text: str = "") -> Any:
+    """The trained pipeline with the first k merges (BPE: built from the engine's BPE class).
+
+    For a plain BPE (no ``##`` prefix, no ``</w>`` suffix) only the merges whose result occurs
+    in one of ``text``'s pre-token chunks are kept: a merge can only ever produce a substring of
+    the chunk it runs on, so dropping the others (keeping the order) gives the same tokens and
+    builds a model of a few dozen merges instead of thousands on every slider step."""
     res = run.result
     cache = run.probe_cache
-    tok = cache.get(k)
+    tok = cache.get((k, text))
     if tok is not None:
         return tok
     from ..engine.models.bpe import BPE
@@ -594,6 +599,11 @@ def _probe_tokenizer(run: TrainRun, k: int) -> Any:
             merges = _dedup_last(pairs[:k])
         else:
             merges = pairs[:k]  # no pair was chosen twice: the first k steps are the first k merges
+        if text and not m.continuing_subword_prefix and not m.end_of_word_suffix:
+            enc = base.encode(text, add_special_tokens=False)
+            chunks = "\x00".join(c.text for c in enc.stages.pre_tokens) if enc.stages is not None else None
+            if chunks is not None:
+                merges = [(a, b) for a, b in merges if a + b in chunks]
         model = BPE(
             m.get_vocab(), merges, unk_token=m.unk_token, continuing_subword_prefix=m.continuing_subword_prefix,
             end_of_word_suffix=m.end_of_word_suffix, fuse_unk=m.fuse_unk, byte_fallback=m.byte_fallback,
@@ -604,7 +614,7 @@ def _probe_tokenizer(run: TrainRun, k: int) -> Any:
     if len(cache) > 12:
         for key in [x for x in cache if x not in ("base", "pairs")][:4]:
             del cache[key]
-    cache[k] = tok
+    cache[(k, text)] = tok
     return tok
 
 
@@ -678,7 +688,7 @@ def _probe(run: TrainRun, k: int | None, text: str | None) -> tuple[Any, str | N
     if not text:
         return None, None
     try:
-        tok = _probe_tokenizer(run, k) if k is not None else _final_tokenizer(run)
+        tok = _probe_tokenizer(run, k, text) if k is not None else _final_tokenizer(run)
         return tok.encode(text, add_special_tokens=False), None
     except Exception as exc:  # noqa: BLE001 - a probe failure is shown next to the probe, not fatal
         return None, f"{type(exc).__name__}: {exc}"
