@@ -277,7 +277,8 @@ def _load_data(
                 f"not valid JSON: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
             ) from None
         raise TokvizFormatError(
-            f"a JSON {_JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected tokenizer.json with a "
+            f"a JSON {_JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected "
+            "tokenizer.json with a "
             '"model" or a vocab.json token -> id object)',
             source=source,
         )
