@@ -64,10 +64,15 @@ class Metaspace(PreTokenizer):
                 continue
             text = piece.text
             # MergedWithNext on every replacement char: a chunk starts at each ▁
-            cuts = [i for i, c in enumerate(text) if c == r] if r in text else []
-            if not cuts:
+            if r not in text:
                 out.append(piece)
                 continue
+            cuts = []
+            pos = 0
+            for part in text.split(r)[:-1]:
+                pos += len(part)
+                cuts.append(pos)
+                pos += 1
             bounds = ([0] if cuts[0] != 0 else []) + cuts + [len(text)]
             out += split_piece(piece, list(zip(bounds, bounds[1:])))
         return out

@@ -7,16 +7,19 @@ whitespace is Rust ``char::is_whitespace``.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Container
+from functools import lru_cache
 from typing import Any
 
 from ..errors import TokvizFormatError
-from ..patterns import char_class_regex, find_class_matches, split_spans
+from ..patterns import split_spans
 from ..text import NormalizedText
-from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, ranges_class, script_of
+from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, script_of
 from . import PreTokenizer
 from .split import behavior_from_json, split_piece
 
-__all__ = ["Punctuation", "Digits", "BertPreTokenizer", "UnicodeScripts", "is_punctuation", "is_numeric", "split_on_chars"]
+__all__ = ["Punctuation", "Digits", "BertPreTokenizer", "UnicodeScripts", "is_punctuation", "is_numeric", "split_on_chars", "char_matches"]
 
 
 def is_punctuation(c: str) -> bool:
@@ -27,17 +30,37 @@ def is_numeric(c: str) -> bool:
     return c in NUMERIC
 
 
-_PUNCT_RE = char_class_regex(ranges_class(PUNCTUATION))
-_NUMERIC_RE = char_class_regex(ranges_class(NUMERIC))
-_SPACE_RE = char_class_regex("".join(f"\\U{ord(c):08x}" for c in sorted(WHITE_SPACE)))
+@lru_cache(maxsize=512)
+def _cut_regex(chars: frozenset[str]) -> re.Pattern[str]:
+    cls = "".join(re.escape(c) for c in sorted(chars))
+    return re.compile(f"([{cls}])|[^{cls}]+")
 
 
-def split_on_chars(pieces: list[NormalizedText], compiled, behavior: str) -> list[NormalizedText]:  # noqa: ANN001
-    """HF ``split`` on a per-character predicate (given as a `char_class_regex`)."""
+def char_matches(text: str, members: Container[str]) -> list[tuple[int, int, bool]]:
+    """HF ``find_matches`` for a per-character predicate (membership in ``members``): each member
+    character is a match, the runs between are non-matches. Only the characters present in the
+    text go into the regex (a class of thousands of ranges would cost microseconds per char)."""
+    if not text:
+        return [(0, 0, False)]
+    present = frozenset(c for c in set(text) if c in members)
+    if not present:
+        return [(0, len(text), False)]
+    return [(m.start(), m.end(), m.start(1) >= 0) for m in _cut_regex(present).finditer(text)]
+
+
+def split_on_chars(pieces: list[NormalizedText], members: Container[str], behavior: str) -> list[NormalizedText]:
+    """HF ``split`` on a per-character predicate with the given behaviour."""
     out: list[NormalizedText] = []
     for piece in pieces:
-        out += split_piece(piece, split_spans(find_class_matches(compiled, piece.text), behavior))
+        out += split_piece(piece, split_spans(char_matches(piece.text, members), behavior))
     return out
+
+
+@lru_cache(maxsize=512)
+def _bert_regex(punct: frozenset[str], space: frozenset[str]) -> re.Pattern[str]:
+    p = "".join(re.escape(c) for c in sorted(punct))
+    ps = "".join(re.escape(c) for c in sorted(punct | space))
+    return re.compile(f"[{p}]|[^{ps}]+" if p else f"[^{ps}]+")
 
 
 class Punctuation(PreTokenizer):
@@ -53,7 +76,7 @@ class Punctuation(PreTokenizer):
         self.behavior = behavior_from_json({"behavior": behavior})
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        return split_on_chars(pieces, _PUNCT_RE, self.behavior)
+        return split_on_chars(pieces, PUNCTUATION, self.behavior)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Punctuation:
@@ -79,7 +102,7 @@ class Digits(PreTokenizer):
         self.individual_digits = individual_digits
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        return split_on_chars(pieces, _NUMERIC_RE, "Isolated" if self.individual_digits else "Contiguous")
+        return split_on_chars(pieces, NUMERIC, "Isolated" if self.individual_digits else "Contiguous")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Digits:
@@ -105,7 +128,21 @@ class BertPreTokenizer(PreTokenizer):
     type_name = "BertPreTokenizer"
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        return split_on_chars(split_on_chars(pieces, _SPACE_RE, "Removed"), _PUNCT_RE, "Isolated")
+        # Whitespace-Removed then punctuation-Isolated, in one pass: the chunks are the single
+        # punctuation characters and the runs of everything else that is not whitespace.
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            text = piece.text
+            if not text:
+                continue
+            chars = set(text)
+            punct = frozenset(c for c in chars if c in PUNCTUATION)
+            space = frozenset(c for c in chars if c in WHITE_SPACE)
+            if not punct and not space:
+                out.append(piece)
+                continue
+            out += split_piece(piece, [m.span() for m in _bert_regex(punct, space).finditer(text)])
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> BertPreTokenizer:

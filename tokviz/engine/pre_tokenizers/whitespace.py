@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import TokvizFormatError
 from ..patterns import compile_pattern, find_matches
 from ..text import NormalizedText
+from ..unicode_tables import WHITE_SPACE
 from . import PreTokenizer
 from .split import split_piece
 
@@ -61,9 +62,9 @@ class WhitespaceSplit(PreTokenizer):
     type_name = "WhitespaceSplit"
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        from .punctuation import _SPACE_RE, split_on_chars
+        from .punctuation import split_on_chars
 
-        return split_on_chars(pieces, _SPACE_RE, "Removed")
+        return split_on_chars(pieces, WHITE_SPACE, "Removed")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WhitespaceSplit:
