@@ -68,10 +68,9 @@ def compare_sp(tok: Any, sp: Any, text: str) -> str:
     ids = [p.id for p in ref.pieces]
     if enc.ids != ids:
         return f"ids differ {_diff(enc.tokens, [sp.id_to_piece(i) for i in ids])}"
-    # sentencepiece's piece for an unknown run is its (normalized) text; ours is the unk piece
-    unk = sp.unk_id()
-    ours_p = [t for t, i in zip(enc.tokens, enc.ids) if i != unk]
-    ref_p = [p.piece for p in ref.pieces if p.id != unk]
+    # (an unknown run's piece is its normalized text in both)
+    ours_p = list(enc.tokens)
+    ref_p = [p.piece for p in ref.pieces]
     if ours_p != ref_p:
         return f"pieces differ {_diff(ours_p, ref_p)}"
     m = OffsetMap(text)
@@ -308,3 +307,50 @@ def test_wordpiece_vocab_hypothesis(text: str, parity_report) -> None:  # noqa: 
     detail = compare_bert(ours, ref, text)
     parity_report.record(f"{BERT} (vocab.txt)", f"hypothesis/{text[:20]!r}", not detail, detail)
     assert not detail
+
+
+# ---------------------------------------------------------------------- HF Unigram + Precompiled
+@cache
+def hf_unigram_pair() -> tuple[Any, Any]:
+    """albert's .model as HF's converter lays it out in a tokenizer.json (Precompiled charsmap,
+    extra-space Replace, Metaspace, Unigram), built with tokenizers' own classes."""
+    from tokviz.io.hf_json import load_hf_json
+    from tokviz.io.sentencepiece import parse_model_proto
+
+    tk = require_module("tokenizers")
+    proto = parse_model_proto(bundle_bytes(SP_BUNDLES["albert-30k-clean"]), source="albert")
+    ref = tk.Tokenizer(tk.models.Unigram([(p.piece, p.score) for p in proto.pieces], proto.trainer_spec.unk_id, False))
+    ref.normalizer = tk.normalizers.Sequence([
+        tk.normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap),
+        tk.normalizers.Replace(tk.Regex(" {2,}"), " "),
+    ])
+    ref.pre_tokenizer = tk.pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    ref.decoder = tk.decoders.Metaspace()
+    return load_hf_json(ref.to_str().encode("utf-8"), source="albert-tokenizer.json"), ref
+
+
+@pytest.mark.parity
+def test_hf_unigram_precompiled(parity_report) -> None:  # noqa: ANN001
+    ours, ref = hf_unigram_pair()
+    label = "albert-30k-clean (tokenizer.json Unigram)"
+    inputs = [(f"tricky/{c}", t) for c, t in TRICKY]
+    for corpus in CORPORA:
+        inputs += [(f"{corpus}/line{n}", t) for n, t in enumerate(corpus_lines(corpus, 300))]
+    results = []
+    for case_id, text in inputs:
+        enc, r = ours.encode(text), ref.encode(text)
+        detail = ""
+        for field, a, b in (
+            ("ids", enc.ids, r.ids),
+            ("tokens", enc.tokens, r.tokens),
+            ("offsets", [tuple(o) for o in enc.offsets], [tuple(o) for o in r.offsets]),
+        ):
+            if a != b:
+                detail = f"{field} differ {_diff(a, b)}"
+                break
+        if not detail and ours.decode(enc.ids) != ref.decode(r.ids, skip_special_tokens=False):
+            detail = "decode differs"
+        results.append((case_id, not detail, detail))
+    parity_report.record_many(label, results)
+    bad = [x for x in results if not x[1]]
+    assert not bad, bad[:3]
