@@ -328,7 +328,35 @@ def _try_window(
     new = _splice_encoding(old, new_text, w, t0, t1, ws, delta, dbytes, ba, bb)
     splice_chunks = _splice_stages(stages, new_text, w.stages, ci0, ci1, ws, delta)
     object.__setattr__(new, "stages", splice_chunks)
-    return new, Splice(t0, t1 - t0, len(w.ids), ci0, ci1 - ci0, len(wchunks))
+    # Report only what really changed: the window's tokens and chunks that equal the old ones
+    # at both ends are not part of the splice (the panes then re-spell a handful of items).
+    n, m = len(w.ids), t1 - t0
+    p = 0
+    while p < n and p < m and old.ids[t0 + p] == w.ids[p] and old.offsets[t0 + p] == (w.offsets[p][0] + ws, w.offsets[p][1] + ws):
+        p += 1
+    q = 0
+    while q < n - p and q < m - p and old.ids[t1 - 1 - q] == w.ids[n - 1 - q]:
+        a_, b_ = old.offsets[t1 - 1 - q]
+        c_, d_ = w.offsets[n - 1 - q]
+        if (a_ + delta, b_ + delta) != (c_ + ws, d_ + ws) or a_ < edit.old_end:
+            break
+        q += 1
+    p = min(p, _first_token_at(offs, t0, t1, edit.start) - t0)  # never claim a token at/after the edit is unchanged
+    oc_all = chunks[ci0:ci1]
+    nc_all = list(wchunks)
+    cm, cn = len(oc_all), len(nc_all)
+    cp = 0
+    while cp < cn and cp < cm and (oc_all[cp].text, oc_all[cp].start, oc_all[cp].end) == (
+        nc_all[cp].text, nc_all[cp].start + ws, nc_all[cp].end + ws
+    ) and oc_all[cp].end <= edit.start:
+        cp += 1
+    cq = 0
+    while cq < cn - cp and cq < cm - cp:
+        o, nn = oc_all[cm - 1 - cq], nc_all[cn - 1 - cq]
+        if o.text != nn.text or o.start < edit.old_end or (o.start + delta, o.end + delta) != (nn.start + ws, nn.end + ws):
+            break
+        cq += 1
+    return new, Splice(t0 + p, m - p - q, n - p - q, ci0 + cp, cm - cp - cq, cn - cp - cq)
 
 
 class _Starts:

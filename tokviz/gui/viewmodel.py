@@ -30,7 +30,7 @@ __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
 
 _WORD = re.compile(r"\S+")
 PREVIEW_MIN_CHARS = 150_000  # texts longer than this get a quick preview of their start
-PREVIEW_CHARS = 40_000
+PREVIEW_CHARS = 16_000
 
 
 @dataclass(frozen=True, slots=True)
