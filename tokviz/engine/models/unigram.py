@@ -98,7 +98,7 @@ class Unigram(Model):
             self._token_to_id.setdefault(p, i)
         self._build()
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
-        self._chunk_cache: dict[str, tuple[tuple[tuple[int, int, int], ...], float, float]] = {}
+        self._chunk_cache: dict[str, tuple[tuple[tuple[int, int, int], ...], float, float, tuple[float, ...]]] = {}
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
@@ -280,31 +280,31 @@ class Unigram(Model):
         cache = self._chunk_cache
         out: list[tuple[int, int, int]] = []
         total = 0.0
-        scores = self._node_score
+        score_of = self._score_of
         for m in self._chunker.finditer(text):
             chunk = m.group()
             base = m.start()
             entry = cache.get(chunk)
             if entry is None:
                 path, _, margin, mag = self._dp_sp(chunk, 0.0, margins=True)
-                entry = (tuple(path), margin, mag)
+                entry = (tuple(path), margin, mag, tuple(score_of[p[0]] for p in path))
                 if len(chunk) <= _CACHE_MAX_CHARS:
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[chunk] = entry
-            path_c, margin, mag = entry
+            path_c, margin, mag, path_scores = entry
             bound = (len(chunk) + 2) * (abs(total) + mag + 1.0) * 1e-15
             if margin > bound:
-                for pid, s, e in path_c:
-                    total += scores(pid)
-                    out.append((pid, s + base, e + base))
+                for sc in path_scores:  # the doubles the full Viterbi holds, in path order
+                    total += sc
+                if base:
+                    out.extend([(pid, s + base, e + base) for pid, s, e in path_c])
+                else:
+                    out.extend(path_c)
             else:
                 path_x, total, _, _ = self._dp_sp(chunk, total)
                 out.extend([(pid, s + base, e + base) for pid, s, e in path_x])
         return out
-
-    def _node_score(self, pid: int) -> float:
-        return self._score_of[pid]
 
     def _dp_sp(
         self, text: str, start_score: float, *, margins: bool = False
