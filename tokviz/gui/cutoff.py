@@ -63,7 +63,40 @@ class RankCutoff:
             plen = len(model.continuing_subword_prefix or "")
             self.results = [a + b[plen:] for a, b in self.merges]
             self.n = len(self.merges)
-        self._cache: dict[int, Any] = {}
+            made = set(self.results)
+            # entries no merge creates: the alphabet, byte-fallback pieces, unk ...
+            self.base_vocab = {t: i for t, i in self.vocab.items() if t not in made}
+        self._cache: dict[Any, Any] = {}
+        self._text: str | None = None  # the text the relevance filter below was computed for
+        self._relevant: list[int] | None = None
+        self.max_len = max((len(t) for t in self.vocab), default=1)
+
+    # A merge can only ever produce a substring of the chunk it runs on. For one text, keeping
+    # just the merges (rank mode: tokens) whose result occurs in its pre-token chunks -- in the
+    # same order -- gives exactly the same tokens, and a model of a few thousand entries instead
+    # of the whole vocabulary is cheap to build on every slider step.
+    def _filter_for(self, text: str) -> list[int] | None:
+        """Indices (in merge order) of the merges that can apply to ``text``; None: no filter."""
+        if self.model.continuing_subword_prefix or self.model.end_of_word_suffix:
+            return None  # results carry decorations that chunks do not: keep every merge
+        if text == self._text:
+            return self._relevant
+        enc = self.base.encode(text, add_special_tokens=False)
+        if enc.stages is None:
+            return None
+        subs: set[str] = set()
+        m = self.max_len
+        for c in {pt.text for pt in enc.stages.pre_tokens}:
+            n = len(c)
+            for i in range(n - 1):
+                for j in range(i + 2, min(n, i + m) + 1):
+                    subs.add(c[i:j])
+        if self.model.rank_mode:
+            relevant = [i for i, (t, _) in enumerate(self.ordered) if t in subs]
+        else:
+            relevant = [i for i, r in enumerate(self.results) if r in subs]
+        self._text, self._relevant = text, relevant
+        return relevant
 
     def merge_label(self, k: int) -> str:
         """What merge ``k`` (0-based) adds, e.g. ``'Ġ' + 't' -> 'Ġt'``."""
@@ -72,18 +105,20 @@ class RankCutoff:
         a, b = self.merges[k]
         return f"{a!r} + {b!r} -> {self.results[k]!r}"
 
-    def restricted_model(self, k: int) -> BPE:
+    def restricted_model(self, k: int, *, text: str | None = None) -> BPE:
+        """The model with the first ``k`` merges; with ``text``, exact for that text only (and
+        much smaller: see `_filter_for`)."""
         if not 0 <= k <= self.n:
             raise ValueError(f"merge cutoff {k} out of range 0..{self.n}")
         model = self.model
+        relevant = self._filter_for(text) if text is not None else None
         if model.rank_mode:
             kept = dict(self.alphabet)
-            kept.update(self.ordered[:k])
+            if relevant is None:
+                kept.update(self.ordered[:k])
+            else:
+                kept.update(self.ordered[i] for i in relevant if i < k)
             return BPE.from_ranks(kept)
-        merges = self.merges[:k]
-        earlier = set(self.results[:k])
-        operands = {x for pair in merges for x in pair}
-        drop = set(self.results[k:]) - earlier - operands
         opts = dict(
             unk_token=model.unk_token,
             continuing_subword_prefix=model.continuing_subword_prefix,
@@ -92,21 +127,44 @@ class RankCutoff:
             byte_fallback=model.byte_fallback,
             ignore_merges=model.ignore_merges,
         )
+        if relevant is not None:
+            # Only what this text can use: the entries no merge creates, plus the results (and
+            # operands) of the relevant merges among the first k.
+            merges = [self.merges[i] for i in relevant if i < k]
+            vocab = dict(self.base_vocab)
+            full = self.vocab
+            for i in relevant:
+                if i >= k:
+                    break
+                r = self.results[i]
+                vocab[r] = full[r]
+            for a, b in merges:
+                vocab.setdefault(a, full[a])
+                vocab.setdefault(b, full[b])
+            try:
+                return BPE(vocab, merges, **opts)
+            except TokvizFormatError:
+                relevant = None  # unusual vocab: fall back to the whole-vocabulary model
+        merges = self.merges[:k]
+        operands = {x for pair in merges for x in pair}
+        drop = set(self.results[k:]) - set(self.results[:k]) - operands
         try:
             return BPE({t: i for t, i in self.vocab.items() if t not in drop}, merges, **opts)
         except TokvizFormatError:
             # An unusual vocab (a merge operand that only a later merge creates): keep it whole.
             return BPE(self.vocab, merges, **opts)
 
-    def tokenizer(self, k: int) -> Any:
+    def tokenizer(self, k: int, *, text: str | None = None) -> Any:
+        """The pipeline with the first ``k`` merges (with ``text``: exact for that text only)."""
         if k == self.n:
             return self.base
-        tok = self._cache.get(k)
+        key = (k, text)
+        tok = self._cache.get(key)
         if tok is None:
-            if len(self._cache) >= 3:  # each holds a whole vocabulary
+            if len(self._cache) >= 3:  # a full restricted model holds a whole vocabulary
                 self._cache.pop(next(iter(self._cache)))
-            tok = with_model(self.base, self.restricted_model(k), name=f"{self.base.name} (first {k} merges)")
-            self._cache[k] = tok
+            tok = with_model(self.base, self.restricted_model(k, text=text), name=f"{self.base.name} (first {k} merges)")
+            self._cache[key] = tok
         return tok
 
 

@@ -553,7 +553,7 @@ class TrainViewModel(QObject):
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> CutoffView:
                 t0 = time.perf_counter()
-                tok = rc.tokenizer(k)
+                tok = rc.tokenizer(k, text=text)
                 enc = tok.encode(text, add_special_tokens=False)
                 full = rc.base.encode(text, add_special_tokens=False)
                 label = rc.merge_label(k - 1) if k > 0 else "no merges: the alphabet only"
