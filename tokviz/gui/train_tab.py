@@ -301,6 +301,12 @@ class TrainTab(QWidget):
         vm.cutoff_changed.connect(self._on_cutoff)
         if inspect_vm is not None:
             vm.error_raised.connect(inspect_vm.error_raised)
+            # the cut view follows edits of the Inspect text (debounced, only while it is shown)
+            self._cut_timer = QTimer(self)
+            self._cut_timer.setSingleShot(True)
+            self._cut_timer.setInterval(300)
+            self._cut_timer.timeout.connect(self._refresh_cut)
+            inspect_vm.encoding_changed.connect(lambda _u: self._cut_timer.start())
         self._on_algo()
         self._live_merges = 0
 
@@ -527,6 +533,10 @@ class TrainTab(QWidget):
     def _on_right_tab(self, index: int) -> None:
         if index == 1:
             self.vm.prepare_cutoff()
+
+    def _refresh_cut(self) -> None:
+        if self.isVisible() and self.right.currentIndex() == 1 and self.vm.cutoff_k >= 0:
+            self.vm.set_cutoff(self.vm.cutoff_k)
 
     def _on_cut_slider(self, k: int) -> None:
         self.cut_headline.setText(f"First <b>{k:,}</b> merges · <span style='color:gray'>building the cut "
