@@ -95,7 +95,7 @@ class LatticeViewModel(QObject):
         self.seed = 0
         self.result: LatticeResult | None = None
         self.sample_result: SampleResult | None = None
-        self._dropout_models: dict[tuple[int, float], Any] = {}
+        self._dropout_model: tuple[Any, float, Any] | None = None  # (tokenizer, p, BPE copy with dropout)
         self._lattice: Any = None  # engine Lattice of the shown chunk (kept for sampling)
         self.text_edited = False  # once the user types here, the lattice text stops following Inspect
         self.auto_sample = True  # draw samples after every new lattice
@@ -231,7 +231,7 @@ class LatticeViewModel(QObject):
         if mode == "unigram":
             alpha = self.alpha
 
-            def run(cancel: CancelToken) -> SampleResult | None:
+            def run(cancel: CancelToken) -> tuple[SampleResult, Any] | None:
                 t0 = time.perf_counter()
                 rng = random.Random(seed)
                 counts: Counter[tuple[int, ...]] = Counter()  # by path (node indices)
@@ -242,19 +242,17 @@ class LatticeViewModel(QObject):
                 nodes = lat.nodes
                 desc = f"{n:,} samples over all segmentations, p(path) ∝ exp(α·score), α = {alpha:g}, seed {seed}"
                 return _histogram(mode, counts, res.viterbi.nodes, n, alpha, time.perf_counter() - t0, desc,
-                                  pieces_of=lambda path: tuple(nodes[k].piece for k in path), has_paths=True)
+                                  pieces_of=lambda path: tuple(nodes[k].piece for k in path), has_paths=True), None
         else:
             p = self.dropout
-            key = (id(tok), p)
-            model = self._dropout_models.get(key)
+            cached = self._dropout_model
+            model = cached[2] if cached is not None and cached[0] is tok and cached[1] == p else None
             chunks = res.chunks
             det = res.encoded_pieces
 
-            def run(cancel: CancelToken) -> SampleResult | None:
+            def run(cancel: CancelToken) -> tuple[SampleResult, Any] | None:
                 t0 = time.perf_counter()
                 m = model if model is not None else dropout_model(tok.model, p)
-                self._dropout_models.clear()
-                self._dropout_models[key] = m
                 m.seed(seed)
                 counts: Counter[tuple[str, ...]] = Counter()
                 to_tok = m.id_to_token
@@ -266,15 +264,19 @@ class LatticeViewModel(QObject):
                         pieces.extend(to_tok(t) for t, _, _ in m.tokenize(c))
                     counts[tuple(pieces)] += 1
                 desc = f"{n:,} encodings with BPE-dropout p = {p:g} (each merge skipped with probability p), seed {seed}"
-                return _histogram(mode, counts, det, n, p, time.perf_counter() - t0, desc)
+                return _histogram(mode, counts, det, n, p, time.perf_counter() - t0, desc), (tok, p, m)
 
         def prepare():  # noqa: ANN202
             return run
 
-        def done(out: SampleResult | None) -> None:
-            if out is not None and self.tokenizer is tok:
-                self.sample_result = out
-                emit(self.samples_changed, out)
+        def done(out: tuple[SampleResult, Any] | None) -> None:
+            if out is None or self.tokenizer is not tok:
+                return
+            result, model_entry = out
+            if model_entry is not None:
+                self._dropout_model = model_entry  # reuse the dropout copy for the next draw
+            self.sample_result = result
+            emit(self.samples_changed, result)
 
         self._lanes.submit("sample", prepare, done, lambda m: emit(self.error_raised, f"Sampling: {m}"))
 
