@@ -295,6 +295,19 @@ class TestBpeCacheAndLongChunks:
         # the flat-list algorithm on the same symbols gives the same merges
         assert [m.id_to_token(i) for i, _, _ in heap] == m._merge_list(text)
 
+    def test_cuts_never_change_results(self) -> None:
+        """Chunks cut where no merge can cross give the same symbols as merging them whole."""
+        ours, _ = _rank_models("cl100k_base")
+        texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:200] + [t for _, t in TRICKY]
+        chunks = [text_to_proxy(c) for c in _chunks(texts)]
+        fresh = BPE.from_ranks(ours.get_vocab())
+        for c in chunks:
+            whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
+            assert fresh._merge_plain(c) == whole, c
+        assert fresh._junctions  # cutting stayed enabled for cl100k on Japanese
+        cuts = sum(1 for c in chunks if len(c) > 2 and fresh._merge_plain(c) != [c])
+        assert cuts > 0
+
     def test_long_chunk_matches_hf(self) -> None:
         obj = json.loads(_bundle_json("qwen3"))["model"]
         ours = BPE.from_json(obj)

@@ -27,7 +27,7 @@ import heapq
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice, repeat
-from operator import add
+from operator import add, and_, or_
 from typing import Any
 
 from ..encoding import BpeTrace, MergeStep
@@ -112,7 +112,8 @@ class BPE(Model):
             self._merged[pair] = new
         self._plain = not continuing_subword_prefix and not end_of_word_suffix
         self._sentinel = _sentinel(self._vocab)
-        self._junctions: set[str] | None = None  # built on first use (see _merge_plain)
+        self._junctions: Any = None  # built on first use (see _merge_plain)
+        self._cut_stats = [0, 0]  # boundaries looked at, cuts found (see _merge_plain)
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
         self._reset_cache()
 
@@ -410,19 +411,36 @@ class BPE(Model):
     def _merge_plain(self, text: str) -> list[str]:
         """Final symbols of a plain chunk (each char a symbol, no prefix/suffix, no dropout).
 
-        The chunk is first cut where no merge can ever join the two neighbouring chars: a
-        merge result is a vocab token, so a boundary between chars x and y can only be merged
-        across if some merge joins a part ending in x to a part starting in y (merges mode) or
-        some token contains ``xy`` (rank mode). Pieces between such cuts evolve independently
-        (their merges commute), so each piece is merged alone and cached: Japanese sentences
-        that never repeat as chunks share most of their pieces.
+        The chunk is first cut at boundaries no merge can ever cross. A symbol that crosses
+        boundary k is a merge result (a vocab token) equal to ``text[a:b]`` with a < k < b;
+        so if ``text[k-1:k+1]`` is no 2-char merge result and neither ``text[k-2:k+1]`` nor
+        ``text[k-1:k+2]`` occurs inside any longer merge result, nothing crosses k (in merges
+        mode the first merge across k must also join a part ending in ``text[k-1]`` to one
+        starting with ``text[k]``). Pieces between cuts evolve independently (their merges
+        commute), so each is merged alone and cached: Japanese sentences that never repeat as
+        chunks are made of a few thousand distinct pieces.
         """
-        junctions = self._junctions
-        if junctions is None:
-            junctions = self._junctions = self._build_junctions()
+        sets = self._junctions
+        if sets is None:
+            sets = self._junctions = self._build_junctions() or ()
         pcache = self._piece_cache
-        if junctions:
-            joinable = list(map(junctions.__contains__, map(add, text, text[1:])))
+        n = len(text)
+        if sets and n > 2:
+            t2, g3, jm = sets
+            g2 = list(map(add, text, text[1:]))
+            in3 = list(map(g3.__contains__, map(add, g2, text[2:])))
+            joinable = list(map(or_, map(or_, map(t2.__contains__, g2), [False, *in3]), [*in3, False]))
+            if jm is not None:
+                joinable = list(map(and_, joinable, map(jm.__contains__, g2)))
+            # Finding cuts costs a few C-level passes per char; when a vocab almost never
+            # allows one (many multi-char CJK tokens, e.g. Qwen), stop looking.
+            stats = self._cut_stats
+            stats[0] += n - 1
+            stats[1] += joinable.count(False)
+            if stats[0] > 200_000:
+                if stats[1] < stats[0] // 20:
+                    self._junctions = ()
+                stats[0] = stats[1] = 0
         else:
             joinable = [True]
         if False not in joinable:
@@ -433,7 +451,6 @@ class BPE(Model):
         syms: list[str] = []
         start = 0
         index = joinable.index
-        n = len(text)
         while start < n:
             try:
                 stop = index(False, start) + 1
@@ -463,73 +480,108 @@ class BPE(Model):
         return out
 
     def _merge_heap_plain(self, text: str) -> list[str]:
-        """`_merge_list` for long pieces: heap of ``(rank, position)`` + linked list, O(n log n).
+        """`_merge_list` for long pieces: a heap + linked list, O(n log n).
 
-        An entry also holds the two symbol objects it was computed from; it is stale when the
-        pair at its position is no longer made of those very objects (a merge always creates a
-        new, longer string, so identity tells whether either side changed).
+        Heap entries are single ints ``rank << shift | position`` (int comparisons are much
+        cheaper than tuple ones), so they pop by lowest rank, then leftmost position. ``cur[i]``
+        is the rank of the pair currently starting at position ``i``; an entry is stale when it
+        disagrees (a changed pair never keeps its rank: ranks are unique per pair in merges
+        mode and per token in rank mode).
         """
         n = len(text)
-        sym: list[str | None] = list(text)
+        sym = list(text)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
-        rank_mode = self._rank_mode
-        if rank_mode:
+        shift = max(20, n.bit_length())
+        mask = (1 << shift) - 1
+        heappop, heappush = heapq.heappop, heapq.heappush
+        if self._rank_mode:
             vget = self._vocab.get
-            first = map(vget, map(add, text, text[1:]))
+            cur = list(map(vget, map(add, text, text[1:]), repeat(-1)))
+            cur.append(-1)
+            heap = [r << shift | i for i, r in enumerate(cur) if r >= 0]
+            heapq.heapify(heap)
+            while heap:
+                key = heappop(heap)
+                i = key & mask
+                if cur[i] != key >> shift:
+                    continue  # stale
+                j = nxt[i]
+                new = sym[i] + sym[j]
+                sym[i] = new
+                cur[j] = -1
+                k = nxt[j]
+                nxt[i] = k
+                if k >= 0:
+                    prv[k] = i
+                    r = cur[i] = vget(new + sym[k], -1)
+                    if r >= 0:
+                        heappush(heap, r << shift | i)
+                else:
+                    cur[i] = -1
+                p = prv[i]
+                if p >= 0:
+                    r = cur[p] = vget(sym[p] + new, -1)
+                    if r >= 0:
+                        heappush(heap, r << shift | p)
         else:
             pget = self._ranks.get
-            first = map(pget, zip(text, text[1:]))
-        heap = [(r, i, sym[i], sym[i + 1]) for i, r in enumerate(first) if r is not None]
-        heapq.heapify(heap)
-        heappop, heappush = heapq.heappop, heapq.heappush
-        while heap:
-            r, i, a, b = heappop(heap)
-            if sym[i] is not a:
-                continue
-            j = nxt[i]
-            if j < 0 or sym[j] is not b:
-                continue
-            new = a + b  # type: ignore[operator]
-            sym[i] = new
-            sym[j] = None
-            k = nxt[j]
-            nxt[i] = k
-            if k >= 0:
-                prv[k] = i
-                c = sym[k]
-                x = vget(new + c) if rank_mode else pget((new, c))  # type: ignore[operator]
-                if x is not None:
-                    heappush(heap, (x, i, new, c))
-            p = prv[i]
-            if p >= 0:
-                c = sym[p]
-                x = vget(c + new) if rank_mode else pget((c, new))  # type: ignore[operator]
-                if x is not None:
-                    heappush(heap, (x, p, c, new))
+            cur = list(map(pget, zip(text, text[1:]), repeat(-1)))
+            cur.append(-1)
+            heap = [r << shift | i for i, r in enumerate(cur) if r >= 0]
+            heapq.heapify(heap)
+            while heap:
+                key = heappop(heap)
+                i = key & mask
+                if cur[i] != key >> shift:
+                    continue  # stale
+                j = nxt[i]
+                new = sym[i] + sym[j]
+                sym[i] = new
+                cur[j] = -1
+                k = nxt[j]
+                nxt[i] = k
+                if k >= 0:
+                    prv[k] = i
+                    r = cur[i] = pget((new, sym[k]), -1)
+                    if r >= 0:
+                        heappush(heap, r << shift | i)
+                else:
+                    cur[i] = -1
+                p = prv[i]
+                if p >= 0:
+                    r = cur[p] = pget((sym[p], new), -1)
+                    if r >= 0:
+                        heappush(heap, r << shift | p)
         out: list[str] = []
         i = 0
         while i >= 0:
-            out.append(sym[i])  # type: ignore[arg-type]
+            out.append(sym[i])
             i = nxt[i]
         return out
 
-    def _build_junctions(self) -> set[str]:
-        """Char pairs ``xy`` that some merge may join (see `_merge_plain`); empty: never cut."""
+    def _build_junctions(self) -> tuple[set[str], set[str], set[str] | None] | None:
+        """The sets `_merge_plain` cuts with; None: never cut (an empty merge part).
+
+        ``t2``: 2-char merge results; ``g3``: every 3-char substring of longer merge results;
+        ``jm`` (merges mode): ``left[-1] + right[0]`` of every merge. In rank mode every
+        token of two or more chars is a possible merge result. Built with C-level map/set
+        passes over all results joined by the sentinel.
+        """
         if self._rank_mode:
-            # every adjacent pair inside any token (a token is a possible merge result);
-            # built with C-level map/set over all tokens joined by the sentinel
-            joined = self._sentinel.join(self._vocab)
-            pairs = set(map(add, joined, joined[1:]))
-            sent = self._sentinel
-            return {p for p in pairs if sent not in p}
-        out: set[str] = set()
-        for a, b in self._ranks:
-            if not a or not b:
-                return set()  # an empty part: no safe cut exists
-            out.add(a[-1] + b[0])
-        return out
+            results = [t for t in self._vocab if len(t) > 1]
+            jm = None
+        else:
+            if any(not a or not b for a, b in self._ranks):
+                return None
+            results = list(set(self._merged.values()))
+            jm = {a[-1] + b[0] for a, b in self._ranks}
+        sent = self._sentinel
+        t2 = {t for t in results if len(t) == 2}
+        joined = sent.join([t for t in results if len(t) > 2])
+        g3 = {g for g in set(map(add, map(add, joined, joined[1:]), joined[2:])) if sent not in g}
+        return t2, g3, jm
 
     def _merge_list(self, text: str) -> list[str]:
         """Symbols of a plain chunk (every char a symbol, no prefix) after all merges.
