@@ -305,8 +305,8 @@ class TestBpeCacheAndLongChunks:
             whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
             assert fresh._merge_plain(c) == whole, c
         assert fresh._junctions  # cutting stayed enabled for cl100k on Japanese
-        cuts = sum(1 for c in chunks if len(c) > 2 and fresh._merge_plain(c) != [c])
-        assert cuts > 0
+        whole_chunks = set(chunks)
+        assert any(p not in whole_chunks for p in fresh._piece_cache)  # some chunks were really cut
 
     def test_long_chunk_matches_hf(self) -> None:
         obj = json.loads(_bundle_json("qwen3"))["model"]
