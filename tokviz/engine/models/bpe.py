@@ -78,9 +78,8 @@ class BPE(Model):
         if dropout is not None and not (0.0 <= dropout <= 1.0):
             raise TokvizFormatError(f"dropout must be between 0 and 1, got {dropout!r}", where="model.dropout")
         self._vocab: dict[str, int] = dict(vocab or {})
-        self._vocab_r: dict[int, str] = {}
-        for tok, i in self._vocab.items():
-            self._vocab_r.setdefault(i, tok)
+        # id -> token (if two tokens share an id, the later one wins; HF's choice is arbitrary)
+        self._vocab_r: dict[int, str] = dict(zip(self._vocab.values(), self._vocab.keys()))
         self.dropout = dropout
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
@@ -137,15 +136,18 @@ class BPE(Model):
         """
         from ..byte_alphabet import bytes_to_proxy
 
-        vocab: dict[str, int] = {}
-        for token, rank in ranks.items():
-            if isinstance(token, bytes):
-                token = bytes_to_proxy(token)
-            elif not isinstance(token, str):
-                raise TokvizFormatError(f"rank table key must be bytes or str, got {token!r}", where="ranks")
-            if not isinstance(rank, int) or rank < 0:
-                raise TokvizFormatError(f"rank of {token!r} must be a non-negative integer, got {rank!r}", where="ranks")
-            vocab[token] = rank
+        key_types = set(map(type, ranks))
+        if key_types <= {str}:
+            vocab = dict(ranks)  # already byte-proxy strings (the common, fast case)
+        elif key_types <= {bytes, str}:
+            vocab = {bytes_to_proxy(k) if isinstance(k, bytes) else k: r for k, r in ranks.items()}
+        else:
+            bad = next(k for k in ranks if not isinstance(k, (bytes, str)))
+            raise TokvizFormatError(f"rank table key must be bytes or str, got {bad!r}", where="ranks")
+        if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
+            bad_tok, bad_rank = next((t, r) for t, r in vocab.items() if type(r) is not int or r < 0)
+            raise TokvizFormatError(f"rank of {bad_tok!r} must be a non-negative integer, got {bad_rank!r}",
+                                    where="ranks")
         self = cls(vocab, (), ignore_merges=True, cache_capacity=cache_capacity)
         self._rank_mode = True
         return self
@@ -814,10 +816,11 @@ def _evict_half(cache: dict[str, Any]) -> None:
 
 def _sentinel(vocab: Mapping[str, int]) -> str:
     """A one-char string that occurs in no vocab entry, to frame symbol lists."""
+    joined = "".join(vocab)
     for c in ("\x00", "\uffff", "\U0010ffff", "\x01"):
-        if not any(c in tok for tok in vocab):
+        if c not in joined:
             return c
-    used = set("".join(vocab))
+    used = set(joined)
     return next(chr(cp) for cp in range(0xE000, 0x110000) if chr(cp) not in used)
 
 
