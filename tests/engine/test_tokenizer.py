@@ -4,7 +4,7 @@ numbers, and the agreement of the fast byte-level path with the general one."""
 from __future__ import annotations
 
 import pytest
-from conftest import bundle_bytes
+from support import bundle_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -181,3 +181,14 @@ class TestVocabularyAndInfo:
     def test_no_decoder_joins_with_spaces(self) -> None:
         tok = Tokenizer(BPE({"a": 0, "b": 1}, []))
         assert tok.decode([0, 1, 0]) == "a b a"
+
+
+class TestDropout:
+    def test_no_chunk_cache_while_the_model_samples(self) -> None:
+        tok = byte_level_tokenizer(specials=False)
+        tok.model.dropout = 1.0  # every merge dropped: bytes only
+        tok.model._reset_cache()  # the model recomputes its deterministic flag
+        assert tok.encode("hello hello").tokens == list("hello") + ["Ġ"] + list("hello")
+        tok.model.dropout = None
+        tok.model._reset_cache()
+        assert tok.encode("hello hello").tokens == ["hello", "Ġ", "hello"]

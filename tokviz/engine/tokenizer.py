@@ -30,13 +30,15 @@ from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
 from .processors import PostProcessor
-from .byte_alphabet import proxy_to_bytes, text_to_proxy
+from .byte_alphabet import bytes_to_proxy, proxy_to_bytes, text_to_proxy
 from .text import NormalizedText, check_text, make_text
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
 # Upper bound of the per-tokenizer chunk cache (entries); it is cleared when full.
 _CACHE_LIMIT = 200_000
+# bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
+_LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,13 @@ def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos
     return out
 
 
+class _NoCache(dict):
+    """A cache that keeps nothing (for models that sample, e.g. BPE dropout)."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
 class _Columns:
     """The growing columns of one encode run."""
 
@@ -315,6 +324,8 @@ class Tokenizer:
         # the fast path for unnormalized byte-level text (None when the pre-tokenizer has another shape)
         self._fast = _fast_splitter(pre_tokenizer) if self._byte_level else None
         self._fast_cache: dict[str, tuple] = {}
+        self._id_table: list[str | None] | None = None
+        self._token_values = getattr(model, "token_values", None)
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -451,7 +462,7 @@ class Tokenizer:
         UTF-8 length) depends on its text only and is cached under it; a cached chunk costs a
         dict lookup and a few list extends.
         """
-        cache = self._fast_cache
+        cache = self._fast_cache if self._deterministic() else _NoCache()
         ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
         ascii_text = bpos.ascii
         cur_c, cur_b = bpos.c, bpos.b
@@ -502,7 +513,7 @@ class Tokenizer:
         """
         from .pre_tokenizers.byte_level import to_byte_level
 
-        cache = self._fast_cache
+        cache = self._fast_cache if self._deterministic() else _NoCache()
         ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
         pst, pen = piece.starts, piece.ends
         at = bpos.at
@@ -541,26 +552,52 @@ class Tokenizer:
     def _fast_entry(self, text: str, sub: str, start: int, end: int) -> tuple:
         """Cache entry of one fast-path chunk: ``(ids, tokens, rel offsets, rel byte offsets, n bytes)``.
 
-        The chunk is built by the real ByteLevel mapping; its proxy characters are its bytes, so
-        a token's byte span is its span in the chunk, and its char span is the original span of
-        its first and last proxy character (HF ``convert_offsets``), relative to the chunk.
+        The chunk's proxy characters are its UTF-8 bytes, so a token's byte span is its span in
+        the chunk, and its char span runs from the character holding its first byte to the one
+        holding its last byte: the alignment HF's ByteLevel gives every proxy character (each
+        byte of a character is aligned to the whole character), relative to the chunk start.
         """
-        from .pre_tokenizers.byte_level import to_byte_level
-
-        chunk = to_byte_level(make_text(text, sub, start, end))
-        model = self.model
-        spans = model.tokenize(chunk.text)
-        id_to_token = model.id_to_token
+        data = sub.encode("utf-8")
+        spans = self.model.tokenize(bytes_to_proxy(data))
         ids = [t[0] for t in spans]
-        toks = [id_to_token(i) for i in ids]
+        toks = self._tokens_of(ids)
+        if self._token_values is not None:
+            toks = self._token_values(bytes_to_proxy(data), spans, toks)
         rel_bytes = [(s, e) for _, s, e in spans]
-        if chunk.starts is None:  # ASCII: one proxy per character
+        if len(data) == len(sub):  # ASCII: one byte per character
             rel = rel_bytes
         else:
-            st, en = chunk.starts, chunk.ends
+            # char index of every byte: running count of lead (non-continuation) bytes, minus one
+            idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
             # an empty range keeps its chunk-relative position (NormalizedText.original_span quirk)
-            rel = [(st[s] - start, en[e - 1] - start) if s != e else (s, e) for s, e in rel_bytes]  # type: ignore[index]
-        return (ids, toks, rel, rel_bytes, len(chunk.text))
+            rel = [(idx[s + 1], idx[e] + 1) if s != e else (s, e) for s, e in rel_bytes]
+        return (ids, toks, rel, rel_bytes, len(data))
+
+    def _deterministic(self) -> bool:
+        """False while the model samples (BPE dropout): then no chunk result may be reused."""
+        return not getattr(self.model, "dropout", None)
+
+    def _tokens_of(self, ids: list[int]) -> list[str]:
+        """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
+        table = self._id_table
+        if table is None:
+            vocab = self.model.get_vocab()
+            size = max(vocab.values(), default=-1) + 1
+            if size > 4 * len(vocab) + 1024:  # very sparse ids: do not build a huge table
+                id_to_token = self.model.id_to_token
+                return [id_to_token(i) for i in ids]  # type: ignore[misc]
+            table = [None] * size  # type: ignore[list-item]
+            for tok, i in vocab.items():
+                table[i] = tok
+            self._id_table = table
+        try:
+            out = [table[i] for i in ids]
+        except IndexError:
+            out = [None]
+        if None in out:  # ids outside the vocab table (should not happen): ask the model
+            id_to_token = self.model.id_to_token
+            return [id_to_token(i) for i in ids]  # type: ignore[misc]
+        return out  # type: ignore[return-value]
 
     def _chunk_entry(self, chunk: NormalizedText, orig: str) -> list:
         """Model output for one chunk, plus chunk-relative offsets when they can be reused.
@@ -573,9 +610,8 @@ class Tokenizer:
         """
         model = self.model
         spans = model.tokenize(chunk.text)
-        id_to_token = model.id_to_token
         ids = [t[0] for t in spans]
-        toks = [id_to_token(i) for i in ids]
+        toks = self._tokens_of(ids)
         token_values = getattr(model, "token_values", None)
         if token_values is not None:  # e.g. Unigram: an unknown token shows its text, as in HF
             toks = token_values(chunk.text, spans, toks)
@@ -605,7 +641,7 @@ class Tokenizer:
         return entry
 
     def _encode_chunks(self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns) -> int:
-        cache = self._chunk_cache
+        cache = self._chunk_cache if self._deterministic() else _NoCache()
         ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
         for chunk in chunks:
             os_, oe = chunk.orig_start, chunk.orig_end
