@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import bundle_bytes
+from support import bundle_bytes
 
 from tokviz.cli import main
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import require_module
+from support import require_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import regex
-from conftest import bundle_bytes, corpus_text, require_module
+from support import bundle_bytes, corpus_text, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parity.cases import TRICKY

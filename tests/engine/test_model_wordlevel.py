@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import require_module
+from support import require_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 import pytest
-from conftest import bundle_bytes, corpus_text, require_module
+from support import bundle_bytes, corpus_text, require_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from parity.cases import TRICKY

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from conftest import bundle_bytes, corpus_text, require_module
+from support import bundle_bytes, corpus_text, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

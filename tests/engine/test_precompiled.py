@@ -7,7 +7,7 @@ import struct
 import sys
 
 import pytest
-from conftest import bundle_bytes, require_module
+from support import bundle_bytes, require_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import require_module
+from support import require_module
 
 from tokviz.engine.encoding import Encoding
 from tokviz.engine.errors import TokvizFormatError

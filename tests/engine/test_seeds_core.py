@@ -12,7 +12,7 @@ import base64
 from collections import Counter
 from functools import lru_cache
 
-from conftest import bundle_bytes, require_module
+from support import bundle_bytes, require_module
 
 from tokviz.engine.byte_alphabet import text_to_proxy
 from tokviz.engine.models.bpe import BPE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import bundle_bytes
+from support import bundle_bytes
 
 from tokviz.engine.lattice import Lattice
 from tokviz.engine.models.unigram import Unigram

@@ -7,7 +7,7 @@ import random
 import unicodedata
 
 import pytest
-from conftest import require_module
+from support import require_module
 
 from tokviz.engine import unicode_tables as ut
 from tokviz.engine.normalizers.unicode import _U9_ENDS, _U9_STARTS, _known

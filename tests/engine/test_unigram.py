@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from conftest import bundle_bytes, require_module
+from support import bundle_bytes, require_module
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.lattice import Lattice

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import bundle_bytes, bundle_path, require_module
+from support import bundle_bytes, bundle_path, require_module
 
 import tokviz
 from tokviz import TokvizFormatError

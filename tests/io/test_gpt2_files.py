@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import bundle_bytes, require_module
+from support import bundle_bytes, require_module
 from gpt2_data import write_gpt2_files
 from parity.cases import TRICKY, corpus_lines, llamacpp_vectors
 

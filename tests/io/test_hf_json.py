@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import bundle_bytes
+from support import bundle_bytes
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.io.hf_json import load_hf_json

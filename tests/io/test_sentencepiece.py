@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import bundle_bytes
+from support import bundle_bytes
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.io import sentencepiece_model_pb2 as pb

@@ -7,7 +7,7 @@ import gzip
 import hashlib
 
 import pytest
-from conftest import bundle_bytes, require_module
+from support import bundle_bytes, require_module
 
 import tokviz
 from tokviz import TokvizFormatError

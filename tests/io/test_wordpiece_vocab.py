@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import bundle_bytes
+from support import bundle_bytes
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.io.wordpiece_vocab import load_wordpiece_vocab, looks_cased, read_vocab_lines

@@ -5,7 +5,7 @@ Each case is ``(case_id, text)``; ids are readable so a failing case names itsel
 
 from __future__ import annotations
 
-from conftest import SHARED, corpus_text
+from support import SHARED, corpus_text
 
 TRICKY: list[tuple[str, str]] = [
     ("empty", ""),

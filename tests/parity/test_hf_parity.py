@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from conftest import SHARED, bundle_bytes, require, require_module
+from support import SHARED, bundle_bytes, require, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

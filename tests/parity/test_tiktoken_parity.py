@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from conftest import bundle_bytes, require_module
+from support import bundle_bytes, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, corpus_text, require_module
+from support import ROOT, corpus_text, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

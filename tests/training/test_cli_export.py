@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, corpus_text, require_module
+from support import ROOT, corpus_text, require_module
 
 from tokviz.cli import main
 from tokviz.training.bpe import BpeTrainer

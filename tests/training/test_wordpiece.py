@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT, require_module
+from support import ROOT, require_module
 
 from tokviz.training.bpe import BpeTrainer
 from tokviz.training.events import CancelToken, Cancelled, Done, MergeEvent

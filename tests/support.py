@@ -1,0 +1,68 @@
+"""Shared test helpers: where the bundles and corpora are, and the CI rule that nothing is skipped.
+
+Import these as ``from support import ...`` (never ``from conftest import``: every test folder
+may have its own conftest.py, and the module name ``conftest`` is then ambiguous).
+In CI (``CI=true``) a missing reference library or bundle fails the run instead of skipping.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _shared_dir() -> Path | None:
+    env = os.environ.get("TOKVIZ_SHARED")
+    candidates = [Path(env)] if env else []
+    candidates += [ROOT.parent / "shared", ROOT.parent.parent / "shared", Path("/work/shared")]
+    for c in candidates:
+        if (c / "bundles").is_dir():
+            return c
+    return None
+
+
+SHARED = _shared_dir()
+RESOURCES = ROOT / "resources"
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip when a fixture is missing, but fail in CI."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+def require_module(name: str):  # noqa: ANN201
+    """Import a reference library, failing in CI if it is missing."""
+    try:
+        return __import__(name)
+    except ImportError:
+        require(False, f"reference library {name!r} is not installed")
+
+
+def bundle_path(rel: str) -> Path:
+    """Path of a bundle file, e.g. ``"qwen3/tokenizer.json"``: the shared copy, else the embedded .gz."""
+    if SHARED is not None and (SHARED / "bundles" / rel).is_file():
+        return SHARED / "bundles" / rel
+    gz = RESOURCES / "bundles" / (rel + ".gz")
+    require(gz.is_file(), f"bundle {rel} not found")
+    return gz
+
+
+def bundle_bytes(rel: str) -> bytes:
+    p = bundle_path(rel)
+    data = p.read_bytes()
+    return gzip.decompress(data) if p.suffix == ".gz" else data
+
+
+def corpus_text(name: str) -> str:
+    require(SHARED is not None and (SHARED / "corpora" / name).is_file(), f"corpus {name} not found")
+    return (SHARED / "corpora" / name).read_text(encoding="utf-8")  # type: ignore[operator]
