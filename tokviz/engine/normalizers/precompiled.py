@@ -432,7 +432,12 @@ class SentencePieceNormalizer(Normalizer):
         # of longer rules; a longer rule can only start right before one of the latter.
         self._stop = frozenset(stop)
         self._multi1 = multi1
-        self._next_special = re.compile("[" + _char_class(stop | (multi2 if multi1 else set())) + "]")
+        scan = stop | (multi2 if multi1 else set())
+        if self._space_is_plain:
+            # a run of spaces is one match (handled in bulk)
+            self._next_special = re.compile(" +|[" + _char_class(scan - {" "}) + "]" if scan - {" "} else " +")
+        else:
+            self._next_special = re.compile("[" + _char_class(scan) + "]")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
 
     def to_json(self) -> dict[str, Any]:
@@ -514,11 +519,17 @@ class SentencePieceNormalizer(Normalizer):
                 if i == n:
                     break
             if space_plain and s[i] == " ":
-                if not is_prev_space:
-                    out.append(ws)
-                    n2o.append(i)
-                    is_prev_space = remove
-                i += 1
+                k = m.end() - i if m is not None and m.start() == i else 1  # the whole run
+                if remove:
+                    # only the first space of a run survives (the others follow a space)
+                    if not is_prev_space:
+                        out.append(ws)
+                        n2o.append(i)
+                        is_prev_space = True
+                else:
+                    out.append(ws * k)
+                    n2o.extend(range(i, i + k))
+                i += k
                 continue
             rep, k = self._prefix(s, i)
             if is_prev_space:
