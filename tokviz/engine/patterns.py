@@ -52,6 +52,7 @@ __all__ = [
     "isolated_spans",
     "isolated_strings",
     "may_backtrack",
+    "HFRegex",
 ]
 
 Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
@@ -168,14 +169,14 @@ def may_backtrack(pattern: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def compile_pattern(pattern: str, *, literal: bool = False) -> regex.Pattern[str]:
+def compile_pattern(pattern: str, *, literal: bool = False) -> HFRegex:
     """Compile (once; cached) a file's pattern; ``literal`` for HF ``{"String": ...}`` patterns."""
     if literal:
-        return regex.compile(regex.escape(pattern))
+        return HFRegex(regex.compile(regex.escape(pattern)))
     try:
         # V0 keeps the semantics of Python's ``re`` for set syntax (no nested-set surprises);
         # MULTILINE because Oniguruma's Ruby syntax has line anchors for ^ and $.
-        return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
+        return HFRegex(regex.compile(pattern, regex.MULTILINE | regex.VERSION0))
     except (regex.error, ValueError, TypeError, OverflowError) as exc:
         raise TokvizFormatError(f"pattern {pattern!r} does not compile: {exc}") from None
 
@@ -205,7 +206,50 @@ def hf_regex_view(text: str) -> str:
     return _UNKNOWN.sub(_HIDE, text)
 
 
-def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int, bool]]:
+class HFRegex:
+    """A compiled tokenizer-file pattern that searches the way HF's Oniguruma does.
+
+    ``finditer``/``findall``/``search`` take the original text: characters HF's engines do not
+    know are hidden first (`hf_regex_view`; match spans stay valid for the original text, and
+    ``findall`` returns slices of the original), and a timeout is armed only when the pattern
+    can backtrack exponentially (`may_backtrack`; a caller's ``timeout`` is ignored otherwise).
+    Other attributes come from the underlying `regex` pattern.
+    """
+
+    __slots__ = ("compiled", "pattern", "groups", "risky")
+
+    def __init__(self, compiled: regex.Pattern[str]) -> None:
+        self.compiled = compiled
+        self.pattern = compiled.pattern
+        self.groups = compiled.groups
+        self.risky = may_backtrack(compiled.pattern)
+
+    def _timeout(self, length: int, timeout: float | None) -> float | None:
+        if not self.risky:
+            return None
+        return search_timeout(length) if timeout is None else timeout
+
+    def finditer(self, text: str, timeout: float | None = None):  # noqa: ANN201 - iterator of matches
+        return self.compiled.finditer(hf_regex_view(text), timeout=self._timeout(len(text), timeout))
+
+    def search(self, text: str, timeout: float | None = None):  # noqa: ANN201 - match or None
+        return self.compiled.search(hf_regex_view(text), timeout=self._timeout(len(text), timeout))
+
+    def findall(self, text: str, timeout: float | None = None) -> list:
+        view = hf_regex_view(text)
+        t = self._timeout(len(text), timeout)
+        if view is text or self.groups:
+            return self.compiled.findall(view, timeout=t)
+        return [text[m.start() : m.end()] for m in self.compiled.finditer(view, timeout=t)]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled, name)
+
+    def __repr__(self) -> str:
+        return f"HFRegex({self.pattern!r})"
+
+
+def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     """HF ``find_matches`` for a regex: the text cut into match / non-match spans, in order.
 
     An empty text gives ``[(0, 0, False)]``. Empty matches are reported as HF does (a zero-width
@@ -217,9 +261,8 @@ def find_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int
     append = out.append
     prev = 0
     last_end = -1
-    timeout = search_timeout(len(text)) if may_backtrack(compiled.pattern) else None
     try:
-        for m in compiled.finditer(hf_regex_view(text), timeout=timeout):
+        for m in compiled.finditer(text):
             s, e = m.span()
             if s == e and s == last_end:
                 # Oniguruma (like Rust's regex) never reports an empty match right where the
@@ -254,7 +297,7 @@ def find_char_matches(pred: Callable[[str], bool], text: str) -> list[tuple[int,
     return out
 
 
-def isolated_spans(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     """The non-empty pieces of ``Isolated`` splitting (matches and the gaps between them).
 
     The hot path of ByteLevel/Split: same result as ``split_spans(find_matches(...), "Isolated")``
@@ -266,9 +309,8 @@ def isolated_spans(compiled: regex.Pattern[str], text: str) -> list[tuple[int, i
     append = out.append
     prev = 0
     last_end = -1
-    timeout = search_timeout(len(text)) if may_backtrack(compiled.pattern) else None
     try:
-        for m in compiled.finditer(hf_regex_view(text), timeout=timeout):
+        for m in compiled.finditer(text):
             s, e = m.span()
             if s == e and s == last_end:
                 continue  # Oniguruma's empty-match rule, as in find_matches
@@ -285,7 +327,7 @@ def isolated_spans(compiled: regex.Pattern[str], text: str) -> list[tuple[int, i
     return out
 
 
-def isolated_strings(compiled: regex.Pattern[str], text: str) -> list[str]:
+def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
     """The non-empty ``Isolated`` pieces of ``text`` as strings that tile it (fastest form).
 
     One C-level ``findall`` when the matches cover the text (always, for the byte-level patterns);
@@ -295,23 +337,12 @@ def isolated_strings(compiled: regex.Pattern[str], text: str) -> list[str]:
     if not text:
         return []
     if compiled.groups == 0:
-        view = hf_regex_view(text)
-        timeout = search_timeout(len(text)) if may_backtrack(compiled.pattern) else None
         try:
-            found = compiled.findall(view, timeout=timeout)
+            found = compiled.findall(text)
         except TimeoutError:
             raise PatternTimeoutError(compiled.pattern, len(text)) from None
         if sum(map(len, found)) == len(text):
-            if "" in found:
-                found = [f for f in found if f]
-            if view is not text:
-                out: list[str] = []
-                pos = 0
-                for f in found:
-                    out.append(text[pos : pos + len(f)])
-                    pos += len(f)
-                return out
-            return found
+            return [f for f in found if f] if "" in found else found
     return [text[s:e] for s, e in isolated_spans(compiled, text)]
 
 
