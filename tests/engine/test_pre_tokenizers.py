@@ -251,6 +251,40 @@ class TestSplit:
         assert_pre_parity(CONFIGS["qwen3"], "a\u0558b 1")
 
 
+class TestPatterns:
+    @pytest.mark.parametrize(
+        "pattern,risky",
+        [
+            (r"(a|aa)+$", True),
+            (r"(a+)+b", True),
+            (r"(\w+\s?)*$", True),
+            (r"(x)\1", True),
+            (r"(?:a{2,3})+", True),
+            (QWEN_PATTERN, False),
+            (CL100K_PATTERN, False),
+            (O200K_PATTERN, False),
+            (r"(?:ab){2,}", False),
+            (r"[(]+\)+", False),
+        ],
+    )
+    def test_may_backtrack(self, pattern: str, risky: bool) -> None:
+        assert patterns.may_backtrack(pattern) is risky
+
+    def test_hf_regex_hides_unicode_17_but_returns_original_text(self) -> None:
+        rx = patterns.compile_pattern(r"\p{L}+|[^\p{L}]+")
+        assert rx.findall("ab\u0558cd") == ["ab", "\u0558", "cd"]
+        assert [m.span() for m in rx.finditer("ab\u0558cd")] == [(0, 2), (2, 3), (3, 5)]
+
+    @settings(max_examples=200, deadline=None)
+    @given(text=st.text(alphabet=st.sampled_from(list("ab 1\n\u0558é!")), max_size=20))
+    def test_isolated_fast_paths_equal_the_general_split(self, text: str) -> None:
+        for pat in (r"b*", r"\p{L}+", QWEN_PATTERN, r"(?=b)"):
+            rx = patterns.compile_pattern(pat)
+            general = [(s, e) for s, e in patterns.split_spans(patterns.find_matches(rx, text), "Isolated") if s != e]
+            assert patterns.isolated_spans(rx, text) == general
+            assert patterns.isolated_strings(rx, text) == [text[s:e] for s, e in general]
+
+
 class TestWhitespace:
     def test_words_and_symbols(self) -> None:
         assert Whitespace().pre_tokenize_str("Hi, you!") == [("Hi", (0, 2)), (",", (2, 3)), ("you", (4, 7)), ("!", (7, 8))]
