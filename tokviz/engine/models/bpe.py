@@ -810,8 +810,10 @@ def _hf_byte_spans(text: str, blens: list[int]) -> tuple[list[int], list[int]]:
 
 def _evict_half(cache: dict[str, Any]) -> None:
     """Drop the older half of a cache (dicts keep insertion order): a bounded FIFO."""
+    # list(islice(...)) runs in C without releasing the GIL; pop() tolerates a key another
+    # thread already dropped.
     for key in list(islice(cache, len(cache) // 2 + 1)):
-        del cache[key]
+        cache.pop(key, None)
 
 
 def _sentinel(vocab: Mapping[str, int]) -> str:
