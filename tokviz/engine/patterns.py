@@ -26,7 +26,7 @@ rules (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -41,9 +41,6 @@ __all__ = [
     "PatternTimeoutError",
     "compile_pattern",
     "find_matches",
-    "find_char_matches",
-    "char_class_regex",
-    "find_class_matches",
     "split_spans",
     "pattern_from_json",
     "pattern_to_json",
@@ -280,23 +277,6 @@ def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     return out
 
 
-def find_char_matches(pred: Callable[[str], bool], text: str) -> list[tuple[int, int, bool]]:
-    """HF ``find_matches`` for a per-character predicate: every matching char is its own match."""
-    if not text:
-        return [(0, 0, False)]
-    out: list[tuple[int, int, bool]] = []
-    last = 0
-    for i, c in enumerate(text):
-        if pred(c):
-            if last < i:
-                out.append((last, i, False))
-            out.append((i, i + 1, True))
-            last = i + 1
-    if last < len(text):
-        out.append((last, len(text), False))
-    return out
-
-
 def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     """The non-empty pieces of ``Isolated`` splitting (matches and the gaps between them).
 
@@ -344,18 +324,6 @@ def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
         if sum(map(len, found)) == len(text):
             return [f for f in found if f] if "" in found else found
     return [text[s:e] for s, e in isolated_spans(compiled, text)]
-
-
-def char_class_regex(class_body: str) -> regex.Pattern[str]:
-    """A regex that cuts text into single class characters (group 1) and runs of other characters."""
-    return regex.compile(f"([{class_body}])|[^{class_body}]+")
-
-
-def find_class_matches(compiled: regex.Pattern[str], text: str) -> list[tuple[int, int, bool]]:
-    """`find_char_matches` for a predicate given as a `char_class_regex` (C speed)."""
-    if not text:
-        return [(0, 0, False)]
-    return [(m.start(), m.end(), m.start(1) >= 0) for m in compiled.finditer(text)]
 
 
 def split_spans(matches: Iterable[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:
