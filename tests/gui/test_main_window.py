@@ -303,3 +303,16 @@ class TestLineBreaks:
 
 
 from tokviz.gui.display import label_text  # noqa: E402
+
+
+class TestLargeText:
+    def test_long_unchanged_normalized_text_is_not_duplicated(self, window, qtbot, encoded) -> None:  # noqa: ANN001
+        text = "".join(f"row {i}: the quick brown fox\n" for i in range(9000))  # ~250 K chars, gpt2 does not normalize
+        window.vm.set_text(text, from_editor=False)
+        encoded(qtbot, window.vm, timeout=120000)
+        norm = window.inspect.normalized
+        assert norm.toPlainText() == "" and "Identical to the raw text" in norm.placeholderText()
+        assert window.inspect.raw.toPlainText() == text
+        window.vm.set_text("short again", from_editor=False)
+        encoded(qtbot, window.vm)
+        assert norm.toPlainText() == "short again" and norm.placeholderText() == ""

@@ -23,6 +23,7 @@ from ..viewmodel import EncodingUpdate, InspectViewModel
 __all__ = ["RawPane", "NormalizedPane"]
 
 _INVISIBLE_CATS = {"Cf", "Cc", "Zs", "Zl", "Zp"}
+LARGE_IDENTITY_CHARS = 200_000
 
 
 def _visible_range(edit: QPlainTextEdit) -> tuple[int, int]:
@@ -247,6 +248,19 @@ class NormalizedPane(_DecoratedEdit):
         norm = u.normalized
         new = norm.text if norm is not None else u.encoding.text
         old = self._shown
+        if (norm is None or norm.is_identity) and len(new) > LARGE_IDENTITY_CHARS:
+            # A second copy of a long text that did not change costs a full layout for nothing:
+            # say so instead (the raw pane shows the same characters, highlighted).
+            if old:
+                self.setPlainText("")
+                self._shown = ""
+            self.setPlaceholderText(
+                f"Identical to the raw text ({len(new):,} characters): not repeated here for a text this long."
+            )
+            self._shown_map = None
+            self.schedule_decorate()
+            return
+        self.setPlaceholderText("")
         if new != old:
             if not old or self._shown_map is None or abs(len(new) - len(old)) > 4096 or (u.splice is None and len(new) < 65536):
                 self.setPlainText(new)
