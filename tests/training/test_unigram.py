@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import ROOT, require_module
+from support import ROOT, require_module
 
 from tokviz.training.events import CancelToken, Cancelled, Done, EMIteration, PruneRound
 from tokviz.training.unigram import UnigramTrainer, _build_lattice, _digamma
@@ -112,6 +112,13 @@ class TestTraining:
         assert scores == sorted(scores, reverse=True)
         assert all(s < 0 for s in scores)
 
+    def test_more_characters_than_vocab(self) -> None:
+        # 300 distinct characters, vocab 100: training ends, keeping the most frequent characters
+        words = {"\u2581" + chr(0x4E00 + i) * 3 + chr(0x4E00 + (i * 7) % 300): 1 + i % 5 for i in range(300)}
+        r = UnigramTrainer(vocab_size=100).train_counts(words)
+        assert len(r.vocab) == 100
+        assert all(len(p) == 1 for p, _ in r.pieces)
+
     def test_cancel(self) -> None:
         token = CancelToken()
         out = []
@@ -155,7 +162,7 @@ class TestQuality:
         tk = require_module("tokenizers")
         import json
 
-        from conftest import corpus_text
+        from support import corpus_text
 
         lines = corpus_text("botchan.txt").splitlines()
         nbytes = sum(len(x.encode("utf-8")) for x in lines)
@@ -169,3 +176,24 @@ class TestQuality:
         our_tpb = sum(len(e.ids) for e in ours.encode_batch(lines)) / nbytes
         assert len(res.vocab) == 2000
         assert our_tpb <= 1.01 * sp_tpb, (our_tpb, sp_tpb)
+
+
+class TestExportCorpora:
+    def test_corpus_lines_hf_equals_tokviz(self, tmp_path) -> None:
+        tk = require_module("tokenizers")
+        import tokviz
+        from support import corpus_text
+
+        from tokviz.training.export import save_tokenizer_json
+
+        en = corpus_text("botchan.txt").splitlines()[:1500]
+        ja = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:300]
+        r = UnigramTrainer(vocab_size=1500, special_tokens=["<unk>", "<s>", "</s>"]).run(en + ja)
+        path = save_tokenizer_json(r, tmp_path / "tokenizer.json")
+        hf = tk.Tokenizer.from_file(str(path))
+        ours = tokviz.load(path)
+        assert ours.vocab_size == hf.get_vocab_size() == 1500
+        for text in en[:300] + ja[:60] + ["<s> literal </s>", "  spaces  "]:
+            h, o = hf.encode(text), ours.encode(text)
+            assert o.ids == h.ids, text
+            assert [tuple(x) for x in o.offsets] == [tuple(x) for x in h.offsets], text

@@ -492,10 +492,15 @@ class UnigramTrainer:
             pieces, logp, keep_always, lattice = _select(pieces, logp, keep_always, lattice, keep)
             yield PruneRound(rnd, before, len(pieces), removed, ll)
             rnd += 1
+            if len(pieces) == before:
+                break  # only characters are left: nothing more can be pruned
 
         # 4. finalize: characters always, then by probability
         order = sorted(range(len(pieces)), key=lambda i: (not keep_always[i], -logp[i], pieces[i]))
-        chosen = order[: max(n_target, int(keep_always.sum()))]
+        # Characters are kept, unless there are more distinct characters than the vocabulary
+        # allows: then the rarest ones are left out (they encode as the unknown token), like
+        # SentencePiece's character_coverage.
+        chosen = order[:n_target]
         chosen.sort(key=lambda i: (-logp[i], pieces[i]))
         final = [(pieces[i], float(logp[i])) for i in chosen]
         # one more likelihood figure on the final vocab for the chart
