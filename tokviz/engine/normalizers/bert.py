@@ -54,9 +54,11 @@ def _pad_chinese(nt: NormalizedText) -> NormalizedText:
     old_starts, old_ends = old_alignment(nt)
     edits = []
     for a, b in runs:
-        for i in range(a, b):
-            sa, sb = old_starts[i], old_ends[i]
-            edits.append((i, i + 1, f" {text[i]} ", (sa, sa, sa), (sb, sb, sb)))
+        # " X " for every ideograph; the three characters share the ideograph's alignment
+        padded = "".join(f" {c} " for c in text[a:b])
+        starts = [v for v in old_starts[a:b] for _ in (0, 1, 2)]
+        ends = [v for v in old_ends[a:b] for _ in (0, 1, 2)]
+        edits.append((a, b, padded, starts, ends))
     return splice(nt, edits)
 
 

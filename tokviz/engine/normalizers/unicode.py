@@ -285,6 +285,12 @@ def normalize_with_changes(chars: str, form: str) -> list[tuple[str, int]]:
     return pairs
 
 
+@lru_cache(maxsize=1 << 16)
+def _changes_cached(chars: str, form: str) -> tuple[tuple[str, int], ...]:
+    # regions repeat a lot in real text (a kana with its dakuten, a full-width digit ...)
+    return tuple(normalize_with_changes(chars, form))
+
+
 def _is_inert(c: str, form: str) -> bool:
     """A region boundary: processing ``c`` alone yields ``[(c, 0)]`` and nothing before it can
     interact with it (class 0, its decomposition starts with a starter no composition absorbs)."""
@@ -350,7 +356,7 @@ def _normalize(text: NormalizedText, form: str) -> NormalizedText:
             extend_alignment(starts, old_starts[prev:a])
             extend_alignment(ends, old_ends[prev:a])
         pos = a
-        for ch, change in normalize_with_changes(s[a:b], form):
+        for ch, change in _changes_cached(s[a:b], form):
             if change > 0:
                 # an inserted char copies the alignment of the old char before the position;
                 # at the very start of the piece HF uses the empty span (0, 0) of the piece
