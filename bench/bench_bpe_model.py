@@ -23,14 +23,15 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import mixed_corpus, shared_dir  # noqa: E402
+from corpus import mixed_corpus, shared_dir
 
-from tokviz.engine.byte_alphabet import text_to_proxy  # noqa: E402
-from tokviz.engine.models.bpe import BPE  # noqa: E402
+from tokviz.engine.byte_alphabet import text_to_proxy
+from tokviz.engine.models.bpe import BPE
 
 CL100K_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
@@ -60,8 +61,10 @@ def main() -> None:
     chunks = regex.findall(CL100K_PATTERN, text)
     proxies = [text_to_proxy(c) for c in chunks]
     raw = [c.encode("utf-8") for c in chunks]
-    print(f"corpus: {len(text):,} chars, {len(text.encode()):,} bytes, {len(chunks):,} chunks "
-          f"({len(set(chunks)):,} distinct)")
+    print(
+        f"corpus: {len(text):,} chars, {len(text.encode()):,} bytes, {len(chunks):,} chunks "
+        f"({len(set(chunks)):,} distinct)"
+    )
 
     # ---------------------------------------------------------------- rank mode vs tiktoken
     bundles = shared_dir() / "bundles"
@@ -86,37 +89,52 @@ def main() -> None:
     print("\nrank mode (cl100k) vs tiktoken" + ("" if same else "   !!! ids differ !!!"))
     print(f"  tiktoken encode_ordinary (whole text): {t_tik_whole:7.3f} s")
     print(f"  tiktoken _encode_single_piece x chunks: {t_tik_piece:7.3f} s")
-    print(f"  tokviz BPE cold cache:                  {t_cold:7.3f} s   ratio vs encode_ordinary "
-          f"{t_tik_whole / t_cold:.3f}, vs per-piece {t_tik_piece / t_cold:.3f}")
-    print(f"  tokviz BPE warm cache:                  {t_warm:7.3f} s   ratio vs encode_ordinary "
-          f"{t_tik_whole / t_warm:.3f}")
-    print(f"  tokviz BPE no cache:                    {t_nocache:7.3f} s   ratio vs encode_ordinary "
-          f"{t_tik_whole / t_nocache:.3f}")
+    print(
+        f"  tokviz BPE cold cache:                  {t_cold:7.3f} s   ratio vs encode_ordinary "
+        f"{t_tik_whole / t_cold:.3f}, vs per-piece {t_tik_piece / t_cold:.3f}"
+    )
+    print(
+        f"  tokviz BPE warm cache:                  {t_warm:7.3f} s   ratio vs encode_ordinary "
+        f"{t_tik_whole / t_warm:.3f}"
+    )
+    print(
+        f"  tokviz BPE no cache:                    {t_nocache:7.3f} s   ratio vs encode_ordinary "
+        f"{t_tik_whole / t_nocache:.3f}"
+    )
 
     # ---------------------------------------------------------------- merges mode vs HF
     data = json.loads((bundles / "qwen3" / "tokenizer.json").read_text(encoding="utf-8"))
-    hf = tokenizers.Tokenizer.from_str(json.dumps({"version": "1.0", "model": data["model"], "added_tokens": []}))
+    hf = tokenizers.Tokenizer.from_str(
+        json.dumps({"version": "1.0", "model": data["model"], "added_tokens": []})
+    )
     t_hf = min(timed(lambda: hf.encode(proxies, is_pretokenized=True)) for _ in range(2))
     model = BPE.from_json(data["model"])
     tok = model.tokenize
     t_cold = timed(lambda: [tok(p) for p in proxies])
     t_warm = timed(lambda: [tok(p) for p in proxies])
-    same = [i for p in proxies for i, _, _ in model.tokenize(p)] == hf.encode(proxies, is_pretokenized=True).ids
+    same = [i for p in proxies for i, _, _ in model.tokenize(p)] == hf.encode(
+        proxies, is_pretokenized=True
+    ).ids
     print("\nmerges mode (qwen3) vs HF tokenizers model" + ("" if same else "   !!! ids differ !!!"))
     print(f"  HF encode(chunks, is_pretokenized=True): {t_hf:7.3f} s")
     print(f"  tokviz BPE cold cache:                   {t_cold:7.3f} s   ratio {t_hf / t_cold:.3f}")
     print(f"  tokviz BPE warm cache:                   {t_warm:7.3f} s   ratio {t_hf / t_warm:.3f}")
 
     # ---------------------------------------------------------------- long chunks
-    for name, chunk in [("'a'*10000", "a" * 10000), ("CJK run x10000", ("吾輩は猫である名前はまだ無い" * 800)[:10000])]:
+    for name, chunk in [
+        ("'a'*10000", "a" * 10000),
+        ("CJK run x10000", ("吾輩は猫である名前はまだ無い" * 800)[:10000]),
+    ]:
         p = text_to_proxy(chunk)
         fresh = BPE.from_ranks(ranks, cache_capacity=0)
         warm = text_to_proxy("猫の手も借りたい")  # first use builds the cut tables once
-        t_setup = timed(lambda: fresh.tokenize(warm))
-        t_m = timed(lambda: fresh.tokenize(p))
-        t_t = timed(lambda: single(chunk.encode()))
-        print(f"\nlong chunk {name}: tokviz {t_m:.3f} s (after {t_setup:.3f} s one-time setup), "
-              f"tiktoken {t_t:.3f} s")
+        t_setup = timed(partial(fresh.tokenize, warm))
+        t_m = timed(partial(fresh.tokenize, p))
+        t_t = timed(partial(single, chunk.encode()))
+        print(
+            f"\nlong chunk {name}: tokviz {t_m:.3f} s (after {t_setup:.3f} s one-time setup), "
+            f"tiktoken {t_t:.3f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import base64
 import json
-from functools import lru_cache
-from typing import Any
+from functools import cache, lru_cache
+from typing import Any, ClassVar
 
 import pytest
 import regex
-from support import bundle_bytes, corpus_text, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parity.cases import TRICKY
+from support import bundle_bytes, corpus_text, require_module
 
 from tokviz.engine.byte_alphabet import text_to_proxy
 from tokviz.engine.encoding import BpeTrace, MergeStep
@@ -43,7 +43,9 @@ def vocab_of(*tokens: str) -> dict[str, int]:
 def hf_model(model_json: dict[str, Any]) -> Any:
     """An HF Tokenizer that is only this model (no normalizer, no pre-tokenizer)."""
     tokenizers = require_module("tokenizers")
-    return tokenizers.Tokenizer.from_str(json.dumps({"version": "1.0", "model": model_json, "added_tokens": []}))
+    return tokenizers.Tokenizer.from_str(
+        json.dumps({"version": "1.0", "model": model_json, "added_tokens": []})
+    )
 
 
 def hf_result(hf: Any, text: str) -> list[tuple[int, int, int]]:
@@ -197,7 +199,7 @@ class TestBpeOptions:
 
 class TestBpeDropout:
     V = vocab_of("h", "e", "l", "o", "he", "ll", "hell", "hello", "lo")
-    M = [("h", "e"), ("l", "l"), ("he", "ll"), ("hell", "o"), ("l", "o")]
+    M: ClassVar[list[tuple[str, str]]] = [("h", "e"), ("l", "l"), ("he", "ll"), ("hell", "o"), ("l", "o")]
 
     def test_p1_gives_characters(self) -> None:
         m = BPE(self.V, self.M, dropout=1.0, seed=0)
@@ -270,8 +272,18 @@ class TestBpeTrace:
 @lru_cache(maxsize=1)
 def _toy_model() -> BPE:
     v = vocab_of("a", "b", "c", "d", "ab", "bc", "cd", "abc", "bcd", "aa", "aaa", "da", "abcd", "dab")
-    merges = [("a", "b"), ("c", "d"), ("b", "c"), ("a", "a"), ("ab", "c"), ("aa", "a"), ("d", "a"),
-              ("b", "cd"), ("ab", "cd"), ("d", "ab")]
+    merges = [
+        ("a", "b"),
+        ("c", "d"),
+        ("b", "c"),
+        ("a", "a"),
+        ("ab", "c"),
+        ("aa", "a"),
+        ("d", "a"),
+        ("b", "cd"),
+        ("ab", "cd"),
+        ("d", "ab"),
+    ]
     return BPE(v, merges)
 
 
@@ -286,8 +298,9 @@ class TestBpeCacheAndLongChunks:
             assert small.tokenize(t) == none.tokenize(t)
         assert len(small._cache or {}) <= 3  # bounded
 
-    @pytest.mark.parametrize("text", ["ab" * 3000, "abcd" * 2500, "a" * 10000, "dab" * 999],
-                             ids=["ab", "abcd", "a", "dab"])
+    @pytest.mark.parametrize(
+        "text", ["ab" * 3000, "abcd" * 2500, "a" * 10000, "dab" * 999], ids=["ab", "abcd", "a", "dab"]
+    )
     def test_long_chunks_equal_the_list_algorithm(self, text: str) -> None:
         m = _toy_model()
         heap = m.tokenize(text)
@@ -317,12 +330,12 @@ class TestBpeCacheAndLongChunks:
 
 
 # ---------------------------------------------------------------------- parity with HF
-@lru_cache(maxsize=None)
+@cache
 def _bundle_json(name: str) -> str:
     return bundle_bytes(f"{name}/tokenizer.json").decode("utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _models(name: str) -> tuple[BPE, Any]:
     obj = json.loads(_bundle_json(name))["model"]
     return BPE.from_json(obj), hf_model(obj)
@@ -347,7 +360,10 @@ def _chunks(texts: list[str]) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _corpus_chunks() -> list[str]:
-    texts = corpus_text("botchan.txt").splitlines()[:1500] + corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:600]
+    texts = (
+        corpus_text("botchan.txt").splitlines()[:1500]
+        + corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:600]
+    )
     return _chunks(texts)
 
 
@@ -363,7 +379,11 @@ class TestBpeParityHF:
 
     def test_corpus(self, name: str) -> None:
         ours, hf = _models(name)
-        bad = [c for c in _corpus_chunks() if list(ours.tokenize(_spell(name, c))) != hf_result(hf, _spell(name, c))]
+        bad = [
+            c
+            for c in _corpus_chunks()
+            if list(ours.tokenize(_spell(name, c))) != hf_result(hf, _spell(name, c))
+        ]
         assert bad == []
 
     @given(text=TEXT)
@@ -375,11 +395,14 @@ class TestBpeParityHF:
 
 
 # ---------------------------------------------------------------------- rank mode vs tiktoken
-RANK_FILES = {"r50k_base": "gpt2/r50k_base.tiktoken", "cl100k_base": "cl100k_base/cl100k_base.tiktoken",
-              "o200k_base": "o200k_base/o200k_base.tiktoken"}
+RANK_FILES = {
+    "r50k_base": "gpt2/r50k_base.tiktoken",
+    "cl100k_base": "cl100k_base/cl100k_base.tiktoken",
+    "o200k_base": "o200k_base/o200k_base.tiktoken",
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rank_models(name: str) -> tuple[BPE, Any]:
     tiktoken = require_module("tiktoken")
     ranks: dict[bytes, int] = {}

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from support import require_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import require_module
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.models import model_from_json
@@ -19,7 +19,9 @@ VOCAB = {"<unk>": 0, "hello": 1, "world": 2, "héllo": 3, "a b": 4}
 
 def hf_model(model_json: dict[str, Any]) -> Any:
     tokenizers = require_module("tokenizers")
-    return tokenizers.Tokenizer.from_str(json.dumps({"version": "1.0", "model": model_json, "added_tokens": []}))
+    return tokenizers.Tokenizer.from_str(
+        json.dumps({"version": "1.0", "model": model_json, "added_tokens": []})
+    )
 
 
 class TestWordLevel:
@@ -43,9 +45,14 @@ class TestWordLevel:
         with pytest.raises(TokvizFormatError, match="vocab"):
             WordLevel.from_json({"type": "WordLevel", "vocab": None})
 
-    @given(st.sampled_from(sorted(VOCAB)) | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12))
+    @given(
+        st.sampled_from(sorted(VOCAB))
+        | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+    )
     @settings(max_examples=100, deadline=None)
     def test_matches_hf(self, word: str) -> None:
         obj = {"type": "WordLevel", "vocab": VOCAB, "unk_token": "<unk>"}
         e = hf_model(obj).encode(word)
-        assert list(WordLevel.from_json(obj).tokenize(word)) == [(i, s, t) for i, (s, t) in zip(e.ids, e.offsets)]
+        assert list(WordLevel.from_json(obj).tokenize(word)) == [
+            (i, s, t) for i, (s, t) in zip(e.ids, e.offsets)
+        ]

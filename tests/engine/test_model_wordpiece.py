@@ -8,10 +8,10 @@ from functools import lru_cache
 from typing import Any
 
 import pytest
-from support import bundle_bytes, corpus_text, require_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from parity.cases import TRICKY
+from support import bundle_bytes, corpus_text, require_module
 
 from tokviz.engine.encoding import WordPieceTrace
 from tokviz.engine.errors import TokvizFormatError
@@ -29,7 +29,9 @@ def vocab_of(*tokens: str) -> dict[str, int]:
 
 def hf_model(model_json: dict[str, Any]) -> Any:
     tokenizers = require_module("tokenizers")
-    return tokenizers.Tokenizer.from_str(json.dumps({"version": "1.0", "model": model_json, "added_tokens": []}))
+    return tokenizers.Tokenizer.from_str(
+        json.dumps({"version": "1.0", "model": model_json, "added_tokens": []})
+    )
 
 
 def hf_result(hf: Any, text: str) -> list[tuple[int, int, int]]:
@@ -78,8 +80,13 @@ class TestWordPiece:
         assert traces == (WordPieceTrace(("##c",), None),)
 
     def test_json_round_trip_and_hf_serialization(self) -> None:
-        obj = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-               "max_input_chars_per_word": 100, "vocab": vocab_of("[UNK]", "a", "##b")}
+        obj = {
+            "type": "WordPiece",
+            "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100,
+            "vocab": vocab_of("[UNK]", "a", "##b"),
+        }
         wp = model_from_json(obj)
         assert isinstance(wp, WordPiece)
         assert wp.to_json() == obj == json.loads(hf_model(obj).to_str())["model"]
@@ -90,8 +97,13 @@ class TestWordPiece:
 
     @pytest.mark.parametrize("words", [["abc", "abcd", "a", "bcd", "ab", "dcba"]], ids=["toy"])
     def test_toy_matches_hf(self, words: list[str]) -> None:
-        obj = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-               "max_input_chars_per_word": 3, "vocab": vocab_of("[UNK]", "a", "ab", "##b", "##bc", "##c", "b", "##d")}
+        obj = {
+            "type": "WordPiece",
+            "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 3,
+            "vocab": vocab_of("[UNK]", "a", "ab", "##b", "##bc", "##c", "b", "##d"),
+        }
         ours, hf = WordPiece.from_json(obj), hf_model(obj)
         for w in words:
             assert list(ours.tokenize(w)) == hf_result(hf, w), w
@@ -120,7 +132,10 @@ class TestWordPieceParityBert:
     def test_tricky_and_corpus(self) -> None:
         ours, hf, _ = _bert()
         texts = [t for _, t in TRICKY]
-        texts += corpus_text("botchan.txt").splitlines()[:1500] + corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:300]
+        texts += (
+            corpus_text("botchan.txt").splitlines()[:1500]
+            + corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:300]
+        )
         bad = [w for w in _bert_words(texts) if list(ours.tokenize(w)) != hf_result(hf, w)]
         assert bad == []
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 from collections import Counter
 from functools import lru_cache
+from typing import ClassVar
 
 from support import bundle_bytes, require_module
 
@@ -59,7 +60,7 @@ def encode(model: BPE, text: str) -> list[str]:
 
 
 class TestSeedD02:
-    CORPUS = {"abab": 3, "abac": 1}
+    CORPUS: ClassVar[dict[str, int]] = {"abab": 3, "abac": 1}
 
     def test_first_merge_is_ab_with_frequency_7(self) -> None:
         counts: Counter[tuple[str, str]] = Counter()
@@ -104,7 +105,9 @@ class TestSeedD06:
         short, long = _r50k_ids(" hel"), _r50k_ids(" hello")
         assert long[: len(short)] != short
         tiktoken = require_module("tiktoken")
-        enc = tiktoken.Encoding("r50k-whole", pat_str=r"[\s\S]+", mergeable_ranks=_r50k_ranks(), special_tokens={})
+        enc = tiktoken.Encoding(
+            "r50k-whole", pat_str=r"[\s\S]+", mergeable_ranks=_r50k_ranks(), special_tokens={}
+        )
         assert (short, long) == (enc.encode_ordinary(" hel"), enc.encode_ordinary(" hello"))
 
 

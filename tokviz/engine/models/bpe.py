@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice, repeat
+from itertools import islice, pairwise, repeat
 from operator import add, and_, or_
 from typing import Any
 
@@ -76,7 +76,9 @@ class BPE(Model):
         seed: int | None = None,
     ) -> None:
         if dropout is not None and not (0.0 <= dropout <= 1.0):
-            raise TokvizFormatError(f"dropout must be between 0 and 1, got {dropout!r}", where="model.dropout")
+            raise TokvizFormatError(
+                f"dropout must be between 0 and 1, got {dropout!r}", where="model.dropout"
+            )
         self._vocab: dict[str, int] = dict(vocab or {})
         # id -> token (if two tokens share an id, the later one wins; HF's choice is arbitrary)
         self._vocab_r: dict[int, str] = dict(zip(self._vocab.values(), self._vocab.keys()))
@@ -100,12 +102,14 @@ class BPE(Model):
             if a not in self._vocab or b not in self._vocab:
                 missing = a if a not in self._vocab else b
                 raise TokvizFormatError(
-                    f"merge {rank} ({a!r}, {b!r}): {missing!r} is not in the vocab", where=f"model.merges[{rank}]"
+                    f"merge {rank} ({a!r}, {b!r}): {missing!r} is not in the vocab",
+                    where=f"model.merges[{rank}]",
                 )
             new = a + b[plen:]
             if new not in self._vocab:
                 raise TokvizFormatError(
-                    f"merge {rank} ({a!r}, {b!r}): result {new!r} is not in the vocab", where=f"model.merges[{rank}]"
+                    f"merge {rank} ({a!r}, {b!r}): result {new!r} is not in the vocab",
+                    where=f"model.merges[{rank}]",
                 )
             self._ranks[pair] = rank
             self._merged[pair] = new
@@ -146,8 +150,9 @@ class BPE(Model):
             raise TokvizFormatError(f"rank table key must be bytes or str, got {bad!r}", where="ranks")
         if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
             bad_tok, bad_rank = next((t, r) for t, r in vocab.items() if type(r) is not int or r < 0)
-            raise TokvizFormatError(f"rank of {bad_tok!r} must be a non-negative integer, got {bad_rank!r}",
-                                    where="ranks")
+            raise TokvizFormatError(
+                f"rank of {bad_tok!r} must be a non-negative integer, got {bad_rank!r}", where="ranks"
+            )
         self = cls(vocab, (), ignore_merges=True, cache_capacity=cache_capacity)
         self._rank_mode = True
         return self
@@ -159,17 +164,23 @@ class BPE(Model):
         vocab = obj.get("vocab")
         merges = obj.get("merges")
         if not isinstance(vocab, dict):
-            raise TokvizFormatError("BPE needs a \"vocab\" object {token: id}", where="model.vocab")
+            raise TokvizFormatError('BPE needs a "vocab" object {token: id}', where="model.vocab")
         for tok, i in vocab.items():
             if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+                raise TokvizFormatError(
+                    f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
+                )
         if merges is None:
-            raise TokvizFormatError("BPE needs a \"merges\" list", where="model.merges")
+            raise TokvizFormatError('BPE needs a "merges" list', where="model.merges")
         if not isinstance(merges, list):
-            raise TokvizFormatError(f"\"merges\" must be a list, got {type(merges).__name__}", where="model.merges")
+            raise TokvizFormatError(
+                f'"merges" must be a list, got {type(merges).__name__}', where="model.merges"
+            )
         dropout = obj.get("dropout")
         if dropout is not None and not isinstance(dropout, (int, float)):
-            raise TokvizFormatError(f"dropout must be a number or null, got {dropout!r}", where="model.dropout")
+            raise TokvizFormatError(
+                f"dropout must be a number or null, got {dropout!r}", where="model.dropout"
+            )
         return cls(
             vocab,
             merges,
@@ -393,7 +404,9 @@ class BPE(Model):
                 unk[2] += blen
                 continue
             if unk_token not in vocab:
-                raise TokvizFormatError(f"unk_token {unk_token!r} is not in the vocab", where="model.unk_token")
+                raise TokvizFormatError(
+                    f"unk_token {unk_token!r} is not in the vocab", where="model.unk_token"
+                )
             if unk is not None:
                 syms.append(unk_token)
                 starts.append(unk[0])
@@ -529,7 +542,7 @@ class BPE(Model):
                         heappush(heap, r << shift | p)
         else:
             pget = self._ranks.get
-            cur = list(map(pget, zip(text, text[1:]), repeat(-1)))
+            cur = list(map(pget, pairwise(text), repeat(-1)))
             cur.append(-1)
             heap = [r << shift | i for i, r in enumerate(cur) if r >= 0]
             heapq.heapify(heap)
@@ -612,7 +625,7 @@ class BPE(Model):
                 ranks[i] = get(a + syms[i + 1], nm)
                 ranks[i - 1] = get(syms[i - 1] + a, nm)
         get = self._ranks.get
-        ranks = list(map(get, zip(syms, syms[1:]), repeat(nm)))
+        ranks = list(map(get, pairwise(syms), repeat(nm)))
         index = ranks.index
         while True:
             m = min(ranks)
@@ -776,12 +789,12 @@ def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
                 continue
             parts = m.split(" ")
             if len(parts) != 2:
-                raise TokvizFormatError(f"expected \"a b\" (two parts), got {m!r}", where=f"model.merges[{k}]")
+                raise TokvizFormatError(f'expected "a b" (two parts), got {m!r}', where=f"model.merges[{k}]")
             out.append((parts[0], parts[1]))
         elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
             out.append((m[0], m[1]))
         else:
-            raise TokvizFormatError(f"expected \"a b\" or [\"a\", \"b\"], got {m!r}", where=f"model.merges[{k}]")
+            raise TokvizFormatError(f'expected "a b" or ["a", "b"], got {m!r}', where=f"model.merges[{k}]")
     return out
 
 

@@ -36,13 +36,17 @@ class WordLevel(Model):
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WordLevel:
         if obj.get("type", "WordLevel") != "WordLevel":
-            raise TokvizFormatError(f"expected a WordLevel model, got type {obj.get('type')!r}", where="model.type")
+            raise TokvizFormatError(
+                f"expected a WordLevel model, got type {obj.get('type')!r}", where="model.type"
+            )
         vocab = obj.get("vocab")
         if not isinstance(vocab, dict):
-            raise TokvizFormatError("WordLevel needs a \"vocab\" object {token: id}", where="model.vocab")
+            raise TokvizFormatError('WordLevel needs a "vocab" object {token: id}', where="model.vocab")
         for tok, i in vocab.items():
             if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+                raise TokvizFormatError(
+                    f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
+                )
         unk = obj.get("unk_token", "<unk>")
         if not isinstance(unk, str):
             raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")

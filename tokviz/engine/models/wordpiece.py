@@ -57,24 +57,32 @@ class WordPiece(Model):
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WordPiece:
         if obj.get("type", "WordPiece") != "WordPiece":
-            raise TokvizFormatError(f"expected a WordPiece model, got type {obj.get('type')!r}", where="model.type")
+            raise TokvizFormatError(
+                f"expected a WordPiece model, got type {obj.get('type')!r}", where="model.type"
+            )
         vocab = obj.get("vocab")
         if not isinstance(vocab, dict):
-            raise TokvizFormatError("WordPiece needs a \"vocab\" object {token: id}", where="model.vocab")
+            raise TokvizFormatError('WordPiece needs a "vocab" object {token: id}', where="model.vocab")
         for tok, i in vocab.items():
             if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+                raise TokvizFormatError(
+                    f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
+                )
         unk = obj.get("unk_token", "[UNK]")
         prefix = obj.get("continuing_subword_prefix", "##")
         max_chars = obj.get("max_input_chars_per_word", 100)
         if not isinstance(unk, str):
             raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")
         if not isinstance(prefix, str):
-            raise TokvizFormatError(f"continuing_subword_prefix must be a string, got {prefix!r}",
-                                    where="model.continuing_subword_prefix")
+            raise TokvizFormatError(
+                f"continuing_subword_prefix must be a string, got {prefix!r}",
+                where="model.continuing_subword_prefix",
+            )
         if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 0:
-            raise TokvizFormatError(f"max_input_chars_per_word must be a non-negative integer, got {max_chars!r}",
-                                    where="model.max_input_chars_per_word")
+            raise TokvizFormatError(
+                f"max_input_chars_per_word must be a non-negative integer, got {max_chars!r}",
+                where="model.max_input_chars_per_word",
+            )
         return cls(vocab, unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=max_chars)
 
     def to_json(self) -> dict[str, Any]:
@@ -107,7 +115,9 @@ class WordPiece(Model):
     def _unk_id(self) -> int:
         i = self._vocab.get(self.unk_token)
         if i is None:
-            raise TokvizFormatError(f"unk_token {self.unk_token!r} is not in the vocab", where="model.unk_token")
+            raise TokvizFormatError(
+                f"unk_token {self.unk_token!r} is not in the vocab", where="model.unk_token"
+            )
         return i
 
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
