@@ -9,13 +9,14 @@ right, shorter pieces first).
 
 Two flavours, because the references differ in details that change results:
 
-* ``sentencepiece=True`` (``unigram_model.cc``, ``EncodeOptimized``): only NORMAL,
-  USER_DEFINED and UNUSED pieces are in the trie; UNUSED are skipped; ``min_score`` is taken
-  over NORMAL pieces; a USER_DEFINED piece scores ``len_bytes * max_score - 0.1`` (``max_score``
-  starts at FLT_MIN, so with all-negative scores it is ~0); piece scores are float32 values,
-  path sums are doubles (what the installed sentencepiece reproduces on whole documents).
-  Then SentencePiece's processor step merges unknown runs or byte-falls them back
-  (`SentencePieceVocab.finish`).
+* ``sentencepiece=True`` (sentencepiece 0.2.3 ``unigram_model.cc``, ``EncodeOptimized``): only
+  NORMAL, USER_DEFINED and UNUSED pieces are in the trie; UNUSED are skipped; ``min_score`` is
+  taken over NORMAL pieces; a USER_DEFINED piece scores ``0.1 * (len_bytes - 1)``; path scores
+  are **float32** sums (reproduced exactly: an ``array('f')`` store rounds like the C++
+  ``float``), re-based to 0 whenever the score at a start position leaves ±1e5 -- on long
+  texts this rounding decides between permutations of the same pieces ("000"+"0000" vs
+  "0000"+"000"). Then SentencePiece's processor step merges unknown runs or byte-falls them
+  back (`SentencePieceVocab.finish`).
 * HF (``from_json``): every piece is in the trie, ``min_score`` over all pieces, float64,
   unknown runs fused, byte fallback of a fused unknown run to ``<0xNN>`` pieces each spanning
   the whole run (when every byte piece exists, else the unk id).
@@ -45,6 +46,7 @@ _KIND_USER = 1  # SentencePiece USER_DEFINED: a double bonus score
 _KIND_UNUSED = 2  # in the trie but never a candidate
 
 _CACHE_LIMIT = 20_000
+_RESET = 100000.0  # sentencepiece's kScoreResetThreshold
 _CACHE_MAX_CHARS = 256
 
 
@@ -125,7 +127,8 @@ class Unigram(Model):
                 info: tuple[int, float, int] | None = (_KIND_UNUSED, 0.0, i)
             elif t == PieceType.USER_DEFINED:
                 # float(len_bytes) * max_score in float32, then "- 0.1" in double
-                info = (_KIND_USER, _f32(len(p.encode("utf-8")) * max_score) - 0.1, i)
+                # sentencepiece 0.2.3 GetUserDefinedScore(length in bytes): float(0.1 * (len - 1))
+                info = (_KIND_USER, _f32(0.1 * (len(p.encode("utf-8")) - 1)), i)
             else:
                 info = (_KIND_SCORE, scores[i], i)
             # trie entry: [children, info, score for the DP (None: no candidate), id]
@@ -158,7 +161,7 @@ class Unigram(Model):
             if i == self.unk_id:
                 out.append(self.unk_score)
             elif self.sentencepiece and t == PieceType.USER_DEFINED:
-                out.append(_f32(len(p.encode("utf-8")) * max_score) - 0.1)
+                out.append(_f32(0.1 * (len(p.encode("utf-8")) - 1)))
             else:
                 out.append(self.scores[i])
         return out
@@ -257,11 +260,9 @@ class Unigram(Model):
         return self._viterbi_f64(text)
 
     def _viterbi_sp(self, text: str) -> list[tuple[int, int, int]]:
-        # Path scores are summed in double precision: the installed sentencepiece (0.2.x)
-        # reproduces only with doubles (checked on whole 300k-char documents, where the
-        # cumulative score reaches -1e6 and rounding decides between permutations of the same
-        # pieces, e.g. runs of "." vs "......"). A chunk's segmentation can therefore depend on
-        # the score accumulated before it; see `_sp_chunked` for when a cached one is reused.
+        # sentencepiece 0.2.3 EncodeOptimized: float32 path scores (float + float), ties to the
+        # first candidate (earliest start), and a re-basing of the scores to 0 whenever the
+        # score at a start position leaves [-1e5, 1e5] (kScoreResetThreshold).
         if self._chunker is not None and len(text) > 64:
             return self._sp_chunked(text)
         return self._dp_sp(text, 0.0)[0]
@@ -269,100 +270,117 @@ class Unigram(Model):
     def _sp_chunked(self, text: str) -> list[tuple[int, int, int]]:
         """Viterbi chunk by chunk (cuts no piece spans), reusing cached chunk results.
 
-        A chunk's cached path was computed from score 0. With the real prefix score ``T`` every
-        compared sum moves by ``T`` plus rounding errors of at most a few ulps per addition; if
-        every decision on the cached path won by more than that bound, the decisions (hence the
-        path) are the same. Otherwise (near or exact ties) the chunk is recomputed from ``T``.
-        ``T`` then advances by adding the path's scores in order -- exactly the double the full
-        Viterbi would hold there.
+        The DP state at a cut is one float32 score ``T``. A chunk's cached path is the exact
+        (double) best path with its smallest winning margin; the float32 DP started from ``T``
+        makes the same decisions when every margin exceeds the float32 rounding it can suffer
+        (a few ulps of ``|T|`` + the chunk's magnitudes per addition) and no re-basing can happen
+        inside the chunk. Otherwise (near or exact ties, large scores) the chunk is recomputed
+        exactly from ``T``. ``T`` then advances by float32-adding the path's scores in order --
+        exactly what the full DP stores there.
         """
         assert self._chunker is not None
         cache = self._chunk_cache
         out: list[tuple[int, int, int]] = []
         total = 0.0
         score_of = self._score_of
+        slot = array("f", [0.0])
         for m in self._chunker.finditer(text):
             chunk = m.group()
             base = m.start()
             entry = cache.get(chunk)
             if entry is None:
-                path, _, margin, mag = self._dp_sp(chunk, 0.0, margins=True)
+                path, margin, mag = self._dp_exact_margins(chunk)
                 entry = (tuple(path), margin, mag, tuple(score_of[p[0]] for p in path))
                 if len(chunk) <= _CACHE_MAX_CHARS:
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[chunk] = entry
             path_c, margin, mag, path_scores = entry
-            bound = (len(chunk) + 2) * (abs(total) + mag + 1.0) * 1e-15
-            if margin > bound:
-                for sc in path_scores:  # the doubles the full Viterbi holds, in path order
-                    total += sc
+            reach = abs(total) + mag
+            if reach < _RESET * 0.99 and margin > (len(chunk) + 2) * (reach + 1.0) * 4.8e-7:
+                for sc in path_scores:
+                    slot[0] = total + sc  # float + float, rounded like the C++ float
+                    total = slot[0]
                 if base:
                     out.extend([(pid, s + base, e + base) for pid, s, e in path_c])
                 else:
                     out.extend(path_c)
             else:
-                path_x, total, _, _ = self._dp_sp(chunk, total)
+                path_x, total = self._dp_sp(chunk, total)
                 out.extend([(pid, s + base, e + base) for pid, s, e in path_x])
         return out
 
-    def _dp_sp(
-        self, text: str, start_score: float, *, margins: bool = False
-    ) -> tuple[list[tuple[int, int, int]], float, float, float]:
-        """SentencePiece's EncodeOptimized from ``start_score``: (path, final score, smallest
-        winning margin on the path, bound on the magnitudes compared) -- margins only when asked."""
-        if margins:
-            return self._dp_sp_margins(text, start_score)
+    def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
+        """sentencepiece 0.2.3 ``EncodeOptimized`` on ``text`` from float32 score
+        ``start_score``: (path, float32 score at the end)."""
         n = len(text)
-        best = [-math.inf] * (n + 1)  # -inf: "no node ends here yet" (starts_at == -1)
+        best = array("f", bytes(4 * (n + 1)))
         best[0] = start_score
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
         trie = self._trie
         unk_score = self.unk_score
         unk_id = self.unk_id
+        frontier = 0
         for s in range(n):
             base = best[s]
-            t = trie.get(text[s])
+            if base < -_RESET or base > _RESET:
+                # re-base every score from here to the frontier (exact: same magnitudes)
+                for i in range(s, frontier + 1):
+                    if i == s or starts[i] != -1:
+                        best[i] = best[i] - base
+                base = 0.0
+            node = trie
+            e = s
             single = False
-            e = s + 1
-            if t is not None:
-                sc = t[2]
-                if sc is not None:
-                    single = True
-                    cand = base + sc
-                    if cand > best[e]:
-                        best[e] = cand
-                        starts[e] = s
-                        ids[e] = t[3]
+            while e < n:
+                t = node.get(text[e])
+                if t is None:
+                    break
+                e += 1
                 node = t[0]
-                while e < n:
-                    t = node.get(text[e])
-                    if t is None:
-                        break
-                    e += 1
-                    node = t[0]
-                    sc = t[2]
-                    if sc is None:
-                        continue
-                    cand = base + sc
-                    if cand > best[e]:
-                        best[e] = cand
+                sc = t[2]
+                if sc is None:
+                    continue
+                if e > frontier:
+                    frontier = e
+                cand = base + sc  # exact in double; float32 rounding decides below
+                if starts[e] == -1:
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = t[3]
+                elif cand > best[e]:
+                    # float32(cand) > best  <=>  cand > best and it does not round down to best
+                    old = best[e]
+                    best[e] = cand
+                    if best[e] != old:
                         starts[e] = s
                         ids[e] = t[3]
+                if e == s + 1:
+                    single = True
             if not single:
                 e = s + 1
+                if e > frontier:
+                    frontier = e
                 cand = base + unk_score
-                if cand > best[e]:
+                if starts[e] == -1:
                     best[e] = cand
                     starts[e] = s
                     ids[e] = unk_id  # type: ignore[assignment]
-        return _backtrack(starts, ids, n), best[n], math.inf, 0.0
+                elif cand > best[e]:
+                    old = best[e]
+                    best[e] = cand
+                    if best[e] != old:
+                        starts[e] = s
+                        ids[e] = unk_id  # type: ignore[assignment]
+        return _backtrack(starts, ids, n), best[n]
 
-    def _dp_sp_margins(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float, float, float]:
+    def _dp_exact_margins(self, text: str) -> tuple[list[tuple[int, int, int]], float, float]:
+        """The best path in (near-)exact arithmetic from 0, the smallest winning margin at the
+        path's decisions, and a bound on the magnitudes compared."""
         n = len(text)
         best = [-math.inf] * (n + 1)
-        best[0] = start_score
+        best[0] = 0.0
         second = [-math.inf] * (n + 1)
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
@@ -407,9 +425,8 @@ class Unigram(Model):
                     second[e] = cand
         path = _backtrack(starts, ids, n)
         margin = min(best[e] - second[e] for _, _, e in path) if path else math.inf
-        # every compared value is some best[s] plus one piece score
         mag = -min(best) + self._worst if n else 0.0
-        return path, best[n], margin, mag
+        return path, margin, mag
 
     def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
         n = len(text)
@@ -507,7 +524,7 @@ class Unigram(Model):
             if kind == _KIND_UNUSED:
                 continue
             if kind == _KIND_USER:
-                score = _f32((e - start) * self.max_score)
+                score = _f32(0.1 * (e - start - 1))  # GetUserDefinedScore(length in chars)
             out.append((pid, e, score))
             if e == start + 1:
                 single = True
