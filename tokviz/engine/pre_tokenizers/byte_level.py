@@ -6,9 +6,10 @@ that character's original span (the first byte replaces the character, the other
 after it and copy its alignment). The prefix space (``add_prefix_space``) is aligned with the
 piece's first character.
 
-Speed: ASCII chunks are translated by one ``str.translate`` and share their alignment (1:1); a
-non-ASCII chunk's proxy text and byte->char index are cached per chunk text, and its alignment
-is a lazy gather over the piece's alignment (no per-byte Python loop after the first time).
+Speed: every chunk's proxy text (and, for non-ASCII, its byte->char index) is cached per chunk
+text; an ASCII chunk keeps its alignment (1:1), a non-ASCII chunk gets a lazy gather over the
+piece's alignment (`Gathered`: no per-byte Python loop). An unnormalized piece is split and
+mapped in one pass with one object per chunk.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..text import NormalizedText, make_text
 from . import PreTokenizer
 from .split import split_piece
 
-__all__ = ["ByteLevel", "GPT2_PATTERN", "Gathered"]
+__all__ = ["ByteLevel", "GPT2_PATTERN", "Gathered", "to_byte_level"]
 
 #: The GPT-2 pre-tokenization pattern HF's ByteLevel uses when ``use_regex`` is true.
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
