@@ -121,6 +121,26 @@ def test_whole_document(name: str, corpus: str, parity_report) -> None:  # noqa:
     assert not detail
 
 
+def _stdlib_source() -> str:
+    """A long Python source file from the running interpreter (digit runs, long documents)."""
+    import sysconfig
+    from pathlib import Path
+
+    return (Path(sysconfig.get_paths()["stdlib"]) / "_pydecimal.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parity
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SP_BUNDLES))
+def test_python_source_document(name: str, parity_report) -> None:  # noqa: ANN001
+    """A 200k-char Python file as one text: float32 score accumulation and ties over a long
+    document (e.g. "000"+"0000" vs "0000"+"000" in Decimal literals)."""
+    tok, sp = sp_pair(name)
+    detail = compare_sp(tok, sp, _stdlib_source())
+    parity_report.record(_label(name), "stdlib/_pydecimal.py/document", not detail, detail)
+    assert not detail
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("name", list(SP_BUNDLES))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
