@@ -29,13 +29,14 @@ def rss():
 def peak():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 lib, path = sys.argv[1], sys.argv[2]
+FIRST = "Hello world, 世界! Pneumonoultramicroscopic xyzzyq"  # needs merges: builds lazy structures
 if lib == "tokviz":
     import tokviz
     gc.collect(); before = rss()
     t = time.perf_counter(); c = time.process_time(); tok = tokviz.load(path)
     t_load = time.perf_counter() - t; c_load = time.process_time() - c
     after_load = rss()
-    tok.encode("Hello world, 世界!")
+    c = time.process_time(); tok.encode(FIRST); c_first = time.process_time() - c
 elif lib == "tiktoken":
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
@@ -47,16 +48,16 @@ elif lib == "tiktoken":
                             special_tokens=dict(preset.special_tokens))
     t_load = time.perf_counter() - t; c_load = time.process_time() - c
     after_load = rss()
-    enc.encode("Hello world, 世界!")
+    c = time.process_time(); enc.encode(FIRST); c_first = time.process_time() - c
 else:
     import tokenizers
     gc.collect(); before = rss()
     t = time.perf_counter(); c = time.process_time(); tk = tokenizers.Tokenizer.from_file(path)
     t_load = time.perf_counter() - t; c_load = time.process_time() - c
     after_load = rss()
-    tk.encode("Hello world, 世界!")
+    c = time.process_time(); tk.encode(FIRST); c_first = time.process_time() - c
 gc.collect()
-print(json.dumps({"load_s": t_load, "cpu_s": c_load, "rss_load": after_load - before,
+print(json.dumps({"load_s": t_load, "cpu_s": c_load, "first_s": c_first, "rss_load": after_load - before,
                   "rss_used": rss() - before,
                   "peak": peak() - before}))
 """
@@ -98,26 +99,34 @@ def main() -> None:
         rows += [(name, "tokenizers", bundles / rel) for name, rel in HF_FILES.items()]
     mb = 1024 * 1024
     print(
-        f"{'tokenizer':<18} {'tokviz wall':>11} {'cpu':>7} {'ref wall':>9} {'cpu':>7} {'ratio':>6}   "
-        f"{'tokviz RSS':>10} {'peak':>8} {'ref RSS':>8}"
+        f"{'tokenizer':<18} {'tokviz wall':>11} {'cpu':>7} {'+1st enc':>8} {'ref wall':>9} {'cpu':>7} "
+        f"{'+1st enc':>8} {'ratio':>6}   {'tokviz RSS':>10} {'peak':>8} {'ref RSS':>8}"
     )
     for name, ref_lib, path in rows:
         ours = measure("tokviz", path, args.repeat)
         ref = measure(ref_lib, path, args.repeat)
+        ours_ready = ours["cpu_s"] + ours["first_s"]
+        ref_ready = ref["cpu_s"] + ref["first_s"]
         print(
-            f"{name:<18} {ours['load_s']:>10.3f}s {ours['cpu_s']:>6.3f}s {ref['load_s']:>8.3f}s "
-            f"{ref['cpu_s']:>6.3f}s {ours['cpu_s'] / ref['cpu_s']:>5.1f}x   "
+            f"{name:<18} {ours['load_s']:>10.3f}s {ours['cpu_s']:>6.3f}s {ours['first_s']:>7.3f}s "
+            f"{ref['load_s']:>8.3f}s {ref['cpu_s']:>6.3f}s {ref['first_s']:>7.3f}s "
+            f"{ours_ready / ref_ready:>5.1f}x   "
             f"{ours['rss_used'] / mb:>8.1f}MB {ours['peak'] / mb:>6.1f}MB {ref['rss_used'] / mb:>6.1f}MB"
         )
         if name == "o200k_base":
-            ok_t = ours["cpu_s"] < 1.0
+            ok_t = ours_ready < 1.0
             ok_m = ours["rss_used"] < 150 * mb and ours["peak"] < 150 * mb
             verdict_t, verdict_m = ("met" if ok else "MISSED" for ok in (ok_t, ok_m))
-            print(f"{'':<18} target < 1 s (cpu): {verdict_t}; target < 150 MB: {verdict_m}")
+            print(
+                f"{'':<18} target < 1 s (cpu, load + first encode): {verdict_t}; "
+                f"target < 150 MB: {verdict_m}"
+            )
     print(
-        "wall = elapsed load time, cpu = CPU time of the load (steadier on a busy machine);\n"
-        "ratio = tokviz / reference CPU time (lower is better); RSS = resident memory added by the load\n"
-        "and a first encode; peak = high-water mark during it. Medians over --repeat subprocess runs."
+        "wall = elapsed load time; cpu = CPU time of the load (steadier on a busy machine);\n"
+        "+1st enc = CPU time of the first encode that needs merges (lazily built structures);\n"
+        "ratio = tokviz / reference CPU time of load + first encode (lower is better);\n"
+        "RSS = resident memory added by the load and a first encode; peak = high-water mark during it.\n"
+        "Medians over --repeat subprocess runs."
     )
 
 if __name__ == "__main__":

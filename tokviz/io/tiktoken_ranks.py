@@ -224,19 +224,28 @@ _A2B_STRICT = partial(binascii.a2b_base64, strict_mode=True)
 
 
 def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None]:
-    """Whole-file bulk parse; ``(None, None)`` when anything is off (then `_parse_slow` locates it)."""
+    """Whole-file bulk parse; ``(None, None)`` when anything is off (then `_parse_slow` locates it).
+
+    Exactness check without a per-line loop: the file must equal its own fields re-joined as
+    ``token rank`` lines (so every line has exactly one token and one rank, single-spaced), up
+    to CRLF line ends and a missing final newline. Blank lines fail the check and simply take
+    the slow path.
+    """
     fields = data.split()
-    lines = data.split(b"\n")
-    n_lines = len(lines) - lines.count(b"") - lines.count(b"\r")
-    if len(fields) != 2 * n_lines:
+    tokens, rank_fields = fields[0::2], fields[1::2]
+    if not fields or len(tokens) != len(rank_fields):
         return None, None
-    rank_fields = fields[1::2]
-    # int() would also accept "+5" or "1_000"; the file format is plain digits
+    body = data.replace(b"\r\n", b"\n") if b"\r" in data else data
+    if body.endswith(b"\n"):
+        body = body[:-1]
+    if b"\n".join(map(b" ".join, zip(tokens, rank_fields))) != body:
+        return None, None
+    # the slow path names the line of a rank like "x1" or "+5" (int() would take "+5" and "1_0")
     if not b"".join(rank_fields).isdigit():
         return None, None
     try:
         # strict_mode rejects non-alphabet characters and bad padding
-        raw = list(map(_A2B_STRICT, fields[0::2]))
+        raw = list(map(_A2B_STRICT, tokens))
     except binascii.Error:
         return None, None
     return raw, list(map(int, rank_fields))
