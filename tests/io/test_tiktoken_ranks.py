@@ -68,6 +68,8 @@ class TestParseRanks:
             pytest.param(b"YQ== 0\nYQ== 1\n", "entry 2", "appears twice", id="duplicate-token"),
             pytest.param(b"YQ== 0\nYg== 0\n", "entry 2", "two tokens", id="duplicate-rank"),
             pytest.param(b"YQ== 0 7\n", "line 1", "expected", id="three-fields"),
+            # one line too many fields, the next too few: the field count alone would pair up
+            pytest.param(b"YQ== 0 Yg==\n1\n", "line 1", "expected", id="fields-compensate"),
         ],
     )
     def test_malformed_names_the_place(self, data: bytes, where: str, what: str) -> None:
