@@ -337,3 +337,10 @@ class TestWithoutHistory:
         assert lean.pair_counts_at(n) == full.pair_counts_at(n)
         with pytest.raises(ValueError, match="history"):
             lean.segmentations_at(n // 2)
+
+
+def test_merge_event_rebuilt_from_result_equals_streamed() -> None:
+    events = list(BpeTrainer(vocab_size=90, spec=PipelineSpec(pre_tokenizer=WORDS_SPLIT)).train(_lines("toy")))
+    r = events[-1].result
+    streamed = [e for e in events if isinstance(e, MergeEvent)]
+    assert [r.merge_event(k) for k in range(r.num_merges)] == streamed

@@ -82,3 +82,17 @@ class TestExport:
         enc = ours.encode("abé")
         assert enc.tokens == ["[UNK]"]
         assert json.loads(path.read_text(encoding="utf-8"))["model"]["type"] == "WordPiece"
+
+
+class TestSlider:
+    def test_steps_match_events(self) -> None:
+        words = {"hugs": 5, "hug": 10, "pug": 5, "pun": 12, "bun": 4, "qu": 2}
+        events = list(WordPieceTrainer(vocab_size=30).train_from_counts(words))
+        r = events[-1].result
+        merges = [e for e in events if isinstance(e, MergeEvent)]
+        assert [r.merge_event(k) for k in range(r.num_merges)] == merges
+        for k in range(r.num_merges + 1):
+            for wi, w in enumerate(r.words):
+                seg = r.segmentation_at(k, wi)
+                assert "".join(t.removeprefix("##") for t in seg) == w
+            assert r.corpus_tokens_at(k) == sum(len(s) * c for s, c in zip(r.segmentations_at(k), r.word_counts))

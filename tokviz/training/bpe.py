@@ -475,12 +475,17 @@ class BpeResult:
         return dict(self.token_to_id)
 
     def merge_event(self, k: int) -> MergeEvent:
+        """The `MergeEvent` of step k, rebuilt from the result (what the slider shows as "merge k")."""
         a, b, n = self.merge_ids[k]
         t = self.id_to_token
+        scores = getattr(self, "merge_scores", ())
         return MergeEvent(
             rank=k, left=t[a], right=t[b], left_id=a, right_id=b, new_token=t[n], new_id=n,
-            count=self.merge_counts[k], words_touched=-1, occurrences=self.tokens_after[k] - self.tokens_after[k + 1],
+            count=self.merge_counts[k],
+            words_touched=len(self._touched_by[k]) if self._touched_by else -1,
+            occurrences=self.tokens_after[k] - self.tokens_after[k + 1],
             vocab_size=self.vocab_sizes[k + 1], duplicate=self.duplicate_flags[k],
+            score=scores[k] if scores else None,
         )
 
     # -- the slider ---------------------------------------------------------------------------

@@ -151,6 +151,7 @@ class WordPieceTrainer:
         record = self.record_history
         hist_k: list[list[int]] = [[] for _ in words] if record else []
         hist_seg: list[list[tuple[int, ...]]] = [[] for _ in words] if record else []
+        touched_by: list[list[int]] = []
         tokens_after = [sum(len(s) * c for s, c in zip(words, word_counts))]
         merges: list[tuple[int, int, int]] = []
         merge_counts: list[int] = []
@@ -192,6 +193,7 @@ class WordPieceTrainer:
             touched_pairs: set[tuple[int, int]] = set()
             removed = 0
             touched = 0
+            changed: list[int] = []
             for wi in where.pop(p, ()):
                 w = words[wi]
                 c = word_counts[wi]
@@ -228,6 +230,9 @@ class WordPieceTrainer:
                 if record:
                     hist_k[wi].append(k)
                     hist_seg[wi].append(tuple(out))
+                    changed.append(wi)
+            if record:
+                touched_by.append(changed)
             # every live pair of a symbol whose frequency changed gets a fresh entry
             for sym in (a, b, new_id):
                 live = set()
@@ -264,6 +269,8 @@ class WordPieceTrainer:
             hist_k=hist_k,
             hist_seg=hist_seg,
             tokens_after=tuple(tokens_after),
+            touched_by=touched_by,
+            final_words=None if record else tuple(tuple(w) for w in words),
         )
         result.merge_scores = tuple(merge_scores)
         yield Progress("merges", 1.0, f"{len(merges)} merges")
