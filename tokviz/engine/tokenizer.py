@@ -229,8 +229,8 @@ class _BytePos:
             return self.b
         if pos > c:
             b = self.b + len(self.text[c:pos].encode("utf-8"))
-        else:
-            b = len(self.text[:pos].encode("utf-8"))
+        else:  # backwards (a byte-fallback run re-reads its character): cost is the distance
+            b = self.b - len(self.text[pos:c].encode("utf-8"))
         self.c, self.b = pos, b
         return b
 
@@ -483,7 +483,10 @@ class Tokenizer:
                 byte_offsets.extend([(cs + a, cs + b) for a, b in rel_bytes])
             else:
                 if cs != cur_c:
-                    cur_b = len(text[:cs].encode("utf-8")) if cs < cur_c else cur_b + len(text[cur_c:cs].encode("utf-8"))
+                    if cs > cur_c:
+                        cur_b += len(text[cur_c:cs].encode("utf-8"))
+                    else:
+                        cur_b -= len(text[cs:cur_c].encode("utf-8"))
                 bs = cur_b
                 cur_c, cur_b = cs + len(sub), bs + nbytes
                 byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
