@@ -96,3 +96,9 @@ class TestSlider:
                 seg = r.segmentation_at(k, wi)
                 assert "".join(t.removeprefix("##") for t in seg) == w
             assert r.corpus_tokens_at(k) == sum(len(s) * c for s, c in zip(r.segmentations_at(k), r.word_counts))
+
+    def test_probe_with_first_k_merges(self) -> None:
+        r = WordPieceTrainer(vocab_size=30).train_counts(QU)
+        assert r.probe("qu ab", 0).tokens == ["q", "##u", "a", "##b"]
+        assert r.probe("qu ab", 1).tokens == ["qu", "a", "##b"]
+        assert r.probe("qu zz", r.num_merges).tokens == ["qu", "[UNK]"]
