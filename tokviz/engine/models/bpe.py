@@ -445,12 +445,16 @@ class BPE(Model):
         commute), so each is merged alone and cached: Japanese sentences that never repeat as
         chunks are made of a few thousand distinct pieces.
         """
+        n = len(text)
+        if n <= _LIST_LIMIT:
+            # short chunks merge fast whole (and the chunk cache already keeps them);
+            # cutting pays off on long ones (CJK runs)
+            return self._merge_list(text)
+        pcache = self._piece_cache
         sets = self._junctions
         if sets is None:
             sets = self._junctions = self._build_junctions() or ()
-        pcache = self._piece_cache
-        n = len(text)
-        if sets and n > 2:
+        if sets:
             t2, g3, jm = sets
             g2 = list(map(add, text, text[1:]))
             in3 = list(map(g3.__contains__, map(add, g2, text[2:])))
