@@ -158,6 +158,25 @@ def main() -> int:
     raw.setTextCursor(cur)
     raw.centerCursor()
     app.processEvents()
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    def wait_blocking() -> float:
+        """Wait for the re-encoded window in a blocking event loop (no polling: the GUI thread
+        sleeps until the worker's result arrives), then let the panes repaint; GUI CPU seconds."""
+        g0 = time.thread_time()
+        if vm.update is None or vm.update.encoding.text != vm.text or vm.is_busy():
+            loop = QEventLoop()
+            vm.encoding_changed.connect(loop.quit)
+            QTimer.singleShot(60000, loop.quit)
+            while vm.update is None or vm.update.encoding.text != vm.text or vm.is_busy():
+                loop.exec()
+            vm.encoding_changed.disconnect(loop.quit)
+        app.processEvents()
+        return time.thread_time() - g0
+
+    for _k in range(3):  # warm-up: the first keystrokes finish the lazy layout of the freshly opened text
+        QTest.keyClick(raw, "w")
+        wait_blocking()
     per_key = []
     worker = []
     spliced = 0
@@ -166,7 +185,7 @@ def main() -> int:
         g = time.thread_time()
         QTest.keyClick(raw, ch)
         g_key = time.thread_time() - g
-        g_apply = wait_encoded()
+        g_apply = wait_blocking()
         per_key.append(g_key + g_apply)
         worker.append(vm.update.seconds)
         spliced += vm.update.splice is not None
@@ -177,8 +196,9 @@ def main() -> int:
     per_key.sort()
     p95 = per_key[int(len(per_key) * 0.95) - 1]
     print(
-        f"typing in {len(text) / 1000:.0f} KB: GUI-thread work per keystroke mean {statistics.mean(per_key) * 1000:.1f} ms, "
-        f"p95 {p95 * 1000:.1f} ms, max {per_key[-1] * 1000:.1f} ms (budget 16 ms); worker re-encode mean "
+        f"typing in {len(text) / 1000:.0f} KB: GUI-thread work per keystroke median {statistics.median(per_key) * 1000:.1f} ms, "
+        f"mean {statistics.mean(per_key) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max {per_key[-1] * 1000:.1f} ms "
+        f"(budget 16 ms); worker re-encode mean "
         f"{statistics.mean(worker) * 1000:.1f} ms; {spliced}/{args.keys} keystrokes spliced; result == full encode: {same}"
     )
     win.close()
