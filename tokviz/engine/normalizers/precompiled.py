@@ -423,7 +423,10 @@ class SentencePieceNormalizer(Normalizer):
             single, multi1, multi2 = charsmap.start_sets()
         else:
             single, multi1, multi2 = frozenset(), frozenset(), frozenset()
-        stop = set(single) | set(self._ud_by_first) | {" "}
+        # A one-character user-defined symbol that starts no longer one is copied as itself
+        # (the matcher wins over the charsmap), exactly like a plain character.
+        lone_ud = {c for c, ls in self._ud_by_first.items() if ls == (1,) and c != " "}
+        stop = (set(single) - lone_ud) | (set(self._ud_by_first) - lone_ud) | {" "}
         multi1 = frozenset(multi1 - stop)
         self._special = frozenset(stop | multi1)
         # the space is only special because of the whitespace rules (unless a rule starts with it)
