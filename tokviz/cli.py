@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--vocab-size", type=int, required=True)
     tr.add_argument("--byte-level", action="store_true", help="byte-level BPE (GPT-2 alphabet and pattern)")
     tr.add_argument("--min-frequency", type=int, default=0)
-    tr.add_argument("--special", nargs="*", default=[], metavar="TOKEN")
+    # one token per --special (repeatable), so that it never swallows the corpus paths after it
+    tr.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeat for more)")
     tr.add_argument("-o", "--output", type=Path, required=True)
 
     gui = sub.add_parser("gui", help="open the app (or render a screenshot and exit)")
