@@ -36,8 +36,8 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice, pairwise, repeat
-from operator import add, and_, or_
+from itertools import filterfalse, islice, pairwise, repeat
+from operator import add, and_, itemgetter, methodcaller, or_
 from typing import Any
 
 from ..encoding import BpeTrace, MergeStep
@@ -102,27 +102,33 @@ class BPE(Model):
         self.cache_capacity = cache_capacity
         self._rng = random.Random(seed)
         self._rank_mode = False
-        # (left, right) -> rank. A pair listed twice keeps its *last* rank, as HF's map does.
-        self._ranks: dict[tuple[str, str], int] = {}
-        # (left, right) -> merged string; HF drops the prefix's length from the right part.
-        self._merged: dict[tuple[str, str], str] = {}
+        # (left, right) -> rank, and (left, right) -> merged string (HF drops the prefix's
+        # length from the right part); filled below
+        self._ranks: dict[tuple[str, str], int]
+        self._merged: dict[tuple[str, str], str]
         plen = len(continuing_subword_prefix or "")
-        for rank, pair in enumerate(_parse_merges(merges or ())):
-            a, b = pair
-            if a not in self._vocab or b not in self._vocab:
-                missing = a if a not in self._vocab else b
-                raise TokvizFormatError(
-                    f"merge {rank} ({a!r}, {b!r}): {missing!r} is not in the vocab",
-                    where=f"model.merges[{rank}]",
-                )
-            new = a + b[plen:]
-            if new not in self._vocab:
-                raise TokvizFormatError(
-                    f"merge {rank} ({a!r}, {b!r}): result {new!r} is not in the vocab",
-                    where=f"model.merges[{rank}]",
-                )
-            self._ranks[pair] = rank
-            self._merged[pair] = new
+        pairs = _parse_merges(merges or ())
+        vocab_ = self._vocab
+        if plen:
+            results = [a + b[plen:] for a, b in pairs]
+        else:
+            results = list(map(add, map(itemgetter(0), pairs), map(itemgetter(1), pairs)))
+        # bulk checks first (C-level set operations); the slow scan only names the culprit
+        if (
+            not set(map(itemgetter(0), pairs)).issubset(vocab_)
+            or not set(map(itemgetter(1), pairs)).issubset(vocab_)
+            or not set(results).issubset(vocab_)
+        ):
+            for rank, ((a, b), new) in enumerate(zip(pairs, results)):
+                for part, what in ((a, repr(a)), (b, repr(b)), (new, f"result {new!r}")):
+                    if part not in vocab_:
+                        raise TokvizFormatError(
+                            f"merge {rank} ({a!r}, {b!r}): {what} is not in the vocab",
+                            where=f"model.merges[{rank}]",
+                        )
+        # a pair listed twice keeps its last rank (later entries overwrite), as HF's map does
+        self._ranks = dict(zip(pairs, range(len(pairs))))
+        self._merged = dict(zip(pairs, results))
         self._plain = not continuing_subword_prefix and not end_of_word_suffix
         self._sentinel = _sentinel(self._vocab)
         self._junctions: Any = None  # built on first use (see _merge_plain)
@@ -175,11 +181,11 @@ class BPE(Model):
         merges = obj.get("merges")
         if not isinstance(vocab, dict):
             raise TokvizFormatError('BPE needs a "vocab" object {token: id}', where="model.vocab")
-        for tok, i in vocab.items():
-            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise TokvizFormatError(
-                    f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
-                )
+        if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
+            tok, i = next((t, i) for t, i in vocab.items() if type(i) is not int or i < 0)
+            raise TokvizFormatError(
+                f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
+            )
         if merges is None:
             raise TokvizFormatError('BPE needs a "merges" list', where="model.merges")
         if not isinstance(merges, list):
@@ -796,6 +802,19 @@ def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
     Like HF, legacy lines starting with ``#version`` are skipped before ranks are counted, and
     a legacy line must split on single spaces into exactly two parts.
     """
+    if not isinstance(merges, list):
+        merges = list(merges)
+    kinds = set(map(type, merges))
+    if kinds == {str}:
+        lines = list(filterfalse(methodcaller("startswith", "#version"), merges))
+        split = [m.split(" ") for m in lines]
+        if set(map(len, split)) <= {2}:
+            return list(map(tuple, split))  # type: ignore[arg-type]
+    elif kinds <= {list, tuple} and set(map(len, merges)) <= {2}:
+        flat = [x for m in merges for x in m]
+        if set(map(type, flat)) <= {str}:
+            return list(map(tuple, merges))
+    # something is off (or mixed formats): go one by one to name the entry
     out: list[tuple[str, str]] = []
     for k, m in enumerate(merges):
         if isinstance(m, str):
