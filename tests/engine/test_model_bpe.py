@@ -223,6 +223,14 @@ class TestBpeDropout:
         again = BPE(self.V, self.M, dropout=0.5, seed=1234)
         assert [toks(again, "hellohello") for _ in range(400)] == runs  # seedable
 
+    def test_rank_mode_dropout(self) -> None:
+        ranks = {b"a": 0, b"b": 1, b"ab": 2, b"abab": 3}
+        assert toks(BPE.from_ranks(ranks, dropout=1.0, seed=3), "abab") == list("abab")
+        m = BPE.from_ranks(ranks, dropout=0.5, seed=3)
+        runs = {tuple(toks(m, "ababab")) for _ in range(200)}
+        assert ("abab", "ab") in runs and len(runs) > 2
+        assert all("".join(r) == "ababab" for r in runs)
+
     def test_dropout_skips_ignore_merges_like_hf(self) -> None:
         # HF applies ignore_merges only on its deterministic path
         m = BPE(self.V, self.M, dropout=1.0, ignore_merges=True)

@@ -142,13 +142,16 @@ class BPE(Model):
         cls,
         ranks: Mapping[bytes, int] | Mapping[str, int],
         *,
+        dropout: float | None = None,
+        seed: int | None = None,
         cache_capacity: int = DEFAULT_CACHE_CAPACITY,
     ) -> BPE:
         """A rank-mode BPE from a tiktoken rank table; a token's rank is its id.
 
         Keys are token bytes, or their byte-proxy spelling (``"Ġhi"`` for ``b" hi"``) as
         `tokviz.io.tiktoken_ranks` produces. Like tiktoken's ``encode_ordinary``, a chunk that is
-        itself a token is returned whole (``ignore_merges``).
+        itself a token is returned whole (``ignore_merges``). ``dropout`` (tiktoken has none)
+        works as in merges mode: each merge is skipped with probability p.
 
         >>> bpe = BPE.from_ranks({b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4})
         >>> [bpe.id_to_token(i) for i, _, _ in bpe.tokenize("abc")]
@@ -169,7 +172,7 @@ class BPE(Model):
             raise TokvizFormatError(
                 f"rank of {bad_tok!r} must be a non-negative integer, got {bad_rank!r}", where="ranks"
             )
-        self = cls(vocab, (), ignore_merges=True, cache_capacity=cache_capacity)
+        self = cls(vocab, (), dropout=dropout, seed=seed, ignore_merges=True, cache_capacity=cache_capacity)
         self._rank_mode = True
         return self
 
