@@ -75,8 +75,9 @@ class TokenDetails:
     token: Token
     text_bytes: bytes
     utf16: tuple[int, int]
-    chunk: str | None
+    chunk: str | None  # the pre-token chunk holding the token, as the pre-tokenizer left it (Ġ, ▁ ...)
     traced: Token | None  # the same token from an encode with trace=True, or None while pending
+    chunk_original: str | None = None  # the same chunk as characters of the user's text
 
 
 def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:
@@ -378,14 +379,14 @@ class InspectViewModel(QObject):
         assert enc is not None and self.update is not None
         tok = enc.token(index)
         om = self.update.offset_map
-        chunk = self._chunk_text(enc, tok)
-        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None)
+        chunk, chunk_original = self._chunk_text(enc, tok)
+        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None, chunk_original)
         emit(self.details_changed, details)
         self._request_trace(index, details)
 
-    def _chunk_text(self, enc: Encoding, tok: Token) -> str | None:
+    def _chunk_text(self, enc: Encoding, tok: Token) -> tuple[str | None, str | None]:
         if enc.stages is None:
-            return None
+            return None, None
         chunks = enc.stages.pre_tokens
         lo, hi = 0, len(chunks)
         while lo < hi:
@@ -395,8 +396,9 @@ class InspectViewModel(QObject):
             else:
                 hi = mid
         if lo < len(chunks) and chunks[lo].start <= tok.start < chunks[lo].end:
-            return chunks[lo].text
-        return None
+            c = chunks[lo]
+            return c.text, enc.text[c.start : c.end]
+        return None, None
 
     def _request_trace(self, index: int, details: TokenDetails) -> None:
         tok = self.tokenizer
@@ -413,7 +415,7 @@ class InspectViewModel(QObject):
                 # Trace a window of whole lines around the token; accept it only if the same token
                 # (id and span) comes out of it, else trace the whole text.
                 if target.start == target.end:
-                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, target)
+                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, target, details.chunk_original)
                 ws = _line_start(text, target.start)
                 ws = _line_start(text, ws - 1) if ws > 0 else 0
                 we = _line_end(text, target.end)
@@ -422,12 +424,12 @@ class InspectViewModel(QObject):
                 for t in w:
                     if t.id == target.id and (t.start + ws, t.end + ws) == (target.start, target.end):
                         if t.trace is not None or w.traces is None:
-                            return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, t)
+                            return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, t, details.chunk_original)
                 if cancel.cancelled:
                     return None
                 full = tok.encode(text, add_special_tokens=add, allowed_special=allowed, trace=True)
                 if target.index < len(full.ids):
-                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, full.token(target.index))
+                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, full.token(target.index), details.chunk_original)
                 return None
 
             return job

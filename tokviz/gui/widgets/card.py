@@ -46,9 +46,13 @@ def card_html(d: TokenDetails, *, total: int) -> str:
         ("UTF-8 bytes", _mono(f"{t.byte_start} – {t.byte_end}")),
         ("UTF-16 units", _mono(f"{d.utf16[0]} – {d.utf16[1]}")),
     ]
-    if d.chunk is not None:
-        chunk = d.chunk if len(d.chunk) <= 160 else d.chunk[:100] + f" … ({len(d.chunk):,} chars)"
-        rows.append(("chunk", _mono(_vis(chunk))))
+    def _short(c: str) -> str:
+        return c if len(c) <= 160 else c[:100] + f" … ({len(c):,} chars)"
+
+    if d.chunk_original is not None:
+        rows.append(("chunk", _mono(_vis(_short(d.chunk_original)))))
+    if d.chunk is not None and d.chunk != d.chunk_original:
+        rows.append(("pre-tokenized", _mono(_vis(_short(d.chunk)))))
     if t.word is not None:
         rows.append(("word", _mono(str(t.word))))
     body = "".join(f"<tr><td class='k'>{k}</td><td>{v}</td></tr>" for k, v in rows)

@@ -35,6 +35,7 @@ FLAG_NEUTRAL = 4  # paint with the alternating neutral (chunk) colors, not per-k
 FLAG_CHANGED = 8  # the chunk's text differs from the original text it covers
 
 PAD = 3.0  # horizontal padding inside an item
+BLOCK_ROWS = 8  # long lines are cached in blocks of this many rows
 GAP = 1.0  # separator between items
 
 
@@ -99,7 +100,7 @@ class ListSource:
 
 
 class _Line:
-    __slots__ = ("rows", "xs", "row_of", "widths", "labels", "flags", "pix")
+    __slots__ = ("rows", "xs", "row_of", "widths", "labels", "flags", "pix", "blocks")
 
     def __init__(self, rows: int, xs: list[float], row_of: list[int], widths: list[float], labels: list[Label], flags: list[int]) -> None:
         self.rows = rows
@@ -109,6 +110,7 @@ class _Line:
         self.labels = labels
         self.flags = flags
         self.pix: QPixmap | None = None  # the painted line, reused until the line changes
+        self.blocks: dict[int, QPixmap] = {}  # long lines: painted blocks of BLOCK_ROWS rows
 
 
 class SpanView(QAbstractScrollArea):
@@ -156,6 +158,7 @@ class SpanView(QAbstractScrollArea):
     def _drop_pixmaps(self) -> None:
         for line in self._cached:
             line.pix = None
+            line.blocks = {}
         self._cached.clear()
 
     def set_tooltip_provider(self, fn: Callable[[int], str] | None) -> None:
@@ -266,6 +269,7 @@ class SpanView(QAbstractScrollArea):
         nxt = l0 + k
         if nxt < len(self._laid) and self._laid[nxt] is not None:
             self._laid[nxt].pix = None  # its first item's shade depends on the line before
+            self._laid[nxt].blocks = {}
         if self._line_first[-1] != n_new or len(self._line_first) != len(self._line_rows) + 1:
             self.set_source(source, [i for i in range(n_new) if source.is_break(i)])  # defensive: never show a torn layout
             return
@@ -577,9 +581,35 @@ class SpanView(QAbstractScrollArea):
             lp.end()
             line.pix = pm
             self._cached.append(line)
-            while len(self._cached) > 400:
-                self._cached.popleft().pix = None
+            self._trim_cache()
         return line.pix
+
+    def _trim_cache(self) -> None:
+        while len(self._cached) > 400:
+            old = self._cached.popleft()
+            old.pix = None
+            old.blocks = {}
+
+    def _block_pixmap(self, li: int, line: _Line, b: int, pens: dict[int, QColor]) -> QPixmap:
+        """Rows ``[b*BLOCK_ROWS, (b+1)*BLOCK_ROWS)`` of a long line, painted once."""
+        pm = line.blocks.get(b)
+        if pm is None:
+            dpr = self.viewport().devicePixelRatioF()
+            w = self.viewport().width()
+            h = int(BLOCK_ROWS * self._row_h + 1)
+            pm = QPixmap(max(int(w * dpr), 1), max(int(h * dpr), 1))
+            pm.setDevicePixelRatio(dpr)
+            pm.fill(self.theme.base)
+            lp = QPainter(pm)
+            lp.setFont(self.font())
+            r0 = b * BLOCK_ROWS
+            self._paint_line(lp, li, line, -r0 * self._row_h, pens, (r0, r0 + BLOCK_ROWS - 1))
+            lp.end()
+            if not line.blocks:
+                self._cached.append(line)
+                self._trim_cache()
+            line.blocks[b] = pm
+        return pm
 
     def paint_rows(self, p: QPainter, y0: float, y1: float, dy: float, *, cached: bool = False) -> None:
         """Paint the items whose rows intersect content ``[y0, y1)``, shifted by ``dy``.
@@ -609,6 +639,9 @@ class SpanView(QAbstractScrollArea):
             vis = (max(r0 - base_row, 0), min(r1 - base_row, line.rows - 1))
             if cached and line.rows <= 16:
                 p.drawPixmap(QPointF(0, y_top), self._line_pixmap(li, line, pens))
+            elif cached:
+                for blk in range(vis[0] // BLOCK_ROWS, vis[1] // BLOCK_ROWS + 1):
+                    p.drawPixmap(QPointF(0, y_top + blk * BLOCK_ROWS * rh), self._block_pixmap(li, line, blk, pens))
             else:
                 self._paint_line(p, li, line, y_top, pens, vis if line.rows > 16 else None)
             first = self._line_first[li]
