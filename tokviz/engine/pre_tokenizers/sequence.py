@@ -18,8 +18,33 @@ class Sequence(PreTokenizer):
 
     def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
         self.pretokenizers = list(pretokenizers)
+        self._fused = self._fusable()
+
+    def _fusable(self):  # noqa: ANN202 - compiled pattern or None
+        """The pattern of ``[Split(Isolated), ByteLevel(no prefix, no regex)]`` (Qwen, Llama 3,
+        tiktoken-style files): that pair can cut and map an unnormalized piece in one pass."""
+        from .byte_level import ByteLevel
+        from .split import Split
+
+        if len(self.pretokenizers) != 2:
+            return None
+        split, byte_level = self.pretokenizers
+        if type(split) is not Split or type(byte_level) is not ByteLevel:
+            return None
+        if split.behavior != "Isolated" or byte_level.add_prefix_space or byte_level.use_regex:
+            return None
+        return split._compiled
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+        if self._fused is not None and all(p.starts is None for p in pieces):
+            from ..patterns import isolated_strings
+            from .byte_level import _identity_chunks
+
+            out: list[NormalizedText] = []
+            for piece in pieces:
+                if piece.text:
+                    _identity_chunks(piece, isolated_strings(self._fused, piece.text), out)
+            return out
         for p in self.pretokenizers:
             pieces = p.pre_tokenize(pieces)
         return pieces
