@@ -18,6 +18,7 @@ them (``"all"`` or a set of literals), as tiktoken's ``encode(text, disallowed_s
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -37,6 +38,8 @@ __all__ = ["Tokenizer", "TokenizerConfig"]
 
 # Upper bound of the per-tokenizer chunk cache (entries); it is cleared when full.
 _CACHE_LIMIT = 200_000
+# Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
+_GC_PAUSE_CHARS = 100_000
 # bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
 _LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 
@@ -363,6 +366,23 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
         check_text(text)
+        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
+            return self._encode(text, add_special_tokens, allowed_special, trace)
+        # A long text allocates millions of small tuples and lists (no reference cycles);
+        # pausing the cycle collector meanwhile saves its repeated full scans (~20% of the run).
+        gc.disable()
+        try:
+            return self._encode(text, add_special_tokens, allowed_special, trace)
+        finally:
+            gc.enable()
+
+    def _encode(
+        self,
+        text: str,
+        add_special_tokens: bool,
+        allowed_special: str | set[str] | frozenset[str] | None,
+        trace: bool,
+    ) -> Encoding:
         skip = self._skip_ids(allowed_special)
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         if self._added.is_empty:
