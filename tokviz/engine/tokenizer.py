@@ -14,6 +14,28 @@ Contract (other work depends on these names):
 ``special_policy="hf"`` extracts every added token from the text (HF tokenizers);
 ``"tiktoken"`` treats special-token literals as ordinary text unless ``allowed_special`` admits
 them (``"all"`` or a set of literals), as tiktoken's ``encode(text, disallowed_special=())``.
+
+How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on every bundle):
+
+1. `AddedVocabulary.extract`: non-normalized added tokens are cut out of the raw text, each
+   remaining piece is normalized, then normalized added tokens are cut out of it.
+2. Every ordinary piece is pre-tokenized into chunks; 3. the model tokenizes each chunk;
+4. a token's offsets are its chunk's ``original_span`` of the token's range, its word id the
+   index of its chunk among all pieces (added tokens count as one); 5. the post-processor.
+
+Speed: byte-level pipelines (ByteLevel alone or after one Split) take a fast path in which a
+chunk is a plain slice of the text, so its whole result (ids, tokens, relative offsets and
+byte offsets) is cached under its text; other pipelines cache the model output per chunk and
+reuse relative offsets when the chunk is an exact copy of its original text. Both paths are
+tested to agree (`tests/engine/test_tokenizer.py`).
+
+Byte offsets are exact: a token holding part of a character (byte-level proxies, byte-fallback
+``<0xNN>`` pieces) gets exactly its bytes; tokens of text that normalization changed get the
+bytes of their character span.
+
+Differences from HF, on purpose: ``special_tokens_mask`` also flags special added tokens found in
+the text (HF flags only the post-processor's tokens) so that views can mark them; ``decode``
+keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is True).
 """
 
 from __future__ import annotations
