@@ -127,7 +127,7 @@ def main() -> None:
     ]:
         p = text_to_proxy(chunk)
         fresh = BPE.from_ranks(ranks, cache_capacity=0)
-        warm = text_to_proxy("猫の手も借りたい")  # first use builds the cut tables once
+        warm = text_to_proxy("猫の手も借りたい")  # first use sets up the model
         t_setup = timed(partial(fresh.tokenize, warm))
         t_m = timed(partial(fresh.tokenize, p))
         t_t = timed(partial(single, chunk.encode()))

@@ -23,6 +23,7 @@ from support import bundle_bytes, corpus_text, require_module
 from tokviz.engine.byte_alphabet import text_to_proxy
 from tokviz.engine.encoding import BpeTrace, MergeStep
 from tokviz.engine.errors import TokvizFormatError
+from tokviz.engine.models import bpe as bpe_module
 from tokviz.engine.models import model_from_json
 from tokviz.engine.models.bpe import BPE
 
@@ -322,6 +323,7 @@ class TestBpeCacheAndLongChunks:
         texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:200] + [t for _, t in TRICKY]
         chunks = [text_to_proxy(c) for c in _chunks(texts)]
         fresh = BPE.from_ranks(ours.get_vocab())
+        fresh._long_seen = bpe_module._CUT_AFTER  # build the cut tables on the first long chunk
         for c in chunks:
             whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
             assert fresh._merge_plain(c) == whole, c

@@ -52,6 +52,8 @@ DEFAULT_CACHE_CAPACITY = 65_536
 CACHE_MAX_CHARS = 256
 # Above this many initial symbols the heap algorithm beats the flat rank list.
 _LIST_LIMIT = 24
+# Symbols of long chunks to see before building the cut tables (see BPE._merge_plain).
+_CUT_AFTER = 20_000
 # Larger than any rank: "this pair does not merge".
 _NO_MERGE = 1 << 62
 
@@ -133,6 +135,7 @@ class BPE(Model):
         self._sentinel = _sentinel(self._vocab)
         self._junctions: Any = None  # built on first use (see _merge_plain)
         self._cut_stats = [0, 0]  # boundaries looked at, cuts found (see _merge_plain)
+        self._long_seen = 0  # symbols of long chunks merged before the cut tables exist
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
         self._reset_cache()
 
@@ -462,7 +465,13 @@ class BPE(Model):
         pcache = self._piece_cache
         sets = self._junctions
         if sets is None:
-            sets = self._junctions = self._build_junctions() or ()
+            # building the tables costs a few tenths of a second: only once a real amount of
+            # long-chunk text has come by (a short GUI text never pays)
+            self._long_seen += n
+            if self._long_seen >= _CUT_AFTER:
+                sets = self._junctions = self._build_junctions() or ()
+            else:
+                sets = ()
         if sets:
             t2, g3, jm = sets
             g2 = list(map(add, text, text[1:]))
@@ -475,7 +484,7 @@ class BPE(Model):
             stats = self._cut_stats
             stats[0] += n - 1
             stats[1] += joinable.count(False)
-            if stats[0] > 200_000:
+            if stats[0] > 100_000:
                 if stats[1] < stats[0] // 20:
                     self._junctions = ()
                 stats[0] = stats[1] = 0
