@@ -145,6 +145,8 @@ class Unigram(Model):
             elif last[1] is None:
                 last[1:] = [info, dp_score, i]
         self._trie = trie
+        # first characters that are a scored single-char piece (else the unknown node is offered)
+        self._singles = frozenset(c for c, t in trie.items() if t[2] is not None)
         scored = [abs(v) for v in self.scores] + [abs(self.unk_score), 1.0]
         self._worst = max(scored)
         # score used on the path for each id (the unk node's score for the unk id)
@@ -215,10 +217,17 @@ class Unigram(Model):
         got = self._cache.get(text)
         if got is not None:
             return got
-        raw = self.viterbi(text)
         if self.spm is not None:
-            out = tuple(self.spm.finish(text, raw))
+            if self._chunker is not None and len(text) > 64:
+                ids, starts, ends = self._sp_columns(text)
+                if self.unk_id in ids:
+                    out = tuple(self.spm.finish(text, list(zip(ids, starts, ends))))
+                else:  # nothing to merge or byte-fall back: finish would return it unchanged
+                    out = tuple(zip(ids, starts, ends))
+            else:
+                out = tuple(self.spm.finish(text, self._dp_sp(text, 0.0)[0]))
         else:
+            raw = self.viterbi(text)
             out = tuple(self._hf_finish(text, raw))
         if len(text) <= _CACHE_MAX_CHARS:
             if len(self._cache) >= _CACHE_LIMIT:
@@ -230,7 +239,8 @@ class Unigram(Model):
         """The token strings of a chunk: an unknown token shows the text it covers (HF's Unigram
         token value; SentencePiece's piece for an unknown run), every other its vocab piece."""
         unk = self.unk_id
-        if unk is None:
+        if unk is None or self.pieces[unk] not in values:
+            # (an unknown token's value is always the unk piece string: none here)
             return values
         out = values
         for k, (i, s, e) in enumerate(spans):
@@ -268,7 +278,13 @@ class Unigram(Model):
         return self._dp_sp(text, 0.0)[0]
 
     def _sp_chunked(self, text: str) -> list[tuple[int, int, int]]:
-        """Viterbi chunk by chunk (cuts no piece spans), reusing cached chunk results.
+        """`_sp_columns` as ``(id, start, end)`` nodes."""
+        ids, starts, ends = self._sp_columns(text)
+        return list(zip(ids, starts, ends))
+
+    def _sp_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """Viterbi chunk by chunk (cuts no piece spans), reusing cached chunk results; the path
+        as columns ``(ids, starts, ends)`` (the pieces tile the text: a start is the previous end).
 
         The DP state at a cut is one float32 score ``T``. A chunk's cached path is the exact
         (double) best path with its smallest winning margin; the float32 DP started from ``T``
@@ -280,35 +296,102 @@ class Unigram(Model):
         """
         assert self._chunker is not None
         cache = self._chunk_cache
-        out: list[tuple[int, int, int]] = []
+        entry_of = self._chunk_path
+        ids: list[int] = []
+        ends: list[int] = []
         total = 0.0
-        score_of = self._score_of
         slot = array("f", [0.0])
-        for m in self._chunker.finditer(text):
-            chunk = m.group()
-            base = m.start()
+        base = 0
+        limit = _RESET * 0.99
+        for chunk in self._chunker.findall(text):
             entry = cache.get(chunk)
             if entry is None:
-                path, margin, mag = self._dp_exact_margins(chunk)
-                entry = (tuple(path), margin, mag, tuple(score_of[p[0]] for p in path))
+                entry = entry_of(chunk)
                 if len(chunk) <= _CACHE_MAX_CHARS:
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[chunk] = entry
-            path_c, margin, mag, path_scores = entry
-            reach = abs(total) + mag
-            if reach < _RESET * 0.99 and margin > (len(chunk) + 2) * (reach + 1.0) * 4.8e-7:
-                for sc in path_scores:
+            c_ids, c_ends, margin, mag, c_scores = entry
+            n = len(chunk)
+            reach = (total if total >= 0.0 else -total) + mag
+            if reach < limit and margin > (n + 2) * (reach + 1.0) * 4.8e-7:
+                for sc in c_scores:
                     slot[0] = total + sc  # float + float, rounded like the C++ float
                     total = slot[0]
-                if base:
-                    out.extend([(pid, s + base, e + base) for pid, s, e in path_c])
-                else:
-                    out.extend(path_c)
+                ids.extend(c_ids)
+                ends.extend(map(base.__add__, c_ends) if base else c_ends)
             else:
                 path_x, total = self._dp_sp(chunk, total)
-                out.extend([(pid, s + base, e + base) for pid, s, e in path_x])
-        return out
+                ids.extend([p[0] for p in path_x])
+                ends.extend([p[2] + base for p in path_x])
+            base += n
+        starts = [0]
+        starts += ends[:-1]
+        return ids, starts, ends
+
+    def _chunk_path(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, float, tuple[float, ...]]:
+        """Cache entry of one chunk: the exact best path as ``(ids, ends)``, its smallest winning
+        margin, a bound on the magnitudes compared, and the path's scores (exact double DP from 0)."""
+        n = len(text)
+        ninf = -math.inf
+        best = [ninf] * (n + 1)
+        best[0] = 0.0
+        second = [ninf] * (n + 1)
+        starts = [-1] * (n + 1)
+        ids = [0] * (n + 1)
+        trie = self._trie
+        singles = self._singles
+        unk_score = self.unk_score
+        unk_id = self.unk_id
+        for s in range(n):
+            base = best[s]
+            c = text[s]
+            if c not in singles:
+                # the unknown node (no single-char piece here); candidates ending at s + 1 from
+                # earlier starts were all offered before, as in the reference order
+                e = s + 1
+                cand = base + unk_score
+                b = best[e]
+                if cand > b:
+                    second[e] = b
+                    best[e] = cand
+                    starts[e] = s
+                    ids[e] = unk_id  # type: ignore[assignment]
+                elif cand > second[e]:
+                    second[e] = cand
+            t = trie.get(c)
+            e = s
+            while t is not None:
+                e += 1
+                sc = t[2]
+                if sc is not None:
+                    cand = base + sc
+                    b = best[e]
+                    if cand > b:
+                        second[e] = b
+                        best[e] = cand
+                        starts[e] = s
+                        ids[e] = t[3]
+                    elif cand > second[e]:
+                        second[e] = cand
+                if e == n:
+                    break
+                t = t[0].get(text[e])
+        p_ids: list[int] = []
+        p_ends: list[int] = []
+        margin = math.inf
+        e = n
+        while e > 0:
+            p_ids.append(ids[e])
+            p_ends.append(e)
+            d = best[e] - second[e]
+            if d < margin:
+                margin = d
+            e = starts[e]
+        p_ids.reverse()
+        p_ends.reverse()
+        mag = -min(best) + self._worst if n else 0.0
+        return tuple(p_ids), tuple(p_ends), margin, mag, tuple(map(self._score_of.__getitem__, p_ids))
 
     def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
         """sentencepiece 0.2.3 ``EncodeOptimized`` on ``text`` from float32 score
@@ -374,59 +457,6 @@ class Unigram(Model):
                         starts[e] = s
                         ids[e] = unk_id  # type: ignore[assignment]
         return _backtrack(starts, ids, n), best[n]
-
-    def _dp_exact_margins(self, text: str) -> tuple[list[tuple[int, int, int]], float, float]:
-        """The best path in (near-)exact arithmetic from 0, the smallest winning margin at the
-        path's decisions, and a bound on the magnitudes compared."""
-        n = len(text)
-        best = [-math.inf] * (n + 1)
-        best[0] = 0.0
-        second = [-math.inf] * (n + 1)
-        starts = [-1] * (n + 1)
-        ids = [0] * (n + 1)
-        trie = self._trie
-        unk_score = self.unk_score
-        unk_id = self.unk_id
-        for s in range(n):
-            base = best[s]
-            node = trie
-            e = s
-            single = False
-            while e < n:
-                t = node.get(text[e])
-                if t is None:
-                    break
-                e += 1
-                node = t[0]
-                sc = t[2]
-                if sc is None:
-                    continue
-                cand = base + sc
-                b = best[e]
-                if cand > b:
-                    second[e] = b
-                    best[e] = cand
-                    starts[e] = s
-                    ids[e] = t[3]
-                elif cand > second[e]:
-                    second[e] = cand
-                if e == s + 1:
-                    single = True
-            if not single:
-                e = s + 1
-                cand = base + unk_score
-                b = best[e]
-                if cand > b:
-                    second[e] = b
-                    best[e] = cand
-                    starts[e] = s
-                    ids[e] = unk_id  # type: ignore[assignment]
-                elif cand > second[e]:
-                    second[e] = cand
-        path = _backtrack(starts, ids, n)
-        margin = min(best[e] - second[e] for _, _, e in path) if path else math.inf
-        mag = -min(best) + self._worst if n else 0.0
-        return path, margin, mag
 
     def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
         n = len(text)
