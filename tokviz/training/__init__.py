@@ -14,7 +14,8 @@ slider's queries for any step k (``segmentations_at``, ``pair_table_at``, ``corp
 
 from __future__ import annotations
 
-from .bpe import BpeResult, BpeTrainer, PairRow, run_to_result
+from .base import Trainer, run_to_result
+from .bpe import BpeResult, BpeTrainer, PairRow
 from .events import Cancelled, CancelToken, Done, EMIteration, Event, MergeEvent, Progress, PruneRound
 from .export import save_tokenizer_json, tokenizer_json
 from .unigram import UnigramResult, UnigramTrainer
@@ -22,6 +23,7 @@ from .wordpiece import WordPieceResult, WordPieceTrainer
 from .words import PipelineSpec, byte_level_spec, count_words, metaspace_spec, read_corpus_files, whitespace_spec
 
 __all__ = [
+    "Trainer",
     "BpeTrainer",
     "BpeResult",
     "PairRow",

@@ -42,8 +42,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .base import Trainer, run_to_result
 from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
-from .words import PipelineSpec, byte_level_spec, count_words
+from .words import PipelineSpec, byte_level_spec
 
 __all__ = ["BpeTrainer", "BpeResult", "PairRow", "run_to_result"]
 
@@ -63,20 +64,8 @@ class PairRow:
     score: float | None = None
 
 
-def run_to_result(events: Iterable[Event]) -> Any:
-    """Drain a trainer's events and return the result (raise if it was cancelled)."""
-    result = None
-    for ev in events:
-        if isinstance(ev, Done):
-            result = ev.result
-        elif isinstance(ev, Cancelled):
-            raise RuntimeError(f"training cancelled during {ev.stage}")
-    if result is None:
-        raise RuntimeError("trainer ended without a result")
-    return result
 
-
-class BpeTrainer:
+class BpeTrainer(Trainer):
     """Configuration of a BPE training run; `train` is the generator of events."""
 
     model_type = "bpe"
@@ -120,25 +109,6 @@ class BpeTrainer:
 
     # -- entry points -------------------------------------------------------------------------
 
-    def train(
-        self, texts: Iterable[str], *, total: int | None = None, cancel: CancelToken | None = None
-    ) -> Iterator[Event]:
-        """Events of a training run over ``texts`` (lines or documents); the last is Done or Cancelled."""
-        if total is None and isinstance(texts, Sequence):
-            total = len(texts)
-        counts: Counter[str] = Counter()
-        yield from count_words(texts, self.spec, total=total, cancel=cancel, counts=counts)
-        if cancel is not None and cancel.cancelled:
-            yield Cancelled("count words")
-            return
-        yield from self.train_from_counts(counts, cancel=cancel)
-
-    def train_counts(self, counts: Mapping[str, int]) -> BpeResult:
-        """Train on already pre-tokenized word counts and return the result (no events)."""
-        return run_to_result(self.train_from_counts(counts))
-
-    def run(self, texts: Iterable[str]) -> BpeResult:
-        return run_to_result(self.train(texts))
 
     # -- the algorithm ------------------------------------------------------------------------
 

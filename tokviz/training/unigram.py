@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .bpe import run_to_result
+from .base import Trainer
 from .events import CancelToken, Cancelled, Done, EMIteration, Event, Progress, PruneRound
-from .words import PipelineSpec, count_words, metaspace_spec
+from .words import PipelineSpec, metaspace_spec
 
 __all__ = ["UnigramTrainer", "UnigramResult", "default_unigram_spec"]
 
@@ -382,7 +382,7 @@ def _seed(
     return pieces, freqs, is_char, _Lattice(lengths, start, start + lm1 + 1, starts[c, lm1], w)
 
 
-class UnigramTrainer:
+class UnigramTrainer(Trainer):
     model_type = "unigram"
 
     def __init__(
@@ -413,23 +413,6 @@ class UnigramTrainer:
         self.min_frequency = min_frequency
         self.max_word_chars = max_word_chars
 
-    def train(
-        self, texts: Iterable[str], *, total: int | None = None, cancel: CancelToken | None = None
-    ) -> Iterator[Event]:
-        if total is None and isinstance(texts, Sequence):
-            total = len(texts)
-        counts: Counter[str] = Counter()
-        yield from count_words(texts, self.spec, total=total, cancel=cancel, counts=counts)
-        if cancel is not None and cancel.cancelled:
-            yield Cancelled("count words")
-            return
-        yield from self.train_from_counts(counts, cancel=cancel)
-
-    def train_counts(self, counts: Mapping[str, int]) -> UnigramResult:
-        return run_to_result(self.train_from_counts(counts))
-
-    def run(self, texts: Iterable[str]) -> UnigramResult:
-        return run_to_result(self.train(texts))
 
     # ------------------------------------------------------------------------------------------
 

@@ -31,13 +31,13 @@ merged symbols are re-pushed after each merge (a stale lower score would otherwi
 from __future__ import annotations
 
 import heapq
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .bpe import BpeResult, PairRow, run_to_result
+from .base import Trainer
+from .bpe import BpeResult, PairRow
 from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
-from .words import PipelineSpec, count_words
+from .words import PipelineSpec
 
 __all__ = ["WordPieceTrainer", "WordPieceResult", "default_wordpiece_spec"]
 
@@ -50,7 +50,7 @@ def default_wordpiece_spec() -> PipelineSpec:
     )
 
 
-class WordPieceTrainer:
+class WordPieceTrainer(Trainer):
     model_type = "wordpiece"
 
     def __init__(
@@ -78,23 +78,6 @@ class WordPieceTrainer:
         self.spec = spec or default_wordpiece_spec()
         self.record_history = record_history
 
-    def train(
-        self, texts: Iterable[str], *, total: int | None = None, cancel: CancelToken | None = None
-    ) -> Iterator[Event]:
-        if total is None and isinstance(texts, Sequence):
-            total = len(texts)
-        counts: Counter[str] = Counter()
-        yield from count_words(texts, self.spec, total=total, cancel=cancel, counts=counts)
-        if cancel is not None and cancel.cancelled:
-            yield Cancelled("count words")
-            return
-        yield from self.train_from_counts(counts, cancel=cancel)
-
-    def train_counts(self, counts: Mapping[str, int]) -> WordPieceResult:
-        return run_to_result(self.train_from_counts(counts))
-
-    def run(self, texts: Iterable[str]) -> WordPieceResult:
-        return run_to_result(self.train(texts))
 
     def train_from_counts(self, counts: Mapping[str, int], *, cancel: CancelToken | None = None) -> Iterator[Event]:
         prefix = self.continuing_subword_prefix
