@@ -12,32 +12,18 @@ Results come back on the GUI thread through a queued signal.
 
 from __future__ import annotations
 
-import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from ..engine.cancel import CancelToken
 from ._compat import emit
 
 __all__ = ["CancelToken", "Lanes"]
 
 
-class CancelToken:
-    """Checked by long jobs between steps; set when the request is superseded or cancelled."""
-
-    __slots__ = ("_event",)
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
 
 
 class _Relay(QObject):

@@ -15,9 +15,10 @@ True
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any, Union
+
+from ..engine.cancel import CancelToken
 
 __all__ = [
     "CancelToken",
@@ -31,20 +32,6 @@ __all__ = [
 ]
 
 
-class CancelToken:
-    """Thread-safe flag: the GUI sets it, the trainer polls it between steps."""
-
-    __slots__ = ("_event",)
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
 
 
 @dataclass(frozen=True, slots=True)
