@@ -155,6 +155,11 @@ class BertPreTokenizer(PreTokenizer):
         return "BertPreTokenizer()"
 
 
+_SCRIPT_BASE = 0xE000  # private-use stand-ins for script ids in the translated text
+_ANY = "A"
+_SCRIPT_RUNS = re.compile(r"([^A])(?:\1|A)*")
+
+
 class UnicodeScripts(PreTokenizer):
     """HF ``UnicodeScripts``: a new chunk wherever the script changes.
 
@@ -172,17 +177,21 @@ class UnicodeScripts(PreTokenizer):
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         out: list[NormalizedText] = []
         for piece in pieces:
-            cuts: list[int] = []
-            last = None
-            for i, c in enumerate(piece.text):
-                script = script_of(c)
-                if script < 0:
-                    continue
-                if script != last:
-                    cuts.append(i)
-                    last = script
-            cuts.append(len(piece.text))
-            out += split_piece(piece, list(zip(cuts, cuts[1:])))
+            text = piece.text
+            if not text:
+                continue
+            # Map every character to a stand-in for its script (one str.translate over the
+            # distinct characters' table), then each chunk is a run of one script followed by
+            # any "Any" characters: ([^A])(?:\1|A)* — leading Any characters match nothing.
+            table = {}
+            for c in set(text):
+                k = script_of(c)
+                table[ord(c)] = _ANY if k < 0 else chr(_SCRIPT_BASE + k)
+            spans = [m.span() for m in _SCRIPT_RUNS.finditer(text.translate(table))]
+            if spans:
+                # the last chunk always runs to the end of the piece (HF pushes len as a cut)
+                spans[-1] = (spans[-1][0], len(text))
+            out += split_piece(piece, spans)
         return out
 
     @classmethod
