@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TokvizFormatError
-from ..patterns import compile_pattern, find_matches
+from ..patterns import compile_pattern
 from ..text import NormalizedText
 from ..unicode_tables import WHITE_SPACE
 from . import PreTokenizer
@@ -36,9 +36,10 @@ class Whitespace(PreTokenizer):
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         out: list[NormalizedText] = []
+        compiled = self._compiled
         for piece in pieces:
-            # HF: Invert(regex) with Removed keeps exactly the regex matches
-            out += split_piece(piece, [(s, e) for s, e, m in find_matches(self._compiled, piece.text) if m])
+            # HF: Invert(regex) with Removed keeps exactly the regex matches (never empty here)
+            out += split_piece(piece, [m.span() for m in compiled.finditer(piece.text)])
         return out
 
     @classmethod
