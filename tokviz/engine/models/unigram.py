@@ -27,6 +27,7 @@ The lattice as data (every node, n-best, marginals, sampling) is `tokviz.engine.
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -34,7 +35,7 @@ from typing import Any
 from ..encoding import UnigramTrace
 from ..errors import TokvizFormatError
 from . import Model, ModelToken
-from ._spm import PieceType, SentencePieceVocab, byte_piece, space_chunker, to_float32
+from ._spm import SPACE, PieceType, SentencePieceVocab, byte_piece, space_chunker, to_float32
 
 __all__ = ["Unigram", "UNK_PENALTY", "FLT_MIN"]
 
@@ -154,7 +155,8 @@ class Unigram(Model):
         self._chunker = None
         if self.sentencepiece:
             in_lattice = [p for p, t in zip(self.pieces, types) if t in (PieceType.NORMAL, PieceType.USER_DEFINED)]
-            self._chunker = space_chunker(in_lattice)
+            self._piece_chars = frozenset(c for p in in_lattice for c in p)
+            self._chunker = _unigram_chunker(space_chunker(in_lattice), self._piece_chars)
 
     def _path_scores(self) -> list[float]:
         out = []
@@ -303,7 +305,24 @@ class Unigram(Model):
         slot = array("f", [0.0])
         base = 0
         limit = _RESET * 0.99
+        piece_chars = self._piece_chars
+        unk_id = self.unk_id
+        unk_score = self.unk_score
         for chunk in self._chunker.findall(text):
+            if chunk[0] not in piece_chars:
+                # a run of characters no piece contains: the only path is one unknown node per
+                # character (no piece reaches into or over it); float32 sums and re-basing as
+                # the full DP does them at each start position
+                n = len(chunk)
+                for _ in range(n):
+                    if total < -_RESET or total > _RESET:
+                        total = 0.0
+                    slot[0] = total + unk_score
+                    total = slot[0]
+                ids.extend([unk_id] * n)  # type: ignore[list-item]
+                ends.extend(range(base + 1, base + n + 1))
+                base += n
+                continue
             entry = cache.get(chunk)
             if entry is None:
                 entry = entry_of(chunk)
@@ -567,6 +586,35 @@ class Unigram(Model):
     def __repr__(self) -> str:
         kind = "sentencepiece" if self.sentencepiece else "hf"
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
+
+
+def _unigram_chunker(space: re.Pattern[str] | None, piece_chars: frozenset[str]) -> re.Pattern[str] | None:
+    """`space_chunker`'s pattern, also cutting around every run of characters that no piece
+    contains (no piece can span such a cut); such a run is one chunk of its own."""
+    if space is None:
+        return None
+    plain = sorted(ord(c) for c in piece_chars if c != SPACE)
+    if not plain:
+        return space
+    q = f"[{_code_class(plain)}]"
+    prefix_mode = space.pattern.startswith(SPACE)
+    core = f"{SPACE}+{q}*|{q}+" if prefix_mode else f"{q}*{SPACE}+|{q}+"
+    everything = _code_class(sorted(ord(c) for c in piece_chars))
+    return re.compile(f"[^{everything}]+|{core}")
+
+
+def _code_class(codes: list[int]) -> str:
+    """The inside of a regex character class holding exactly the sorted code points ``codes``."""
+    parts: list[str] = []
+    i = 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        a, b = codes[i], codes[j]
+        parts.append(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}")
+        i = j + 1
+    return "".join(parts)
 
 
 def _backtrack(starts: list[int], ids: list[int], n: int) -> list[tuple[int, int, int]]:
