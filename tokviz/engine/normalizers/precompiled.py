@@ -427,18 +427,33 @@ class SentencePieceNormalizer(Normalizer):
         # (the matcher wins over the charsmap), exactly like a plain character.
         lone_ud = {c for c, ls in self._ud_by_first.items() if ls == (1,) and c != " "}
         stop = (set(single) - lone_ud) | (set(self._ud_by_first) - lone_ud) | {" "}
-        multi1 = frozenset(multi1 - stop)
-        self._special = frozenset(stop | multi1)
         # the space is only special because of the whitespace rules (unless a rule starts with it)
         self._space_is_plain = " " not in single and " " not in self._ud_by_first and " " not in multi1
+        # Characters that act exactly like a plain space: the space itself (when plain) and
+        # every character whose only rule is a one-character rule giving " " (e.g. "\n" in
+        # nmt_nfkc), starting no longer rule and no user-defined symbol. A run of them is
+        # handled in one step, like a run of spaces.
+        blank = {" "} if self._space_is_plain else set()
+        if blank and charsmap is not None:
+            for c in single:
+                if c in multi1 or c in self._ud_by_first:
+                    continue
+                m = charsmap.longest_match(c, 0)
+                if m is not None and m == (1, " "):
+                    blank.add(c)
+        self._blank = frozenset(blank)
+        multi1 = frozenset(multi1 - stop)
+        self._special = frozenset(stop | multi1)
         # One character class (fast to scan for): the stop characters and the second characters
         # of longer rules; a longer rule can only start right before one of the latter.
         self._stop = frozenset(stop)
         self._multi1 = multi1
         scan = stop | (multi2 if multi1 else set())
         if self._space_is_plain:
-            # a run of spaces is one match (handled in bulk)
-            self._next_special = re.compile(" +|[" + _char_class(scan - {" "}) + "]" if scan - {" "} else " +")
+            # a run of spaces (and space-like characters) is one match (handled in bulk)
+            runs = "[" + _char_class(self._blank) + "]+"
+            rest = scan - self._blank
+            self._next_special = re.compile(runs + "|[" + _char_class(rest) + "]" if rest else runs)
         else:
             self._next_special = re.compile("[" + _char_class(scan) + "]")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
@@ -496,7 +511,7 @@ class SentencePieceNormalizer(Normalizer):
         is_prev_space = remove
         find = self._next_special.search
         escape = self.escape_whitespaces
-        space_plain = self._space_is_plain
+        blank = self._blank
         stop_set = self._stop
         multi1 = self._multi1
         while i < n:
@@ -521,7 +536,7 @@ class SentencePieceNormalizer(Normalizer):
                 i = j
                 if i == n:
                     break
-            if space_plain and s[i] == " ":
+            if s[i] in blank:
                 k = m.end() - i if m is not None and m.start() == i else 1  # the whole run
                 if remove:
                     # only the first space of a run survives (the others follow a space)
