@@ -450,13 +450,17 @@ class SentencePieceNormalizer(Normalizer):
         self._multi1 = multi1
         scan = stop | (multi2 if multi1 else set())
         if self._space_is_plain:
-            # a run of spaces (and space-like characters) is one match (handled in bulk)
-            runs = "[" + _char_class(self._blank) + "]+"
-            rest = scan - self._blank
+            # A run of spaces (and space-like characters) is one match (handled in bulk). A lone
+            # space between characters that map to themselves is not matched at all: it stays in
+            # the plain run, escaped there, and only its "follows an emitted space" case (it is
+            # then removed) needs a look at the run's first character.
+            runs = "[" + _char_class(self._blank) + "]{2,}"
+            rest = (scan - self._blank) | (self._blank - {" "})
             self._next_special = re.compile(runs + "|[" + _char_class(rest) + "]" if rest else runs)
         else:
             self._next_special = re.compile("[" + _char_class(scan) + "]")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
+        self._lone_spaces = self._space_is_plain
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -514,6 +518,7 @@ class SentencePieceNormalizer(Normalizer):
         blank = self._blank
         stop_set = self._stop
         multi1 = self._multi1
+        lone_spaces = self._lone_spaces
         while i < n:
             m = find(s, i)
             j = n if m is None else m.start()
@@ -523,16 +528,25 @@ class SentencePieceNormalizer(Normalizer):
                     j -= 1
                 elif s[j] not in multi1:
                     j += 1  # the char itself maps to itself; keep scanning after it
-                    out.append(s[i:j])
+                    if is_prev_space and s[i] == " ":
+                        i += 1  # a lone space right after an emitted space: removed
+                    out.append(s[i:j].replace(" ", ws) if lone_spaces else s[i:j])
                     n2o.extend(range(i, j))
                     is_prev_space = False
                     i = j
                     continue
             if j > i:
-                # a run of characters that map to themselves
-                out.append(s[i:j])
-                n2o.extend(range(i, j))
-                is_prev_space = False
+                # a run of characters that map to themselves (and lone spaces, escaped)
+                if is_prev_space and s[i] == " ":
+                    i += 1  # a lone space right after an emitted space: removed
+                if j > i:
+                    if lone_spaces:
+                        out.append(s[i:j].replace(" ", ws))
+                        is_prev_space = remove and s[j - 1] == " "
+                    else:
+                        out.append(s[i:j])
+                        is_prev_space = False
+                    n2o.extend(range(i, j))
                 i = j
                 if i == n:
                     break
