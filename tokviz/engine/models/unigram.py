@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..encoding import UnigramTrace
@@ -223,7 +223,10 @@ class Unigram(Model):
             if self._chunker is not None and len(text) > 64:
                 ids, starts, ends = self._sp_columns(text)
                 if self.unk_id in ids:
-                    out = tuple(self.spm.finish(text, list(zip(ids, starts, ends))))
+                    if self.byte_fallback:
+                        out = tuple(self.spm.finish(text, list(zip(ids, starts, ends))))
+                    else:
+                        out = tuple(_merge_unknown_runs(ids, starts, ends, self.unk_id))  # type: ignore[arg-type]
                 else:  # nothing to merge or byte-fall back: finish would return it unchanged
                     out = tuple(zip(ids, starts, ends))
             else:
@@ -586,6 +589,39 @@ class Unigram(Model):
     def __repr__(self) -> str:
         kind = "sentencepiece" if self.sentencepiece else "hf"
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
+
+
+def _merge_unknown_runs(ids: list[int], starts: list[int], ends: list[int], unk: int) -> Iterable[tuple[int, int, int]]:
+    """`SentencePieceVocab.finish` without byte fallback, on columns: every run of unknown
+    pieces becomes one unknown piece spanning the run."""
+    n = len(ids)
+    o_ids: list[int] = []
+    o_starts: list[int] = []
+    o_ends: list[int] = []
+    copied = 0  # columns before this index are in the output already
+    try:
+        k = ids.index(unk)
+        while True:
+            r = k + 1
+            while r < n and ids[r] == unk:
+                r += 1
+            if r - k > 1:
+                o_ids += ids[copied : k + 1]
+                o_starts += starts[copied : k + 1]
+                o_ends += ends[copied:k]
+                o_ends.append(ends[r - 1])
+                copied = r
+            if r >= n:
+                break
+            k = ids.index(unk, r)
+    except ValueError:  # no further unknown piece
+        pass
+    if not copied:
+        return zip(ids, starts, ends)
+    o_ids += ids[copied:]
+    o_starts += starts[copied:]
+    o_ends += ends[copied:]
+    return zip(o_ids, o_starts, o_ends)
 
 
 def _unigram_chunker(space: re.Pattern[str] | None, piece_chars: frozenset[str]) -> re.Pattern[str] | None:
