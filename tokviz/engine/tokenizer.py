@@ -518,11 +518,8 @@ class Tokenizer:
                     cache.clear()
                 cache[sub] = entry
             c_ids, c_toks, rel, rel_bytes, nbytes = entry
-            ids.extend(c_ids)
-            tokens.extend(c_toks)
-            offsets.extend([(cs + a, cs + b) for a, b in rel])
             if ascii_text:
-                byte_offsets.extend([(cs + a, cs + b) for a, b in rel_bytes])
+                bs = cs
             else:
                 if cs != cur_c:
                     if cs > cur_c:
@@ -531,8 +528,20 @@ class Tokenizer:
                         cur_b -= len(text[cs:cur_c].encode("utf-8"))
                 bs = cur_b
                 cur_c, cur_b = cs + len(sub), bs + nbytes
+            if len(c_ids) == 1:  # most chunks are one token: no per-chunk lists
+                ids.append(c_ids[0])
+                tokens.append(c_toks[0])
+                a, b = rel[0]
+                offsets.append((cs + a, cs + b))
+                a, b = rel_bytes[0]
+                byte_offsets.append((bs + a, bs + b))
+                word_ids.append(word)
+            else:
+                ids.extend(c_ids)
+                tokens.extend(c_toks)
+                offsets.extend([(cs + a, cs + b) for a, b in rel])
                 byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
-            word_ids.extend([word] * len(c_ids))
+                word_ids.extend([word] * len(c_ids))
             word += 1
         if not ascii_text:
             bpos.c, bpos.b = cur_c, cur_b
@@ -561,7 +570,7 @@ class Tokenizer:
         cache = self._fast_cache if self._deterministic() else _NoCache()
         ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
         pst, pen = piece.starts, piece.ends
-        at = bpos.at
+        ascii_text = bpos.ascii
         for sub, ns in zip(subs, starts):
             n_sub = len(sub)
             if not n_sub:
@@ -574,11 +583,25 @@ class Tokenizer:
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[sub] = entry
-                c_ids, c_toks, rel, rel_bytes, _ = entry
+                c_ids, c_toks, rel, rel_bytes, nbytes = entry
+                if ascii_text:
+                    bs = cs
+                else:
+                    bs = bpos.at(cs)
+                    bpos.c, bpos.b = ce, bs + nbytes  # the cursor moves past the chunk for free
+                if len(c_ids) == 1:
+                    ids.append(c_ids[0])
+                    tokens.append(c_toks[0])
+                    a, b = rel[0]
+                    offsets.append((cs + a, cs + b))
+                    a, b = rel_bytes[0]
+                    byte_offsets.append((bs + a, bs + b))
+                    word_ids.append(word)
+                    word += 1
+                    continue
                 ids.extend(c_ids)
                 tokens.extend(c_toks)
                 offsets.extend([(cs + a, cs + b) for a, b in rel])
-                bs = at(cs)
                 byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
             else:
                 chunk = to_byte_level(piece.slice(ns, ns + n_sub))
