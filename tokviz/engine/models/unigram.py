@@ -220,7 +220,7 @@ class Unigram(Model):
         if got is not None:
             return got
         if self.spm is not None:
-            if self._chunker is not None and len(text) > 64:
+            if self._chunker is not None:
                 ids, starts, ends = self._sp_columns(text)
                 if self.unk_id in ids:
                     if self.byte_fallback:
@@ -278,7 +278,7 @@ class Unigram(Model):
         # sentencepiece 0.2.3 EncodeOptimized: float32 path scores (float + float), ties to the
         # first candidate (earliest start), and a re-basing of the scores to 0 whenever the
         # score at a start position leaves [-1e5, 1e5] (kScoreResetThreshold).
-        if self._chunker is not None and len(text) > 64:
+        if self._chunker is not None:
             return self._sp_chunked(text)
         return self._dp_sp(text, 0.0)[0]
 

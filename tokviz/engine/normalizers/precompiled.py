@@ -499,7 +499,11 @@ class SentencePieceNormalizer(Normalizer):
         i = 0
         remove = self.remove_extra_whitespaces
         if remove:
+            blank0 = self._blank
             while i < n:
+                if s[i] in blank0:  # (its rule is exactly " ", one character)
+                    i += 1
+                    continue
                 rep, k = self._prefix(s, i)
                 if rep != " ":
                     break
