@@ -723,13 +723,25 @@ class Tokenizer:
                 cache[key] = entry
             c_ids = entry[0]
             n = len(c_ids)
-            ids.extend(c_ids)
-            tokens.extend(entry[1])
             if entry[3] == orig:
-                offsets.extend([(os_ + a, os_ + b) for a, b in entry[4]])
                 bs = bpos.at(os_)
+                if n == 1:  # one token: no per-chunk lists
+                    ids.append(c_ids[0])
+                    tokens.append(entry[1][0])
+                    a, b = entry[4][0]
+                    offsets.append((os_ + a, os_ + b))
+                    a, b = entry[5][0]
+                    byte_offsets.append((bs + a, bs + b))
+                    word_ids.append(word)
+                    word += 1
+                    continue
+                ids.extend(c_ids)
+                tokens.extend(entry[1])
+                offsets.extend([(os_ + a, os_ + b) for a, b in entry[4]])
                 byte_offsets.extend([(bs + a, bs + b) for a, b in entry[5]])
             else:
+                ids.extend(c_ids)
+                tokens.extend(entry[1])
                 # this occurrence is not an exact copy: offsets from its own alignment
                 span = chunk.original_span
                 char_spans = [span(s, e) for _, s, e in entry[2]]
