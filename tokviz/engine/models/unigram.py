@@ -101,7 +101,7 @@ class Unigram(Model):
             self._token_to_id.setdefault(p, i)
         self._build()
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
-        self._chunk_cache: dict[str, tuple[tuple[tuple[int, int, int], ...], float, float, tuple[float, ...]]] = {}
+        self._chunk_cache: dict[str, tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]] = {}
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
@@ -307,7 +307,6 @@ class Unigram(Model):
         total = 0.0
         slot = array("f", [0.0])
         base = 0
-        limit = _RESET * 0.99
         piece_chars = self._piece_chars
         unk_id = self.unk_id
         unk_score = self.unk_score
@@ -333,10 +332,10 @@ class Unigram(Model):
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[chunk] = entry
-            c_ids, c_ends, margin, mag, c_scores = entry
-            n = len(chunk)
-            reach = (total if total >= 0.0 else -total) + mag
-            if reach < limit and margin > (n + 2) * (reach + 1.0) * 4.8e-7:
+            c_ids, c_ends, cap, c_scores = entry
+            # (|T| + mag < 0.99 * reset and margin > (len + 2) * (|T| + mag + 1) * 4.8e-7,
+            # solved for |T| once per chunk in `_chunk_path`)
+            if -cap < total < cap:
                 for sc in c_scores:
                     slot[0] = total + sc  # float + float, rounded like the C++ float
                     total = slot[0]
@@ -346,14 +345,16 @@ class Unigram(Model):
                 path_x, total = self._dp_sp(chunk, total)
                 ids.extend([p[0] for p in path_x])
                 ends.extend([p[2] + base for p in path_x])
-            base += n
+            base += len(chunk)
         starts = [0]
         starts += ends[:-1]
         return ids, starts, ends
 
-    def _chunk_path(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, float, tuple[float, ...]]:
-        """Cache entry of one chunk: the exact best path as ``(ids, ends)``, its smallest winning
-        margin, a bound on the magnitudes compared, and the path's scores (exact double DP from 0)."""
+    def _chunk_path(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]:
+        """Cache entry of one chunk: the exact best path as ``(ids, ends)`` (double DP from 0),
+        the bound on ``|T|`` under which the float32 DP from ``T`` takes that path (from the
+        path's smallest winning margin and a bound on the magnitudes compared), and the path's
+        scores."""
         n = len(text)
         ninf = -math.inf
         best = [ninf] * (n + 1)
@@ -413,7 +414,9 @@ class Unigram(Model):
         p_ids.reverse()
         p_ends.reverse()
         mag = -min(best) + self._worst if n else 0.0
-        return tuple(p_ids), tuple(p_ends), margin, mag, tuple(map(self._score_of.__getitem__, p_ids))
+        # the largest |T| for which the path is exact from T (see `_sp_columns`), a hair under
+        cap = min(_RESET * 0.99 - mag, margin / ((n + 2) * 4.8e-7) - 1.0 - mag) * (1.0 - 1e-9)
+        return tuple(p_ids), tuple(p_ends), cap, tuple(map(self._score_of.__getitem__, p_ids))
 
     def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
         """sentencepiece 0.2.3 ``EncodeOptimized`` on ``text`` from float32 score
