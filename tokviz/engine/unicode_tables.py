@@ -74,10 +74,27 @@ def class_runs(text: str, members: Container[str]) -> list[tuple[int, int]]:
     and only those present go into a (cached) small character class, because a regex class with
     thousands of ranges costs microseconds per character.
     """
+    if len(text) < _SHORT_TEXT:
+        # Short texts (a line, a word) would each compile their own class: a plain scan is cheaper.
+        runs: list[tuple[int, int]] = []
+        start = -1
+        for i, c in enumerate(text):
+            if c in members:
+                if start < 0:
+                    start = i
+            elif start >= 0:
+                runs.append((start, i))
+                start = -1
+        if start >= 0:
+            runs.append((start, len(text)))
+        return runs
     present = frozenset(c for c in set(text) if c in members)
     if not present:
         return []
     return [m.span() for m in _runs_regex(present).finditer(text)]
+
+
+_SHORT_TEXT = 512
 
 
 def in_set(charset: CharSet, c: str) -> bool:
