@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..encoding import Trace
+from ..errors import TokvizFormatError
 from ..registry import build_component
 
-__all__ = ["Model", "model_from_json", "TYPES", "ModelToken"]
+__all__ = ["Model", "DictVocabModel", "read_vocab", "model_from_json", "TYPES", "ModelToken"]
 
 TYPES: dict[str, str] = {
     "BPE": "tokviz.engine.models.bpe:BPE",
@@ -61,6 +62,37 @@ class Model(ABC):
 
     def to_json(self) -> dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__}.to_json")
+
+
+class DictVocabModel(Model):
+    """A model whose vocabulary is a ``{token: id}`` dict (``_vocab``) with its reverse (``_vocab_r``)."""
+
+    _vocab: dict[str, int]
+    _vocab_r: dict[int, str]
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:  # noqa: A002 - HF's name
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._vocab)
+
+
+def read_vocab(obj: dict[str, Any], model: str) -> dict[str, int]:
+    """The ``"vocab"`` object of a tokenizer.json model, checked: ``{token: non-negative int}``."""
+    vocab = obj.get("vocab")
+    if not isinstance(vocab, dict):
+        raise TokvizFormatError(f'{model} needs a "vocab" object {{token: id}}', where="model.vocab")
+    if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
+        tok, i = next((t, i) for t, i in vocab.items() if type(i) is not int or i < 0)
+        raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+    return vocab
 
 
 def model_from_json(obj: Any, *, where: str = "model") -> Model:

@@ -42,7 +42,7 @@ from typing import Any
 
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
-from . import Model, ModelToken
+from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["BPE", "DEFAULT_CACHE_CAPACITY"]
 
@@ -62,7 +62,7 @@ def _byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
 
-class BPE(Model):
+class BPE(DictVocabModel):
     """Byte-pair encoding with HF tokenizers' exact semantics.
 
     >>> bpe = BPE({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4}, [("a", "b"), ("b", "c")])
@@ -183,15 +183,8 @@ class BPE(Model):
     def from_json(cls, obj: dict[str, Any]) -> BPE:
         if obj.get("type", "BPE") != "BPE":
             raise TokvizFormatError(f"expected a BPE model, got type {obj.get('type')!r}", where="model.type")
-        vocab = obj.get("vocab")
+        vocab = read_vocab(obj, "BPE")
         merges = obj.get("merges")
-        if not isinstance(vocab, dict):
-            raise TokvizFormatError('BPE needs a "vocab" object {token: id}', where="model.vocab")
-        if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
-            tok, i = next((t, i) for t, i in vocab.items() if type(i) is not int or i < 0)
-            raise TokvizFormatError(
-                f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
-            )
         if merges is None:
             raise TokvizFormatError('BPE needs a "merges" list', where="model.merges")
         if not isinstance(merges, list):
@@ -264,18 +257,6 @@ class BPE(Model):
         """The merges in rank order (empty in rank mode)."""
         return [p for p, _ in sorted(self._ranks.items(), key=lambda kv: kv[1])]
 
-    def token_to_id(self, token: str) -> int | None:
-        return self._vocab.get(token)
-
-    def id_to_token(self, id: int) -> str | None:
-        return self._vocab_r.get(id)
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self._vocab)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self._vocab)
 
     def clear_cache(self) -> None:
         """Forget cached chunks (results never depend on the cache)."""

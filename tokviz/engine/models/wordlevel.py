@@ -11,12 +11,12 @@ from typing import Any
 
 from ..encoding import Trace
 from ..errors import TokvizFormatError
-from . import Model, ModelToken
+from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["WordLevel"]
 
 
-class WordLevel(Model):
+class WordLevel(DictVocabModel):
     """Whole-word lookup.
 
     >>> wl = WordLevel({"hello": 0, "<unk>": 1})
@@ -39,14 +39,7 @@ class WordLevel(Model):
             raise TokvizFormatError(
                 f"expected a WordLevel model, got type {obj.get('type')!r}", where="model.type"
             )
-        vocab = obj.get("vocab")
-        if not isinstance(vocab, dict):
-            raise TokvizFormatError('WordLevel needs a "vocab" object {token: id}', where="model.vocab")
-        for tok, i in vocab.items():
-            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise TokvizFormatError(
-                    f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
-                )
+        vocab = read_vocab(obj, "WordLevel")
         unk = obj.get("unk_token", "<unk>")
         if not isinstance(unk, str):
             raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")
@@ -59,18 +52,6 @@ class WordLevel(Model):
             "unk_token": self.unk_token,
         }
 
-    def token_to_id(self, token: str) -> int | None:
-        return self._vocab.get(token)
-
-    def id_to_token(self, id: int) -> str | None:
-        return self._vocab_r.get(id)
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self._vocab)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self._vocab)
 
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
         # HF looks the chunk up as is, even the empty string (then unk spanning nothing).

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..encoding import WordPieceTrace
 from ..errors import TokvizFormatError
-from . import Model, ModelToken
+from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["WordPiece"]
 
@@ -22,7 +22,7 @@ _CACHE_CAPACITY = 65_536
 _CACHE_MAX_CHARS = 256
 
 
-class WordPiece(Model):
+class WordPiece(DictVocabModel):
     """Greedy longest-match-first subword model.
 
     >>> wp = WordPiece({"a": 0, "##b": 1, "##bc": 2, "[UNK]": 3})
@@ -60,14 +60,7 @@ class WordPiece(Model):
             raise TokvizFormatError(
                 f"expected a WordPiece model, got type {obj.get('type')!r}", where="model.type"
             )
-        vocab = obj.get("vocab")
-        if not isinstance(vocab, dict):
-            raise TokvizFormatError('WordPiece needs a "vocab" object {token: id}', where="model.vocab")
-        for tok, i in vocab.items():
-            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise TokvizFormatError(
-                    f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab"
-                )
+        vocab = read_vocab(obj, "WordPiece")
         unk = obj.get("unk_token", "[UNK]")
         prefix = obj.get("continuing_subword_prefix", "##")
         max_chars = obj.get("max_input_chars_per_word", 100)
@@ -95,18 +88,6 @@ class WordPiece(Model):
         }
 
     # ------------------------------------------------------------------ vocab
-    def token_to_id(self, token: str) -> int | None:
-        return self._vocab.get(token)
-
-    def id_to_token(self, id: int) -> str | None:
-        return self._vocab_r.get(id)
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self._vocab)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self._vocab)
 
     def clear_cache(self) -> None:
         self._cache.clear()
