@@ -1,4 +1,5 @@
-"""Layering: the engine, io and training packages never import Qt or pyqtgraph.
+"""Layering: the engine, io and training packages never import Qt or pyqtgraph, and no part of
+tokviz imports the reference libraries (tokenizers, tiktoken, sentencepiece are test oracles only).
 
 Each check runs in a fresh interpreter (a subprocess), because this test session itself may
 already have imported PySide6 for the GUI tests.
@@ -13,6 +14,7 @@ import sys
 import pytest
 
 GUI_ONLY = ("PySide6", "pyqtgraph", "shiboken6")
+REFERENCE_LIBS = ("tokenizers", "tiktoken", "sentencepiece")
 NON_GUI_PACKAGES = ["tokviz", "tokviz.engine", "tokviz.io", "tokviz.training"]
 
 _PROBE = """
@@ -21,19 +23,21 @@ name = sys.argv[1]
 mod = importlib.import_module(name)
 if sys.argv[2] == "deep" and hasattr(mod, "__path__"):
     for info in pkgutil.walk_packages(mod.__path__, name + "."):
-        if ".gui" in info.name:
+        if ".gui" in info.name and sys.argv[3] == "no-gui":
             continue
-        try:
-            importlib.import_module(info.name)
-        except ImportError as exc:  # a module whose optional sibling has not landed yet
-            print("skipped", info.name, exc, file=sys.stderr)
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in %r)))
-""" % (GUI_ONLY,)
+        importlib.import_module(info.name)
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in set(sys.argv[4].split(",")))))
+"""
 
 
-def _qt_modules_after_import(name: str, mode: str) -> list[str]:
+def _modules_after_import(name: str, mode: str, watched: tuple[str, ...], *, gui: bool = False) -> list[str]:
+    """Top-level ``watched`` modules present after importing ``name`` (and, deep, every submodule)."""
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE, name, mode], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", _PROBE, name, mode, "gui" if gui else "no-gui", ",".join(watched)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -42,13 +46,20 @@ def _qt_modules_after_import(name: str, mode: str) -> list[str]:
 class TestLayering:
     @pytest.mark.parametrize("package", NON_GUI_PACKAGES)
     def test_import_keeps_qt_out(self, package: str) -> None:
-        assert _qt_modules_after_import(package, "shallow") == []
+        assert _modules_after_import(package, "shallow", GUI_ONLY) == []
 
     @pytest.mark.parametrize("package", ["tokviz.engine", "tokviz.io", "tokviz.training"])
     def test_every_submodule_keeps_qt_out(self, package: str) -> None:
-        assert _qt_modules_after_import(package, "deep") == []
+        assert _modules_after_import(package, "deep", GUI_ONLY) == []
 
     def test_probe_sees_qt_when_it_is_imported(self) -> None:
         """The probe itself works: importing the GUI package's Qt dependency shows up."""
         pytest.importorskip("PySide6")
-        assert "PySide6" in _qt_modules_after_import("PySide6.QtCore", "shallow")
+        assert "PySide6" in _modules_after_import("PySide6.QtCore", "shallow", GUI_ONLY)
+
+    def test_no_part_of_tokviz_imports_a_reference_library(self) -> None:
+        assert _modules_after_import("tokviz", "deep", REFERENCE_LIBS, gui=True) == []
+
+    def test_probe_sees_a_reference_library_when_it_is_imported(self) -> None:
+        pytest.importorskip("tokenizers")
+        assert "tokenizers" in _modules_after_import("tokenizers", "shallow", REFERENCE_LIBS)
