@@ -233,3 +233,33 @@ class TestPrecompiled:
         assert Precompiled.from_json(p.to_json()).normalize_str("a") == "b"
         with pytest.raises(TokvizFormatError):
             Precompiled.from_json({"type": "Precompiled", "precompiled_charsmap": "!!notbase64"})
+
+
+class TestLongerRuleBeforeAStopCharacter:
+    """A longer rule whose second character is itself a rule ("シ" + halfwidth "ﾞ" -> "ジ",
+    "W" + U+0301 -> "Ẃ" in nmt_nfkc) must win over the one-character rule at that second
+    character: the scan has to step back to the rule's first character."""
+
+    @pytest.mark.parametrize("rel", SP_MODELS[:2], ids=lambda r: r.split("/")[0])
+    def test_every_such_rule_equals_sentencepiece(self, rel: str) -> None:
+        spm = require_module("sentencepiece")
+        sp = _sp_cached(rel, spm)
+        norm = _norm_cached(rel)
+        assert norm.charsmap is not None
+        single, _, _ = norm.charsmap.start_sets()
+        longer = [k for k in norm.charsmap.rules if len(k) >= 2 and k[1] in single]
+        assert longer, "the bundle's charsmap has such rules (nmt_nfkc does)"
+        for key in longer:
+            text = "x" + key + "y"
+            assert norm.normalize_str(text) == sp.normalize(text), [hex(ord(c)) for c in key]
+
+    def test_halfwidth_voiced_mark_pieces(self) -> None:
+        spm = require_module("sentencepiece")
+        rel = "sentencepiece-test/test_model.model"
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        tok = load_sentencepiece_model(bundle_bytes(rel), source=rel)
+        sp = _sp_cached(rel, spm)
+        text = "xシﾞy ﾊﾟﾝ"
+        assert tok.encode(text).tokens == sp.encode(text, out_type=str)
+        assert tok.encode(text).ids == sp.encode(text)

@@ -539,6 +539,10 @@ class SentencePieceNormalizer(Normalizer):
                     is_prev_space = False
                     i = j
                     continue
+            elif j < n and j > i and s[j - 1] in multi1:
+                # a stop character can also be the second character of a longer rule that
+                # starts right before it (nmt_nfkc: "シ" + halfwidth "ﾞ" -> "ジ"): match from there
+                j -= 1
             if j > i:
                 # a run of characters that map to themselves (and lone spaces, escaped)
                 if is_prev_space and s[i] == " ":
