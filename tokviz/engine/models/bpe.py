@@ -36,7 +36,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import filterfalse, islice, pairwise, repeat
+from itertools import accumulate, filterfalse, islice, pairwise, repeat
 from operator import add, and_, itemgetter, methodcaller, or_
 from typing import Any
 
@@ -322,13 +322,10 @@ class BPE(DictVocabModel):
             # Hot path: every char is a symbol (always so for byte-level vocabs).
             if len(text) == 1:
                 return ((vocab[text], 0, 1),)
-            out = []
-            pos = 0
-            for s in self._merge_plain(text):
-                end = pos + len(s)
-                out.append((vocab[s], pos, end))
-                pos = end
-            return tuple(out)
+            syms = self._merge_plain(text)
+            # ids and spans in C-level passes (no per-symbol Python loop)
+            ends = list(accumulate(map(len, syms)))
+            return tuple(zip(map(vocab.__getitem__, syms), [0, *ends], ends))
         syms, starts, ends = self._initial(text)
         if len(syms) > 1:
             if deterministic and len(syms) <= _LIST_LIMIT:
