@@ -323,6 +323,7 @@ class TestBpeCacheAndLongChunks:
         texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:200] + [t for _, t in TRICKY]
         chunks = [text_to_proxy(c) for c in _chunks(texts)]
         fresh = BPE.from_ranks(ours.get_vocab())
+        fresh._cut_rank_tables = True  # rank mode does not cut unless asked to
         fresh._long_seen = bpe_module._CUT_AFTER  # build the cut tables on the first long chunk
         for c in chunks:
             whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
@@ -330,6 +331,18 @@ class TestBpeCacheAndLongChunks:
         assert fresh._junctions  # cutting stayed enabled for cl100k on Japanese
         whole_chunks = set(chunks)
         assert any(p not in whole_chunks for p in fresh._piece_cache)  # some chunks were really cut
+
+    def test_rank_mode_does_not_cut_by_default(self) -> None:
+        ours, _ = _rank_models("cl100k_base")
+        texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:100]
+        chunks = [text_to_proxy(c) for c in _chunks(texts)]
+        fresh = BPE.from_ranks(ours.get_vocab())
+        fresh._long_seen = bpe_module._CUT_AFTER
+        for c in chunks:
+            whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
+            assert fresh._merge_plain(c) == whole, c
+        assert fresh._junctions == ()  # no cut tables were built
+        assert not fresh._piece_cache  # and no pieces cached beside the chunk cache
 
     def test_long_chunk_matches_hf(self) -> None:
         obj = json.loads(_bundle_json("qwen3"))["model"]
