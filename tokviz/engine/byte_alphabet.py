@@ -21,6 +21,7 @@ b' hi'
 from __future__ import annotations
 
 __all__ = [
+    "ByteLevelOptions",
     "BYTE_TO_CHAR",
     "CHAR_TO_BYTE",
     "BYTES_TO_UNICODE",
@@ -110,3 +111,34 @@ def proxy_to_bytes(s: str, *, strict: bool = True) -> bytes:
             else:
                 out.append(b)
         return bytes(out)
+
+
+class ByteLevelOptions:
+    """The three options HF's ``ByteLevel`` shares across its pre-tokenizer, decoder and processor.
+
+    Each role keeps all three (even those it ignores) so that its JSON round-trips unchanged.
+    """
+
+    add_prefix_space: bool
+    trim_offsets: bool
+    use_regex: bool
+
+    @classmethod
+    def from_json(cls, obj: dict):  # noqa: ANN206 - returns the subclass
+        from .errors import TokvizFormatError
+
+        kwargs = {}
+        for key in ("add_prefix_space", "trim_offsets", "use_regex"):
+            value = obj.get(key, True)
+            if not isinstance(value, bool):
+                raise TokvizFormatError(f"ByteLevel.{key} must be true or false, got {value!r}")
+            kwargs[key] = value
+        return cls(**kwargs)
+
+    def to_json(self) -> dict:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }

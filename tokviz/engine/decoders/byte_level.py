@@ -7,15 +7,14 @@ sequences becoming U+FFFD (HF ``String::from_utf8_lossy``).
 
 from __future__ import annotations
 
-from typing import Any
 
-from ..byte_alphabet import proxy_to_bytes
+from ..byte_alphabet import ByteLevelOptions, proxy_to_bytes
 from . import Decoder
 
 __all__ = ["ByteLevel"]
 
 
-class ByteLevel(Decoder):
+class ByteLevel(ByteLevelOptions, Decoder):
     type_name = "ByteLevel"
 
     def __init__(self, *, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
@@ -33,18 +32,3 @@ class ByteLevel(Decoder):
                 out += t.encode("utf-8")
         return [out.decode("utf-8", errors="replace")]
 
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> ByteLevel:
-        return cls(
-            add_prefix_space=bool(obj.get("add_prefix_space", True)),
-            trim_offsets=bool(obj.get("trim_offsets", True)),
-            use_regex=bool(obj.get("use_regex", True)),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }

@@ -17,10 +17,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
-from typing import Any, overload
+from typing import overload
 
-from ..byte_alphabet import BYTE_TO_CHAR
-from ..errors import TokvizFormatError
+from ..byte_alphabet import BYTE_TO_CHAR, ByteLevelOptions
 from ..normalizers.basic import prepend
 from ..patterns import compile_pattern, isolated_spans, isolated_strings
 from ..text import NormalizedText, make_text
@@ -128,7 +127,7 @@ def _identity_chunks(piece: NormalizedText, parts: list[str], out: list[Normaliz
         a = b
 
 
-class ByteLevel(PreTokenizer):
+class ByteLevel(ByteLevelOptions, PreTokenizer):
     """HF ``ByteLevel`` pre-tokenizer.
 
     >>> ByteLevel(add_prefix_space=False).pre_tokenize_str("Hi there")
@@ -177,23 +176,6 @@ class ByteLevel(PreTokenizer):
                 out.append(to_byte_level(piece))
         return out
 
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> ByteLevel:
-        kwargs = {}
-        for key, default in (("add_prefix_space", True), ("trim_offsets", True), ("use_regex", True)):
-            value = obj.get(key, default)
-            if not isinstance(value, bool):
-                raise TokvizFormatError(f"ByteLevel.{key} must be true or false, got {value!r}")
-            kwargs[key] = value
-        return cls(**kwargs)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
 
     def __repr__(self) -> str:
         return (

@@ -8,10 +8,10 @@ Byte offsets are left alone: they say which bytes the token holds.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import regex
 
+from ..byte_alphabet import ByteLevelOptions
 from ..encoding import Encoding
 from ._common import ListProcessor
 
@@ -63,7 +63,7 @@ def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
     return replace(encoding, offsets=new_offsets)
 
 
-class ByteLevel(ListProcessor):
+class ByteLevel(ByteLevelOptions, ListProcessor):
     """HF ``processors.ByteLevel``: trims offsets when ``trim_offsets``; adds no tokens."""
 
     type_name = "ByteLevel"
@@ -82,18 +82,3 @@ class ByteLevel(ListProcessor):
             return encodings
         return [trim_offsets(e, add_prefix_space=self.add_prefix_space) for e in encodings]
 
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> ByteLevel:
-        return cls(
-            trim_offsets=bool(obj.get("trim_offsets", True)),
-            add_prefix_space=bool(obj.get("add_prefix_space", True)),
-            use_regex=bool(obj.get("use_regex", True)),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
