@@ -352,6 +352,57 @@ class TestBpeCacheAndLongChunks:
             assert list(ours.tokenize(text)) == hf_result(hf, text)
 
 
+class TestLongChunksWithUnknownChars:
+    """A long chunk with chars outside the vocab (a whole document, when there is no
+    pre-tokenizer) is cut where no merge can cross and its pieces are tokenized alone: the
+    result must equal HF's on the uncut chunk, in every fallback mode."""
+
+    @staticmethod
+    def _toy(**options: Any) -> dict[str, Any]:
+        tokens = ["<unk>", "▁", "a", "b", "c", "▁▁", "▁a", "ab", "▁ab", "bc", "▁▁a"]
+        tokens += [f"<0x{b:02X}>" for b in range(256)]
+        merges = [["▁", "▁"], ["▁", "a"], ["a", "b"], ["▁a", "b"], ["b", "c"], ["▁▁", "a"]]
+        return {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges, **options}
+
+    TEXTS: ClassVar[list[str]] = [
+        "▁ab▁▁abc\n▁a\n\n▁▁ab" * 40,
+        ("▁abc▁é▁ab\n" * 30) + "\n" * 5 + "▁a" * 100,
+        "x" * 300 + "▁ab" * 100 + "yz" * 100,
+    ]
+
+    @pytest.mark.parametrize(
+        "options",
+        [
+            {"byte_fallback": True, "unk_token": "<unk>"},
+            {"unk_token": "<unk>", "fuse_unk": True},
+            {"unk_token": "<unk>", "fuse_unk": False},
+        ],
+        ids=["byte-fallback", "fused-unk", "unk"],
+    )
+    def test_toy_equals_hf(self, options: dict[str, Any]) -> None:
+        obj = self._toy(**options)
+        same_as_hf(obj, self.TEXTS)
+        ours = BPE.from_json(obj)
+        assert ours._cuttable and ours._inert_fallback
+        assert ours._tokenize_cut(self.TEXTS[0]) is not None  # it really was cut
+
+    def test_fallback_that_merges_is_not_masked(self) -> None:
+        """When a byte piece takes part in a merge the unknown char's neighbours stay joined."""
+        obj = self._toy(byte_fallback=True)
+        obj["vocab"]["<0x0A>▁"] = len(obj["vocab"])
+        obj["merges"].insert(0, ["<0x0A>", "▁"])
+        assert not BPE.from_json(obj)._inert_fallback
+        same_as_hf(obj, self.TEXTS)
+
+    def test_mistral_documents_equal_hf(self) -> None:
+        obj = json.loads(_bundle_json("mistral-7b-v0.1"))["model"]
+        lines = corpus_text("botchan.txt").splitlines()[:300]
+        text = "▁" + "\n".join(lines).replace(" ", "▁")
+        japanese = "▁" + corpus_text("wagahaiwa_nekodearu.txt")[:20000].replace(" ", "▁")
+        code = "▁def▁f(x):\n▁▁▁▁return▁x\t+▁1\r\n\n" * 50 + "▁😀🇯🇵" * 20
+        same_as_hf(obj, [text, japanese, code])
+
+
 # ---------------------------------------------------------------------- parity with HF
 @cache
 def _bundle_json(name: str) -> str:

@@ -19,7 +19,10 @@ occurrence).
 Speed (this is the hot path of every encode): results are cached per chunk (bounded FIFO).
 A chunk whose chars are all symbols is first cut where no merge can ever cross (see
 `BPE._merge_plain`); the pieces are cached too, which is what makes never-repeating Japanese
-sentences cheap (merges mode only: for rank tables the cut costs more than it saves). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
+sentences cheap (merges mode only: for rank tables the cut costs more than it saves). A long
+chunk with chars outside the vocab (a whole document when the tokenizer has no pre-tokenizer,
+as Mistral's tokenizer.json) is cut the same way around its byte-fallback/unk pieces
+(`BPE._tokenize_cut`). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
 ``min``/``index`` scans run in C; longer ones a heap of int keys plus a linked list
 (O(n log n): 10,000 equal chars are fine). Dropout, decorated symbols (prefix/suffix, unk,
 byte fallback) and tracing take the general heap path, which mirrors HF's ``Word::merge_all``
@@ -328,6 +331,11 @@ class BPE(DictVocabModel):
             # ids and spans in C-level passes (no per-symbol Python loop)
             ends = list(accumulate(map(len, syms)))
             return tuple(zip(map(vocab.__getitem__, syms), [0, *ends], ends))
+        if deterministic and len(text) > CACHE_MAX_CHARS and self._cuttable:
+            # a long chunk with decorated symbols (no pre-tokenizer: a whole document)
+            cut = self._tokenize_cut(text)
+            if cut is not None:
+                return cut
         syms, starts, ends = self._initial(text)
         if len(syms) > 1:
             if deterministic and len(syms) <= _LIST_LIMIT:
@@ -335,6 +343,90 @@ class BPE(DictVocabModel):
             else:
                 syms, starts, ends, _, _ = self._merge_heap(syms, starts, ends, trace=False)
         return tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
+
+    @property
+    def _cuttable(self) -> bool:
+        """True when `_tokenize_cut` may cut chunks that have unknown chars: `_initial` can then
+        never make HF's drifting offsets (no char is dropped; no byte pieces follow a pending
+        unk), and ``ignore_merges`` (which applies to the whole chunk only) is off."""
+        ok = self.__dict__.get("_cuttable_")
+        if ok is None:
+            vocab = self._vocab
+            if not self._plain or self.ignore_merges or self._rank_mode:
+                ok = False
+            elif self.byte_fallback:
+                ok = all(_byte_piece(b) in vocab for b in range(256))
+            else:
+                ok = self.unk_token is not None and self.unk_token in vocab
+            self.__dict__["_cuttable_"] = ok
+        return ok
+
+    @property
+    def _inert_fallback(self) -> bool:
+        """True when no merge takes a byte-fallback piece or the unk token as a part: what
+        stands for an unknown char then never merges with anything."""
+        ok = self.__dict__.get("_inert_fallback_")
+        if ok is None:
+            parts = set(map(itemgetter(0), self._ranks)) | set(map(itemgetter(1), self._ranks))
+            fallback = {_byte_piece(b) for b in range(256)} if self.byte_fallback else set()
+            if self.unk_token is not None:
+                fallback.add(self.unk_token)
+            ok = self.__dict__["_inert_fallback_"] = parts.isdisjoint(fallback)
+        return ok
+
+    def _tokenize_cut(self, text: str) -> tuple[ModelToken, ...] | None:
+        """A long chunk cut where no merge can cross, each piece tokenized (and cached) alone;
+        None when there is no such boundary.
+
+        The boundary test of `_merge_plain` holds where the chars on both sides, and one more
+        on each side, are plain symbols (then a merge result across the boundary spells those
+        chars); boundaries nearer an unknown char (byte-fallback pieces, unk) are never cut, so
+        unk runs stay whole for ``fuse_unk``. `_cuttable` rules out HF's drifting offsets,
+        which would carry across pieces.
+        """
+        sets = self._junctions
+        if sets is None:
+            sets = self._junctions = self._build_junctions() or ()
+        if not sets:
+            return None
+        vocab = self._vocab
+        strange = [c for c in set(text) if c not in vocab]
+        if not strange:
+            joinable = _joinable(text, sets)
+        elif self._inert_fallback:
+            # The unknown chars' pieces never merge: mask them with the sentinel (in no vocab
+            # entry), so both boundaries of an unknown char are cut and no 3-char context
+            # reaches across one; a run of unknown chars that fuse into one unk stays whole.
+            masked = text.translate(dict.fromkeys(map(ord, strange), self._sentinel))
+            joinable = _joinable(masked, sets)
+            if self.fuse_unk and not self.byte_fallback:
+                unknown = list(map(self._sentinel.__eq__, masked))
+                joinable = list(map(or_, joinable, map(and_, unknown, unknown[1:])))
+        else:
+            joinable = _joinable(text, sets)
+            # boundary k-1 (between text[k-1] and text[k]) needs text[k-2..k+1] known
+            unknown = [c not in vocab for c in text]
+            near = list(map(or_, map(or_, unknown, unknown[1:]), map(or_, [False, *unknown[:-2]], [*unknown[2:], False])))
+            joinable = list(map(or_, joinable, near))
+        if False not in joinable:
+            return None
+        tokenize = self.tokenize
+        out: list[ModelToken] = []
+        n = len(text)
+        start = 0
+        index = joinable.index
+        while start < n:
+            try:
+                stop = index(False, start) + 1
+            except ValueError:
+                stop = n
+            toks = tokenize(text[start:stop])
+            if start:
+                out += [(i, a + start, b + start) for i, a, b in toks]
+            else:
+                out += toks
+            start = stop
+        return tuple(out)
 
     # ------------------------------------------------------------------ initial symbols
     def _initial(self, text: str) -> tuple[list[str], list[int], list[int]]:
@@ -459,12 +551,7 @@ class BPE(DictVocabModel):
             else:
                 sets = ()
         if sets:
-            t2, g3, jm = sets
-            g2 = list(map(add, text, text[1:]))
-            in3 = list(map(g3.__contains__, map(add, g2, text[2:])))
-            joinable = list(map(or_, map(or_, map(t2.__contains__, g2), [False, *in3]), [*in3, False]))
-            if jm is not None:
-                joinable = list(map(and_, joinable, map(jm.__contains__, g2)))
+            joinable = _joinable(text, sets)
             # Finding cuts costs a few C-level passes per char; when a vocab almost never
             # allows one (many multi-char CJK tokens, e.g. Qwen), stop looking.
             stats = self._cut_stats
@@ -851,6 +938,18 @@ def _hf_byte_spans(text: str, blens: list[int]) -> tuple[list[int], list[int]]:
         ends.append(char_of_byte[max(a, b)] + 1)
         pos += blen
     return starts, ends
+
+
+def _joinable(text: str, sets: tuple[set[str], set[str], set[str] | None]) -> list[bool]:
+    """For each boundary between ``text[k-1]`` and ``text[k]`` (k = 1..n-1): False when no merge
+    can ever cross it (see `BPE._merge_plain`), given every char is its own symbol there."""
+    t2, g3, jm = sets
+    g2 = list(map(add, text, text[1:]))
+    in3 = list(map(g3.__contains__, map(add, g2, text[2:])))
+    joinable = list(map(or_, map(or_, map(t2.__contains__, g2), [False, *in3]), [*in3, False]))
+    if jm is not None:
+        joinable = list(map(and_, joinable, map(jm.__contains__, g2)))
+    return joinable
 
 
 def _evict_half(cache: dict[str, Any]) -> None:
