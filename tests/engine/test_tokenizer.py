@@ -3,6 +3,8 @@ numbers, and the agreement of the fast byte-level path with the general one."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from support import bundle_bytes
 from hypothesis import given, settings
@@ -145,6 +147,54 @@ class TestBundles:
         assert enc.tokens[-3:] == ["<0xE9>", "<0xBE>", "<0x98>"]
         assert enc.byte_offsets[-3:] == [(0, 1), (1, 2), (2, 3)]
         assert enc.offsets[-3:] == [(0, 1)] * 3
+
+
+class TestChunkSpans:
+    """`Tokenizer._chunk_spans` (all tokens of a chunk at once) equals the per-token rule:
+    ``chunk.original_span`` for the offsets, `_byte_spans` for the byte offsets."""
+
+    ALPHABET = "ab xyz\u3000\t\n  é日本龘😀\u0301ﬁ①０<0x41>▁"
+
+    @staticmethod
+    @functools.cache
+    def _sp(rel: str):  # noqa: ANN205
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        return load_sentencepiece_model(bundle_bytes(rel), source=rel)
+
+    @staticmethod
+    def _check(tok: Tokenizer, chunk, text: str) -> None:  # noqa: ANN001
+        from tokviz.engine.tokenizer import _byte_spans, _BytePos
+
+        entry = tok._chunk_entry(chunk, text[chunk.orig_start : chunk.orig_end])
+        want = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[6])]
+        want_bytes = _byte_spans(want, entry[1], _BytePos(text))
+        got, got_bytes = tok._chunk_spans(entry, chunk, _BytePos(text))
+        assert got == want
+        assert got_bytes == want_bytes
+
+    def test_byte_fallback_pieces_by_hand(self) -> None:
+        # mistral: 龘 (E9 BE 98) has no piece: three byte pieces, the first two with an empty
+        # span at the character's start, each one byte of it
+        enc = self._sp("mistral-7b-v0.1/tokenizer.model").encode("a 龘é")
+        assert enc.tokens == ["▁a", "▁", "<0xE9>", "<0xBE>", "<0x98>", "é"]
+        assert enc.offsets == [(0, 1), (1, 2), (2, 2), (2, 2), (2, 3), (3, 4)]
+        assert enc.byte_offsets == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 7)]
+
+    @pytest.mark.parametrize("rel", ["mistral-7b-v0.1/tokenizer.model", "albert-30k-clean/30k-clean.model"])
+    @settings(max_examples=60, deadline=None)
+    @given(text=st.text(alphabet=ALPHABET, max_size=40), cut=st.integers(0, 40))
+    def test_same_as_per_token(self, rel: str, text: str, cut: int) -> None:
+        from tokviz.engine.text import NormalizedText
+
+        tok = self._sp(rel)
+        norm = tok.normalizer.normalize(NormalizedText.identity(text))
+        if norm.text:
+            self._check(tok, norm, text)  # SentencePieceText
+            cut = min(cut, len(norm.text) - 1)
+            self._check(tok, norm.slice(cut, len(norm.text)), text)  # a piece not at the start
+        if len(text) > 1:
+            self._check(tok, NormalizedText.identity(text, 1), text)  # identity alignment, shifted
 
 
 class TestVocabularyAndInfo:

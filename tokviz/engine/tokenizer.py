@@ -43,7 +43,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import eq
 from typing import Any, Literal
 
 from .added_tokens import AddedToken, AddedVocabulary
@@ -238,13 +239,14 @@ def _byte_fallback_len(token: str) -> int:
 class _BytePos:
     """Code point -> UTF-8 byte position in one text, cheap for increasing positions."""
 
-    __slots__ = ("text", "ascii", "c", "b")
+    __slots__ = ("text", "ascii", "c", "b", "_table")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.ascii = text.isascii()
         self.c = 0
         self.b = 0
+        self._table: list[int] | None = None
 
     def at(self, pos: int) -> int:
         if self.ascii:
@@ -258,6 +260,17 @@ class _BytePos:
             b = self.b - len(self.text[pos:c].encode("utf-8"))
         self.c, self.b = pos, b
         return b
+
+    def table(self) -> list[int]:
+        """The byte position of every code point position ``0..len(text)`` (built once, in C-level
+        steps: the positions of the UTF-8 lead bytes, then the total length)."""
+        table = self._table
+        if table is None:
+            data = self.text.encode("utf-8")
+            table = list(compress(range(len(data)), data.translate(_LEAD_BYTES)))
+            table.append(len(data))
+            self._table = table
+        return table
 
 
 def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos: _BytePos) -> list[tuple[int, int]]:
@@ -280,6 +293,18 @@ def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos
             out.append((bs, be))
             cursor = be
     return out
+
+
+def _plain_span_types() -> tuple[type, ...]:
+    from .normalizers.precompiled import SentencePieceText
+
+    return (NormalizedText, SentencePieceText)
+
+
+# Text types whose ``original_span`` of a non-empty range is ``(starts[s], ends[e - 1])`` (or
+# the identity shift): `Tokenizer._chunk_spans` maps their tokens in bulk.
+_PLAIN_SPAN_TYPES = _plain_span_types()
+_MINUS_ONE = (-1).__add__
 
 
 class _NoCache(dict):
@@ -351,6 +376,9 @@ class Tokenizer:
         self._fast_cache: dict[str, tuple] = {}
         self._id_table: list[str | None] | None = None
         self._token_values = getattr(model, "token_values", None)
+        # optional column forms of `Model.tokenize` / ``token_values`` (lists, no per-token tuples)
+        self._model_columns = getattr(model, "tokenize_columns", None)
+        self._token_values_columns = getattr(model, "token_values_columns", None)
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -610,7 +638,7 @@ class Tokenizer:
                 ids.extend(c_ids)
                 tokens.extend(c_toks)
                 span = chunk.original_span
-                char_spans = [span(s, e) for _, s, e in entry[2]]
+                char_spans = [span(s, e) for s, e in zip(entry[2], entry[6])]
                 offsets.extend(char_spans)
                 byte_offsets.extend(_byte_spans(char_spans, c_toks, bpos))
             word_ids.extend([word] * len(c_ids))
@@ -670,43 +698,119 @@ class Tokenizer:
     def _chunk_entry(self, chunk: NormalizedText, orig: str) -> list:
         """Model output for one chunk, plus chunk-relative offsets when they can be reused.
 
-        Entry: ``[ids, tokens, spans, orig, rel_offsets, rel_byte_offsets]``. ``spans`` are the
-        model's char spans in the chunk text. When the chunk's text reproduces its original text
-        exactly (identity normalization; byte-level proxies of unchanged bytes) the offsets
-        relative to the chunk's original start depend only on the chunk, so they are kept
-        (``orig`` records which original text they are valid for); otherwise ``orig`` is None.
+        Entry: ``[ids, tokens, starts, orig, rel_offsets, rel_byte_offsets, ends, safe_starts,
+        safe_lasts, empties, byte_pieces]``. ``starts``/``ends`` are the model's char spans in the
+        chunk text (columns). When the chunk's text reproduces its original text exactly (identity
+        normalization; byte-level proxies of unchanged bytes) the offsets relative to the chunk's
+        original start depend only on the chunk, so they are kept (``orig`` records which original
+        text they are valid for); otherwise ``orig`` is None. The last four serve `_chunk_spans`:
+        indices into the chunk's alignment for the first and last character of every token (0 for
+        an empty token), the positions of empty tokens, and of byte-fallback pieces ``<0xNN>``.
         """
         model = self.model
-        spans = model.tokenize(chunk.text)
-        ids = [t[0] for t in spans]
+        text = chunk.text
+        columns = self._model_columns
+        if columns is not None:
+            ids, s_col, e_col = columns(text)
+        else:
+            spans = model.tokenize(text)
+            ids = [t[0] for t in spans]
+            s_col = [t[1] for t in spans]
+            e_col = [t[2] for t in spans]
         toks = self._tokens_of(ids)
-        token_values = getattr(model, "token_values", None)
-        if token_values is not None:  # e.g. Unigram: an unknown token shows its text, as in HF
-            toks = token_values(chunk.text, spans, toks)
-        entry: list = [ids, toks, spans, None, None, None]
+        if self._token_values_columns is not None:
+            toks = self._token_values_columns(text, ids, s_col, e_col, toks)
+        elif self._token_values is not None:  # e.g. Unigram: an unknown token shows its text, as in HF
+            toks = self._token_values(text, list(zip(ids, s_col, e_col)), toks)
+        n = len(ids)
+        empties = list(compress(range(n), map(eq, s_col, e_col)))
+        if empties:
+            safe_s = list(s_col)
+            safe_l = [e - 1 for e in e_col]
+            for k in empties:
+                safe_s[k] = safe_l[k] = 0
+        else:
+            safe_s = s_col
+            safe_l = list(map(_MINUS_ONE, e_col))
+        # byte-fallback pieces: only tokens of 6 characters can be one (C-level prefilter)
+        byte_pieces = [k for k in compress(range(n), map((6).__eq__, map(len, toks))) if _byte_fallback_len(toks[k])]
+        entry: list = [ids, toks, s_col, None, None, None, e_col, safe_s, safe_l, empties, byte_pieces]
         exact_bytes = False
         if self._byte_level:
             try:
-                exact_bytes = proxy_to_bytes(chunk.text) == orig.encode("utf-8")
+                exact_bytes = proxy_to_bytes(text) == orig.encode("utf-8")
             except ValueError:
                 exact_bytes = False
             identity = exact_bytes
         else:
-            identity = chunk.text == orig
+            identity = text == orig
         if not identity:
             return entry
         os_ = chunk.orig_start
         span = chunk.original_span
         rel = []
-        for _, s, e in spans:
+        for s, e in zip(s_col, e_col):
             a, b = span(s, e)
             rel.append((a - os_, b - os_))
         if exact_bytes:
-            rel_bytes = [(s, e) for _, s, e in spans]
+            rel_bytes = list(zip(s_col, e_col))
         else:
             rel_bytes = _byte_spans(rel, toks, _BytePos(orig))
         entry[3], entry[4], entry[5] = orig, rel, rel_bytes
         return entry
+
+    def _chunk_spans(
+        self, entry: list, chunk: NormalizedText, bpos: _BytePos
+    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """Offsets and byte offsets of one chunk's tokens from the chunk's own alignment.
+
+        Exactly ``chunk.original_span(s, e)`` and `_byte_spans` per token, computed for all
+        tokens at once with C-level maps: a non-empty token spans from the original start of its
+        first character to the original end of its last one (both `NormalizedText` and
+        `SentencePieceText`); empty tokens (their own rule per class) and byte-fallback pieces
+        (their byte cursor) are then redone one by one, in order.
+        """
+        s_col, e_col = entry[2], entry[6]
+        if type(chunk) not in _PLAIN_SPAN_TYPES:  # a text type with its own span rule
+            char_spans = [chunk.original_span(s, e) for s, e in zip(s_col, e_col)]
+            return char_spans, _byte_spans(char_spans, entry[1], bpos)
+        starts = chunk.starts
+        if starts is None:
+            o = chunk.orig_start
+            cs = list(map(o.__add__, s_col))
+            ce = list(map(o.__add__, e_col))
+        else:
+            cs = list(map(starts.__getitem__, entry[7]))
+            ce = list(map(chunk.ends.__getitem__, entry[8]))  # type: ignore[union-attr]
+        empties = entry[9]
+        if empties:
+            span = chunk.original_span
+            for k in empties:
+                cs[k], ce[k] = span(s_col[k], e_col[k])
+        offsets = list(zip(cs, ce))
+        byte_pieces = entry[10]
+        if bpos.ascii:
+            if not byte_pieces:
+                return offsets, offsets
+            byte_offsets = list(offsets)
+            table = None
+        else:
+            table = bpos.table()
+            byte_offsets = list(zip(map(table.__getitem__, cs), map(table.__getitem__, ce)))
+        if byte_pieces:
+            text = bpos.text
+            n_text = len(text)
+            for k in byte_pieces:
+                # `_byte_spans` for one byte piece: its cursor is the byte end of the token before
+                # it in this chunk (-1 for the first), already final since k increases
+                a, b = cs[k], ce[k]
+                bs, be = (a, b) if table is None else (table[a], table[b])
+                if a == b and a < n_text:
+                    be = bs + len(text[a].encode("utf-8"))
+                cursor = byte_offsets[k - 1][1] if k else -1
+                start = cursor if bs <= cursor < be else bs
+                byte_offsets[k] = (start, min(start + 1, be) if be > start else start)
+        return offsets, byte_offsets
 
     def _encode_chunks(self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns) -> int:
         cache = self._chunk_cache if self._deterministic() else _NoCache()
@@ -743,10 +847,9 @@ class Tokenizer:
                 ids.extend(c_ids)
                 tokens.extend(entry[1])
                 # this occurrence is not an exact copy: offsets from its own alignment
-                span = chunk.original_span
-                char_spans = [span(s, e) for _, s, e in entry[2]]
-                offsets.extend(char_spans)
-                byte_offsets.extend(_byte_spans(char_spans, entry[1], bpos))
+                c_offsets, c_bytes = self._chunk_spans(entry, chunk, bpos)
+                offsets.extend(c_offsets)
+                byte_offsets.extend(c_bytes)
             word_ids.extend([word] * n)
             word += 1
         return word
@@ -762,7 +865,7 @@ class Tokenizer:
             orig = text[os_:oe]
             spans, traces = model.tokenize_traced(chunk.text)
             entry = self._chunk_entry(chunk, orig)
-            if list(spans) != list(entry[2]):  # pragma: no cover - a model bug, not user input
+            if list(spans) != list(zip(entry[0], entry[2], entry[6])):  # pragma: no cover - a model bug, not user input
                 raise RuntimeError(f"{type(model).__name__}: traced and plain tokenization differ on {chunk.text!r}")
             n = len(entry[0])
             out.ids.extend(entry[0])

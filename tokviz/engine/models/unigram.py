@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..encoding import UnigramTrace
@@ -219,26 +219,32 @@ class Unigram(Model):
         got = self._cache.get(text)
         if got is not None:
             return got
-        if self.spm is not None:
-            if self._chunker is not None:
-                ids, starts, ends = self._sp_columns(text)
-                if self.unk_id in ids:
-                    if self.byte_fallback:
-                        out = tuple(self.spm.finish(text, list(zip(ids, starts, ends))))
-                    else:
-                        out = tuple(_merge_unknown_runs(ids, starts, ends, self.unk_id))  # type: ignore[arg-type]
-                else:  # nothing to merge or byte-fall back: finish would return it unchanged
-                    out = tuple(zip(ids, starts, ends))
-            else:
-                out = tuple(self.spm.finish(text, self._dp_sp(text, 0.0)[0]))
-        else:
-            raw = self.viterbi(text)
-            out = tuple(self._hf_finish(text, raw))
+        out = tuple(zip(*self.tokenize_columns(text)))
         if len(text) <= _CACHE_MAX_CHARS:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[text] = out
         return out
+
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns ``(ids, starts, ends)`` (no per-token tuples; not cached here:
+        the pipeline caches whole chunk results)."""
+        if not text:
+            return [], [], []
+        if self.spm is not None:
+            if self._chunker is not None:
+                ids, starts, ends = self._sp_columns(text)
+                if self.unk_id in ids:
+                    if self.byte_fallback:
+                        raw = self.spm.finish(text, list(zip(ids, starts, ends)))
+                        return [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw]
+                    return _merge_unknown_runs(ids, starts, ends, self.unk_id)  # type: ignore[arg-type]
+                # nothing to merge or byte-fall back: finish would return it unchanged
+                return ids, starts, ends
+            raw = self.spm.finish(text, self._dp_sp(text, 0.0)[0])
+        else:
+            raw = self._hf_finish(text, self.viterbi(text))
+        return [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw]
 
     def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
         """The token strings of a chunk: an unknown token shows the text it covers (HF's Unigram
@@ -253,6 +259,25 @@ class Unigram(Model):
                 if out is values:
                     out = list(values)
                 out[k] = text[s:e]
+        return out
+
+    def token_values_columns(
+        self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
+    ) -> list[str]:
+        """`token_values` on columns."""
+        unk = self.unk_id
+        if unk is None or unk not in ids:
+            return values
+        out = list(values)
+        k = ids.index(unk)
+        try:
+            while True:
+                s, e = starts[k], ends[k]
+                if e > s:
+                    out[k] = text[s:e]
+                k = ids.index(unk, k + 1)
+        except ValueError:  # no further unknown token
+            pass
         return out
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[UnigramTrace, ...]]:
@@ -594,7 +619,9 @@ class Unigram(Model):
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
 
 
-def _merge_unknown_runs(ids: list[int], starts: list[int], ends: list[int], unk: int) -> Iterable[tuple[int, int, int]]:
+def _merge_unknown_runs(
+    ids: list[int], starts: list[int], ends: list[int], unk: int
+) -> tuple[list[int], list[int], list[int]]:
     """`SentencePieceVocab.finish` without byte fallback, on columns: every run of unknown
     pieces becomes one unknown piece spanning the run."""
     n = len(ids)
@@ -620,11 +647,11 @@ def _merge_unknown_runs(ids: list[int], starts: list[int], ends: list[int], unk:
     except ValueError:  # no further unknown piece
         pass
     if not copied:
-        return zip(ids, starts, ends)
+        return ids, starts, ends
     o_ids += ids[copied:]
     o_starts += starts[copied:]
     o_ends += ends[copied:]
-    return zip(o_ids, o_starts, o_ends)
+    return o_ids, o_starts, o_ends
 
 
 def _unigram_chunker(space: re.Pattern[str] | None, piece_chars: frozenset[str]) -> re.Pattern[str] | None:
