@@ -39,8 +39,8 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate, filterfalse, islice, pairwise, repeat
-from operator import add, and_, itemgetter, methodcaller, or_
+from itertools import accumulate, chain, compress, filterfalse, islice, pairwise, repeat
+from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
 from typing import Any
 
 from ..encoding import BpeTrace, MergeStep
@@ -336,6 +336,12 @@ class BPE(DictVocabModel):
             cut = self._tokenize_cut(text)
             if cut is not None:
                 return cut
+        return self._tokenize_initial(text)
+
+    def _tokenize_initial(self, text: str) -> tuple[ModelToken, ...]:
+        """`_tokenize` from `_initial` symbols (decorated symbols, dropout)."""
+        deterministic = self._deterministic
+        vocab = self._vocab
         syms, starts, ends = self._initial(text)
         if len(syms) > 1:
             if deterministic and len(syms) <= _LIST_LIMIT:
@@ -410,22 +416,42 @@ class BPE(DictVocabModel):
             joinable = list(map(or_, joinable, near))
         if False not in joinable:
             return None
-        tokenize = self.tokenize
-        out: list[ModelToken] = []
         n = len(text)
-        start = 0
-        index = joinable.index
-        while start < n:
-            try:
-                stop = index(False, start) + 1
-            except ValueError:
-                stop = n
-            toks = tokenize(text[start:stop])
-            if start:
-                out += [(i, a + start, b + start) for i, a, b in toks]
-            else:
-                out += toks
-            start = stop
+        starts = [0, *compress(range(1, n), map(not_, joinable))]
+        pieces = list(map(text.__getitem__, map(slice, starts, [*starts[1:], n])))
+        cache = self._cache if self._cache is not None else {}
+        results = list(map(cache.get, pieces))
+        if None in results:
+            capacity = self.cache_capacity
+            vocab_get = vocab.__getitem__
+            fresh: dict[str, tuple[ModelToken, ...]] = {}
+            for k in compress(range(len(pieces)), map(is_, results, repeat(None))):
+                piece = pieces[k]
+                toks = fresh.get(piece)
+                if toks is None:
+                    # the piece has no boundary to cut (ignore_merges is off: `_cuttable`)
+                    if len(piece) == 1 and piece in vocab:
+                        toks = ((vocab[piece], 0, 1),)
+                    elif all(map(vocab.__contains__, piece)):
+                        syms = self._merge_whole(piece)
+                        ends = list(accumulate(map(len, syms)))
+                        toks = tuple(zip(map(vocab_get, syms), [0, *ends], ends))
+                    else:
+                        toks = self._tokenize_initial(piece)
+                    fresh[piece] = toks
+                    if len(piece) <= CACHE_MAX_CHARS:
+                        if len(cache) >= capacity:
+                            _evict_half(cache)
+                        cache[piece] = toks
+                results[k] = toks
+        # piece-relative spans shifted by the piece start, in C-level passes
+        flat = list(chain.from_iterable(results))
+        shifts = list(chain.from_iterable(map(repeat, starts, map(len, results))))
+        out = zip(
+            map(itemgetter(0), flat),
+            map(add, map(itemgetter(1), flat), shifts),
+            map(add, map(itemgetter(2), flat), shifts),
+        )
         return tuple(out)
 
     # ------------------------------------------------------------------ initial symbols
@@ -563,7 +589,7 @@ class BPE(DictVocabModel):
                 stats[0] = stats[1] = 0
         else:
             # no cut: the chunk cache (same text) already keeps the result; no piece caching
-            return self._merge_list(text) if n <= _LIST_LIMIT else self._merge_heap_plain(text)
+            return self._merge_whole(text)
         if False not in joinable:
             hit = pcache.get(text)
             if hit is None:
@@ -588,11 +614,12 @@ class BPE(DictVocabModel):
             start = stop
         return syms
 
+    def _merge_whole(self, text: str) -> list[str]:
+        """Final symbols of a plain chunk merged without cutting (flat list or heap by size)."""
+        return self._merge_list(text) if len(text) <= _LIST_LIMIT else self._merge_heap_plain(text)
+
     def _merge_piece(self, piece: str) -> tuple[str, ...]:
-        if len(piece) <= _LIST_LIMIT:
-            out = tuple(self._merge_list(piece))
-        else:
-            out = tuple(self._merge_heap_plain(piece))
+        out = tuple(self._merge_whole(piece))
         if len(piece) <= CACHE_MAX_CHARS and self.cache_capacity > 0:
             pcache = self._piece_cache
             if len(pcache) >= self.cache_capacity:
