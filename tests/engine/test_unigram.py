@@ -127,6 +127,24 @@ class TestUnigramSentencePiece:
         assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]
         assert m._sp_chunked(text) == m._sp_chunked(text)  # second run from the cache
 
+    def test_columns_equal_tokenize(self) -> None:
+        m = self.model()
+        for text in ("a??b", "xyab", "ba", "?"):
+            cols = m.tokenize_columns(text)
+            assert list(zip(*cols)) == list(m.tokenize(text))
+        assert m.token_values_columns("a??b", *m.tokenize_columns("a??b"), ["a", "<unk>", "b"]) == ["a", "??", "b"]
+
+    def test_trie_is_not_tracked_by_the_cycle_collector(self) -> None:
+        # a trie of nested lists made every full collection walk ~100k objects per model
+        import gc
+
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        m = load_sentencepiece_model(bundle_bytes("albert-30k-clean/30k-clean.model"), source="a").model
+        gc.collect()
+        assert len(m._kids) > 30_000
+        assert not any(gc.is_tracked(k) for k in m._kids)
+
 
 class TestSentencePieceBPE:
     def model(self) -> SentencePieceBPE:

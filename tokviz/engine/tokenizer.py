@@ -370,7 +370,7 @@ class Tokenizer:
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         # chunk text -> (original text, ids, tokens, relative offsets, relative byte offsets, n bytes)
-        self._chunk_cache: dict[str, list] = {}
+        self._chunk_cache: dict[str, tuple] = {}
         # the fast path for unnormalized byte-level text (None when the pre-tokenizer has another shape)
         self._fast = _fast_splitter(pre_tokenizer) if self._byte_level else None
         self._fast_cache: dict[str, tuple] = {}
@@ -695,11 +695,11 @@ class Tokenizer:
             return [id_to_token(i) for i in ids]  # type: ignore[misc]
         return out  # type: ignore[return-value]
 
-    def _chunk_entry(self, chunk: NormalizedText, orig: str) -> list:
+    def _chunk_entry(self, chunk: NormalizedText, orig: str) -> tuple:
         """Model output for one chunk, plus chunk-relative offsets when they can be reused.
 
-        Entry: ``[ids, tokens, starts, orig, rel_offsets, rel_byte_offsets, ends, safe_starts,
-        safe_lasts, empties, byte_pieces]``. ``starts``/``ends`` are the model's char spans in the
+        Entry: ``(ids, tokens, starts, orig, rel_offsets, rel_byte_offsets, ends, safe_starts,
+        safe_lasts, empties, byte_pieces)``. ``starts``/``ends`` are the model's char spans in the
         chunk text (columns). When the chunk's text reproduces its original text exactly (identity
         normalization; byte-level proxies of unchanged bytes) the offsets relative to the chunk's
         original start depend only on the chunk, so they are kept (``orig`` records which original
@@ -734,7 +734,9 @@ class Tokenizer:
             safe_l = list(map(_MINUS_ONE, e_col))
         # byte-fallback pieces: only tokens of 6 characters can be one (C-level prefilter)
         byte_pieces = [k for k in compress(range(n), map((6).__eq__, map(len, toks))) if _byte_fallback_len(toks[k])]
-        entry: list = [ids, toks, s_col, None, None, None, e_col, safe_s, safe_l, empties, byte_pieces]
+        # (tuples of atoms: the cycle collector stops tracking cached entries after one pass)
+        entry = (tuple(ids), tuple(toks), tuple(s_col), None, None, None, tuple(e_col), tuple(safe_s),
+                 tuple(safe_l), tuple(empties), tuple(byte_pieces))
         exact_bytes = False
         if self._byte_level:
             try:
@@ -756,11 +758,10 @@ class Tokenizer:
             rel_bytes = list(zip(s_col, e_col))
         else:
             rel_bytes = _byte_spans(rel, toks, _BytePos(orig))
-        entry[3], entry[4], entry[5] = orig, rel, rel_bytes
-        return entry
+        return entry[:3] + (orig, tuple(rel), tuple(rel_bytes)) + entry[6:]
 
     def _chunk_spans(
-        self, entry: list, chunk: NormalizedText, bpos: _BytePos
+        self, entry: tuple, chunk: NormalizedText, bpos: _BytePos
     ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Offsets and byte offsets of one chunk's tokens from the chunk's own alignment.
 

@@ -120,7 +120,15 @@ class Unigram(Model):
             self.unk_score = min_score - UNK_PENALTY
         self.min_score = min_score
         self.max_score = max_score
-        trie: dict[str, Any] = {}
+        # The trie as numbered nodes (node 0 is the root): ``kids[n]`` maps a character to the
+        # next node, ``info[n]`` is the piece ending at n (None: a prefix only), ``dp_score[n]``
+        # its score for the DP (None: no candidate) and ``node_id[n]`` its id. Flat lists of
+        # ``{str: int}`` dicts and atoms hold no reference cycles and almost nothing the cycle
+        # collector tracks (a trie of nested lists made every full collection walk ~100k objects).
+        kids: list[dict[str, int]] = [{}]
+        node_info: list[tuple[int, float, int] | None] = [None]
+        node_score: list[float | None] = [None]
+        node_id: list[int] = [-1]
         for i, (p, t) in enumerate(zip(self.pieces, types)):
             if t not in in_trie or not p:
                 continue
@@ -132,22 +140,27 @@ class Unigram(Model):
                 info = (_KIND_USER, _f32(0.1 * (len(p.encode("utf-8")) - 1)), i)
             else:
                 info = (_KIND_SCORE, scores[i], i)
-            # trie entry: [children, info, score for the DP (None: no candidate), id]
-            dp_score = None if info[0] == _KIND_UNUSED else info[1]
-            node = trie
-            for c in p[:-1]:
-                nxt = node.get(c)
+            node = 0
+            for c in p:
+                nxt = kids[node].get(c)
                 if nxt is None:
-                    nxt = node[c] = [{}, None, None, -1]
-                node = nxt[0]
-            last = node.get(p[-1])
-            if last is None:
-                node[p[-1]] = [{}, info, dp_score, i]
-            elif last[1] is None:
-                last[1:] = [info, dp_score, i]
-        self._trie = trie
+                    nxt = kids[node][c] = len(kids)
+                    kids.append({})
+                    node_info.append(None)
+                    node_score.append(None)
+                    node_id.append(-1)
+                node = nxt
+            if node_info[node] is None:  # the first piece with this string keeps it
+                node_info[node] = info
+                node_score[node] = None if info[0] == _KIND_UNUSED else info[1]
+                node_id[node] = i
+        self._kids = kids
+        self._root = kids[0]
+        self._node_info = node_info
+        self._node_score = node_score
+        self._node_id = node_id
         # first characters that are a scored single-char piece (else the unknown node is offered)
-        self._singles = frozenset(c for c, t in trie.items() if t[2] is not None)
+        self._singles = frozenset(c for c, n in kids[0].items() if node_score[n] is not None)
         scored = [abs(v) for v in self.scores] + [abs(self.unk_score), 1.0]
         self._worst = max(scored)
         # score used on the path for each id (the unk node's score for the unk id)
@@ -387,7 +400,10 @@ class Unigram(Model):
         second = [ninf] * (n + 1)
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
-        trie = self._trie
+        root = self._root
+        kids = self._kids
+        node_score = self._node_score
+        node_id = self._node_id
         singles = self._singles
         unk_score = self.unk_score
         unk_id = self.unk_id
@@ -407,11 +423,11 @@ class Unigram(Model):
                     ids[e] = unk_id  # type: ignore[assignment]
                 elif cand > second[e]:
                     second[e] = cand
-            t = trie.get(c)
+            t = root.get(c)
             e = s
             while t is not None:
                 e += 1
-                sc = t[2]
+                sc = node_score[t]
                 if sc is not None:
                     cand = base + sc
                     b = best[e]
@@ -419,12 +435,12 @@ class Unigram(Model):
                         second[e] = b
                         best[e] = cand
                         starts[e] = s
-                        ids[e] = t[3]
+                        ids[e] = node_id[t]
                     elif cand > second[e]:
                         second[e] = cand
                 if e == n:
                     break
-                t = t[0].get(text[e])
+                t = kids[t].get(text[e])
         p_ids: list[int] = []
         p_ends: list[int] = []
         margin = math.inf
@@ -451,7 +467,9 @@ class Unigram(Model):
         best[0] = start_score
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
-        trie = self._trie
+        kids = self._kids
+        node_score = self._node_score
+        node_id = self._node_id
         unk_score = self.unk_score
         unk_id = self.unk_id
         frontier = 0
@@ -463,16 +481,16 @@ class Unigram(Model):
                     if i == s or starts[i] != -1:
                         best[i] = best[i] - base
                 base = 0.0
-            node = trie
+            node = 0
             e = s
             single = False
             while e < n:
-                t = node.get(text[e])
+                t = kids[node].get(text[e])
                 if t is None:
                     break
                 e += 1
-                node = t[0]
-                sc = t[2]
+                node = t
+                sc = node_score[t]
                 if sc is None:
                     continue
                 if e > frontier:
@@ -481,14 +499,14 @@ class Unigram(Model):
                 if starts[e] == -1:
                     best[e] = cand
                     starts[e] = s
-                    ids[e] = t[3]
+                    ids[e] = node_id[t]
                 elif cand > best[e]:
                     # float32(cand) > best  <=>  cand > best and it does not round down to best
                     old = best[e]
                     best[e] = cand
                     if best[e] != old:
                         starts[e] = s
-                        ids[e] = t[3]
+                        ids[e] = node_id[t]
                 if e == s + 1:
                     single = True
             if not single:
@@ -513,20 +531,22 @@ class Unigram(Model):
         best = [0.0] * (n + 1)
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
-        trie = self._trie
+        kids = self._kids
+        node_info = self._node_info
         unk_score = self.unk_score
         unk_id = -1 if self.unk_id is None else self.unk_id
         for s in range(n):
             base = best[s]
-            node = trie
+            node = 0
             e = s
             single = False
             while e < n:
-                t = node.get(text[e])
+                t = kids[node].get(text[e])
                 if t is None:
                     break
                 e += 1
-                node, info = t[0], t[1]
+                node = t
+                info = node_info[t]
                 if info is None:
                     continue
                 cand = base + info[1]
@@ -588,16 +608,19 @@ class Unigram(Model):
         USER_DEFINED pieces score ``len_chars * max_score`` (float32): the installed sentencepiece's
         n-best scores show no ``- 0.1`` here, unlike the optimized encoder's bonus."""
         out: list[tuple[int, int, float]] = []
-        node = self._trie
+        kids = self._kids
+        node_info = self._node_info
+        node = 0
         e = start
         n = len(text)
         single = False
         while e < n:
-            t = node.get(text[e])
+            t = kids[node].get(text[e])
             if t is None:
                 break
             e += 1
-            node, info = t[0], t[1]
+            node = t
+            info = node_info[t]
             if info is None:
                 continue
             kind, score, pid = info
