@@ -317,8 +317,9 @@ class TestBpeCacheAndLongChunks:
         # the flat-list algorithm on the same symbols gives the same merges
         assert [m.id_to_token(i) for i, _, _ in heap] == m._merge_list(text)
 
-    def test_cuts_never_change_results(self) -> None:
+    def test_cuts_never_change_results(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Chunks cut where no merge can cross give the same symbols as merging them whole."""
+        monkeypatch.setattr(bpe_module, "_CUT_MIN", 24)  # cut Japanese clauses too
         ours, _ = _rank_models("cl100k_base")
         texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:200] + [t for _, t in TRICKY]
         chunks = [text_to_proxy(c) for c in _chunks(texts)]
@@ -332,7 +333,8 @@ class TestBpeCacheAndLongChunks:
         whole_chunks = set(chunks)
         assert any(p not in whole_chunks for p in fresh._piece_cache)  # some chunks were really cut
 
-    def test_rank_mode_does_not_cut_by_default(self) -> None:
+    def test_rank_mode_does_not_cut_by_default(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(bpe_module, "_CUT_MIN", 24)
         ours, _ = _rank_models("cl100k_base")
         texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:100]
         chunks = [text_to_proxy(c) for c in _chunks(texts)]
