@@ -180,6 +180,23 @@ class TestSentencePieceNormalizer:
         norm = _norm_cached("albert-30k-clean/30k-clean.model")
         assert norm.normalize_str(text) == sp.normalize(text)
 
+    def test_astral_characters_equal_sentencepiece(self) -> None:
+        # The scan pattern treats every character beyond the BMP as worth a closer look (a class
+        # with astral ranges is slow in `re`); rule starts and plain astral characters alike
+        # must come out as sentencepiece has them, with the same alignment.
+        spm = require_module("sentencepiece")
+        rel = "albert-30k-clean/30k-clean.model"
+        sp = _sp_cached(rel, spm)
+        norm = _norm_cached(rel)
+        starts = sorted(c for c in norm.charsmap.first_chars if ord(c) >= 0x10000)  # type: ignore[union-attr]
+        assert len(starts) > 1000
+        plain = ["😀", "🙂", "𓀀", "\U0001f3fb", "\U000e0041"]
+        for c in starts + plain:
+            for text in (c, f"a{c}b", f"{c}{c}", f" {c} x", f"{c}\u0301", f"x {c}  {c}"):
+                want = sp.normalize(text, with_offsets=True)
+                got_text, n2o = norm.normalize_with_map(text)
+                assert (got_text, n2o) == (want[0], list(want[1])), repr(text)
+
 
 _CACHE: dict = {}
 

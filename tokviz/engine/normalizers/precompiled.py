@@ -456,9 +456,9 @@ class SentencePieceNormalizer(Normalizer):
             # then removed) needs a look at the run's first character.
             runs = "[" + _char_class(self._blank) + "]{2,}"
             rest = (scan - self._blank) | (self._blank - {" "})
-            self._next_special = re.compile(runs + "|[" + _char_class(rest) + "]" if rest else runs)
+            self._next_special = re.compile(runs + "|[" + _scan_class(rest) + "]" if rest else runs)
         else:
-            self._next_special = re.compile("[" + _char_class(scan) + "]")
+            self._next_special = re.compile("[" + _scan_class(scan) + "]")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
         self._lone_spaces = self._space_is_plain
 
@@ -619,6 +619,18 @@ class SentencePieceNormalizer(Normalizer):
             starts = _arr(in_starts[p] for p in n2o[:-1])
             ends = _arr(in_starts[p] for p in n2o[1:])
         return SentencePieceText(text.original, out, text.orig_start, text.orig_end, starts, ends)
+
+
+def _scan_class(chars: set[str] | frozenset[str]) -> str:
+    """`_char_class` of ``chars`` for the scan pattern, with every character beyond the BMP
+    included when any of them is: ``re`` tests a class with astral members range by range
+    (thousands of nmt_nfkc ranges: ~6x slower), a BMP class with one astral range by table.
+    The extra astral matches are harmless: the scan only says where to look closer, and a
+    character that starts no rule is then copied as itself."""
+    bmp = {c for c in chars if ord(c) < 0x10000}
+    if len(bmp) == len(chars):
+        return _char_class(chars)
+    return _char_class(bmp) + "\\U00010000-\\U0010ffff"
 
 
 def _char_class(chars: set[str] | frozenset[str]) -> str:
