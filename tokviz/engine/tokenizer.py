@@ -43,8 +43,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, compress
-from operator import eq
+from itertools import accumulate, chain, compress, repeat
+from operator import add, eq, is_, itemgetter
 from typing import Any, Literal
 
 from .added_tokens import AddedToken, AddedVocabulary
@@ -481,7 +481,7 @@ class Tokenizer:
                     starts = [base + s for s, _ in parts]  # type: ignore[misc]
                 else:
                     subs = parts  # type: ignore[assignment]
-                    starts = list(accumulate(map(len, subs), initial=base))
+                    starts = list(accumulate(map(len, subs[:-1]), initial=base))
                 if identity:
                     stage_parts.append(_FastChunks(subs, starts))
                     word = self._encode_fast(subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
@@ -530,50 +530,54 @@ class Tokenizer:
         A chunk is a plain slice of the text (``subs[i]`` at original position ``starts[i]``), so
         everything about it (ids, tokens, offsets and byte offsets relative to its start, its
         UTF-8 length) depends on its text only and is cached under it; a cached chunk costs a
-        dict lookup and a few list extends.
+        dict lookup and its share of a few C-level passes.
         """
         cache = self._fast_cache if self._deterministic() else _NoCache()
-        ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
-        ascii_text = bpos.ascii
-        cur_c, cur_b = bpos.c, bpos.b
-        for sub, cs in zip(subs, starts):
-            entry = cache.get(sub)
-            if entry is None:
-                if not sub:
-                    continue
-                entry = self._fast_entry(text, sub, cs, cs + len(sub))
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[sub] = entry
-            c_ids, c_toks, rel, rel_bytes, nbytes = entry
-            if ascii_text:
-                bs = cs
-            else:
-                if cs != cur_c:
-                    if cs > cur_c:
-                        cur_b += len(text[cur_c:cs].encode("utf-8"))
-                    else:
-                        cur_b -= len(text[cs:cur_c].encode("utf-8"))
-                bs = cur_b
-                cur_c, cur_b = cs + len(sub), bs + nbytes
-            if len(c_ids) == 1:  # most chunks are one token: no per-chunk lists
-                ids.append(c_ids[0])
-                tokens.append(c_toks[0])
-                a, b = rel[0]
-                offsets.append((cs + a, cs + b))
-                a, b = rel_bytes[0]
-                byte_offsets.append((bs + a, bs + b))
-                word_ids.append(word)
-            else:
-                ids.extend(c_ids)
-                tokens.extend(c_toks)
-                offsets.extend([(cs + a, cs + b) for a, b in rel])
-                byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
-                word_ids.extend([word] * len(c_ids))
-            word += 1
-        if not ascii_text:
-            bpos.c, bpos.b = cur_c, cur_b
-        return word
+        if "" in subs:
+            subs, starts = [s for s in subs if s], [c for s, c in zip(subs, starts) if s]
+        if not subs:
+            return word
+        entries = list(map(cache.get, subs))
+        if None in entries:
+            for k in compress(range(len(subs)), map(is_, entries, repeat(None))):
+                sub = subs[k]
+                entry = cache.get(sub)  # (an earlier chunk of this run may have been the same)
+                if entry is None:
+                    cs = starts[k]
+                    entry = self._fast_entry(text, sub, cs, cs + len(sub))
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[sub] = entry
+                entries[k] = entry
+        # The columns are built in C-level passes over all chunks (no per-chunk Python code):
+        # each token's chunk-relative spans plus its chunk's start, repeated per token.
+        counts = list(map(len, map(itemgetter(0), entries)))
+        out.ids.extend(chain.from_iterable(map(itemgetter(0), entries)))
+        out.tokens.extend(chain.from_iterable(map(itemgetter(1), entries)))
+        shift = list(chain.from_iterable(map(repeat, starts, counts)))
+        rel = list(chain.from_iterable(map(itemgetter(2), entries)))
+        out.offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
+        if not bpos.ascii:
+            nbytes = list(map(itemgetter(4), entries))
+            first = bpos.at(starts[0])
+            if list(map(add, starts, map(len, subs)))[:-1] == starts[1:]:  # chunks tile the piece
+                bstarts = list(accumulate(nbytes[:-1], initial=first))
+            else:  # gaps between chunks (e.g. a Removed split): count their bytes too
+                bstarts = []
+                c, b = starts[0], first
+                for sub, cs, nb in zip(subs, starts, nbytes):
+                    if cs > c:
+                        b += len(text[c:cs].encode("utf-8"))
+                    elif cs < c:
+                        b -= len(text[cs:c].encode("utf-8"))
+                    bstarts.append(b)
+                    c, b = cs + len(sub), b + nb
+            bpos.c, bpos.b = starts[-1] + len(subs[-1]), bstarts[-1] + nbytes[-1]
+            shift = list(chain.from_iterable(map(repeat, bstarts, counts)))
+        rel = list(chain.from_iterable(map(itemgetter(3), entries)))
+        out.byte_offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
+        out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+        return word + len(entries)
 
     def _encode_fast_normalized(
         self,
