@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from support import bundle_bytes, require_module
+from support import bundle_bytes, corpus_text, require_module
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.lattice import Lattice
@@ -17,6 +17,13 @@ from tokviz.engine.models.unigram import Unigram
 
 N, U, C, UD, UNUSED, B = (PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL, PieceType.USER_DEFINED,
                           PieceType.UNUSED, PieceType.BYTE)
+
+
+def _python_text(n: int) -> str:
+    """``n`` characters of this interpreter's own Python source (code-shaped text)."""
+    import inspect
+
+    return (inspect.getsource(inspect) * 4)[:n]
 
 
 def toks(model, text: str) -> list[str]:  # noqa: ANN001
@@ -126,6 +133,58 @@ class TestUnigramSentencePiece:
         assert m._chunker is not None
         assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]
         assert m._sp_chunked(text) == m._sp_chunked(text)  # second run from the cache
+
+    def test_composed_cap_accounts_for_the_scores_before_a_part(self) -> None:
+        # "x" * 100 + "ab": no piece holds "xx" or "xa", so the chunk is composed of 101 parts.
+        # "a"+"b" (-2) beats "ab" (-2.0001) in exact arithmetic, but the float32 DP reaches "ab"
+        # at T = -3000, where -3002.0001 rounds to -3002 (a tie, the first candidate "ab" stays),
+        # as sentencepiece does. The composed cap must see that and send the chunk to the exact DP.
+        vocab = [("<unk>", 0.0), ("x", -30.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0001)]
+        m = Unigram(vocab, piece_types=[U, N, N, N, N], sentencepiece=True)
+        text = "x" * 100 + "ab"
+        assert m._chunk_path(text)[2] < 0  # no |T| makes the cached path safe
+        assert toks(m, text) == ["x"] * 100 + ["ab"]
+        assert m.viterbi(text) == m._dp_sp(text, 0.0)[0]
+        assert toks(m, "ab") == ["a", "b"]  # from T = 0 the exact path holds
+
+    def test_cached_paths_hold_for_every_state_under_their_cap(self) -> None:
+        # an entry (DP or composed) promises: the float32 DP from any |T| < cap takes its path
+        from array import array
+
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        tok = load_sentencepiece_model(bundle_bytes("albert-30k-clean/30k-clean.model"), source="a")
+        m = tok.model
+        text = tok.normalizer.normalize_str(
+            "The quick brown fox's re-entry; naïve co-operation!! x=f(a,b)**2 -- self.assertEqual(1e-10, 0x1F) "
+            "Ｆｕｌｌ width and 日本語のテキスト 1234567 ..."
+        )
+        chunks = [c for c in m._chunker.findall(text) if c[0] in m._piece_chars]
+        assert any(len(m._chunk_path(c)[0]) > 2 for c in chunks)
+        for c in chunks:
+            for entry in (m._chunk_path(c), m._chunk_dp(c)):
+                ids, ends, cap, _ = entry
+                if cap <= 0:
+                    continue
+                for t in (0.0, cap * 0.999, -cap * 0.999, cap * 0.37, -cap * 0.61):
+                    t32 = array("f", [t])[0]
+                    if abs(t32) >= cap:
+                        continue
+                    path, _ = m._dp_sp(c, t32)
+                    assert [p[0] for p in path] == list(ids), (c, t32)
+                    assert [p[2] for p in path] == list(ends), (c, t32)
+
+    def test_long_texts_equal_the_uncached_dp(self) -> None:
+        # long enough for the float32 state to pass the re-basing threshold several times
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        tok = load_sentencepiece_model(bundle_bytes("albert-30k-clean/30k-clean.model"), source="a")
+        m = tok.model
+        for raw in (corpus_text("botchan.txt")[:60_000], _python_text(40_000)):
+            text = tok.normalizer.normalize_str(raw)
+            m.clear_cache()
+            assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]
+            assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]  # again, from the caches
 
     def test_columns_equal_tokenize(self) -> None:
         m = self.model()

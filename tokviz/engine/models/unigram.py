@@ -49,6 +49,7 @@ _KIND_UNUSED = 2  # in the trie but never a candidate
 _CACHE_LIMIT = 20_000
 _RESET = 100000.0  # sentencepiece's kScoreResetThreshold
 _CACHE_MAX_CHARS = 256
+_ADD_ERR = 0.006  # > 1e5 * 2**-24: the rounding of one float32 addition below the re-basing threshold
 
 
 def _f32(x: float) -> float:
@@ -170,6 +171,10 @@ class Unigram(Model):
             in_lattice = [p for p, t in zip(self.pieces, types) if t in (PieceType.NORMAL, PieceType.USER_DEFINED)]
             self._piece_chars = frozenset(c for p in in_lattice for c in p)
             self._chunker = _unigram_chunker(space_chunker(in_lattice), self._piece_chars)
+            # adjacent characters inside some lattice piece (and the characters that are ever
+            # followed inside one): between any other two characters no node can span
+            self._bigrams = frozenset(p[k : k + 2] for p in in_lattice for k in range(len(p) - 1))
+            self._joins_next = frozenset(p[k] for p in in_lattice for k in range(len(p) - 1))
 
     def _path_scores(self) -> list[float]:
         out = []
@@ -389,6 +394,62 @@ class Unigram(Model):
         return ids, starts, ends
 
     def _chunk_path(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]:
+        """Cache entry of one chunk (see `_chunk_dp`), composed from the entries of its parts
+        when no lattice node can span some places in it (two characters that are adjacent in no
+        piece): the parts' entries are cached, so a new chunk made of known parts costs no DP.
+
+        Composition is exact: no node spans a cut, so the best path is the parts' best paths in
+        order and the float32 DP reaches each cut with the state ``T_k`` the previous part left.
+        The float32 DP from ``T`` takes the composed path if every part's condition
+        ``|T_k| < cap_k`` holds. ``T_k`` is ``T`` plus the scores before part ``k`` (double sum
+        ``P_k``), float32-added ``a_k`` times; while every partial sum stays below the re-basing
+        threshold (each part's own cap guarantees that), one addition rounds by at most
+        ``1e5 * 2**-24 < _ADD_ERR``, so ``|T_k| <= |T| + |P_k| + a_k * _ADD_ERR``. Hence the
+        composed cap ``min_k(cap_k - |P_k| - a_k * _ADD_ERR)`` (a hair under, for the double sum).
+        """
+        n = len(text)
+        joins_next = self._joins_next
+        bigrams = self._bigrams
+        cuts: list[int] = []
+        prev = text[0]
+        for i in range(1, n):
+            c = text[i]
+            if prev not in joins_next or prev + c not in bigrams:
+                cuts.append(i)
+            prev = c
+        if not cuts:
+            return self._chunk_dp(text)
+        cuts.append(n)
+        cache = self._chunk_cache
+        ids: list[int] = []
+        ends: list[int] = []
+        scores: list[float] = []
+        cap = math.inf
+        before = 0.0  # P_k
+        adds = 0  # a_k
+        a = 0
+        for b in cuts:
+            part = text[a:b]
+            entry = cache.get(part)
+            if entry is None:
+                entry = self._chunk_dp(part)
+                if b - a <= _CACHE_MAX_CHARS:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[part] = entry
+            p_ids, p_ends, p_cap, p_scores = entry
+            c = p_cap - abs(before) - adds * _ADD_ERR
+            if c < cap:
+                cap = c
+            ids += p_ids
+            ends += map(a.__add__, p_ends) if a else p_ends
+            scores += p_scores
+            before += sum(p_scores)
+            adds += len(p_scores)
+            a = b
+        return tuple(ids), tuple(ends), cap * (1.0 - 1e-9) - 1e-6, tuple(scores)
+
+    def _chunk_dp(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]:
         """Cache entry of one chunk: the exact best path as ``(ids, ends)`` (double DP from 0),
         the bound on ``|T|`` under which the float32 DP from ``T`` takes that path (from the
         path's smallest winning margin and a bound on the magnitudes compared), and the path's
