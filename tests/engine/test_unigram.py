@@ -163,7 +163,8 @@ class TestUnigramSentencePiece:
         assert any(len(m._chunk_path(c)[0]) > 2 for c in chunks)
         for c in chunks:
             for entry in (m._chunk_path(c), m._chunk_dp(c)):
-                ids, ends, cap, _ = entry
+                ids, lens, cap, _, _ = entry
+                ends = list(itertools.accumulate(lens))
                 if cap <= 0:
                     continue
                 for t in (0.0, cap * 0.999, -cap * 0.999, cap * 0.37, -cap * 0.61):

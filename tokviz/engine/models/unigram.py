@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from itertools import accumulate, chain
+from operator import itemgetter
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +51,9 @@ _KIND_UNUSED = 2  # in the trie but never a candidate
 _CACHE_LIMIT = 20_000
 _RESET = 100000.0  # sentencepiece's kScoreResetThreshold
 _CACHE_MAX_CHARS = 256
+# A chunk cache entry: the path's ids and piece lengths, the bound on |T| under which the float32
+# DP from T takes it, its scores, and whether it is a run of unknown characters.
+_Entry = tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...], bool]
 _ADD_ERR = 0.006  # > 1e5 * 2**-24: the rounding of one float32 addition below the re-basing threshold
 
 
@@ -102,7 +107,7 @@ class Unigram(Model):
             self._token_to_id.setdefault(p, i)
         self._build()
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
-        self._chunk_cache: dict[str, tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]] = {}
+        self._chunk_cache: dict[str, _Entry] = {}
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
@@ -344,56 +349,66 @@ class Unigram(Model):
         """
         assert self._chunker is not None
         cache = self._chunk_cache
-        entry_of = self._chunk_path
-        ids: list[int] = []
-        ends: list[int] = []
+        chunks = self._chunker.findall(text)
+        entries = list(map(cache.get, chunks))
+        try:  # entries of the chunks not cached yet
+            k = entries.index(None)
+            piece_chars = self._piece_chars
+            while True:
+                chunk = chunks[k]
+                entry = cache.get(chunk)  # (a repeat of a chunk computed a moment ago)
+                if entry is None:
+                    if chunk[0] in piece_chars:
+                        entry = self._chunk_path(chunk)
+                    else:
+                        entry = self._unknown_entry(len(chunk))
+                    if len(chunk) <= _CACHE_MAX_CHARS:
+                        if len(cache) >= _CACHE_LIMIT:
+                            cache.clear()
+                        cache[chunk] = entry
+                entries[k] = entry
+                k = entries.index(None, k + 1)
+        except ValueError:  # no further miss
+            pass
         total = 0.0
         slot = array("f", [0.0])
-        base = 0
-        piece_chars = self._piece_chars
-        unk_id = self.unk_id
         unk_score = self.unk_score
-        for chunk in self._chunker.findall(text):
-            if chunk[0] not in piece_chars:
+        for k, entry in enumerate(entries):
+            cap = entry[2]
+            # (|T| + mag < 0.99 * reset and margin > (len + 2) * (|T| + mag + 1) * 4.8e-7,
+            # solved for |T| once per chunk in `_chunk_path`)
+            if -cap < total < cap:
+                for sc in entry[3]:
+                    slot[0] = total + sc  # float + float, rounded like the C++ float
+                    total = slot[0]
+            elif entry[4]:
                 # a run of characters no piece contains: the only path is one unknown node per
                 # character (no piece reaches into or over it); float32 sums and re-basing as
                 # the full DP does them at each start position
-                n = len(chunk)
-                for _ in range(n):
+                for _ in entry[0]:
                     if total < -_RESET or total > _RESET:
                         total = 0.0
                     slot[0] = total + unk_score
                     total = slot[0]
-                ids.extend([unk_id] * n)  # type: ignore[list-item]
-                ends.extend(range(base + 1, base + n + 1))
-                base += n
-                continue
-            entry = cache.get(chunk)
-            if entry is None:
-                entry = entry_of(chunk)
-                if len(chunk) <= _CACHE_MAX_CHARS:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[chunk] = entry
-            c_ids, c_ends, cap, c_scores = entry
-            # (|T| + mag < 0.99 * reset and margin > (len + 2) * (|T| + mag + 1) * 4.8e-7,
-            # solved for |T| once per chunk in `_chunk_path`)
-            if -cap < total < cap:
-                for sc in c_scores:
-                    slot[0] = total + sc  # float + float, rounded like the C++ float
-                    total = slot[0]
-                ids.extend(c_ids)
-                ends.extend(map(base.__add__, c_ends) if base else c_ends)
             else:
-                path_x, total = self._dp_sp(chunk, total)
-                ids.extend([p[0] for p in path_x])
-                ends.extend([p[2] + base for p in path_x])
-            base += len(chunk)
+                path_x, total = self._dp_sp(chunks[k], total)
+                entries[k] = ([p[0] for p in path_x], [p[2] - p[1] for p in path_x])
+        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
+        # the pieces tile the text: the ends are the running sums of their lengths
+        ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
         starts = [0]
         starts += ends[:-1]
         return ids, starts, ends
 
-    def _chunk_path(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]:
+    def _unknown_entry(self, n: int) -> _Entry:
+        """Cache entry of a run of ``n`` characters no piece contains: ``n`` unknown nodes. No
+        re-basing can happen inside it while ``|T| + n * |unk score| (+ rounding)`` stays under
+        the threshold."""
+        unk = self.unk_score
+        cap = _RESET * 0.99 - n * (abs(unk) + _ADD_ERR)
+        return (self.unk_id,) * n, (1,) * n, cap, (unk,) * n, True  # type: ignore[return-value]
+
+    def _chunk_path(self, text: str) -> _Entry:
         """Cache entry of one chunk (see `_chunk_dp`), composed from the entries of its parts
         when no lattice node can span some places in it (two characters that are adjacent in no
         piece): the parts' entries are cached, so a new chunk made of known parts costs no DP.
@@ -422,7 +437,7 @@ class Unigram(Model):
         cuts.append(n)
         cache = self._chunk_cache
         ids: list[int] = []
-        ends: list[int] = []
+        lens: list[int] = []
         scores: list[float] = []
         cap = math.inf
         before = 0.0  # P_k
@@ -437,19 +452,19 @@ class Unigram(Model):
                     if len(cache) >= _CACHE_LIMIT:
                         cache.clear()
                     cache[part] = entry
-            p_ids, p_ends, p_cap, p_scores = entry
+            p_ids, p_lens, p_cap, p_scores, _ = entry
             c = p_cap - abs(before) - adds * _ADD_ERR
             if c < cap:
                 cap = c
             ids += p_ids
-            ends += map(a.__add__, p_ends) if a else p_ends
+            lens += p_lens
             scores += p_scores
             before += sum(p_scores)
             adds += len(p_scores)
             a = b
-        return tuple(ids), tuple(ends), cap * (1.0 - 1e-9) - 1e-6, tuple(scores)
+        return tuple(ids), tuple(lens), cap * (1.0 - 1e-9) - 1e-6, tuple(scores), False
 
-    def _chunk_dp(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...]]:
+    def _chunk_dp(self, text: str) -> _Entry:
         """Cache entry of one chunk: the exact best path as ``(ids, ends)`` (double DP from 0),
         the bound on ``|T|`` under which the float32 DP from ``T`` takes that path (from the
         path's smallest winning margin and a bound on the magnitudes compared), and the path's
@@ -503,22 +518,23 @@ class Unigram(Model):
                     break
                 t = kids[t].get(text[e])
         p_ids: list[int] = []
-        p_ends: list[int] = []
+        p_lens: list[int] = []
         margin = math.inf
         e = n
         while e > 0:
             p_ids.append(ids[e])
-            p_ends.append(e)
+            s = starts[e]
+            p_lens.append(e - s)
             d = best[e] - second[e]
             if d < margin:
                 margin = d
-            e = starts[e]
+            e = s
         p_ids.reverse()
-        p_ends.reverse()
+        p_lens.reverse()
         mag = -min(best) + self._worst if n else 0.0
         # the largest |T| for which the path is exact from T (see `_sp_columns`), a hair under
         cap = min(_RESET * 0.99 - mag, margin / ((n + 2) * 4.8e-7) - 1.0 - mag) * (1.0 - 1e-9)
-        return tuple(p_ids), tuple(p_ends), cap, tuple(map(self._score_of.__getitem__, p_ids))
+        return tuple(p_ids), tuple(p_lens), cap, tuple(map(self._score_of.__getitem__, p_ids)), False
 
     def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
         """sentencepiece 0.2.3 ``EncodeOptimized`` on ``text`` from float32 score
