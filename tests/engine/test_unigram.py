@@ -157,9 +157,9 @@ class TestUnigramSentencePiece:
         m = tok.model
         text = tok.normalizer.normalize_str(
             "The quick brown fox's re-entry; naïve co-operation!! x=f(a,b)**2 -- self.assertEqual(1e-10, 0x1F) "
-            "Ｆｕｌｌ width and 日本語のテキスト 1234567 ..."
+            "Ｆｕｌｌ width and 日本語のテキスト 1234567 ..." + corpus_text("botchan.txt")[:6000] + _python_text(6000)
         )
-        chunks = [c for c in m._chunker.findall(text) if c[0] in m._piece_chars]
+        chunks = [c for c in dict.fromkeys(m._chunker.findall(text)) if c[0] in m._piece_chars]
         assert any(len(m._chunk_path(c)[0]) > 2 for c in chunks)
         for c in chunks:
             for entry in (m._chunk_path(c), m._chunk_dp(c)):

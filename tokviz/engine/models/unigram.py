@@ -54,6 +54,8 @@ _CACHE_MAX_CHARS = 256
 # A chunk cache entry: the path's ids and piece lengths, the bound on |T| under which the float32
 # DP from T takes it, its scores, and whether it is a run of unknown characters.
 _Entry = tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...], bool]
+# float32 rounding allowance per addition on a path, relative to the magnitudes (2 * 2**-23)
+_MARGIN_PER_ADD = 2.4e-7
 _ADD_ERR = 0.006  # > 1e5 * 2**-24: the rounding of one float32 addition below the re-basing threshold
 
 
@@ -375,8 +377,8 @@ class Unigram(Model):
         unk_score = self.unk_score
         for k, entry in enumerate(entries):
             cap = entry[2]
-            # (|T| + mag < 0.99 * reset and margin > (len + 2) * (|T| + mag + 1) * 4.8e-7,
-            # solved for |T| once per chunk in `_chunk_path`)
+            # (|T| + mag < 0.99 * reset and margin > (len + 2) * (|T| + mag + 1) * _MARGIN_PER_ADD,
+            # solved for |T| once per chunk in `_chunk_dp`)
             if -cap < total < cap:
                 for sc in entry[3]:
                     slot[0] = total + sc  # float + float, rounded like the C++ float
@@ -531,9 +533,16 @@ class Unigram(Model):
             e = s
         p_ids.reverse()
         p_lens.reverse()
-        mag = -min(best) + self._worst if n else 0.0
-        # the largest |T| for which the path is exact from T (see `_sp_columns`), a hair under
-        cap = min(_RESET * 0.99 - mag, margin / ((n + 2) * 4.8e-7) - 1.0 - mag) * (1.0 - 1e-9)
+        # bound on |T + V(s) + score| - |T| over every candidate (V can be > 0 with bonus pieces)
+        mag = max(-min(best), max(best)) + self._worst if n else 0.0
+        # The largest |T| for which the path is exact from T (see `_sp_columns`), a hair under.
+        # Why: let M >= |T| + mag bound every value the float32 DP forms, u = 2**-24. Each stored
+        # score is one rounding (<= u*M) away from its exact value plus its predecessor's error,
+        # so F(s) is within s*u*M of T + V(s). At a path end the winner's exact sum beats every
+        # other candidate's by the margin; after the predecessors' errors (2*(n-1)*u*M) the
+        # float32 sums must still differ by more than one ulp (2*u*M) so that rounding cannot
+        # make them equal: margin > 2*n*u*M = n * 1.19e-7 * M suffices; we ask for twice that.
+        cap = min(_RESET * 0.99 - mag, margin / ((n + 2) * _MARGIN_PER_ADD) - 1.0 - mag) * (1.0 - 1e-9)
         return tuple(p_ids), tuple(p_lens), cap, tuple(map(self._score_of.__getitem__, p_ids)), False
 
     def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
