@@ -128,6 +128,68 @@ class TestFastPathAgreesWithGeneralPath:
         assert byte_level_tokenizer().decode(enc.ids) == text
 
 
+SPAN_TEXT = st.lists(
+    st.sampled_from(list("Hel ow,!日本😀\n\t\x00é") + ["ﬁ", "ＡＢ", "e\u0301", "Ⅻ", "<|end|>", "  ", "\u3000", "ｶﾞ"]),
+    max_size=30,
+).map("".join)
+
+
+@functools.cache
+def _bert() -> Tokenizer:
+    return load_hf_json(bundle_bytes("bert-base-uncased/tokenizer.json"), source="bert")
+
+
+@functools.cache
+def _fallback_bpe(pre: str) -> Tokenizer:
+    """A byte-fallback BPE (unknown chars become <0xNN> pieces) behind a span pre-tokenizer."""
+    from tokviz.engine.normalizers import normalizer_from_json
+
+    vocab = {"<unk>": 0, **{f"<0x{b:02X}>": b + 1 for b in range(256)}}
+    for t in ["H", "e", "l", "o", "w", ",", "!", "日", "He", "ll", "llo", "Hello"]:
+        vocab[t] = len(vocab)
+    merges = [("H", "e"), ("l", "l"), ("ll", "o"), ("He", "llo")]
+    model = BPE(vocab, merges, byte_fallback=True, unk_token="<unk>")
+    return Tokenizer(
+        model,
+        normalizer=normalizer_from_json({"type": "NFKC"}),
+        pre_tokenizer=pre_tokenizer_from_json({"type": pre}),
+        added_tokens=[AddedToken("<|end|>", 10_000, special=True)],
+    )
+
+
+class TestSpanPathAgreesWithGeneralPath:
+    """Pre-tokenizers that only cut (`chunk_spans`) take the bulk span path; trace=True the
+    general one, chunk by chunk. Both must give the same encoding."""
+
+    @staticmethod
+    def _same(tok: Tokenizer, text: str) -> None:
+        assert tok._spans is not None  # the span path is really taken
+        bulk = tok.encode(text)
+        general = tok.encode(text, trace=True)
+        assert (bulk.ids, bulk.tokens, bulk.offsets) == (general.ids, general.tokens, general.offsets)
+        assert (bulk.byte_offsets, bulk.word_ids) == (general.byte_offsets, general.word_ids)
+        assert list(bulk.stages.pre_tokens) == list(general.stages.pre_tokens)
+
+    @settings(max_examples=100, deadline=None)
+    @given(SPAN_TEXT)
+    def test_bert(self, text: str) -> None:
+        self._same(_bert(), text)
+
+    @pytest.mark.parametrize("pre", ["Whitespace", "WhitespaceSplit", "BertPreTokenizer"])
+    @settings(max_examples=60, deadline=None)
+    @given(text=SPAN_TEXT)
+    def test_byte_fallback_pieces(self, pre: str, text: str) -> None:
+        self._same(_fallback_bpe(pre), text)
+
+    def test_repeated_text_hits_the_cache(self) -> None:
+        tok = _fallback_bpe("WhitespaceSplit")
+        text = "Hello 日本 é, Hello\tworld " * 50
+        first = tok.encode(text)
+        assert tok._span_cache  # chunks were cached
+        again = tok.encode(text)
+        assert (first.ids, first.offsets, first.byte_offsets) == (again.ids, again.offsets, again.byte_offsets)
+
+
 class TestBundles:
     def test_qwen3_byte_spans_tile_with_normalization(self) -> None:
         tok = load_hf_json(bundle_bytes("qwen3/tokenizer.json"), source="qwen3/tokenizer.json")

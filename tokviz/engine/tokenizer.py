@@ -101,12 +101,26 @@ class _FastChunks:
         return [PreToken(text_to_proxy(t), *span(s, s + len(t))) for t, s in zip(self.subs, self.starts) if t]
 
 
+class _SlicedChunks:
+    """Chunks of one piece cut by a span pre-tokenizer (see `PreTokenizer.chunk_spans`): the
+    chunk objects are made only when the stage is looked at, by the pre-tokenizer itself."""
+
+    __slots__ = ("pre_tokenizer", "piece")
+
+    def __init__(self, pre_tokenizer: PreTokenizer, piece: NormalizedText) -> None:
+        self.pre_tokenizer = pre_tokenizer
+        self.piece = piece
+
+    def pre_tokens(self) -> list[PreToken]:
+        return [PreToken(c.text, c.orig_start, c.orig_end) for c in self.pre_tokenizer.pre_tokenize([self.piece])]
+
+
 class _PreTokens(Sequence[PreToken]):
     """The pre-token stage, built on first access from what the run kept (no cost otherwise)."""
 
     __slots__ = ("_parts", "_items")
 
-    def __init__(self, parts: list[list[NormalizedText] | _FastChunks]) -> None:
+    def __init__(self, parts: list[list[NormalizedText] | _FastChunks | _SlicedChunks]) -> None:
         self._parts = parts
         self._items: tuple[PreToken, ...] | None = None
 
@@ -114,7 +128,7 @@ class _PreTokens(Sequence[PreToken]):
         if self._items is None:
             items: list[PreToken] = []
             for part in self._parts:
-                if isinstance(part, _FastChunks):
+                if isinstance(part, (_FastChunks, _SlicedChunks)):
                     items.extend(part.pre_tokens())
                 else:
                     items.extend(PreToken(c.text, c.orig_start, c.orig_end) for c in part)
@@ -374,6 +388,12 @@ class Tokenizer:
         # the fast path for unnormalized byte-level text (None when the pre-tokenizer has another shape)
         self._fast = _fast_splitter(pre_tokenizer) if self._byte_level else None
         self._fast_cache: dict[str, tuple] = {}
+        # pre-tokenizers that only cut (BERT's, Whitespace...): all chunks of a piece in bulk
+        self._spans = None
+        if self._fast is None and pre_tokenizer is not None and type(pre_tokenizer).chunk_spans is not PreTokenizer.chunk_spans:
+            self._spans = pre_tokenizer.chunk_spans
+        # chunk text -> (ids, tokens, model starts, model ends, irregular) for `_encode_spans`
+        self._span_cache: dict[str, tuple] = {}
         self._id_table: list[str | None] | None = None
         self._token_values = getattr(model, "token_values", None)
         # optional column forms of `Model.tokenize` / ``token_values`` (lists, no per-token tuples)
@@ -447,7 +467,7 @@ class Tokenizer:
 
         out = _Columns(trace)
         segments: list[Segment] = []
-        stage_parts: list[list[NormalizedText] | _FastChunks] = []
+        stage_parts: list[list[NormalizedText] | _FastChunks | _SlicedChunks] = []
         bpos = _BytePos(text)
         added_by_id = self._added.by_id
         pre_tokenizer = self.pre_tokenizer
@@ -489,6 +509,12 @@ class Tokenizer:
                     stage_parts.append(_FastChunks(subs, starts, piece))
                     word = self._encode_fast_normalized(piece, subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
                 continue
+            if self._spans is not None and not trace:
+                spans = self._spans(piece.text)
+                if spans is not None:
+                    stage_parts.append(_SlicedChunks(pre_tokenizer, piece))
+                    word = self._encode_spans(piece, spans, text, bpos, word, out)
+                    continue
             chunks = pre_tokenizer.pre_tokenize([piece]) if pre_tokenizer is not None else [piece]
             stage_parts.append(chunks)
             if trace:
@@ -578,6 +604,96 @@ class Tokenizer:
         out.byte_offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
         out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
         return word + len(entries)
+
+    def _encode_spans(
+        self,
+        piece: NormalizedText,
+        spans: list[tuple[int, int]],
+        text: str,
+        bpos: _BytePos,
+        word: int,
+        out: _Columns,
+    ) -> int:
+        """All chunks of one piece cut by a span pre-tokenizer, in bulk.
+
+        A chunk is ``piece.text[s:e]`` with the piece's alignment sliced (`split_piece`), so the
+        model's result is cached under the chunk's text, and a non-empty token ``[a, b)`` of the
+        chunk at ``s`` has the original span ``original_span`` gives it: the original start of
+        piece char ``s + a`` to the original end of piece char ``s + b - 1``; its byte span comes
+        from the text's char -> byte table. Both are computed for all tokens of the piece with
+        C-level maps. Chunks with an empty token or a byte-fallback piece (their own offset rules)
+        are redone like the general path, from the chunk objects the pre-tokenizer makes.
+        """
+        ptext = piece.text
+        if not spans:
+            return word
+        cache = self._span_cache if self._deterministic() else _NoCache()
+        s_list = list(map(itemgetter(0), spans))
+        subs = list(map(ptext.__getitem__, map(slice, s_list, map(itemgetter(1), spans))))
+        entries = list(map(cache.get, subs))
+        if None in entries:
+            for k in compress(range(len(subs)), map(is_, entries, repeat(None))):
+                sub = subs[k]
+                entry = cache.get(sub)
+                if entry is None:
+                    entry = self._span_entry(sub)
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[sub] = entry
+                entries[k] = entry
+        counts = list(map(len, map(itemgetter(0), entries)))
+        out.ids.extend(chain.from_iterable(map(itemgetter(0), entries)))
+        out.tokens.extend(chain.from_iterable(map(itemgetter(1), entries)))
+        shift = list(chain.from_iterable(map(repeat, s_list, counts)))
+        first = list(map(add, chain.from_iterable(map(itemgetter(2), entries)), shift))  # piece positions
+        stop = list(map(add, chain.from_iterable(map(itemgetter(3), entries)), shift))
+        starts = piece.starts
+        if starts is None:
+            o = piece.orig_start
+            cs = list(map(o.__add__, first))
+            ce = list(map(o.__add__, stop))
+        else:
+            # (an empty token would read a wrong char here: its chunk is redone below)
+            cs = list(map(starts.__getitem__, first))
+            ce = list(map(piece.ends.__getitem__, map(_MINUS_ONE, stop)))  # type: ignore[union-attr]
+        offsets = list(zip(cs, ce))
+        if bpos.ascii:
+            byte_offsets = list(offsets)
+        else:
+            table = bpos.table()
+            byte_offsets = list(zip(map(table.__getitem__, cs), map(table.__getitem__, ce)))
+        irregular = list(compress(range(len(entries)), map(itemgetter(4), entries)))
+        if irregular:
+            chunks = self.pre_tokenizer.pre_tokenize([piece])  # type: ignore[union-attr]
+            at = list(accumulate(counts, initial=0))
+            for k in irregular:
+                chunk, entry, a = chunks[k], entries[k], at[k]
+                char_spans = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[3])]
+                offsets[a : at[k + 1]] = char_spans
+                byte_offsets[a : at[k + 1]] = _byte_spans(char_spans, entry[1], bpos)
+        out.offsets.extend(offsets)
+        out.byte_offsets.extend(byte_offsets)
+        out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+        return word + len(entries)
+
+    def _span_entry(self, text: str) -> tuple:
+        """Cache entry of one `_encode_spans` chunk: ``(ids, tokens, starts, ends, irregular)``,
+        the model's char spans in the chunk as columns; ``irregular`` when a token is empty or a
+        byte-fallback piece."""
+        if self._model_columns is not None:
+            ids, s_col, e_col = self._model_columns(text)
+        else:
+            spans = self.model.tokenize(text)
+            ids = [t[0] for t in spans]
+            s_col = [t[1] for t in spans]
+            e_col = [t[2] for t in spans]
+        toks = self._tokens_of(ids)
+        if self._token_values_columns is not None:
+            toks = self._token_values_columns(text, ids, s_col, e_col, toks)
+        elif self._token_values is not None:
+            toks = self._token_values(text, list(zip(ids, s_col, e_col)), toks)
+        irregular = any(map(eq, s_col, e_col)) or any(_byte_fallback_len(t) for t in toks if len(t) == 6)
+        return (tuple(ids), tuple(toks), tuple(s_col), tuple(e_col), irregular)
 
     def _encode_fast_normalized(
         self,

@@ -14,13 +14,15 @@ HF's steps, in order, each with its alignment rule:
 
 from __future__ import annotations
 
+from array import array
+from itertools import chain, repeat
 from typing import Any
 
 from ..errors import TokvizFormatError
 from ..text import NormalizedText
-from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, CharSet, class_runs
+from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, CharSet
 from . import Normalizer
-from .basic import lowercase, old_alignment, remove_chars, splice
+from .basic import lowercase, old_alignment, remove_chars
 from .unicode import _normalize
 
 __all__ = ["BertNormalizer", "is_chinese_char"]
@@ -45,21 +47,21 @@ def is_chinese_char(c: str) -> bool:
 
 
 def _pad_chinese(nt: NormalizedText) -> NormalizedText:
+    """" X " for every ideograph X; the three characters share the ideograph's alignment. Done
+    for the whole text in C-level steps: one ``translate``, and every alignment entry repeated
+    3 times (ideograph) or once."""
     text = nt.text
     if text.isascii():
         return nt
-    runs = class_runs(text, _CJK)
-    if not runs:
+    ideographs = [c for c in set(text) if c in _CJK]
+    if not ideographs:
         return nt
+    padded = text.translate({ord(c): f" {c} " for c in ideographs})
+    times = list(map(dict.fromkeys(ideographs, 3).get, text, repeat(1)))
     old_starts, old_ends = old_alignment(nt)
-    edits = []
-    for a, b in runs:
-        # " X " for every ideograph; the three characters share the ideograph's alignment
-        padded = "".join(f" {c} " for c in text[a:b])
-        starts = [v for v in old_starts[a:b] for _ in (0, 1, 2)]
-        ends = [v for v in old_ends[a:b] for _ in (0, 1, 2)]
-        edits.append((a, b, padded, starts, ends))
-    return splice(nt, edits)
+    starts = array("q", chain.from_iterable(map(repeat, old_starts, times)))
+    ends = array("q", chain.from_iterable(map(repeat, old_ends, times)))
+    return NormalizedText(nt.original, padded, nt.orig_start, nt.orig_end, starts, ends)
 
 
 class BertNormalizer(Normalizer):

@@ -42,6 +42,17 @@ class PreTokenizer(ABC):
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         """Split (and possibly transform) every piece; return all chunks in order."""
 
+    def chunk_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """The chunks of a piece with this text as ``(start, end)`` ranges of the text, when this
+        pre-tokenizer only cuts (every chunk is the piece sliced, alignment included, as
+        `split_piece` makes it; empty ranges are dropped); None when it changes the text.
+
+        The tokenizer then handles all chunks of a piece in bulk instead of one object per
+        chunk. A pre-tokenizer that returns spans must build `pre_tokenize` from the same spans
+        so that both agree (tests/engine/test_tokenizer.py checks they do).
+        """
+        return None
+
     def pre_tokenize_str(self, s: str) -> list[tuple[str, tuple[int, int]]]:
         """Chunks of a plain string with their original char spans (like HF ``pre_tokenize_str``)."""
         return [(p.text, (p.orig_start, p.orig_end)) for p in self.pre_tokenize([NormalizedText.identity(s)])]

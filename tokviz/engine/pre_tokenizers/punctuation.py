@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
+from itertools import accumulate, compress
+from operator import itemgetter
 from functools import lru_cache
 from typing import Any
 
@@ -58,9 +60,15 @@ def split_on_chars(pieces: list[NormalizedText], members: Container[str], behavi
 
 @lru_cache(maxsize=512)
 def _bert_regex(punct: frozenset[str], space: frozenset[str]) -> re.Pattern[str]:
+    """Punctuation chars one by one, runs of other non-space chars, and runs of space chars
+    (the three tile the text)."""
     p = "".join(re.escape(c) for c in sorted(punct))
     ps = "".join(re.escape(c) for c in sorted(punct | space))
-    return re.compile(f"[{p}]|[^{ps}]+" if p else f"[^{ps}]+")
+    alternatives = [f"[{p}]"] if p else []
+    alternatives.append(f"[^{ps}]+")
+    if space:
+        alternatives.append("[" + "".join(re.escape(c) for c in sorted(space)) + "]+")
+    return re.compile("|".join(alternatives))
 
 
 class Punctuation(PreTokenizer):
@@ -128,21 +136,33 @@ class BertPreTokenizer(PreTokenizer):
     type_name = "BertPreTokenizer"
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        # Whitespace-Removed then punctuation-Isolated, in one pass: the chunks are the single
-        # punctuation characters and the runs of everything else that is not whitespace.
         out: list[NormalizedText] = []
         for piece in pieces:
-            text = piece.text
-            if not text:
-                continue
-            chars = set(text)
-            punct = frozenset(c for c in chars if c in PUNCTUATION)
-            space = frozenset(c for c in chars if c in WHITE_SPACE)
-            if not punct and not space:
-                out.append(piece)
-                continue
-            out += split_piece(piece, [m.span() for m in _bert_regex(punct, space).finditer(text)])
+            spans = self.chunk_spans(piece.text)
+            if len(spans) == 1 and spans[0] == (0, len(piece.text)):
+                out.append(piece)  # nothing to cut: HF keeps the piece as it is
+            else:
+                out += split_piece(piece, spans)
         return out
+
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        """Whitespace-Removed then punctuation-Isolated, in one pass: the chunks are the single
+        punctuation characters and the runs of everything else that is not whitespace. One
+        C-level ``findall`` cuts the text into those and the whitespace runs (which tile it),
+        positions are running sums, and the whitespace runs are dropped."""
+        if not text:
+            return []
+        chars = set(text)
+        punct = frozenset(c for c in chars if c in PUNCTUATION)
+        space = frozenset(c for c in chars if c in WHITE_SPACE)
+        if not punct and not space:
+            return [(0, len(text))]
+        parts = _bert_regex(punct, space).findall(text)
+        ends = list(accumulate(map(len, parts)))
+        spans = zip([0, *ends], ends)
+        if not space:
+            return list(spans)
+        return list(compress(spans, map(space.isdisjoint, map(itemgetter(0), parts))))
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> BertPreTokenizer:

@@ -36,11 +36,13 @@ class Whitespace(PreTokenizer):
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         out: list[NormalizedText] = []
-        compiled = self._compiled
         for piece in pieces:
-            # HF: Invert(regex) with Removed keeps exactly the regex matches (never empty here)
-            out += split_piece(piece, [m.span() for m in compiled.finditer(piece.text)])
+            out += split_piece(piece, self.chunk_spans(piece.text))
         return out
+
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        # HF: Invert(regex) with Removed keeps exactly the regex matches (never empty here)
+        return [m.span() for m in self._compiled.finditer(text)]
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Whitespace:
@@ -63,9 +65,16 @@ class WhitespaceSplit(PreTokenizer):
     type_name = "WhitespaceSplit"
 
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        from .punctuation import split_on_chars
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            out += split_piece(piece, self.chunk_spans(piece.text))
+        return out
 
-        return split_on_chars(pieces, WHITE_SPACE, "Removed")
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        from ..patterns import split_spans
+        from .punctuation import char_matches
+
+        return [(s, e) for s, e in split_spans(char_matches(text, WHITE_SPACE), "Removed") if s != e]
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WhitespaceSplit:
