@@ -284,6 +284,20 @@ class TestSequence:
 
 
 class TestBertNormalizer:
+    @pytest.mark.parametrize("prefix", ["", "\x00\u200bÀ"], ids=["identity", "after-cleaning"])
+    def test_long_text_pads_like_short_text(self, prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Long texts repeat the alignment with numpy; the result equals the pure-Python one."""
+        from tokviz.engine.normalizers import bert
+
+        text = prefix + corpus_text("wagahaiwa_nekodearu.txt")[:3000] + "Ab 日本\t語 😀"
+        norm = BertNormalizer()
+        monkeypatch.setattr(bert, "_NUMPY_CHARS", 10**9)
+        pure = norm.normalize(NormalizedText.identity(text))
+        monkeypatch.setattr(bert, "_NUMPY_CHARS", 0)
+        fast = norm.normalize(NormalizedText.identity(text))
+        assert pure.text == fast.text and " 日 " in fast.text
+        assert (list(pure.starts), list(pure.ends)) == (list(fast.starts), list(fast.ends))
+
     def test_chinese_chars_padded_with_shared_alignment(self) -> None:
         nt = BertNormalizer().normalize(NormalizedText.identity("a中"))
         assert nt.text == "a 中 "
