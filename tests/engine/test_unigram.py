@@ -206,6 +206,23 @@ class TestUnigramSentencePiece:
         assert not any(gc.is_tracked(k) for k in m._kids)
 
 
+class TestSentencePieceVocabFinish:
+    @pytest.mark.parametrize("byte_fallback", [False, True])
+    def test_columns_equal_tuples(self, byte_fallback: bool) -> None:
+        from tokviz.engine.models._spm import SentencePieceVocab
+
+        pieces = ["<unk>", "a", "b", "ab"] + ([f"<0x{b:02X}>" for b in range(256)] if byte_fallback else [])
+        types = [U, N, N, N] + ([B] * 256 if byte_fallback else [])
+        vocab = SentencePieceVocab(pieces, [0.0] * len(pieces), types, byte_fallback=byte_fallback)
+        rng = random.Random(5)
+        for _ in range(300):
+            text = "".join(rng.choice("ab龘é?") for _ in range(rng.randint(0, 12)))
+            raw = [(vocab.piece_to_id(c), k, k + 1) for k, c in enumerate(text)]
+            want = vocab.finish(text, raw)
+            cols = vocab.finish_columns(text, [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw])
+            assert list(zip(*cols)) == want, text
+
+
 class TestSentencePieceBPE:
     def model(self) -> SentencePieceBPE:
         pieces = ["<unk>", "a", "b", "c", "ab", "bc", "abc", "X", "ca"]

@@ -807,7 +807,7 @@ class Tokenizer:
                 table[i] = tok
             self._id_table = table
         try:
-            out = [table[i] for i in ids]
+            out = list(map(table.__getitem__, ids))
         except IndexError:
             out = [None]
         if None in out:  # ids outside the vocab table (should not happen): ask the model

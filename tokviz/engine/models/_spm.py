@@ -17,7 +17,7 @@ from enum import IntEnum
 
 from ..errors import TokvizFormatError
 
-__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32", "space_chunker", "SPACE"]
+__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32", "space_chunker", "merge_unknown_runs", "SPACE"]
 
 SPACE = "\u2581"
 
@@ -175,3 +175,74 @@ class SentencePieceVocab:
                 # only the last byte carries the span; the others are empty at its start
                 out.append((byte_ids[b], s, e if k == last else s))
         return out
+
+    def finish_columns(
+        self, text: str, ids: list[int], starts: list[int], ends: list[int]
+    ) -> tuple[list[int], list[int], list[int]]:
+        """`finish` on columns (the usual case, no unknown piece, costs one ``in`` test)."""
+        unk = self.unk_id
+        if unk not in ids:
+            return ids, starts, ends
+        if not self.byte_fallback:
+            return merge_unknown_runs(ids, starts, ends, unk)
+        byte_ids = self._byte_ids
+        o_ids: list[int] = []
+        o_starts: list[int] = []
+        o_ends: list[int] = []
+        copied = 0  # columns before this index are in the output already
+        k = ids.index(unk)
+        while True:
+            o_ids += ids[copied:k]
+            o_starts += starts[copied:k]
+            o_ends += ends[copied:k]
+            s, e = starts[k], ends[k]
+            data = text[s:e].encode("utf-8")
+            # only the last byte carries the span; the others are empty at its start
+            o_ids += map(byte_ids.__getitem__, data)
+            o_starts += [s] * len(data)
+            o_ends += [s] * (len(data) - 1)
+            o_ends.append(e)
+            copied = k + 1
+            try:
+                k = ids.index(unk, copied)
+            except ValueError:
+                break
+        o_ids += ids[copied:]
+        o_starts += starts[copied:]
+        o_ends += ends[copied:]
+        return o_ids, o_starts, o_ends
+
+
+def merge_unknown_runs(
+    ids: list[int], starts: list[int], ends: list[int], unk: int
+) -> tuple[list[int], list[int], list[int]]:
+    """`SentencePieceVocab.finish` without byte fallback, on columns: every run of unknown
+    pieces becomes one unknown piece spanning the run."""
+    n = len(ids)
+    o_ids: list[int] = []
+    o_starts: list[int] = []
+    o_ends: list[int] = []
+    copied = 0  # columns before this index are in the output already
+    try:
+        k = ids.index(unk)
+        while True:
+            r = k + 1
+            while r < n and ids[r] == unk:
+                r += 1
+            if r - k > 1:
+                o_ids += ids[copied : k + 1]
+                o_starts += starts[copied : k + 1]
+                o_ends += ends[copied:k]
+                o_ends.append(ends[r - 1])
+                copied = r
+            if r >= n:
+                break
+            k = ids.index(unk, r)
+    except ValueError:  # no further unknown piece
+        pass
+    if not copied:
+        return ids, starts, ends
+    o_ids += ids[copied:]
+    o_starts += starts[copied:]
+    o_ends += ends[copied:]
+    return o_ids, o_starts, o_ends

@@ -19,6 +19,8 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Sequence
+from itertools import accumulate, chain
+from operator import itemgetter
 from typing import Any
 
 import regex
@@ -31,7 +33,6 @@ __all__ = ["SentencePieceBPE"]
 
 _CACHE_LIMIT = 50_000
 _CACHE_MAX_CHARS = 256
-_SPLIT_ABOVE = 24  # chunks longer than this are cut further where no piece can span
 
 
 class SentencePieceBPE(Model):
@@ -76,7 +77,7 @@ class SentencePieceBPE(Model):
         self._bigrams = frozenset(p[k : k + 2] for p in self._mergeable for k in range(len(p) - 1))
         joinable = {c for p in self._mergeable if len(p) > 1 for c in p}
         self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}")
-        self._cache: dict[str, tuple[ModelToken, ...]] = {}
+        self._cache: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     def _make_chunker(self) -> re.Pattern[str] | None:
         if any(SPACE in u for u in self.spm.user_defined):
@@ -109,60 +110,97 @@ class SentencePieceBPE(Model):
 
     # ------------------------------------------------------------------ encoding
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        return tuple(zip(*self.tokenize_columns(text)))
+
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns ``(ids, starts, ends)``: chunk results are cached as piece ids
+        and lengths (the pieces tile the text), joined with C-level chain/accumulate."""
         if not text:
-            return ()
+            return [], [], []
         chunker = self._chunker
+        if chunker is None:
+            entries = [self._chunk_entry(text)]
+        else:
+            cache = self._cache
+            chunks = chunker.findall(text)  # (the chunker's alternatives tile any text)
+            entries = list(map(cache.get, chunks))
+            try:  # entries of the chunks not cached yet
+                k = entries.index(None)
+                while True:
+                    chunk = chunks[k]
+                    entry = cache.get(chunk)  # (a repeat of a chunk computed a moment ago)
+                    if entry is None:
+                        entry = self._chunk_entry(chunk)
+                        if len(chunk) <= _CACHE_MAX_CHARS:
+                            if len(cache) >= _CACHE_LIMIT:
+                                cache.clear()
+                            cache[chunk] = entry
+                    entries[k] = entry
+                    k = entries.index(None, k + 1)
+            except ValueError:  # no further miss
+                pass
+        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
+        ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
+        starts = [0]
+        starts += ends[:-1]
+        # unknown merging / byte fallback across the whole text (a run may span chunks)
+        return self.spm.finish_columns(text, ids, starts, ends)
+
+    def _chunk_entry(self, chunk: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(ids, piece lengths)`` of one chunk, joined from its parts (`_parts`), each of which
+        is encoded once and cached: no merge can join two parts, so the chunk's pieces are its
+        parts' pieces in order."""
         cache = self._cache
         plain_ids = self._plain_ids.get
         piece_to_id = self.spm.piece_to_id
-        out: list[ModelToken] = []
-        spans = ((m.start(), m.end()) for m in chunker.finditer(text)) if chunker is not None else [(0, len(text))]
-        for a, b in spans:
-            pieces = self._split_long(text, a, b) if b - a > _SPLIT_ABOVE else ((a, b),)
-            for base, end in pieces:
-                if end - base == 1:
-                    # one character on its own: one symbol, its own id (or unk)
-                    c = text[base]
-                    pid = plain_ids(c)
-                    out.append((piece_to_id(c) if pid is None else pid, base, end))
-                    continue
-                chunk = text[base:end]
-                got = cache.get(chunk)
-                if got is None:
-                    got = tuple(self._encode(chunk, None))
-                    if len(chunk) <= _CACHE_MAX_CHARS:
-                        if len(cache) >= _CACHE_LIMIT:
-                            cache.clear()
-                        cache[chunk] = got
-                if base:
-                    out.extend([(i, s + base, e + base) for i, s, e in got])
-                else:
-                    out.extend(got)
-        # unknown merging / byte fallback across the whole text (a run may span chunks)
-        return tuple(self.spm.finish(text, out))
+        ids: list[int] = []
+        lens: list[int] = []
+        for a, b in self._parts(chunk):
+            if b - a == 1:
+                # one character on its own: one symbol, its own id (or unk)
+                c = chunk[a]
+                pid = plain_ids(c)
+                ids.append(piece_to_id(c) if pid is None else pid)
+                lens.append(1)
+                continue
+            part = chunk[a:b] if b - a < len(chunk) else chunk
+            got = cache.get(part) if part is not chunk else None
+            if got is None:
+                raw = self._encode(part, None)
+                got = (tuple([t[0] for t in raw]), tuple([t[2] - t[1] for t in raw]))
+                if part is not chunk and b - a <= _CACHE_MAX_CHARS:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[part] = got
+            ids += got[0]
+            lens += got[1]
+        return tuple(ids), tuple(lens)
 
-    def _split_long(self, text: str, a: int, b: int) -> list[tuple[int, int]]:
-        """Cut ``text[a:b]`` between two characters that are adjacent in no piece: no merge
-        (and no user-defined symbol) can join them, so the parts are independent (and short
-        enough to cache, e.g. the words of a Japanese line without spaces). A character that
-        occurs in no multi-character piece stands alone."""
+    def _parts(self, text: str) -> list[tuple[int, int]]:
+        """Cut ``text`` between two characters that are adjacent in no piece: no merge (and no
+        user-defined symbol) can join them, so the parts are independent (and short enough to
+        cache, e.g. the words of a Japanese line without spaces). A character that occurs in no
+        multi-character piece stands alone."""
+        n = len(text)
+        if n <= 1:
+            return [(0, n)]
         out: list[tuple[int, int]] = []
         bigrams = self._bigrams
-        pos = a
-        for m in self._joinable.finditer(text, a, b):
+        pos = 0
+        for m in self._joinable.finditer(text):
             s, e = m.span()
             out.extend((p, p + 1) for p in range(pos, s))
-            if e - s > _SPLIT_ABOVE:
-                start = s
-                for p in range(s + 1, e):
-                    if text[p - 1 : p + 1] not in bigrams:
-                        out.append((start, p))
-                        start = p
-                out.append((start, e))
-            else:
-                out.append((s, e))
+            start = s
+            prev = text[s]
+            for p in range(s + 1, e):
+                c = text[p]
+                if prev + c not in bigrams:
+                    out.append((start, p))
+                    start = p
+                prev = c
+            out.append((start, e))
             pos = e
-        out.extend((p, p + 1) for p in range(pos, b))
+        out.extend((p, p + 1) for p in range(pos, n))
         return out
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace | None, ...]]:

@@ -258,14 +258,7 @@ class Unigram(Model):
             return [], [], []
         if self.spm is not None:
             if self._chunker is not None:
-                ids, starts, ends = self._sp_columns(text)
-                if self.unk_id in ids:
-                    if self.byte_fallback:
-                        raw = self.spm.finish(text, list(zip(ids, starts, ends)))
-                        return [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw]
-                    return _merge_unknown_runs(ids, starts, ends, self.unk_id)  # type: ignore[arg-type]
-                # nothing to merge or byte-fall back: finish would return it unchanged
-                return ids, starts, ends
+                return self.spm.finish_columns(text, *self._sp_columns(text))
             raw = self.spm.finish(text, self._dp_sp(text, 0.0)[0])
         else:
             raw = self._hf_finish(text, self.viterbi(text))
@@ -726,41 +719,6 @@ class Unigram(Model):
     def __repr__(self) -> str:
         kind = "sentencepiece" if self.sentencepiece else "hf"
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
-
-
-def _merge_unknown_runs(
-    ids: list[int], starts: list[int], ends: list[int], unk: int
-) -> tuple[list[int], list[int], list[int]]:
-    """`SentencePieceVocab.finish` without byte fallback, on columns: every run of unknown
-    pieces becomes one unknown piece spanning the run."""
-    n = len(ids)
-    o_ids: list[int] = []
-    o_starts: list[int] = []
-    o_ends: list[int] = []
-    copied = 0  # columns before this index are in the output already
-    try:
-        k = ids.index(unk)
-        while True:
-            r = k + 1
-            while r < n and ids[r] == unk:
-                r += 1
-            if r - k > 1:
-                o_ids += ids[copied : k + 1]
-                o_starts += starts[copied : k + 1]
-                o_ends += ends[copied:k]
-                o_ends.append(ends[r - 1])
-                copied = r
-            if r >= n:
-                break
-            k = ids.index(unk, r)
-    except ValueError:  # no further unknown piece
-        pass
-    if not copied:
-        return ids, starts, ends
-    o_ids += ids[copied:]
-    o_starts += starts[copied:]
-    o_ends += ends[copied:]
-    return o_ids, o_starts, o_ends
 
 
 def _unigram_chunker(space: re.Pattern[str] | None, piece_chars: frozenset[str]) -> re.Pattern[str] | None:
