@@ -197,6 +197,30 @@ class TestSentencePieceNormalizer:
                 got_text, n2o = norm.normalize_with_map(text)
                 assert (got_text, n2o) == (want[0], list(want[1])), repr(text)
 
+    @pytest.mark.parametrize("rel", SP_MODELS, ids=lambda r: r.split("/")[0])
+    def test_scan_shortcuts_equal_sentencepiece(self, rel: str) -> None:
+        # the normalizer copies runs without rule lookups; mix the characters that decide where
+        # a run ends (rule starts, second characters of longer rules, blanks, stop characters)
+        # with plain letters, leading blanks and line ends, and compare text and alignment
+        import random
+
+        spm = require_module("sentencepiece")
+        sp = _sp_cached(rel, spm)
+        norm = _norm_cached(rel)
+        rng = random.Random(11)
+        pools = [sorted(norm._stop), sorted(norm._multi1), sorted(norm._multi2), sorted(norm._blank), list("ab xy\n")]
+        pools = [p for p in pools if p]
+        for _ in range(3000):
+            text = "".join(rng.choice(rng.choice(pools)) for _ in range(rng.randint(1, 8)))
+            if rng.random() < 0.3:
+                text = "  " + text + "\n"
+            want = sp.normalize(text, with_offsets=True)
+            got = norm.normalize_with_map(text)
+            if not want[0]:  # (all blank: no alignment to compare; ours is empty, theirs [0])
+                assert got[0] == "", repr(text)
+                continue
+            assert got == (want[0], list(want[1])), repr(text)
+
 
 _CACHE: dict = {}
 

@@ -448,6 +448,7 @@ class SentencePieceNormalizer(Normalizer):
         # of longer rules; a longer rule can only start right before one of the latter.
         self._stop = frozenset(stop)
         self._multi1 = multi1
+        self._multi2 = frozenset(multi2) if multi1 else frozenset()
         scan = stop | (multi2 if multi1 else set())
         if self._space_is_plain:
             # A run of spaces (and space-like characters) is one match (handled in bulk). A lone
@@ -500,10 +501,13 @@ class SentencePieceNormalizer(Normalizer):
         remove = self.remove_extra_whitespaces
         if remove:
             blank0 = self._blank
+            special = self._special
             while i < n:
                 if s[i] in blank0:  # (its rule is exactly " ", one character)
                     i += 1
                     continue
+                if s[i] not in special:
+                    break  # starts no rule and no user-defined symbol: it maps to itself
                 rep, k = self._prefix(s, i)
                 if rep != " ":
                     break
@@ -522,6 +526,7 @@ class SentencePieceNormalizer(Normalizer):
         blank = self._blank
         stop_set = self._stop
         multi1 = self._multi1
+        multi2 = self._multi2
         lone_spaces = self._lone_spaces
         while i < n:
             m = find(s, i)
@@ -539,7 +544,7 @@ class SentencePieceNormalizer(Normalizer):
                     is_prev_space = False
                     i = j
                     continue
-            elif j < n and j > i and s[j - 1] in multi1:
+            elif j < n and j > i and s[j - 1] in multi1 and s[j] in multi2:
                 # a stop character can also be the second character of a longer rule that
                 # starts right before it (nmt_nfkc: "シ" + halfwidth "ﾞ" -> "ジ"): match from there
                 j -= 1
