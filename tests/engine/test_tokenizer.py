@@ -259,6 +259,41 @@ class TestChunkSpans:
             self._check(tok, NormalizedText.identity(text, 1), text)  # identity alignment, shifted
 
 
+class TestWholeTextPath:
+    """`Tokenizer._encode_whole` (no added tokens, no pre-tokenizer: SentencePiece .model files)
+    gives exactly what the general loop gives."""
+
+    @staticmethod
+    def _pair(rel: str) -> tuple[Tokenizer, Tokenizer]:
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        lean = load_sentencepiece_model(bundle_bytes(rel), source=rel)
+        general = load_sentencepiece_model(bundle_bytes(rel), source=rel)
+        general._whole_text = False
+        assert lean._whole_text
+        return lean, general
+
+    @staticmethod
+    def _row(enc) -> tuple:  # noqa: ANN001
+        st = enc.stages
+        return (enc.text, enc.ids, enc.tokens, enc.offsets, enc.byte_offsets, enc.special_tokens_mask,
+                enc.type_ids, enc.word_ids, enc.traces, st.original, list(st.pre_tokens),
+                [(g.start, g.end, g.normalized.text, g.normalized.alignments(), g.added_id, g.special)
+                 for g in st.segments], st.normalized.text)
+
+    @pytest.mark.parametrize("rel", ["mistral-7b-v0.1/tokenizer.model", "albert-30k-clean/30k-clean.model"])
+    def test_same_encoding(self, rel: str) -> None:
+        lean, general = self._pair(rel)
+        for text in ["", " ", "\n", "   ", "Hello  world\n", "a 龘é", "吾輩は猫である。", "x\u3000y  ", "<s>[CLS]"]:
+            assert self._row(lean.encode(text)) == self._row(general.encode(text)), repr(text)
+            assert self._row(lean.encode(text)) == self._row(general.encode(text)), repr(text)  # cached
+
+    def test_allowed_special_still_checked(self) -> None:
+        lean, _ = self._pair("sentencepiece-test/test_model.model")
+        with pytest.raises(ValueError, match="not special tokens"):
+            lean.encode("x", allowed_special={"<nope>"})
+
+
 class TestVocabularyAndInfo:
     def test_numbers(self) -> None:
         tok = byte_level_tokenizer()

@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from .added_tokens import AddedToken, AddedVocabulary
 from .decoders import Decoder
-from .encoding import Encoding, PreToken, Segment, Stages, Trace
+from .encoding import Encoding, PreToken, Segment, Stages, Trace, make_encoding, make_segment, make_stages
 from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
@@ -396,6 +396,8 @@ class Tokenizer:
         self._span_cache: dict[str, tuple] = {}
         self._id_table: list[str | None] | None = None
         self._token_values = getattr(model, "token_values", None)
+        # no added tokens and no pre-tokenizer: `_encode_whole`
+        self._whole_text = self._added.is_empty and pre_tokenizer is None
         # optional column forms of `Model.tokenize` / ``token_values`` (lists, no per-token tuples)
         self._model_columns = getattr(model, "tokenize_columns", None)
         self._token_values_columns = getattr(model, "token_values_columns", None)
@@ -453,6 +455,8 @@ class Tokenizer:
         allowed_special: str | set[str] | frozenset[str] | None,
         trace: bool,
     ) -> Encoding:
+        if self._whole_text and not trace and allowed_special is None:
+            return self._encode_whole(text, add_special_tokens)
         skip = self._skip_ids(allowed_special)
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         if self._added.is_empty:
@@ -537,6 +541,31 @@ class Tokenizer:
             word_ids=out.word_ids,
             stages=Stages(text, tuple(segments), _PreTokens(stage_parts)),  # type: ignore[arg-type]
             traces=out.traces,
+        )
+        if self.post_processor is not None:
+            enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
+        return enc
+
+    def _encode_whole(self, text: str, add_special_tokens: bool) -> Encoding:
+        """`_encode` for pipelines without added tokens and pre-tokenizer (SentencePiece .model
+        files): the normalized text is the one chunk. The same steps and values as the general
+        loop, without its per-call bookkeeping (one line of text costs a few microseconds here)."""
+        out = _Columns(False)
+        segments: tuple[Segment, ...] = ()
+        stage_parts: list = []
+        if text:
+            whole = make_text(text, text, 0, len(text))
+            piece = self.normalizer.normalize(whole) if self.normalizer is not None else whole
+            if piece.text:
+                segments = (make_segment(piece.orig_start, piece.orig_end, piece),)
+                chunks = [piece]
+                stage_parts.append(chunks)
+                self._encode_chunks(chunks, text, _BytePos(text), 0, out)
+        n = len(out.ids)
+        zeros = [0] * n
+        enc = make_encoding(
+            text, out.ids, out.tokens, out.offsets, out.byte_offsets, zeros, list(zeros), out.word_ids,
+            make_stages(text, segments, _PreTokens(stage_parts)), None,
         )
         if self.post_processor is not None:
             enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)

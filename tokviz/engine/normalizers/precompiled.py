@@ -501,13 +501,13 @@ class SentencePieceNormalizer(Normalizer):
         remove = self.remove_extra_whitespaces
         if remove:
             blank0 = self._blank
-            special = self._special
             while i < n:
-                if s[i] in blank0:  # (its rule is exactly " ", one character)
+                c = s[i]
+                if c in blank0:  # (its rule is exactly " ", one character)
                     i += 1
                     continue
-                if s[i] not in special:
-                    break  # starts no rule and no user-defined symbol: it maps to itself
+                if c not in self._stop and (c not in self._multi1 or i + 1 == n or s[i + 1] not in self._multi2):
+                    break  # starts no rule and no user-defined symbol here: it maps to itself
                 rep, k = self._prefix(s, i)
                 if rep != " ":
                     break
