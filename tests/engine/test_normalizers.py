@@ -284,6 +284,23 @@ class TestSequence:
 
 
 class TestBertNormalizer:
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.sampled_from(list("aéÅがパㇷ゚한ǅ\u0301\u3099\u0903\u093c\u05b0ﬁ日 \u00adĳ")), max_size=25).map("".join))
+    def test_precomposed_shortcut_equals_full_decomposition(self, text: str) -> None:
+        """Stripping accents translates precomposed chars 1:1 before NFD; alignment and text must
+        be what NFD + removing the marks gives (and what HF gives)."""
+        from unittest import mock
+
+        from tokviz.engine.normalizers import bert
+
+        norm = BertNormalizer()
+        fast = norm.normalize(NormalizedText.identity(text))
+        with mock.patch.object(bert, "_strip_precomposed", lambda nt: nt):
+            full = norm.normalize(NormalizedText.identity(text))
+        assert (fast.text, fast.alignments()) == (full.text, full.alignments())
+        hf = require_module("tokenizers").normalizers.BertNormalizer()
+        assert fast.text == hf.normalize_str(text)
+
     @pytest.mark.parametrize("prefix", ["", "\x00\u200bÀ"], ids=["identity", "after-cleaning"])
     def test_long_text_pads_like_short_text(self, prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
         """Long texts repeat the alignment with numpy; the result equals the pure-Python one."""

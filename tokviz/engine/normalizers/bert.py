@@ -68,6 +68,31 @@ def _pad_chinese(nt: NormalizedText) -> NormalizedText:
     return NormalizedText(nt.original, padded, nt.orig_start, nt.orig_end, starts, ends)
 
 
+def _strip_precomposed(nt: NormalizedText) -> NormalizedText:
+    """The part of NFD + removing non-spacing marks that is a 1:1 substitution, as one
+    ``translate``: a character whose decomposition is one base character followed by
+    non-spacing marks only (が -> か + U+3099, é -> e + U+0301) ends up as its base with its own
+    alignment (the marks follow it in NFD and are then removed). Everything else is left to
+    NFD. Skipped when the text has a combining mark that stays (class > 0, not Mn): canonical
+    reordering could then move it among the removed marks."""
+    from .unicode import _active_set, _ccc, _changes_cached
+
+    text = nt.text
+    chars = set(text)
+    if any(_ccc(c) and c not in NONSPACING_MARK for c in chars):
+        return nt
+    active = _active_set("NFD")
+    table: dict[int, str] = {}
+    for c in chars:
+        if c in active:
+            changes = _changes_cached(c, "NFD")
+            if len(changes) > 1 and changes[0][1] == 0 and all(ch in NONSPACING_MARK for ch, _ in changes[1:]):
+                table[ord(c)] = changes[0][0]
+    if not table:
+        return nt
+    return nt.with_text(text.translate(table))
+
+
 # Texts at least this long repeat their alignment with numpy (imported only then).
 _NUMPY_CHARS = 50_000
 
@@ -127,6 +152,7 @@ class BertNormalizer(Normalizer):
             text = _pad_chinese(text)
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip and not text.text.isascii():
+            text = _strip_precomposed(text)
             text = _normalize(text, "NFD")
             text = remove_chars(text, NONSPACING_MARK)
         if self.lowercase:
