@@ -25,9 +25,12 @@ How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on e
 
 Speed: byte-level pipelines (ByteLevel alone or after one Split) take a fast path in which a
 chunk is a plain slice of the text, so its whole result (ids, tokens, relative offsets and
-byte offsets) is cached under its text; other pipelines cache the model output per chunk and
-reuse relative offsets when the chunk is an exact copy of its original text. Both paths are
-tested to agree (`tests/engine/test_tokenizer.py`).
+byte offsets) is cached under its text. Pre-tokenizers that only cut (BERT's, Whitespace,
+WhitespaceSplit: `PreTokenizer.chunk_spans`) take the span path: the model output is cached per
+chunk text and the offsets of all chunks of a piece come from its alignment in bulk. Other
+pipelines cache the model output per chunk and reuse relative offsets when the chunk is an
+exact copy of its original text. All paths run their columns as C-level passes over all chunks
+and are tested to agree with the chunk-by-chunk path (`tests/engine/test_tokenizer.py`).
 
 Byte offsets are exact: a token holding part of a character (byte-level proxies, byte-fallback
 ``<0xNN>`` pieces) gets exactly its bytes; tokens of text that normalization changed get the
