@@ -322,6 +322,7 @@ def _plain_span_types() -> tuple[type, ...]:
 # the identity shift): `Tokenizer._chunk_spans` maps their tokens in bulk.
 _PLAIN_SPAN_TYPES = _plain_span_types()
 _MINUS_ONE = (-1).__add__
+_PLUS_ONE = (1).__add__
 
 
 class _NoCache(dict):
@@ -807,18 +808,23 @@ class Tokenizer:
         """
         data = sub.encode("utf-8")
         spans = self.model.tokenize(bytes_to_proxy(data))
-        ids = [t[0] for t in spans]
+        ids = list(map(itemgetter(0), spans))
         toks = self._tokens_of(ids)
         if self._token_values is not None:
             toks = self._token_values(bytes_to_proxy(data), spans, toks)
-        rel_bytes = [(s, e) for _, s, e in spans]
+        b_start = list(map(itemgetter(1), spans))
+        b_end = list(map(itemgetter(2), spans))
+        rel_bytes = list(zip(b_start, b_end))
         if len(data) == len(sub):  # ASCII: one byte per character
             rel = rel_bytes
         else:
             # char index of every byte: running count of lead (non-continuation) bytes, minus one
             idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
-            # an empty range keeps its chunk-relative position (NormalizedText.original_span quirk)
-            rel = [(idx[s + 1], idx[e] + 1) if s != e else (s, e) for s, e in rel_bytes]
+            if any(map(eq, b_start, b_end)):
+                # an empty range keeps its chunk-relative position (NormalizedText.original_span quirk)
+                rel = [(idx[s + 1], idx[e] + 1) if s != e else (s, e) for s, e in rel_bytes]
+            else:
+                rel = list(zip(map(idx.__getitem__, map(_PLUS_ONE, b_start)), map(_PLUS_ONE, map(idx.__getitem__, b_end))))
         return (ids, toks, rel, rel_bytes, len(data))
 
     def _deterministic(self) -> bool:
