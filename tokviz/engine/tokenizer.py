@@ -332,6 +332,30 @@ class _NoCache(dict):
         pass
 
 
+def _cached_entries(cache: dict[str, tuple], subs: list[str], make: Callable[[int, str], tuple]) -> list[tuple]:
+    """The cache entry of every chunk text in ``subs``; a missing one is ``make(k, subs[k])``,
+    stored (the cache is emptied when full). One C-level lookup pass; Python code per miss only."""
+    entries = list(map(cache.get, subs))
+    if None in entries:
+        for k in compress(range(len(subs)), map(is_, entries, repeat(None))):
+            sub = subs[k]
+            entry = cache.get(sub)  # an earlier chunk of this run may have been the same
+            if entry is None:
+                entry = make(k, sub)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[sub] = entry
+            entries[k] = entry
+    return entries
+
+
+def _extend_ids_tokens(out: _Columns, entries: list[tuple]) -> list[int]:
+    """Append the ids and tokens of chunk entries ``(ids, tokens, ...)``; their token counts."""
+    out.ids.extend(chain.from_iterable(map(itemgetter(0), entries)))
+    out.tokens.extend(chain.from_iterable(map(itemgetter(1), entries)))
+    return list(map(len, map(itemgetter(0), entries)))
+
+
 class _Columns:
     """The growing columns of one encode run."""
 
@@ -596,23 +620,10 @@ class Tokenizer:
             subs, starts = [s for s in subs if s], [c for s, c in zip(subs, starts) if s]
         if not subs:
             return word
-        entries = list(map(cache.get, subs))
-        if None in entries:
-            for k in compress(range(len(subs)), map(is_, entries, repeat(None))):
-                sub = subs[k]
-                entry = cache.get(sub)  # (an earlier chunk of this run may have been the same)
-                if entry is None:
-                    cs = starts[k]
-                    entry = self._fast_entry(text, sub, cs, cs + len(sub))
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[sub] = entry
-                entries[k] = entry
+        entries = _cached_entries(cache, subs, lambda k, sub: self._fast_entry(text, sub, starts[k], starts[k] + len(sub)))
         # The columns are built in C-level passes over all chunks (no per-chunk Python code):
         # each token's chunk-relative spans plus its chunk's start, repeated per token.
-        counts = list(map(len, map(itemgetter(0), entries)))
-        out.ids.extend(chain.from_iterable(map(itemgetter(0), entries)))
-        out.tokens.extend(chain.from_iterable(map(itemgetter(1), entries)))
+        counts = _extend_ids_tokens(out, entries)
         shift = list(chain.from_iterable(map(repeat, starts, counts)))
         rel = list(chain.from_iterable(map(itemgetter(2), entries)))
         out.offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
@@ -663,20 +674,8 @@ class Tokenizer:
         cache = self._span_cache if self._deterministic() else _NoCache()
         s_list = list(map(itemgetter(0), spans))
         subs = list(map(ptext.__getitem__, map(slice, s_list, map(itemgetter(1), spans))))
-        entries = list(map(cache.get, subs))
-        if None in entries:
-            for k in compress(range(len(subs)), map(is_, entries, repeat(None))):
-                sub = subs[k]
-                entry = cache.get(sub)
-                if entry is None:
-                    entry = self._span_entry(sub)
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[sub] = entry
-                entries[k] = entry
-        counts = list(map(len, map(itemgetter(0), entries)))
-        out.ids.extend(chain.from_iterable(map(itemgetter(0), entries)))
-        out.tokens.extend(chain.from_iterable(map(itemgetter(1), entries)))
+        entries = _cached_entries(cache, subs, lambda k, sub: self._span_entry(sub))
+        counts = _extend_ids_tokens(out, entries)
         shift = list(chain.from_iterable(map(repeat, s_list, counts)))
         first = list(map(add, chain.from_iterable(map(itemgetter(2), entries)), shift))  # piece positions
         stop = list(map(add, chain.from_iterable(map(itemgetter(3), entries)), shift))
