@@ -48,7 +48,7 @@ _KIND_SCORE = 0  # a normal piece: float32 (SentencePiece) / float64 (HF) score
 _KIND_USER = 1  # SentencePiece USER_DEFINED: a double bonus score
 _KIND_UNUSED = 2  # in the trie but never a candidate
 
-_CACHE_LIMIT = 20_000
+_CACHE_LIMIT = 100_000
 _RESET = 100000.0  # sentencepiece's kScoreResetThreshold
 _CACHE_MAX_CHARS = 256
 # A chunk cache entry: the path's ids and piece lengths, the bound on |T| under which the float32
@@ -365,6 +365,18 @@ class Unigram(Model):
                 k = entries.index(None, k + 1)
         except ValueError:  # no further miss
             pass
+        self._advance(chunks, entries)
+        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
+        # the pieces tile the text: the ends are the running sums of their lengths
+        ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
+        starts = [0]
+        starts += ends[:-1]
+        return ids, starts, ends
+
+    def _advance(self, chunks: list[str], entries: list) -> float:
+        """Run the float32 state ``T`` over the chunks from 0: a cached path is taken when
+        ``|T| < cap``, else the chunk is redone exactly (its entry replaced by the result).
+        Returns ``T`` after the last chunk."""
         total = 0.0
         slot = array("f", [0.0])
         unk_score = self.unk_score
@@ -388,12 +400,7 @@ class Unigram(Model):
             else:
                 path_x, total = self._dp_sp(chunks[k], total)
                 entries[k] = ([p[0] for p in path_x], [p[2] - p[1] for p in path_x])
-        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
-        # the pieces tile the text: the ends are the running sums of their lengths
-        ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
-        starts = [0]
-        starts += ends[:-1]
-        return ids, starts, ends
+        return total
 
     def _unknown_entry(self, n: int) -> _Entry:
         """Cache entry of a run of ``n`` characters no piece contains: ``n`` unknown nodes. No
