@@ -369,6 +369,19 @@ class BPE(DictVocabModel):
             self.__dict__["_cuttable_"] = ok
         return ok
 
+    def _result_pairs(self) -> set[str] | None:
+        """Every two adjacent chars inside a merge result (None: a merge has an empty part, so
+        nothing is ever cut). A merge result across a boundary between two plain symbols holds
+        the two chars there, so a boundary whose pair is not in this set is never crossed."""
+        if "_result_pairs_" not in self.__dict__:
+            pairs = None
+            if all(a and b for a, b in self._ranks):
+                sent = self._sentinel
+                joined = sent.join(set(self._merged.values()))
+                pairs = {g for g in set(map(add, joined, joined[1:])) if sent not in g}
+            self.__dict__["_result_pairs_"] = pairs
+        return self.__dict__["_result_pairs_"]
+
     @property
     def _inert_fallback(self) -> bool:
         """True when no merge takes a byte-fallback piece or the unk token as a part: what
@@ -386,36 +399,34 @@ class BPE(DictVocabModel):
         """A long chunk cut where no merge can cross, each piece tokenized (and cached) alone;
         None when there is no such boundary.
 
-        The boundary test of `_merge_plain` holds where the chars on both sides, and one more
-        on each side, are plain symbols (then a merge result across the boundary spells those
-        chars); boundaries nearer an unknown char (byte-fallback pieces, unk) are never cut, so
-        unk runs stay whole for ``fuse_unk``. `_cuttable` rules out HF's drifting offsets,
-        which would carry across pieces.
+        A boundary between two plain symbols is cut when no merge result holds its two chars
+        side by side (`_result_pairs`: one C-level pass, a third of the 3-char test of
+        `_merge_plain` and nearly as many cuts). Chars outside the vocab become byte-fallback
+        pieces or unk: when those never merge they are masked (always cut around), else their
+        boundaries are never cut; unk runs stay whole for ``fuse_unk``. `_cuttable` rules out
+        HF's drifting offsets, which would carry across pieces.
         """
-        sets = self._junctions
-        if sets is None:
-            sets = self._junctions = self._build_junctions() or ()
-        if not sets:
+        pairs = self._result_pairs()
+        if pairs is None:
             return None
         vocab = self._vocab
         strange = [c for c in set(text) if c not in vocab]
         if not strange:
-            joinable = _joinable(text, sets)
+            joinable = list(map(pairs.__contains__, map(add, text, text[1:])))
         elif self._inert_fallback:
             # The unknown chars' pieces never merge: mask them with the sentinel (in no vocab
-            # entry), so both boundaries of an unknown char are cut and no 3-char context
-            # reaches across one; a run of unknown chars that fuse into one unk stays whole.
+            # entry), so both boundaries of an unknown char are cut; a run of unknown chars that
+            # fuse into one unk stays whole.
             masked = text.translate(dict.fromkeys(map(ord, strange), self._sentinel))
-            joinable = _joinable(masked, sets)
+            joinable = list(map(pairs.__contains__, map(add, masked, masked[1:])))
             if self.fuse_unk and not self.byte_fallback:
                 unknown = list(map(self._sentinel.__eq__, masked))
                 joinable = list(map(or_, joinable, map(and_, unknown, unknown[1:])))
         else:
-            joinable = _joinable(text, sets)
-            # boundary k-1 (between text[k-1] and text[k]) needs text[k-2..k+1] known
+            # a boundary next to an unknown char is never cut (its pieces may merge)
+            joinable = list(map(pairs.__contains__, map(add, text, text[1:])))
             unknown = [c not in vocab for c in text]
-            near = list(map(or_, map(or_, unknown, unknown[1:]), map(or_, [False, *unknown[:-2]], [*unknown[2:], False])))
-            joinable = list(map(or_, joinable, near))
+            joinable = list(map(or_, joinable, map(or_, unknown, unknown[1:])))
         if False not in joinable:
             return None
         n = len(text)
