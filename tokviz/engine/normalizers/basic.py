@@ -61,7 +61,14 @@ def extend_alignment(arr: array, seq: SequenceABC[int]) -> None:
     global _iota
     if type(seq) is range and seq.step == 1 and 0 <= seq.start and seq.stop <= _IOTA_CAP:
         if seq.stop > len(_iota):
-            _iota = array("q", range(max(seq.stop, 2 * len(_iota), 1024)))
+            size = min(_IOTA_CAP, max(seq.stop + 1024, 2 * len(_iota)))
+            if size >= 100_000:  # array(range) costs ~60 ns an entry; numpy writes the bytes
+                import numpy as np
+
+                _iota = array("q")
+                _iota.frombytes(np.arange(size, dtype=np.int64).tobytes())
+            else:
+                _iota = array("q", range(size))
         arr.extend(_iota[seq.start : seq.stop])
     else:
         arr.extend(seq)
