@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from itertools import accumulate, chain
-from operator import itemgetter
+from itertools import accumulate, chain, compress, repeat
+from operator import is_, itemgetter
 from collections.abc import Sequence
 from typing import Any
 
@@ -346,25 +346,30 @@ class Unigram(Model):
         cache = self._chunk_cache
         chunks = self._chunker.findall(text)
         entries = list(map(cache.get, chunks))
-        try:  # entries of the chunks not cached yet
-            k = entries.index(None)
+        if None in entries:
+            # each distinct chunk not cached yet is computed once (C-level passes find them)
+            fresh: dict[str, _Entry] = {}
             piece_chars = self._piece_chars
-            while True:
-                chunk = chunks[k]
-                entry = cache.get(chunk)  # (a repeat of a chunk computed a moment ago)
+            for chunk in dict.fromkeys(compress(chunks, map(is_, entries, repeat(None)))):
+                entry = cache.get(chunk)  # (a part of a chunk computed a moment ago)
                 if entry is None:
                     if chunk[0] in piece_chars:
                         entry = self._chunk_path(chunk)
                     else:
                         entry = self._unknown_entry(len(chunk))
-                    if len(chunk) <= _CACHE_MAX_CHARS:
+                    if len(chunk) <= _CACHE_MAX_CHARS:  # (also the parts of later chunks)
                         if len(cache) >= _CACHE_LIMIT:
                             cache.clear()
                         cache[chunk] = entry
-                entries[k] = entry
-                k = entries.index(None, k + 1)
-        except ValueError:  # no further miss
-            pass
+                fresh[chunk] = entry
+            entries = list(map(cache.get, chunks))
+            try:  # chunks too long to cache (or dropped by a clear meanwhile)
+                k = entries.index(None)
+                while True:
+                    entries[k] = fresh[chunks[k]]
+                    k = entries.index(None, k + 1)
+            except ValueError:
+                pass
         self._advance(chunks, entries)
         ids = list(chain.from_iterable(map(itemgetter(0), entries)))
         # the pieces tile the text: the ends are the running sums of their lengths
