@@ -230,6 +230,19 @@ class TestSentencePieceBPE:
         types = [U, N, N, N, N, N, N, UD, UNUSED]
         return SentencePieceBPE(pieces, scores, types)
 
+    def test_cut_chunks_equal_whole_text_bpe(self) -> None:
+        # chunks are cut where no piece holds the two adjacent characters and the parts cached;
+        # that must give what one BPE run over the whole text gives
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        m = load_sentencepiece_model(bundle_bytes("mistral-7b-v0.1/tokenizer.model"), source="m").model
+        rng = random.Random(2)
+        words = ["self", ".", "assert", "Equal", "(", "x", ",", "▁", "吾輩", "は", "猫", "::", "0x1F", "龘", "'s"]
+        for _ in range(200):
+            text = "".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+            assert m.tokenize(text) == tuple(m.spm.finish(text, m._encode(text, None))), text
+            assert m.tokenize(text) == tuple(m.spm.finish(text, m._encode(text, None))), text  # cached
+
     def test_higher_score_first_then_leftmost(self) -> None:
         m = self.model()
         assert toks(m, "abc") == ["abc"]

@@ -19,8 +19,8 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Sequence
-from itertools import accumulate, chain
-from operator import itemgetter
+from itertools import accumulate, chain, compress, repeat
+from operator import is_, itemgetter
 from typing import Any
 
 import regex
@@ -33,6 +33,7 @@ __all__ = ["SentencePieceBPE"]
 
 _CACHE_LIMIT = 50_000
 _CACHE_MAX_CHARS = 256
+_SPLIT_ABOVE = 8  # chunks this short are encoded whole
 
 
 class SentencePieceBPE(Model):
@@ -124,21 +125,26 @@ class SentencePieceBPE(Model):
             cache = self._cache
             chunks = chunker.findall(text)  # (the chunker's alternatives tile any text)
             entries = list(map(cache.get, chunks))
-            try:  # entries of the chunks not cached yet
-                k = entries.index(None)
-                while True:
-                    chunk = chunks[k]
-                    entry = cache.get(chunk)  # (a repeat of a chunk computed a moment ago)
+            if None in entries:
+                # each distinct chunk not cached yet is computed once (C-level passes find them)
+                fresh: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+                for chunk in dict.fromkeys(compress(chunks, map(is_, entries, repeat(None)))):
+                    entry = cache.get(chunk)  # (a part of a chunk computed a moment ago)
                     if entry is None:
                         entry = self._chunk_entry(chunk)
                         if len(chunk) <= _CACHE_MAX_CHARS:
                             if len(cache) >= _CACHE_LIMIT:
                                 cache.clear()
                             cache[chunk] = entry
-                    entries[k] = entry
-                    k = entries.index(None, k + 1)
-            except ValueError:  # no further miss
-                pass
+                    fresh[chunk] = entry
+                entries = list(map(cache.get, chunks))
+                try:  # chunks too long to cache (or dropped by a clear meanwhile)
+                    k = entries.index(None)
+                    while True:
+                        entries[k] = fresh[chunks[k]]
+                        k = entries.index(None, k + 1)
+                except ValueError:
+                    pass
         ids = list(chain.from_iterable(map(itemgetter(0), entries)))
         ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
         starts = [0]
@@ -180,9 +186,10 @@ class SentencePieceBPE(Model):
         """Cut ``text`` between two characters that are adjacent in no piece: no merge (and no
         user-defined symbol) can join them, so the parts are independent (and short enough to
         cache, e.g. the words of a Japanese line without spaces). A character that occurs in no
-        multi-character piece stands alone."""
+        multi-character piece stands alone. Short texts stay whole (finding the cuts would cost
+        more than the parts' cache hits save)."""
         n = len(text)
-        if n <= 1:
+        if n <= _SPLIT_ABOVE:
             return [(0, n)]
         out: list[tuple[int, int]] = []
         bigrams = self._bigrams
