@@ -164,6 +164,9 @@ class Unigram(Model):
                 node_id[node] = i
         self._kids = kids
         self._root = kids[0]
+        # a character no trie edge carries (ends a walk at the end of a text)
+        used = {c for k in kids for c in k}
+        self._sentinel = next(c for c in ("\uffff", "\U0010ffff", "\x00", "\ufffe") if c not in used)
         self._node_info = node_info
         self._node_score = node_score
         self._node_id = node_id
@@ -490,9 +493,9 @@ class Unigram(Model):
         singles = self._singles
         unk_score = self.unk_score
         unk_id = self.unk_id
-        for s in range(n):
+        padded = text + self._sentinel  # (the trie walk stops at the end without a test per step)
+        for s, c in enumerate(text):
             base = best[s]
-            c = text[s]
             if c not in singles:
                 # the unknown node (no single-char piece here); candidates ending at s + 1 from
                 # earlier starts were all offered before, as in the reference order
@@ -521,9 +524,7 @@ class Unigram(Model):
                         ids[e] = node_id[t]
                     elif cand > second[e]:
                         second[e] = cand
-                if e == n:
-                    break
-                t = kids[t].get(text[e])
+                t = kids[t].get(padded[e])
         p_ids: list[int] = []
         p_lens: list[int] = []
         margin = math.inf
