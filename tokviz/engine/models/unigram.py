@@ -527,13 +527,13 @@ class Unigram(Model):
                 t = kids[t].get(padded[e])
         p_ids: list[int] = []
         p_lens: list[int] = []
-        margin = math.inf
+        margin = math.inf  # min over path ends e of (winning margin at e) / (e + 2)
         e = n
         while e > 0:
             p_ids.append(ids[e])
             s = starts[e]
             p_lens.append(e - s)
-            d = best[e] - second[e]
+            d = (best[e] - second[e]) / (e + 2)
             if d < margin:
                 margin = d
             e = s
@@ -544,11 +544,12 @@ class Unigram(Model):
         # The largest |T| for which the path is exact from T (see `_sp_columns`), a hair under.
         # Why: let M >= |T| + mag bound every value the float32 DP forms, u = 2**-24. Each stored
         # score is one rounding (<= u*M) away from its exact value plus its predecessor's error,
-        # so F(s) is within s*u*M of T + V(s). At a path end the winner's exact sum beats every
-        # other candidate's by the margin; after the predecessors' errors (2*(n-1)*u*M) the
-        # float32 sums must still differ by more than one ulp (2*u*M) so that rounding cannot
-        # make them equal: margin > 2*n*u*M = n * 1.19e-7 * M suffices; we ask for twice that.
-        cap = min(_RESET * 0.99 - mag, margin / ((n + 2) * _MARGIN_PER_ADD) - 1.0 - mag) * (1.0 - 1e-9)
+        # so F(s) is within s*u*M of T + V(s), whatever was decided elsewhere. At a path end e the
+        # winner's exact sum beats every other candidate's by the margin d_e; after the
+        # predecessors' errors (2*(e-1)*u*M) the float32 sums must still differ by more than one
+        # ulp (2*u*M) so that rounding cannot make them equal: d_e > 2*e*u*M = e * 1.19e-7 * M
+        # suffices; we ask for (e + 2) * 2.4e-7 * M, i.e. M < min_e(d_e / (e + 2)) / 2.4e-7.
+        cap = min(_RESET * 0.99 - mag, margin / _MARGIN_PER_ADD - 1.0 - mag) * (1.0 - 1e-9)
         return tuple(p_ids), tuple(p_lens), cap, tuple(map(self._score_of.__getitem__, p_ids)), False
 
     def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
