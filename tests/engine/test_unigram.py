@@ -206,6 +206,28 @@ class TestUnigramSentencePiece:
         assert not any(gc.is_tracked(k) for k in m._kids)
 
 
+class TestChunkCacheLimit:
+    @pytest.mark.parametrize("rel", ["albert-30k-clean/30k-clean.model", "mistral-7b-v0.1/tokenizer.model"])
+    def test_cache_cleared_during_one_text(self, rel: str, monkeypatch) -> None:  # noqa: ANN001
+        # a cache that fills up in the middle of a text is cleared; hits found before the clear
+        # and chunks computed after it must all still be used
+        import tokviz.engine.models.sentencepiece_bpe as bpe_module
+        import tokviz.engine.models.unigram as unigram_module
+        from tokviz.io.sentencepiece import load_sentencepiece_model
+
+        text = corpus_text("botchan.txt")[:20_000]
+        want = load_sentencepiece_model(bundle_bytes(rel), source=rel).model
+        norm = load_sentencepiece_model(bundle_bytes(rel), source=rel).normalizer.normalize_str(text)
+        expected = want.tokenize_columns(norm)
+        monkeypatch.setattr(unigram_module, "_CACHE_LIMIT", 7)
+        monkeypatch.setattr(bpe_module, "_CACHE_LIMIT", 7)
+        m = load_sentencepiece_model(bundle_bytes(rel), source=rel).model
+        half = norm[: len(norm) // 2]
+        m.tokenize_columns(half)  # (the cache holds some chunks when the whole text comes)
+        assert m.tokenize_columns(norm) == expected
+        assert m.tokenize_columns(norm) == expected
+
+
 class TestSentencePieceVocabFinish:
     @pytest.mark.parametrize("byte_fallback", [False, True])
     def test_columns_equal_tuples(self, byte_fallback: bool) -> None:

@@ -137,14 +137,8 @@ class SentencePieceBPE(Model):
                                 cache.clear()
                             cache[chunk] = entry
                     fresh[chunk] = entry
-                entries = list(map(cache.get, chunks))
-                try:  # chunks too long to cache (or dropped by a clear meanwhile)
-                    k = entries.index(None)
-                    while True:
-                        entries[k] = fresh[chunks[k]]
-                        k = entries.index(None, k + 1)
-                except ValueError:
-                    pass
+                # a chunk computed now was missing at every occurrence; the others keep their hit
+                entries = list(map(fresh.get, chunks, entries))
         ids = list(chain.from_iterable(map(itemgetter(0), entries)))
         ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
         starts = [0]

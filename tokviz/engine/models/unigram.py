@@ -365,14 +365,8 @@ class Unigram(Model):
                             cache.clear()
                         cache[chunk] = entry
                 fresh[chunk] = entry
-            entries = list(map(cache.get, chunks))
-            try:  # chunks too long to cache (or dropped by a clear meanwhile)
-                k = entries.index(None)
-                while True:
-                    entries[k] = fresh[chunks[k]]
-                    k = entries.index(None, k + 1)
-            except ValueError:
-                pass
+            # a chunk computed now was missing at every occurrence; the others keep their hit
+            entries = list(map(fresh.get, chunks, entries))
         self._advance(chunks, entries)
         ids = list(chain.from_iterable(map(itemgetter(0), entries)))
         # the pieces tile the text: the ends are the running sums of their lengths
