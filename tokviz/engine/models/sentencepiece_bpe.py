@@ -31,7 +31,7 @@ from ._spm import SPACE, PieceType, SentencePieceVocab, space_chunker
 
 __all__ = ["SentencePieceBPE"]
 
-_CACHE_LIMIT = 50_000
+_CACHE_LIMIT = 100_000  # entries (tuples of ints: the cycle collector does not track them)
 _CACHE_MAX_CHARS = 256
 _SPLIT_ABOVE = 8  # chunks this short are encoded whole
 
