@@ -325,6 +325,14 @@ _MINUS_ONE = (-1).__add__
 _PLUS_ONE = (1).__add__
 
 
+def _pick(values: Sequence[int], indices: Sequence[int]) -> Sequence[int]:
+    """``[values[i] for i in indices]`` in one C call (a tuple; ``itemgetter`` of one index
+    would give the bare value, of none an error)."""
+    if len(indices) > 1:
+        return itemgetter(*indices)(values)
+    return [values[i] for i in indices]
+
+
 class _NoCache(dict):
     """A cache that keeps nothing (for models that sample, e.g. BPE dropout)."""
 
@@ -938,10 +946,11 @@ class Tokenizer:
             cs = list(map(o.__add__, s_col))
             ce = list(map(o.__add__, e_col))
         else:
-            cs = list(map(starts.__getitem__, entry[7]))
-            ce = list(map(chunk.ends.__getitem__, entry[8]))  # type: ignore[union-attr]
+            cs = _pick(starts, entry[7])
+            ce = _pick(chunk.ends, entry[8])  # type: ignore[arg-type]
         empties = entry[9]
         if empties:
+            cs, ce = list(cs), list(ce)
             span = chunk.original_span
             for k in empties:
                 cs[k], ce[k] = span(s_col[k], e_col[k])
@@ -954,7 +963,7 @@ class Tokenizer:
             table = None
         else:
             table = bpos.table()
-            byte_offsets = list(zip(map(table.__getitem__, cs), map(table.__getitem__, ce)))
+            byte_offsets = list(zip(_pick(table, cs), _pick(table, ce)))
         if byte_pieces:
             text = bpos.text
             n_text = len(text)
