@@ -290,15 +290,11 @@ class Unigram(Model):
         if unk is None or unk not in ids:
             return values
         out = list(values)
-        k = ids.index(unk)
-        try:
-            while True:
-                s, e = starts[k], ends[k]
-                if e > s:
-                    out[k] = text[s:e]
-                k = ids.index(unk, k + 1)
-        except ValueError:  # no further unknown token
-            pass
+        at = list(compress(range(len(ids)), map(unk.__eq__, ids)))  # the unknown tokens
+        covered = map(text.__getitem__, map(slice, map(starts.__getitem__, at), map(ends.__getitem__, at)))
+        for k, piece in zip(at, covered):
+            if piece:  # (an empty span keeps the unk piece)
+                out[k] = piece
         return out
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[UnigramTrace, ...]]:
