@@ -634,8 +634,11 @@ class Tokenizer:
         counts = _extend_ids_tokens(out, entries)
         shift = list(chain.from_iterable(map(repeat, starts, counts)))
         rel = list(chain.from_iterable(map(itemgetter(2), entries)))
-        out.offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
-        if not bpos.ascii:
+        offsets = list(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
+        out.offsets.extend(offsets)
+        if bpos.ascii:  # one byte per character: the byte spans are the char spans
+            out.byte_offsets.extend(offsets)
+        else:
             nbytes = list(map(itemgetter(4), entries))
             first = bpos.at(starts[0])
             if list(map(add, starts, map(len, subs)))[:-1] == starts[1:]:  # chunks tile the piece
@@ -652,8 +655,8 @@ class Tokenizer:
                     c, b = cs + len(sub), b + nb
             bpos.c, bpos.b = starts[-1] + len(subs[-1]), bstarts[-1] + nbytes[-1]
             shift = list(chain.from_iterable(map(repeat, bstarts, counts)))
-        rel = list(chain.from_iterable(map(itemgetter(3), entries)))
-        out.byte_offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
+            rel = list(chain.from_iterable(map(itemgetter(3), entries)))
+            out.byte_offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
         out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
         return word + len(entries)
 
