@@ -431,6 +431,7 @@ class Tokenizer:
         # chunk text -> (ids, tokens, model starts, model ends, irregular) for `_encode_spans`
         self._span_cache: dict[str, tuple] = {}
         self._id_table: list[str | None] | None = None
+        self._byte_piece_memo: dict[str, bool] = {}  # 6-char token -> is it "<0xNN>" (`_byte_pieces`)
         self._token_values = getattr(model, "token_values", None)
         # no added tokens and no pre-tokenizer: `_encode_whole`
         self._whole_text = self._added.is_empty and pre_tokenizer is None
@@ -901,7 +902,7 @@ class Tokenizer:
             safe_s = s_col
             safe_l = list(map(_MINUS_ONE, e_col))
         # byte-fallback pieces: only tokens of 6 characters can be one (C-level prefilter)
-        byte_pieces = [k for k in compress(range(n), map((6).__eq__, map(len, toks))) if _byte_fallback_len(toks[k])]
+        byte_pieces = self._byte_pieces(toks)
         # (tuples of atoms: the cycle collector stops tracking cached entries after one pass)
         entry = (tuple(ids), tuple(toks), tuple(s_col), None, None, None, tuple(e_col), tuple(safe_s),
                  tuple(safe_l), tuple(empties), tuple(byte_pieces))
@@ -927,6 +928,26 @@ class Tokenizer:
         else:
             rel_bytes = _byte_spans(rel, toks, _BytePos(orig))
         return entry[:3] + (orig, tuple(rel), tuple(rel_bytes)) + entry[6:]
+
+    def _byte_pieces(self, toks: Sequence[str]) -> list[int]:
+        """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks``: only tokens of 6
+        characters can be one (C-level prefilter); the verdict per string is memoized."""
+        six = list(compress(range(len(toks)), map((6).__eq__, map(len, toks))))
+        if not six:
+            return six
+        memo = self._byte_piece_memo
+        flags = list(map(memo.get, map(toks.__getitem__, six)))
+        if None in flags:
+            if len(memo) > _CACHE_LIMIT:
+                memo.clear()
+            for j, k in enumerate(six):
+                if flags[j] is None:
+                    t = toks[k]
+                    v = memo.get(t)  # (met earlier in this loop)
+                    if v is None:
+                        v = memo[t] = bool(_byte_fallback_len(t))
+                    flags[j] = v
+        return list(compress(six, flags))
 
     def _chunk_spans(
         self, entry: tuple, chunk: NormalizedText, bpos: _BytePos
@@ -954,9 +975,18 @@ class Tokenizer:
         empties = entry[9]
         if empties:
             cs, ce = list(cs), list(ce)
-            span = chunk.original_span
-            for k in empties:
-                cs[k], ce[k] = span(s_col[k], e_col[k])
+            if type(chunk) is _PLAIN_SPAN_TYPES[1] and starts is not None:
+                # `SentencePieceText.original_span` of an empty range, inlined (the leading byte
+                # pieces of every byte-fallback character have one): norm_to_orig there
+                n_chunk = len(chunk.text)
+                at_end = chunk.ends[-1] if n_chunk else chunk.orig_start  # type: ignore[index]
+                for k in empties:
+                    a = s_col[k]
+                    cs[k] = ce[k] = starts[a] if a < n_chunk else at_end
+            else:
+                span = chunk.original_span
+                for k in empties:
+                    cs[k], ce[k] = span(s_col[k], e_col[k])
         offsets = list(zip(cs, ce))
         byte_pieces = entry[10]
         if bpos.ascii:

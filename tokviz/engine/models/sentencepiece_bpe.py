@@ -79,6 +79,7 @@ class SentencePieceBPE(Model):
         joinable = {c for p in self._mergeable if len(p) > 1 for c in p}
         self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}")
         self._cache: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._lone_ids: dict[str, int] = {}  # char -> id of the char as a symbol of its own
 
     def _make_chunker(self) -> re.Pattern[str] | None:
         if any(SPACE in u for u in self.spm.user_defined):
@@ -155,7 +156,19 @@ class SentencePieceBPE(Model):
         piece_to_id = self.spm.piece_to_id
         ids: list[int] = []
         lens: list[int] = []
-        for a, b in self._parts(chunk):
+        for a, b, alone in self._parts(chunk):
+            if alone:
+                # characters in no multi-character piece: each is one symbol, its own id (or unk)
+                stretch = chunk[a:b]
+                got = list(map(self._lone_ids.get, stretch))
+                if None in got:
+                    for k, c in enumerate(stretch):
+                        if got[k] is None:
+                            pid = plain_ids(c)
+                            got[k] = self._lone_ids[c] = piece_to_id(c) if pid is None else pid
+                ids += got
+                lens += [1] * (b - a)
+                continue
             if b - a == 1:
                 # one character on its own: one symbol, its own id (or unk)
                 c = chunk[a]
@@ -176,32 +189,35 @@ class SentencePieceBPE(Model):
             lens += got[1]
         return tuple(ids), tuple(lens)
 
-    def _parts(self, text: str) -> list[tuple[int, int]]:
+    def _parts(self, text: str) -> list[tuple[int, int, bool]]:
         """Cut ``text`` between two characters that are adjacent in no piece: no merge (and no
         user-defined symbol) can join them, so the parts are independent (and short enough to
         cache, e.g. the words of a Japanese line without spaces). A character that occurs in no
-        multi-character piece stands alone. Short texts stay whole (finding the cuts would cost
-        more than the parts' cache hits save)."""
+        multi-character piece stands alone (``(start, end, True)`` for a stretch of such
+        characters). Short texts stay whole (finding the cuts would cost more than the parts'
+        cache hits save)."""
         n = len(text)
         if n <= _SPLIT_ABOVE:
-            return [(0, n)]
-        out: list[tuple[int, int]] = []
+            return [(0, n, False)]
+        out: list[tuple[int, int, bool]] = []
         bigrams = self._bigrams
         pos = 0
         for m in self._joinable.finditer(text):
             s, e = m.span()
-            out.extend((p, p + 1) for p in range(pos, s))
+            if s > pos:
+                out.append((pos, s, True))
             start = s
             prev = text[s]
             for p in range(s + 1, e):
                 c = text[p]
                 if prev + c not in bigrams:
-                    out.append((start, p))
+                    out.append((start, p, False))
                     start = p
                 prev = c
-            out.append((start, e))
+            out.append((start, e, False))
             pos = e
-        out.extend((p, p + 1) for p in range(pos, n))
+        if n > pos:
+            out.append((pos, n, True))
         return out
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace | None, ...]]:
