@@ -57,10 +57,6 @@ def timed(fn: Callable[[], object]) -> float:
         gc.enable()
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    return min(timed(fn) for _ in range(repeat))
-
-
 def encode_all(encode: Callable[[str], object], docs: list[str]) -> Callable[[], None]:
     def run() -> None:
         for d in docs:
@@ -92,7 +88,8 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of each corpus part (default: all)")
     ap.add_argument("--only", nargs="*", default=None, help="bundle names to run (default: all)")
     ap.add_argument(
-        "--repeat", type=int, default=1, help="reference runs (best of); tokviz cold runs are single"
+        "--repeat", type=int, default=1,
+        help="runs of each side, alternating (best of); every tokviz cold run uses a freshly loaded tokenizer",
     )
     ap.add_argument("--trace-chars", type=int, default=20000, help="sample size for the trace comparison")
     args = ap.parse_args()
@@ -127,15 +124,18 @@ def main() -> None:
             ref = tiktoken_ref(path)
             ref_fn = encode_all(ref.encode_ordinary, docs)
             ref_label, target = "encode_ordinary", 0.10
-        t_ref = best(ref_fn, args.repeat)
-
+        # Reference and tokviz runs alternate and each keeps its best time: the machine's speed
+        # drifts (a shared VM), and alternating exposes both sides to the same drift.
+        t_ref = t_cold = t_warm = float("inf")
         try:
-            tok = tokviz.load(path)  # fresh: empty caches
+            for _ in range(args.repeat):
+                t_ref = min(t_ref, timed(ref_fn))
+                tok = tokviz.load(path)  # fresh: empty caches (loading is not timed)
+                t_cold = min(t_cold, timed(encode_all(tok.encode, docs)))
+                t_warm = min(t_warm, timed(encode_all(tok.encode, docs)))  # every chunk a cache hit
         except (ImportError, tokviz.TokvizFormatError) as exc:
             print(f"{name:<18} {ref_label:<16} tokviz cannot load it: {exc}")
             continue
-        t_cold = timed(encode_all(tok.encode, docs))
-        t_warm = timed(encode_all(tok.encode, docs))  # unchanged text: every chunk is a cache hit
 
         sample = docs[0][: args.trace_chars]
         # fresh tokenizers (no cached chunks), each first warmed on an unrelated word so that
