@@ -728,15 +728,15 @@ class Tokenizer:
             ids, s_col, e_col = self._model_columns(text)
         else:
             spans = self.model.tokenize(text)
-            ids = [t[0] for t in spans]
-            s_col = [t[1] for t in spans]
-            e_col = [t[2] for t in spans]
+            ids = list(map(itemgetter(0), spans))
+            s_col = list(map(itemgetter(1), spans))
+            e_col = list(map(itemgetter(2), spans))
         toks = self._tokens_of(ids)
         if self._token_values_columns is not None:
             toks = self._token_values_columns(text, ids, s_col, e_col, toks)
         elif self._token_values is not None:
             toks = self._token_values(text, list(zip(ids, s_col, e_col)), toks)
-        irregular = any(map(eq, s_col, e_col)) or any(_byte_fallback_len(t) for t in toks if len(t) == 6)
+        irregular = any(map(eq, s_col, e_col)) or bool(self._byte_pieces(toks))
         return (tuple(ids), tuple(toks), tuple(s_col), tuple(e_col), irregular)
 
     def _encode_fast_normalized(
