@@ -17,10 +17,17 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from itertools import accumulate, compress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text"]
+
+
+# bytes.translate tables over UTF-8: 1 for a lead byte (or ASCII), 0 for a continuation byte;
+# and UTF-16 units per character, counted at its lead byte
+_LEAD_BYTE = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
+_UTF16_UNITS = bytes(0 if 0x80 <= b <= 0xBF else 2 if b >= 0xF0 else 1 for b in range(256))
 
 
 def _arr(values: Iterable[int] = ()) -> array:
@@ -345,27 +352,23 @@ class OffsetMap:
 
     def _utf8_table(self) -> array:
         if self._u8 is None:
-            table = _arr([0])
-            total = 0
-            for c in self.text:
-                o = ord(c)
-                total += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-                table.append(total)
+            # byte position of every character: the positions of the UTF-8 lead bytes (C-level
+            # passes), then the total length
+            data = self.text.encode("utf-8", "surrogatepass")
+            table = _arr(compress(range(len(data)), data.translate(_LEAD_BYTE)))
+            table.append(len(data))
             self._u8 = table
         return self._u8
 
     def _utf16_table(self) -> array | None:
         if self._bmp is None:
-            self._bmp = all(ord(c) < 0x10000 for c in self.text) if not self._ascii else True
+            self._bmp = self._ascii or max(self.text, default="\0") < "\U00010000"
         if self._bmp:
             return None
         if self._u16 is None:
-            table = _arr([0])
-            total = 0
-            for c in self.text:
-                total += 2 if ord(c) >= 0x10000 else 1
-                table.append(total)
-            self._u16 = table
+            # UTF-16 units per character (2 above the BMP: a 4-byte UTF-8 lead), summed
+            units = self.text.encode("utf-8", "surrogatepass").translate(_UTF16_UNITS).replace(b"\x00", b"")
+            self._u16 = _arr(accumulate(units, initial=0))
         return self._u16
 
     def to_utf8(self, i: int) -> int:
