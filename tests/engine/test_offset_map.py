@@ -37,6 +37,22 @@ class TestOffsetMap:
             assert all(m.from_utf16(u) == i for u in range(u16[i], u16[i + 1]))
         assert m.from_utf8(u8[-1]) == len(text) and m.from_utf16(u16[-1]) == len(text)
 
+    @settings(max_examples=100, deadline=None)
+    @given(st.lists(CHARS, max_size=40).map("".join))
+    def test_tables_built_by_blocks(self, text: str) -> None:
+        """Long texts build the tables block by block; tiny blocks give the same tables."""
+        from unittest import mock
+
+        from tokviz.engine import text as text_module
+
+        whole = OffsetMap(text)
+        with mock.patch.object(text_module, "_TABLE_BLOCK", 3):
+            blocks = OffsetMap(text)
+            u8 = [blocks.to_utf8(i) for i in range(len(text) + 1)]
+            u16 = [blocks.to_utf16(i) for i in range(len(text) + 1)]
+        assert u8 == [whole.to_utf8(i) for i in range(len(text) + 1)]
+        assert u16 == [whole.to_utf16(i) for i in range(len(text) + 1)]
+
     def test_lone_surrogate_counts_as_one_bmp_char(self) -> None:
         m = OffsetMap("a\ud800b")
         assert [m.to_utf8(i) for i in range(4)] == [0, 1, 4, 5]

@@ -181,6 +181,19 @@ class TestSpanPathAgreesWithGeneralPath:
     def test_byte_fallback_pieces(self, pre: str, text: str) -> None:
         self._same(_fallback_bpe(pre), text)
 
+    @pytest.mark.parametrize("pre", ["bert", "WhitespaceSplit"])
+    def test_long_text_by_blocks(self, pre: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Long texts go through the column passes block by block (chunk numbers carry over)."""
+        from tokviz.engine import tokenizer as tokenizer_module
+
+        monkeypatch.setattr(tokenizer_module, "_BLOCK", 3)
+        tok = _bert() if pre == "bert" else _fallback_bpe(pre)
+        self._same(tok, "Hello, wörld! 日本 é\tHello ﬁ 😀 Ｈｅ, " * 7)
+        fast = byte_level_tokenizer()
+        text = "hello wo日😀\n\té " * 9
+        a, b = fast.encode(text), fast.encode(text, trace=True)
+        assert (a.ids, a.offsets, a.byte_offsets, a.word_ids) == (b.ids, b.offsets, b.byte_offsets, b.word_ids)
+
     def test_repeated_text_hits_the_cache(self) -> None:
         tok = _fallback_bpe("WhitespaceSplit")
         text = "Hello 日本 é, Hello\tworld " * 50

@@ -27,6 +27,7 @@ __all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text"]
 # bytes.translate tables over UTF-8: 1 for a lead byte (or ASCII), 0 for a continuation byte;
 # and UTF-16 units per character, counted at its lead byte
 _LEAD_BYTE = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
+_TABLE_BLOCK = 1 << 16
 _UTF16_UNITS = bytes(0 if 0x80 <= b <= 0xBF else 2 if b >= 0xF0 else 1 for b in range(256))
 
 
@@ -355,7 +356,10 @@ class OffsetMap:
             # byte position of every character: the positions of the UTF-8 lead bytes (C-level
             # passes), then the total length
             data = self.text.encode("utf-8", "surrogatepass")
-            table = _arr(compress(range(len(data)), data.translate(_LEAD_BYTE)))
+            leads = data.translate(_LEAD_BYTE)
+            table = _arr()
+            for i in range(0, len(data), _TABLE_BLOCK):  # by blocks: a C call holds the GIL
+                table.extend(compress(range(i, i + _TABLE_BLOCK), leads[i : i + _TABLE_BLOCK]))
             table.append(len(data))
             self._u8 = table
         return self._u8
@@ -368,7 +372,12 @@ class OffsetMap:
         if self._u16 is None:
             # UTF-16 units per character (2 above the BMP: a 4-byte UTF-8 lead), summed
             units = self.text.encode("utf-8", "surrogatepass").translate(_UTF16_UNITS).replace(b"\x00", b"")
-            self._u16 = _arr(accumulate(units, initial=0))
+            table = _arr([0])
+            for i in range(0, len(units), _TABLE_BLOCK):  # by blocks: a C call holds the GIL
+                sums = accumulate(units[i : i + _TABLE_BLOCK], initial=table[-1])
+                next(sums)  # (the running total already in the table)
+                table.extend(sums)
+            self._u16 = table
         return self._u16
 
     def to_utf8(self, i: int) -> int:

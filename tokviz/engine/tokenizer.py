@@ -64,6 +64,9 @@ __all__ = ["Tokenizer", "TokenizerConfig"]
 
 # Upper bound of the per-tokenizer chunk cache (entries); it is cleared when full.
 _CACHE_LIMIT = 200_000
+# Chunks handled per round of C-level column passes: a pass holds the GIL from start to end, so
+# on a long text the passes go by blocks and a GUI thread beside the encode stays responsive.
+_BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
 # bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
@@ -624,6 +627,10 @@ class Tokenizer:
         UTF-8 length) depends on its text only and is cached under it; a cached chunk costs a
         dict lookup and its share of a few C-level passes.
         """
+        if len(subs) > _BLOCK:
+            for i in range(0, len(subs), _BLOCK):
+                word = self._encode_fast(subs[i : i + _BLOCK], starts[i : i + _BLOCK], text, bpos, word, out)
+            return word
         cache = self._fast_cache if self._deterministic() else _NoCache()
         if "" in subs:
             subs, starts = [s for s in subs if s], [c for s, c in zip(subs, starts) if s]
@@ -669,8 +676,10 @@ class Tokenizer:
         bpos: _BytePos,
         word: int,
         out: _Columns,
+        first_chunk: int = 0,
     ) -> int:
-        """All chunks of one piece cut by a span pre-tokenizer, in bulk.
+        """All chunks of one piece cut by a span pre-tokenizer, in bulk (``spans`` are the
+        piece's chunks from number ``first_chunk`` on).
 
         A chunk is ``piece.text[s:e]`` with the piece's alignment sliced (`split_piece`), so the
         model's result is cached under the chunk's text, and a non-empty token ``[a, b)`` of the
@@ -682,6 +691,10 @@ class Tokenizer:
         """
         ptext = piece.text
         if not spans:
+            return word
+        if len(spans) > _BLOCK:
+            for i in range(0, len(spans), _BLOCK):
+                word = self._encode_spans(piece, spans[i : i + _BLOCK], text, bpos, word, out, first_chunk + i)
             return word
         cache = self._span_cache if self._deterministic() else _NoCache()
         s_list = list(map(itemgetter(0), spans))
@@ -711,7 +724,7 @@ class Tokenizer:
             chunks = self.pre_tokenizer.pre_tokenize([piece])  # type: ignore[union-attr]
             at = list(accumulate(counts, initial=0))
             for k in irregular:
-                chunk, entry, a = chunks[k], entries[k], at[k]
+                chunk, entry, a = chunks[first_chunk + k], entries[k], at[k]
                 char_spans = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[3])]
                 offsets[a : at[k + 1]] = char_spans
                 byte_offsets[a : at[k + 1]] = _byte_spans(char_spans, entry[1], bpos)
