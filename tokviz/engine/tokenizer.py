@@ -336,6 +336,16 @@ def _pick(values: Sequence[int], indices: Sequence[int]) -> Sequence[int]:
     return [values[i] for i in indices]
 
 
+def _aligned(nt: NormalizedText, first: Sequence[int], last: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
+    """For every k, the original start of char ``first[k]`` of ``nt`` and the original end of its
+    char ``last[k]``: the original span of a non-empty normalized range ``[first, last + 1)``
+    (`NormalizedText.original_span` for all tokens at once; empty ranges have their own rule)."""
+    if nt.starts is None:
+        o = nt.orig_start
+        return list(map(o.__add__, first)), list(map((o + 1).__add__, last))
+    return _pick(nt.starts, first), _pick(nt.ends, last)  # type: ignore[arg-type]
+
+
 class _NoCache(dict):
     """A cache that keeps nothing (for models that sample, e.g. BPE dropout)."""
 
@@ -704,15 +714,8 @@ class Tokenizer:
         shift = list(chain.from_iterable(map(repeat, s_list, counts)))
         first = list(map(add, chain.from_iterable(map(itemgetter(2), entries)), shift))  # piece positions
         stop = list(map(add, chain.from_iterable(map(itemgetter(3), entries)), shift))
-        starts = piece.starts
-        if starts is None:
-            o = piece.orig_start
-            cs = list(map(o.__add__, first))
-            ce = list(map(o.__add__, stop))
-        else:
-            # (an empty token would read a wrong char here: its chunk is redone below)
-            cs = list(map(starts.__getitem__, first))
-            ce = list(map(piece.ends.__getitem__, map(_MINUS_ONE, stop)))  # type: ignore[union-attr]
+        # (an empty token would read a wrong char here: its chunk is redone below)
+        cs, ce = _aligned(piece, first, list(map(_MINUS_ONE, stop)))
         offsets = list(zip(cs, ce))
         if bpos.ascii:
             byte_offsets = list(offsets)
@@ -977,17 +980,11 @@ class Tokenizer:
         if type(chunk) not in _PLAIN_SPAN_TYPES:  # a text type with its own span rule
             char_spans = [chunk.original_span(s, e) for s, e in zip(s_col, e_col)]
             return char_spans, _byte_spans(char_spans, entry[1], bpos)
-        starts = chunk.starts
-        if starts is None:
-            o = chunk.orig_start
-            cs = list(map(o.__add__, s_col))
-            ce = list(map(o.__add__, e_col))
-        else:
-            cs = _pick(starts, entry[7])
-            ce = _pick(chunk.ends, entry[8])  # type: ignore[arg-type]
+        cs, ce = _aligned(chunk, entry[7], entry[8])
         empties = entry[9]
         if empties:
             cs, ce = list(cs), list(ce)
+            starts = chunk.starts
             if type(chunk) is _PLAIN_SPAN_TYPES[1] and starts is not None:
                 # `SentencePieceText.original_span` of an empty range, inlined (the leading byte
                 # pieces of every byte-fallback character have one): norm_to_orig there
