@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Container
+from collections.abc import Container, Iterable, Sequence
 from functools import lru_cache
 
 __all__ = [
@@ -32,6 +32,8 @@ __all__ = [
     "LOWERCASE_EXTRA",
     "WHITE_SPACE",
     "ranges_class",
+    "chars_class",
+    "code_ranges",
     "class_runs",
     "SCRIPT_NAMES",
     "script_of",
@@ -103,7 +105,27 @@ def in_set(charset: CharSet, c: str) -> bool:
 
 def ranges_class(charset: CharSet) -> str:
     """The set as the body of a regex character class (``\\Uxxxxxxxx-\\Uyyyyyyyy...``)."""
-    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in charset.ranges)
+    return _format_class(charset.ranges)
+
+
+def chars_class(chars: Iterable[str]) -> str:
+    """`ranges_class` of a set of characters (runs of consecutive code points become ranges)."""
+    return _format_class(code_ranges(sorted(set(map(ord, chars)))))
+
+
+def code_ranges(codes: Sequence[int]) -> list[list[int]]:
+    """Sorted distinct code points as ``[first, last]`` runs of consecutive values."""
+    ranges: list[list[int]] = []
+    for cp in codes:
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return ranges
+
+
+def _format_class(ranges: Iterable[Sequence[int]]) -> str:
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
 
 
 #: Rust ``char::is_whitespace`` (the White_Space property; stable across versions).

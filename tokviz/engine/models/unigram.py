@@ -36,6 +36,7 @@ from typing import Any
 
 from ..encoding import UnigramTrace
 from ..errors import TokvizFormatError
+from ..unicode_tables import chars_class
 from . import Model, ModelToken
 from ._spm import SPACE, PieceType, SentencePieceVocab, byte_piece, space_chunker, to_float32
 
@@ -730,28 +731,14 @@ def _unigram_chunker(space: re.Pattern[str] | None, piece_chars: frozenset[str])
     contains (no piece can span such a cut); such a run is one chunk of its own."""
     if space is None:
         return None
-    plain = sorted(ord(c) for c in piece_chars if c != SPACE)
+    plain = [c for c in piece_chars if c != SPACE]
     if not plain:
         return space
-    q = f"[{_code_class(plain)}]"
+    q = f"[{chars_class(plain)}]"
     prefix_mode = space.pattern.startswith(SPACE)
     core = f"{SPACE}+{q}*|{q}+" if prefix_mode else f"{q}*{SPACE}+|{q}+"
-    everything = _code_class(sorted(ord(c) for c in piece_chars))
+    everything = chars_class(piece_chars)
     return re.compile(f"[^{everything}]+|{core}")
-
-
-def _code_class(codes: list[int]) -> str:
-    """The inside of a regex character class holding exactly the sorted code points ``codes``."""
-    parts: list[str] = []
-    i = 0
-    while i < len(codes):
-        j = i
-        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
-            j += 1
-        a, b = codes[i], codes[j]
-        parts.append(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}")
-        i = j + 1
-    return "".join(parts)
 
 
 def _backtrack(starts: list[int], ids: list[int], n: int) -> list[tuple[int, int, int]]:

@@ -37,6 +37,7 @@ import regex
 
 from ..errors import TokvizFormatError
 from ..text import NormalizedText, _arr
+from ..unicode_tables import chars_class
 from . import Normalizer
 
 __all__ = ["CharsMap", "Precompiled", "SentencePieceNormalizer", "SentencePieceText", "SPACE_SYMBOL"]
@@ -455,7 +456,7 @@ class SentencePieceNormalizer(Normalizer):
             # space between characters that map to themselves is not matched at all: it stays in
             # the plain run, escaped there, and only its "follows an emitted space" case (it is
             # then removed) needs a look at the run's first character.
-            runs = "[" + _char_class(self._blank) + "]{2,}"
+            runs = "[" + chars_class(self._blank) + "]{2,}"
             rest = (scan - self._blank) | (self._blank - {" "})
             self._next_special = re.compile(runs + "|[" + _scan_class(rest) + "]" if rest else runs)
         else:
@@ -627,27 +628,12 @@ class SentencePieceNormalizer(Normalizer):
 
 
 def _scan_class(chars: set[str] | frozenset[str]) -> str:
-    """`_char_class` of ``chars`` for the scan pattern, with every character beyond the BMP
+    """`chars_class` of ``chars`` for the scan pattern, with every character beyond the BMP
     included when any of them is: ``re`` tests a class with astral members range by range
     (thousands of nmt_nfkc ranges: ~6x slower), a BMP class with one astral range by table.
     The extra astral matches are harmless: the scan only says where to look closer, and a
     character that starts no rule is then copied as itself."""
     bmp = {c for c in chars if ord(c) < 0x10000}
     if len(bmp) == len(chars):
-        return _char_class(chars)
-    return _char_class(bmp) + "\\U00010000-\\U0010ffff"
-
-
-def _char_class(chars: set[str] | frozenset[str]) -> str:
-    """The inside of a regex character class holding exactly ``chars`` (as code point ranges)."""
-    codes = sorted(ord(c) for c in chars)
-    parts: list[str] = []
-    i = 0
-    while i < len(codes):
-        j = i
-        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
-            j += 1
-        a, b = codes[i], codes[j]
-        parts.append(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}")
-        i = j + 1
-    return "".join(parts)
+        return chars_class(chars)
+    return chars_class(bmp) + "\\U00010000-\\U0010ffff"

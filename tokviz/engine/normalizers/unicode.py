@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..text import NormalizedText
-from ..unicode_tables import CharSet, class_runs
+from ..unicode_tables import CharSet, class_runs, code_ranges
 from .basic import extend_alignment
 from . import Normalizer
 
@@ -317,12 +317,7 @@ def _active_set(form: str) -> CharSet:
             continue
         cands.update(range(a, b + 1))
     active = sorted(cp for cp in cands if not _is_inert(chr(cp), form))
-    spans: list[list[int]] = []
-    for cp in active:
-        if spans and spans[-1][1] == cp - 1:
-            spans[-1][1] = cp
-        else:
-            spans.append([cp, cp])
+    spans = code_ranges(active)
     if form in ("NFD", "NFKD"):
         spans.append([_S_BASE, _S_BASE + _S_COUNT - 1])
         spans.sort()
