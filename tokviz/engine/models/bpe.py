@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from functools import cached_property
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, chain, compress, filterfalse, islice, pairwise, repeat
 from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
@@ -352,48 +353,37 @@ class BPE(DictVocabModel):
                 syms, starts, ends, _, _ = self._merge_heap(syms, starts, ends, trace=False)
         return tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
 
-    @property
+    @cached_property
     def _cuttable(self) -> bool:
         """True when `_tokenize_cut` may cut chunks that have unknown chars: `_initial` can then
         never make HF's drifting offsets (no char is dropped; no byte pieces follow a pending
         unk), and ``ignore_merges`` (which applies to the whole chunk only) is off."""
-        ok = self.__dict__.get("_cuttable_")
-        if ok is None:
-            vocab = self._vocab
-            if not self._plain or self.ignore_merges or self._rank_mode:
-                ok = False
-            elif self.byte_fallback:
-                ok = all(_byte_piece(b) in vocab for b in range(256))
-            else:
-                ok = self.unk_token is not None and self.unk_token in vocab
-            self.__dict__["_cuttable_"] = ok
-        return ok
+        if not self._plain or self.ignore_merges or self._rank_mode:
+            return False
+        if self.byte_fallback:
+            return all(_byte_piece(b) in self._vocab for b in range(256))
+        return self.unk_token is not None and self.unk_token in self._vocab
 
+    @cached_property
     def _result_pairs(self) -> set[str] | None:
         """Every two adjacent chars inside a merge result (None: a merge has an empty part, so
         nothing is ever cut). A merge result across a boundary between two plain symbols holds
         the two chars there, so a boundary whose pair is not in this set is never crossed."""
-        if "_result_pairs_" not in self.__dict__:
-            pairs = None
-            if all(a and b for a, b in self._ranks):
-                sent = self._sentinel
-                joined = sent.join(set(self._merged.values()))
-                pairs = {g for g in set(map(add, joined, joined[1:])) if sent not in g}
-            self.__dict__["_result_pairs_"] = pairs
-        return self.__dict__["_result_pairs_"]
+        if not all(a and b for a, b in self._ranks):
+            return None
+        sent = self._sentinel
+        joined = sent.join(set(self._merged.values()))
+        return {g for g in set(map(add, joined, joined[1:])) if sent not in g}
 
-    @property
+    @cached_property
     def _inert_fallback(self) -> bool:
         """True when no merge takes a byte-fallback piece or the unk token as a part: what
         stands for an unknown char then never merges with anything."""
-        ok = self.__dict__.get("_inert_fallback_")
-        if ok is None:
-            parts = set(map(itemgetter(0), self._ranks)) | set(map(itemgetter(1), self._ranks))
-            fallback = {_byte_piece(b) for b in range(256)} if self.byte_fallback else set()
-            if self.unk_token is not None:
-                fallback.add(self.unk_token)
-            ok = self.__dict__["_inert_fallback_"] = parts.isdisjoint(fallback)
-        return ok
+        parts = set(map(itemgetter(0), self._ranks)) | set(map(itemgetter(1), self._ranks))
+        fallback = {_byte_piece(b) for b in range(256)} if self.byte_fallback else set()
+        if self.unk_token is not None:
+            fallback.add(self.unk_token)
+        return parts.isdisjoint(fallback)
 
     def _tokenize_cut(self, text: str) -> tuple[ModelToken, ...] | None:
         """A long chunk cut where no merge can cross, each piece tokenized (and cached) alone;
@@ -406,7 +396,7 @@ class BPE(DictVocabModel):
         boundaries are never cut; unk runs stay whole for ``fuse_unk``. `_cuttable` rules out
         HF's drifting offsets, which would carry across pieces.
         """
-        pairs = self._result_pairs()
+        pairs = self._result_pairs
         if pairs is None:
             return None
         vocab = self._vocab
