@@ -189,7 +189,6 @@ class Unigram(Model):
 
     def _path_scores(self) -> list[float]:
         out = []
-        max_score = self.max_score
         for i, (p, t) in enumerate(zip(self.pieces, self.piece_types)):
             if i == self.unk_id:
                 out.append(self.unk_score)
