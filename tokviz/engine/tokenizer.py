@@ -736,10 +736,9 @@ class Tokenizer:
         out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
         return word + len(entries)
 
-    def _span_entry(self, text: str) -> tuple:
-        """Cache entry of one `_encode_spans` chunk: ``(ids, tokens, starts, ends, irregular)``,
-        the model's char spans in the chunk as columns; ``irregular`` when a token is empty or a
-        byte-fallback piece."""
+    def _model_columns_of(self, text: str) -> tuple[list[int], list[str], list[int], list[int]]:
+        """The model's result for one chunk text as columns: ids, tokens (the values HF shows:
+        e.g. Unigram's unknown token shows its text), and the char spans' starts and ends."""
         if self._model_columns is not None:
             ids, s_col, e_col = self._model_columns(text)
         else:
@@ -752,6 +751,13 @@ class Tokenizer:
             toks = self._token_values_columns(text, ids, s_col, e_col, toks)
         elif self._token_values is not None:
             toks = self._token_values(text, list(zip(ids, s_col, e_col)), toks)
+        return ids, toks, s_col, e_col
+
+    def _span_entry(self, text: str) -> tuple:
+        """Cache entry of one `_encode_spans` chunk: ``(ids, tokens, starts, ends, irregular)``,
+        the model's char spans in the chunk as columns; ``irregular`` when a token is empty or a
+        byte-fallback piece."""
+        ids, toks, s_col, e_col = self._model_columns_of(text)
         irregular = any(map(eq, s_col, e_col)) or bool(self._byte_pieces(toks))
         return (tuple(ids), tuple(toks), tuple(s_col), tuple(e_col), irregular)
 
@@ -892,21 +898,8 @@ class Tokenizer:
         indices into the chunk's alignment for the first and last character of every token (0 for
         an empty token), the positions of empty tokens, and of byte-fallback pieces ``<0xNN>``.
         """
-        model = self.model
         text = chunk.text
-        columns = self._model_columns
-        if columns is not None:
-            ids, s_col, e_col = columns(text)
-        else:
-            spans = model.tokenize(text)
-            ids = [t[0] for t in spans]
-            s_col = [t[1] for t in spans]
-            e_col = [t[2] for t in spans]
-        toks = self._tokens_of(ids)
-        if self._token_values_columns is not None:
-            toks = self._token_values_columns(text, ids, s_col, e_col, toks)
-        elif self._token_values is not None:  # e.g. Unigram: an unknown token shows its text, as in HF
-            toks = self._token_values(text, list(zip(ids, s_col, e_col)), toks)
+        ids, toks, s_col, e_col = self._model_columns_of(text)
         n = len(ids)
         empties = list(compress(range(n), map(eq, s_col, e_col)))
         if empties:
