@@ -14,8 +14,8 @@ import sys
 import pytest
 
 GUI_ONLY = ("PySide6", "pyqtgraph", "shiboken6")
-REFERENCE_LIBS = ("tokenizers", "tiktoken", "sentencepiece")
-NON_GUI_PACKAGES = ["tokviz", "tokviz.engine", "tokviz.io", "tokviz.training"]
+REFERENCE_LIBS = ("tokenizers", "tiktoken", "sentencepiece", "transformers")
+NON_GUI_PACKAGES = ["tokviz", "tokviz.engine", "tokviz.io", "tokviz.training", "tokviz.analysis", "tokviz.commands"]
 
 _PROBE = """
 import importlib, json, pkgutil, sys
@@ -48,7 +48,9 @@ class TestLayering:
     def test_import_keeps_qt_out(self, package: str) -> None:
         assert _modules_after_import(package, "shallow", GUI_ONLY) == []
 
-    @pytest.mark.parametrize("package", ["tokviz.engine", "tokviz.io", "tokviz.training"])
+    @pytest.mark.parametrize(
+        "package", ["tokviz.engine", "tokviz.io", "tokviz.training", "tokviz.analysis", "tokviz.commands"]
+    )
     def test_every_submodule_keeps_qt_out(self, package: str) -> None:
         assert _modules_after_import(package, "deep", GUI_ONLY) == []
 

@@ -32,18 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
         help='"all" or comma-separated special-token literals to honour in the text',
     )
     enc.add_argument("--json", action="store_true", help='print {"ids", "tokens", "offsets"} as JSON')
-    _add_load_options(enc)
+    add_load_options(enc)
 
     dec = sub.add_parser("decode", help="decode ids to text")
     dec.add_argument("tokenizer", type=Path)
     dec.add_argument("ids", nargs="+", type=int)
     dec.add_argument("--skip-special", action="store_true", help="drop special tokens")
-    _add_load_options(dec)
+    add_load_options(dec)
 
     info = sub.add_parser("info", help="print the model, pipeline and vocabulary counts")
     info.add_argument("tokenizer", type=Path)
     info.add_argument("--json", action="store_true")
-    _add_load_options(info)
+    add_load_options(info)
 
     tr = sub.add_parser("train", help="train a tokenizer on corpus files")
     tr.add_argument("corpus", nargs="+", type=Path)
@@ -62,10 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--file", type=Path)
     gui.add_argument("--tab", default=None)
     gui.add_argument("--size", default=None, help="window size WxH")
+
+    from .commands import register_all
+
+    register_all(sub)
     return p
 
 
-def _add_load_options(sp: argparse.ArgumentParser) -> None:
+def add_load_options(sp: argparse.ArgumentParser) -> None:
+    """The --pattern / --special-tokens options every command that loads a tokenizer takes."""
     sp.add_argument("--pattern", default=None, help="pre-tokenizer regex for a custom tiktoken rank file")
     sp.add_argument(
         "--special-tokens",
@@ -74,7 +79,8 @@ def _add_load_options(sp: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(args: argparse.Namespace):  # noqa: ANN202
+def load_tokenizer(args: argparse.Namespace):  # noqa: ANN201
+    """The tokenizer named by ``args.tokenizer`` with the load options of ``add_load_options``."""
     from . import load
     from .engine.errors import TokvizFormatError
 
@@ -91,7 +97,8 @@ def _load(args: argparse.Namespace):  # noqa: ANN202
     return load(args.tokenizer, pattern=args.pattern, special_tokens=specials)
 
 
-def _read_text(args: argparse.Namespace) -> str:
+def read_text(args: argparse.Namespace) -> str:
+    """The text of ``--file``, the positional/--text argument, or standard input."""
     from .engine.errors import TokvizFormatError
 
     if args.file is not None:
@@ -111,8 +118,8 @@ def _read_text(args: argparse.Namespace) -> str:
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
-    text = _read_text(args)
-    tok = _load(args)
+    text = read_text(args)
+    tok = load_tokenizer(args)
     allowed: str | set[str] | None = None
     if args.allowed_special:
         allowed = "all" if args.allowed_special == "all" else set(args.allowed_special.split(","))
@@ -128,7 +135,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 def _cmd_decode(args: argparse.Namespace) -> int:
     from .engine.errors import TokvizFormatError
 
-    tok = _load(args)
+    tok = load_tokenizer(args)
     # The engine skips unknown ids silently, as HF does; on the command line that hides typos.
     unknown = [i for i in args.ids if i < 0 or tok.id_to_token(i) is None]
     if unknown:
@@ -179,7 +186,7 @@ def _policy(policy: object) -> str:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    tok = _load(args)
+    tok = load_tokenizer(args)
     info = tok.info()
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
@@ -223,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
-        return commands[args.command](args)
+        handler = getattr(args, "func", None) or commands[args.command]
+        return handler(args)
     except TokvizFormatError as exc:
         print(f"tokviz: error: {exc}", file=sys.stderr)
         return 2
