@@ -10,11 +10,14 @@ JSON object with "model"     HF tokenizer.json (`hf_json`), with tokenizer_confi
 JSON object str -> int       GPT-2 vocab.json, needs merges.txt beside it (`gpt2_files`)
 ``<base64> <int>`` lines     tiktoken rank file (`tiktoken_ranks`)
 protobuf ModelProto          SentencePiece .model (`sentencepiece`)
+``GGUF`` magic               GGUF model or vocab file (`gguf`; memory-mapped, header only)
 one token per line           BERT vocab.txt (`wordpiece_vocab`)
 ===========================  ===============================================================
 
 A directory is searched for tokenizer.json, tokenizer.model, vocab.json + merges.txt, a
-``*.tiktoken`` file and vocab.txt, in that order (each possibly ``.gz``).
+``*.tiktoken`` file, vocab.txt and a ``*.gguf`` file, in that order (each possibly ``.gz``).
+A GGUF file is recognised by its first four bytes before anything else is read: model files
+are gigabytes, and only their header is needed.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 _JSON_KIND = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 # What a folder may hold, in order of preference (the first found wins).
-_DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt")
+_DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf")
 
 
 def load(
@@ -68,8 +71,44 @@ def load(
     if p.is_dir():
         p = _pick_in_folder(p)
     source = str(p)
+    if _file_is_gguf(p):
+        return _load_gguf(p, source=source, pattern=pattern, special_tokens=special_tokens)
     data = read_bytes(_read_file(p), source=source)
     return _load_data(data, source=source, folder=p.parent, pattern=pattern, special_tokens=special_tokens)
+
+
+def _file_is_gguf(p: Path) -> bool:
+    from .gguf import GGUF_MAGIC
+
+    try:
+        with p.open("rb") as f:
+            return f.read(4) == GGUF_MAGIC
+    except OSError:
+        return False  # `_read_file` says why
+
+
+def _load_gguf(
+    path: Path, *, source: str, pattern: str | None, special_tokens: Mapping[str, int] | None
+) -> Tokenizer:
+    from .gguf import load_gguf
+
+    if pattern is not None or special_tokens is not None:
+        raise TokvizFormatError("pattern= and special_tokens= only apply to tiktoken rank files", source=source)
+    return load_gguf(path, source=source)
+
+
+def _load_gguf_bytes(data: bytes, *, source: str) -> Tokenizer:
+    """GGUF content given as bytes: the reader maps a file, so through a temporary one."""
+    import os
+    import tempfile
+
+    fd, name = tempfile.mkstemp(suffix=".gguf")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return _load_gguf(Path(name), source=source, pattern=None, special_tokens=None)
+    finally:
+        os.unlink(name)
 
 
 def read_bytes(data: bytes, *, source: str) -> bytes:
@@ -85,7 +124,7 @@ def read_bytes(data: bytes, *, source: str) -> bytes:
 def sniff(data: bytes) -> str:
     """Name the format of (decompressed) content: ``"hf-json"``, ``"vocab-json"``,
     ``"tokenizer-config"``, ``"json"``, ``"tiktoken"``, ``"sentencepiece"``, ``"merges"``,
-    ``"vocab-txt"``, ``"text"`` (none of these), ``"empty"`` or ``"binary"``.
+    ``"vocab-txt"``, ``"gguf"``, ``"text"`` (none of these), ``"empty"`` or ``"binary"``.
 
     >>> sniff(b'{"model": {"type": "BPE"}}'), sniff(b"IQ== 0\\n"), sniff(b"[PAD]\\n[UNK]\\n")
     ('hf-json', 'tiktoken', 'vocab-txt')
@@ -95,6 +134,8 @@ def sniff(data: bytes) -> str:
 
 def _classify(data: bytes) -> tuple[str, Any]:
     """`sniff`, plus the parsed JSON value (so a big tokenizer.json is parsed once)."""
+    if data[:4] == b"GGUF":
+        return "gguf", None
     head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         return "empty", None
@@ -224,6 +265,10 @@ def _load_data(
     special_tokens: Mapping[str, int] | None,
 ) -> Tokenizer:
     kind, parsed = _classify(data)
+    if kind == "gguf":
+        if pattern is not None or special_tokens is not None:
+            raise TokvizFormatError("pattern= and special_tokens= only apply to tiktoken rank files", source=source)
+        return _load_gguf_bytes(data, source=source)
     if kind == "tiktoken":
         from .tiktoken_ranks import load_tiktoken_ranks
 

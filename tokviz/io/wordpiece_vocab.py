@@ -21,7 +21,7 @@ from ..engine.errors import TokvizFormatError
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 from .hf_json import load_hf_json
 
-__all__ = ["load_wordpiece_vocab", "read_vocab_lines", "looks_cased"]
+__all__ = ["load_wordpiece_vocab", "read_vocab_lines", "looks_cased", "bert_tokenizer_json"]
 
 _SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
 # Unicode White_Space (what Rust's str::trim_end removes); Python's str.isspace adds U+001C..1F.
@@ -80,13 +80,39 @@ def load_wordpiece_vocab(text: str, *, source: str, lowercase: bool | None = Non
     if lowercase is None:
         lowercase = not looks_cased(vocab)
         decided_by = "content"
+    obj = bert_tokenizer_json(vocab, lowercase=lowercase)
+    tok = load_hf_json(obj, source=source)
+    tok.name = "bert-wordpiece-" + ("uncased" if lowercase else "cased")
+    tok.config = TokenizerConfig(
+        unk_token="[UNK]" if "[UNK]" in vocab else None,
+        pad_token="[PAD]" if "[PAD]" in vocab else None,
+        extra={"format": "vocab.txt", "lowercase": lowercase, "lowercase_from": decided_by},
+    )
+    return tok
+
+
+def bert_tokenizer_json(
+    vocab: dict[str, int],
+    *,
+    lowercase: bool,
+    cls: str = "[CLS]",
+    sep: str = "[SEP]",
+    unk: str = "[UNK]",
+    specials: list[str] | None = None,
+) -> dict[str, Any]:
+    """The tokenizer.json object of ``BertWordPieceTokenizer`` over ``vocab`` (token -> id).
+
+    ``specials`` are the special added tokens (default: those of ``[UNK] [SEP] [CLS] [PAD]
+    [MASK]`` that the vocabulary has).
+    """
+    names = specials if specials is not None else [t for t in _SPECIALS if t in vocab]
     added = [
         {"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
          "normalized": False, "special": True}
-        for t in _SPECIALS
+        for t in names
         if t in vocab
     ]
-    obj: dict[str, Any] = {
+    return {
         "version": "1.0",
         "added_tokens": sorted(added, key=lambda a: a["id"]),
         "normalizer": {
@@ -97,21 +123,13 @@ def load_wordpiece_vocab(text: str, *, source: str, lowercase: bool | None = Non
             "lowercase": lowercase,
         },
         "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", vocab["[SEP]"]], "cls": ["[CLS]", vocab["[CLS]"]]},
+        "post_processor": {"type": "BertProcessing", "sep": [sep, vocab[sep]], "cls": [cls, vocab[cls]]},
         "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
         "model": {
             "type": "WordPiece",
-            "unk_token": "[UNK]",
+            "unk_token": unk,
             "continuing_subword_prefix": "##",
             "max_input_chars_per_word": 100,
             "vocab": vocab,
         },
     }
-    tok = load_hf_json(obj, source=source)
-    tok.name = "bert-wordpiece-" + ("uncased" if lowercase else "cased")
-    tok.config = TokenizerConfig(
-        unk_token="[UNK]" if "[UNK]" in vocab else None,
-        pad_token="[PAD]" if "[PAD]" in vocab else None,
-        extra={"format": "vocab.txt", "lowercase": lowercase, "lowercase_from": decided_by},
-    )
-    return tok
