@@ -66,3 +66,25 @@ def bundle_bytes(rel: str) -> bytes:
 def corpus_text(name: str) -> str:
     require(SHARED is not None and (SHARED / "corpora" / name).is_file(), f"corpus {name} not found")
     return (SHARED / "corpora" / name).read_text(encoding="utf-8")  # type: ignore[operator]
+
+
+# Fixtures that may not be committed (licenses): .ci/run fills this folder with `pip download`
+# (llama-models==0.3.0, openai-whisper==20250625) before pytest; locally point
+# TOKVIZ_FIXTURE_CACHE at a folder holding those downloads, or the tests skip with a reason.
+FIXTURE_CACHE = Path(os.environ.get("TOKVIZ_FIXTURE_CACHE") or ROOT / ".fixture-cache")
+
+
+def fixture_extract(archive_glob: str, dest: Path) -> Path:
+    """Unpack the downloaded package archive matching ``archive_glob`` (a wheel or an sdist in
+    `FIXTURE_CACHE`) into ``dest`` and return the folder holding its top-level packages; skip
+    (fail in CI) when it was not downloaded."""
+    import shutil
+
+    found = sorted(FIXTURE_CACHE.glob(archive_glob)) if FIXTURE_CACHE.is_dir() else []
+    require(bool(found), f"{archive_glob} not in the fixture cache {FIXTURE_CACHE} (see .ci/run)")
+    archive = found[-1]
+    fmt = "zip" if archive.suffix in (".whl", ".zip") else "gztar"
+    shutil.unpack_archive(archive, dest, format=fmt)
+    tops = [p for p in dest.iterdir() if p.is_dir()]
+    # an sdist unpacks into "<name>-<version>/"; a wheel puts its packages at the top
+    return tops[0] if fmt == "gztar" and len(tops) == 1 else dest

@@ -49,6 +49,10 @@ __all__ = [
     "preset_for",
     "load_tiktoken_ranks",
     "engine_pattern",
+    "PatternPreset",
+    "PATTERN_PRESETS",
+    "pattern_preset",
+    "preset_name_of",
 ]
 
 ENDOFTEXT = "<|endoftext|>"
@@ -76,6 +80,69 @@ O200K_PATTERN = "|".join(
     ]
 )
 
+# Meta's Llama 3 and Llama 4 tokenizer.model files are tiktoken rank files; their patterns and
+# special tokens are those of Meta's ``tokenizer.py`` (PyPI llama-models==0.3.0,
+# llama_models/llama3/tokenizer.py and llama_models/llama4/tokenizer.py).
+LLAMA3_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+LLAMA4_PATTERN = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+    r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+    r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# openai-whisper (whisper/tokenizer.py, get_encoding): GPT-2's regex with a final "\s+"
+WHISPER_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# Qwen's tiktoken file (qwen.tiktoken): the regex llama.cpp quotes as Qwen2's original one
+QWEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PatternPreset:
+    """A named pre-tokenizer pattern a user can pick for a rank file that is not recognised."""
+
+    name: str
+    title: str
+    pattern: str
+
+
+# ``--pattern NAME`` on the command line, the presets of the GUI's pattern dialog
+PATTERN_PRESETS: Mapping[str, PatternPreset] = MappingProxyType(
+    {
+        p.name: p
+        for p in (
+            PatternPreset("r50k", "GPT-2 / r50k_base / p50k_base", R50K_PATTERN),
+            PatternPreset("cl100k", "cl100k_base (GPT-4, GPT-3.5)", CL100K_PATTERN),
+            PatternPreset("o200k", "o200k_base (GPT-4o)", O200K_PATTERN),
+            PatternPreset("llama3", "Llama 3 (Meta)", LLAMA3_PATTERN),
+            PatternPreset("llama4", "Llama 4 (Meta)", LLAMA4_PATTERN),
+            PatternPreset("qwen", "Qwen (qwen.tiktoken)", QWEN_PATTERN),
+            PatternPreset("whisper", "Whisper (openai-whisper)", WHISPER_PATTERN),
+        )
+    }
+)
+_PATTERN_ALIASES = {"gpt2": "r50k", "r50k_base": "r50k", "p50k": "r50k", "p50k_base": "r50k",
+                    "cl100k_base": "cl100k", "o200k_base": "o200k"}
+
+
+def pattern_preset(name: str) -> PatternPreset | None:
+    """The preset called ``name`` (``"cl100k"``, ``"gpt2"``, ``"llama3"`` ...), or None.
+
+    >>> pattern_preset("gpt2").name, pattern_preset("not a preset") is None
+    ('r50k', True)
+    """
+    key = name.strip().lower()
+    return PATTERN_PRESETS.get(_PATTERN_ALIASES.get(key, key))
+
+
+def preset_name_of(pattern: str) -> str | None:
+    """The name of the preset whose pattern is exactly ``pattern``, if any."""
+    return next((p.name for p in PATTERN_PRESETS.values() if p.pattern == pattern), None)
+
 
 @dataclass(frozen=True, slots=True)
 class TiktokenPreset:
@@ -98,6 +165,59 @@ def _preset(
     aliases: tuple[str, ...] = (),
 ) -> TiktokenPreset:
     return TiktokenPreset(name, sha256, pattern, MappingProxyType(dict(specials)), n_vocab, aliases)
+
+
+def _llama3_specials(n_base: int) -> dict[str, int]:
+    """Meta's Llama 3 specials: 12 named, then reserved ones up to 256, from id ``n_base``."""
+    named = [
+        "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+        "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>",
+        "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>",
+        "<|python_tag|>", "<|image|>",
+    ]
+    reserved = [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(named))]
+    return {t: n_base + i for i, t in enumerate(named + reserved)}
+
+
+def _reserved(name: str, count: int, start: int = 0) -> list[str]:
+    return [f"<|{name}_reserved_special_token_{i}|>" for i in range(start, start + count)]
+
+
+def _llama4_specials(n_base: int) -> dict[str, int]:
+    """Meta's Llama 4 specials: basic, text post-train, vision, reasoning, then reserved to 2048."""
+    basic = ["<|begin_of_text|>", "<|end_of_text|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]
+    text = [
+        "<|header_start|>", "<|header_end|>", "<|eom|>", "<|eot|>", "<|step|>",
+        *_reserved("text_post_train", 6), "<|python_start|>", "<|python_end|>", "<|finetune_right_pad|>",
+        *_reserved("text_post_train", 61, 8),
+    ]
+    vision = [
+        "<|image_start|>", "<|image_end|>", *_reserved("vision", 2), "<|tile_x_separator|>",
+        "<|tile_y_separator|>", *_reserved("vision", 4, 2), "<|image|>", *_reserved("vision", 1, 6),
+        "<|patch|>", *_reserved("vision", 1041, 7),
+    ]
+    reasoning = [*_reserved("reasoning", 8), "<|reasoning_thinking_start|>", "<|reasoning_thinking_end|>"]
+    named = basic + text + vision + reasoning
+    reserved = [f"<|reserved_special_token_{i}|>" for i in range(2048 - len(named))]
+    return {t: n_base + i for i, t in enumerate(named + reserved)}
+
+
+# whisper/tokenizer.py LANGUAGES, in order; multilingual models before large-v3 use the first 99
+WHISPER_LANGUAGES = (
+    "en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr "
+    "bg lt la mi ml cy sk te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn "
+    "yo so af oc ka be tg sd gu am yi lo uz fo ht ps tk nn mt sa lb my bo tl mg as tt haw ln ha ba jw su yue"
+).split()
+
+
+def whisper_specials(n_base: int, *, num_languages: int = 99) -> dict[str, int]:
+    """openai-whisper's ``get_encoding`` specials (its default ``num_languages=99``)."""
+    names = [
+        ENDOFTEXT, "<|startoftranscript|>", *[f"<|{lang}|>" for lang in WHISPER_LANGUAGES[:num_languages]],
+        "<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>",
+        "<|notimestamps|>", *[f"<|{i * 0.02:.2f}|>" for i in range(1501)],
+    ]
+    return {t: n_base + i for i, t in enumerate(names)}
 
 
 # Keyed by sha256 of the (decompressed) rank file. gpt2 and r50k_base share one rank file; the
@@ -138,6 +258,30 @@ PRESETS: Mapping[str, TiktokenPreset] = MappingProxyType(
                 "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
                 O200K_PATTERN,
                 {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+            ),
+            # Meta's tokenizer.model of Llama 3 / 3.1 / 3.2 / 3.3 (128000 ranks) and Llama 4 (200000)
+            _preset(
+                "llama3",
+                "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55",
+                LLAMA3_PATTERN,
+                _llama3_specials(128000),
+                128256,
+            ),
+            _preset(
+                "llama4",
+                "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed",
+                LLAMA4_PATTERN,
+                _llama4_specials(200000),
+                202048,
+            ),
+            # openai-whisper's whisper/assets/multilingual.tiktoken (its last rank, 50256, is the
+            # empty token "=")
+            _preset(
+                "whisper-multilingual",
+                "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126",
+                WHISPER_PATTERN,
+                whisper_specials(50257),
+                50257 + 2 + 99 + 6 + 1501,
             ),
         )
     }
@@ -245,10 +389,19 @@ def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None
         return None, None
     try:
         # strict_mode rejects non-alphabet characters and bad padding
-        raw = list(map(_A2B_STRICT, tokens))
+        if b"=" in tokens:
+            raw = [_b64_token(t) for t in tokens]
+        else:
+            raw = list(map(_A2B_STRICT, tokens))
     except binascii.Error:
         return None, None
     return raw, list(map(int, rank_fields))
+
+
+def _b64_token(token: bytes) -> bytes:
+    """One token's bytes. A lone ``=`` is the empty token: tiktoken's ``base64.b64decode``
+    reads it as ``b""`` (Whisper's multilingual.tiktoken ends with ``= 50256``)."""
+    return b"" if token == b"=" else _A2B_STRICT(token)
 
 
 def _parse_slow(data: bytes, source: str) -> tuple[list[bytes], list[int]]:
@@ -262,7 +415,7 @@ def _parse_slow(data: bytes, source: str) -> tuple[list[bytes], list[int]]:
         if len(parts) != 2 or not parts[1].isdigit():
             raise _line_error(line, lineno, len(parts) > 1, source)
         try:
-            raw.append(binascii.a2b_base64(parts[0], strict_mode=True))
+            raw.append(_b64_token(parts[0]))
         except binascii.Error:
             raise _line_error(line, lineno, True, source) from None
         ranks.append(int(parts[1]))
@@ -315,11 +468,16 @@ def load_tiktoken_ranks(
     """
     preset = preset_for(data)
     table = parse_ranks(data, source=source)
+    named = pattern_preset(pattern) if pattern is not None else None
+    if named is not None:
+        pattern = named.pattern
     if pattern is None:
         if preset is None:
             raise TokvizFormatError(
-                "not a published tiktoken encoding (r50k, p50k, cl100k, o200k): give its pre-tokenizer "
-                "regex with pattern= (CLI: --pattern) and its special tokens with special_tokens=",
+                "not a published tiktoken encoding (r50k, p50k, cl100k, o200k, Meta's Llama 3 / 4, "
+                "Whisper's multilingual): give its pre-tokenizer regex or a preset name with pattern= "
+                f"(CLI: --pattern; presets: {', '.join(PATTERN_PRESETS)}) and its special tokens with "
+                "special_tokens=",
                 source=source,
             )
         pattern = preset.pattern
@@ -334,6 +492,7 @@ def load_tiktoken_ranks(
         name=preset.name if preset is not None else _stem(source),
         source=source,
         explicit_n_vocab=preset.explicit_n_vocab if preset is not None else None,
+        recognised=preset.name if preset is not None else None,
     )
 
 
@@ -345,8 +504,12 @@ def build_tiktoken_tokenizer(
     name: str = "",
     source: str | None = None,
     explicit_n_vocab: int | None = None,
+    recognised: str | None = None,
 ) -> Tokenizer:
-    """Assemble the engine pipeline for a parsed rank table (see the module docstring)."""
+    """Assemble the engine pipeline for a parsed rank table (see the module docstring).
+
+    ``recognised`` is the published encoding the file was recognised as (by content hash).
+    """
     from ..engine.decoders import decoder_from_json
     from ..engine.models.bpe import BPE
     from ..engine.pre_tokenizers import pre_tokenizer_from_json
@@ -379,9 +542,17 @@ def build_tiktoken_tokenizer(
         raise TokvizFormatError(
             f"expected {explicit_n_vocab} ids in {name}, got max id + 1 = {n_vocab}", source=source
         )
+    eos = next((t for t in (ENDOFTEXT, "<|end_of_text|>") if t in special_tokens), None)
     config = TokenizerConfig(
-        eos_token=ENDOFTEXT if ENDOFTEXT in special_tokens else None,
-        extra={"format": "tiktoken", "pattern": pattern, "n_vocab": n_vocab},
+        bos_token="<|begin_of_text|>" if "<|begin_of_text|>" in special_tokens else None,
+        eos_token=eos,
+        extra={
+            "format": "tiktoken",
+            "pattern": pattern,
+            "pattern_preset": preset_name_of(pattern) or "custom",
+            "n_vocab": n_vocab,
+            **({"published_as": recognised} if recognised else {}),
+        },
     )
     return Tokenizer(
         model,
