@@ -165,8 +165,10 @@ def _open_reader(path: Path, source: str) -> Any:
 
 def _reader_failure(reader: Any, exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
-    if isinstance(exc, (IndexError, OverflowError)) or "out of bounds" in text or "larger than" in text:
-        return f"truncated GGUF file ({type(exc).__name__}: {text})"
+    # numpy's complaints about a view past the end of the mapping are the file ending early
+    truncated = ("out of bounds", "larger than", "divisor of the total size")
+    if isinstance(exc, (IndexError, OverflowError)) or any(t in text for t in truncated):
+        return "truncated GGUF file (it ends inside this entry)"
     if "field type" in text or "is not a valid GGUFValueType" in text:
         return f"unknown GGUF value type ({text})"
     return f"malformed GGUF file ({type(exc).__name__}: {text})"
@@ -183,8 +185,10 @@ def _failing_key(reader: Any) -> str:
             return "header"
     try:
         offset = last.offset + sum(int(p.nbytes) for p in last.parts)
-        _, name = reader._get_str(offset)
+        length, name = reader._get_str(offset)
         key = bytes(name).decode("utf-8", "replace")
+        if key and len(name) < int(length[0]):
+            return f"key {key + '...'!r} (its name is cut off)"
         if key:
             return f"key {key!r}"
     except Exception:  # noqa: BLE001 - the key's own name may be what is cut off
@@ -346,16 +350,30 @@ def load_gguf(path: str | Path, *, source: str | None = None) -> Tokenizer:
     else:
         spec = None
         tok = _build_wpm(vocab, types, padding, source)
-    ids = dict(defaults["ids"])
-    ids.update(vocab.special_ids)
+    ids = _special_ids(vocab, defaults)
     add_bos = vocab.flags.get("add_bos", spec.add_bos if spec is not None and spec.add_bos else defaults["add_bos"])
     add_eos = vocab.flags.get("add_eos", defaults["add_eos"])
     add_sep = vocab.flags.get("add_sep", defaults.get("add_sep", False) or (spec is not None and spec.add_sep))
+    for flag, on, role in (("add_bos", add_bos, "bos"), ("add_eos", add_eos, "eos"), ("add_sep", add_sep, "sep")):
+        if on and role not in ids:
+            # llama.cpp refuses such a file too ("add_bos is true, but bos_token_id is not set")
+            raise TokvizFormatError(
+                f"{flag} is on (the file's key or llama.cpp's default) but the file sets no {role} token id",
+                source=source,
+                where=f"tokenizer.ggml.{_SPECIAL_KEYS[role]}",
+            )
     tok.post_processor = _post_processor(vocab.tokens, ids, add_bos=add_bos, add_eos=add_eos, add_sep=add_sep)
     tok.name = vocab.general.get("name") or Path(source).stem
     tok.source = source
     tok.config = _config(vocab, ids, padding, add_bos, add_eos, spec)
     return tok
+
+
+def _special_ids(vocab: GGUFVocab, defaults: dict[str, Any]) -> dict[str, int]:
+    """llama.cpp's default ids for the model (dropped when out of range, as it does), then the file's."""
+    ids = {k: v for k, v in defaults["ids"].items() if 0 <= v < len(vocab.tokens)}
+    ids.update(vocab.special_ids)
+    return ids
 
 
 def _padding_ids(tokens: Sequence[str], types: Sequence[int]) -> frozenset[int]:
@@ -445,8 +463,7 @@ def _build_wpm(vocab: GGUFVocab, types: list[int], padding: frozenset[int], sour
     tokens = [_from_phantom_space(t) for t in vocab.tokens]
     vocab = _replace_tokens(vocab, tokens)
     token_ids = _vocab_dict(tokens, padding, source)
-    ids = dict(_MODEL_DEFAULTS["bert"]["ids"])
-    ids.update(vocab.special_ids)
+    ids = _special_ids(vocab, _MODEL_DEFAULTS["bert"])
     cls_id = ids.get("cls", ids.get("bos"))
     names = {}
     for role, id_ in (("cls", cls_id), ("sep", ids.get("sep")), ("unk", ids.get("unk"))):
@@ -488,8 +505,7 @@ def _build_spm(
 
     if vocab.scores is None:
         raise TokvizFormatError(f"a {vocab.model} tokenizer needs scores", source=source, where="tokenizer.ggml.scores")
-    ids = dict(defaults["ids"])
-    ids.update(vocab.special_ids)
+    ids = _special_ids(vocab, defaults)
     proto = pb.ModelProto()
     unk_id = ids.get("unk")
     for i, (t, s, ty) in enumerate(zip(vocab.tokens, vocab.scores, types)):
