@@ -58,10 +58,11 @@ TRICKY: list[tuple[str, str]] = [
 ]
 
 
-def llamacpp_vectors(name: str) -> list[tuple[str, list[int]]]:
-    """``(text, expected_ids)`` from ``llamacpp-vectors/ggml-vocab-<name>.gguf.{inp,out}``."""
+def llamacpp_vectors(name: str, folder: str = "llamacpp-vectors") -> list[tuple[str, list[int]]]:
+    """``(text, expected_ids)`` from ``<folder>/ggml-vocab-<name>.gguf.{inp,out}`` (llama.cpp's
+    test-tokenizer format: each text followed by a ``__ggml_vocab_test__`` line)."""
     assert SHARED is not None
-    base = SHARED / "bundles" / "llamacpp-vectors"
+    base = SHARED / "bundles" / folder
     inp = (base / f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8")
     out = (base / f"ggml-vocab-{name}.gguf.out").read_text(encoding="utf-8")
     # every case is followed by a separator line, so the last split is the empty tail
