@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     enc = sub.add_parser("encode", help="encode text and print ids (or JSON)")
     enc.add_argument(
-        "tokenizer", type=Path, help="tokenizer file (tokenizer.json, .tiktoken, .model, vocab.txt ...)"
+        "tokenizer",
+        type=Path,
+        help="tokenizer file (tokenizer.json, .tiktoken, .model, .gguf, vocab.txt ...) or a name from `tokviz list`",
     )
     enc.add_argument("text", nargs="?", help="text to encode (default: standard input)")
     enc.add_argument("--file", type=Path, help="read the text from this file (UTF-8)")
@@ -71,7 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_load_options(sp: argparse.ArgumentParser) -> None:
     """The --pattern / --special-tokens options every command that loads a tokenizer takes."""
-    sp.add_argument("--pattern", default=None, help="pre-tokenizer regex for a custom tiktoken rank file")
+    sp.add_argument(
+        "--pattern",
+        default=None,
+        help="pre-tokenizer regex for a custom tiktoken rank file, or a preset name "
+        "(r50k/gpt2, cl100k, o200k, llama3, llama4, qwen, whisper)",
+    )
     sp.add_argument(
         "--special-tokens",
         default=None,
@@ -94,7 +101,9 @@ def load_tokenizer(args: argparse.Namespace):  # noqa: ANN201
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
         ):
             raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
-    return load(args.tokenizer, pattern=args.pattern, special_tokens=specials)
+    from .io.embedded import resolve_tokenizer
+
+    return load(resolve_tokenizer(args.tokenizer), pattern=args.pattern, special_tokens=specials)
 
 
 def read_text(args: argparse.Namespace) -> str:
@@ -174,6 +183,12 @@ def format_info(info: dict) -> str:  # type: ignore[type-arg]
         else:
             shown = "unknown" if value is None else f"{value:,}"
         lines.append(f"{label:<28}{shown}")
+    details = info.get("format_details") or {}
+    if details:
+        lines.append("file format")
+        for label, value in details.items():
+            shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+            lines.append(f"  {label:<26}{shown}")
     return "\n".join(lines)
 
 
@@ -186,8 +201,11 @@ def _policy(policy: object) -> str:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from .io.detect import format_details
+
     tok = load_tokenizer(args)
     info = tok.info()
+    info["format_details"] = format_details(tok)
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
     else:

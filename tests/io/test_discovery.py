@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
+from pathlib import Path
 
-from tokviz.io.discovery import discover, hf_hub_dir, tiktoken_cache_dir
+from tokviz.io.discovery import discover, find_discovered, hf_hub_dir, ollama_models_dir, tiktoken_cache_dir
 
 
 def _snapshot(hub, repo: str, rev: str, files: dict[str, str]):  # noqa: ANN001, ANN202
@@ -51,7 +53,7 @@ class TestDiscover:
         assert sorted(names) == ["cl100k_base (tiktoken cache)", "rank file 00000000 (tiktoken cache)"]
 
     def test_missing_dirs_are_empty(self, tmp_path) -> None:  # noqa: ANN001
-        assert discover(hf_hub=tmp_path / "a", tiktoken_dir=tmp_path / "b") == []
+        assert discover(hf_hub=tmp_path / "a", tiktoken_dir=tmp_path / "b", ollama_dir=tmp_path / "c", lmstudio_dirs=[tmp_path / "d"]) == []
 
     def test_env_vars_are_honoured(self, tmp_path, monkeypatch) -> None:  # noqa: ANN001
         monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hubx"))
@@ -62,3 +64,55 @@ class TestDiscover:
         monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
         monkeypatch.setenv("HF_HOME", str(tmp_path / "hfhome"))
         assert hf_hub_dir() == tmp_path / "hfhome" / "hub"
+
+
+def _ollama_store(root, name_parts: tuple[str, ...], blob: bytes) -> None:  # noqa: ANN001
+    digest = hashlib.sha256(blob).hexdigest()
+    (root / "blobs").mkdir(parents=True, exist_ok=True)
+    (root / "blobs" / f"sha256-{digest}").write_bytes(blob)
+    manifest = root / "manifests" / Path(*name_parts)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({
+        "schemaVersion": 2,
+        "layers": [
+            {"mediaType": "application/vnd.ollama.image.template", "digest": "sha256:" + "0" * 64},
+            {"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest}"},
+        ],
+    }), encoding="utf-8")
+
+
+class TestModelStores:
+    def _discover(self, tmp_path, **kw):  # noqa: ANN001, ANN202
+        base = {"hf_hub": tmp_path / "none", "tiktoken_dir": tmp_path / "none",
+                "ollama_dir": tmp_path / "none", "lmstudio_dirs": []}
+        base.update(kw)
+        return discover(**base)
+
+    def test_ollama_manifests_to_blobs_named_like_ollama_list(self, tmp_path) -> None:  # noqa: ANN001
+        store = tmp_path / "ollama"
+        _ollama_store(store, ("registry.ollama.ai", "library", "qwen2", "0.5b"), b"GGUF one")
+        _ollama_store(store, ("registry.ollama.ai", "someone", "tiny", "latest"), b"GGUF two")
+        _ollama_store(store, ("hf.co", "org", "repo-GGUF", "Q4_K_M"), b"GGUF three")
+        (store / "manifests" / "registry.ollama.ai" / "library" / "broken").mkdir(parents=True)
+        (store / "manifests" / "registry.ollama.ai" / "library" / "broken" / "x").write_text("{not json")
+        found = self._discover(tmp_path, ollama_dir=store)
+        assert sorted((d.name, d.path.read_bytes(), d.source) for d in found) == [
+            ("hf.co/org/repo-GGUF:Q4_K_M", b"GGUF three", "ollama"),
+            ("qwen2:0.5b", b"GGUF one", "ollama"),
+            ("someone/tiny:latest", b"GGUF two", "ollama"),
+        ]
+
+    def test_ollama_env_var(self, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+        monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path / "store"))
+        assert ollama_models_dir() == tmp_path / "store"
+        monkeypatch.delenv("OLLAMA_MODELS")
+        assert ollama_models_dir() == Path("~/.ollama/models").expanduser()
+
+    def test_lmstudio_publisher_repo_file(self, tmp_path) -> None:  # noqa: ANN001
+        root = tmp_path / "models"
+        (root / "lmstudio-community" / "Qwen-GGUF").mkdir(parents=True)
+        (root / "lmstudio-community" / "Qwen-GGUF" / "qwen-q4.gguf").write_bytes(b"GGUF")
+        (root / "lmstudio-community" / "Qwen-GGUF" / "mmproj-qwen.gguf").write_bytes(b"GGUF")
+        found = self._discover(tmp_path, lmstudio_dirs=[root])
+        assert [(d.name, d.source) for d in found] == [("lmstudio-community/Qwen-GGUF/qwen-q4.gguf (LM Studio)", "lmstudio")]
+        assert find_discovered("lmstudio-community/Qwen-GGUF/qwen-q4.gguf (LM Studio)", found) == found[0]

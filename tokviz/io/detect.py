@@ -34,7 +34,7 @@ from ..engine.errors import TokvizFormatError
 if TYPE_CHECKING:
     from ..engine.tokenizer import Tokenizer
 
-__all__ = ["load", "sniff", "read_bytes"]
+__all__ = ["load", "sniff", "read_bytes", "format_details"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -337,3 +337,41 @@ def _load_data(
         "SentencePiece .model, vocab.json + merges.txt or vocab.txt)",
     }
     raise TokvizFormatError(messages[kind], source=source)
+
+
+# config.extra keys worth showing per format, with the words `tokviz info` prints for them
+_DETAILS = {
+    "gguf": (
+        ("gguf_model", "tokenizer.ggml.model"),
+        ("gguf_pre", "tokenizer.ggml.pre"),
+        ("pre_tokenizer_type", "llama.cpp pre-tokenizer"),
+        ("token_list_entries", "token list entries"),
+        ("padding_entries", "padding rows"),
+        ("merges", "merges"),
+        ("special_ids", "special ids"),
+    ),
+    "tiktoken": (
+        ("published_as", "recognised as"),
+        ("pattern_preset", "pattern preset"),
+        ("n_vocab", "n_vocab"),
+    ),
+}
+
+
+def format_details(tok: Tokenizer) -> dict[str, Any]:
+    """What the file format adds to `Tokenizer.info`: for a GGUF file its model and pre names,
+    the token list with its padding rows, the special ids; for a rank file the preset in use.
+
+    Keys are the words ``tokviz info`` prints; empty for formats with nothing to add.
+    """
+    extra = tok.config.extra
+    fmt = extra.get("format")
+    out: dict[str, Any] = {}
+    for key, label in _DETAILS.get(fmt, ()):  # type: ignore[arg-type]
+        value = extra.get(key)
+        if value is not None:
+            out[label] = value
+    if fmt == "gguf":
+        out["add_bos / add_eos"] = f"{tok.config.add_bos_token} / {tok.config.add_eos_token}"
+        out["chat template"] = "yes" if tok.config.chat_template else "no"
+    return out

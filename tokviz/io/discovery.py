@@ -1,22 +1,26 @@
-"""Find tokenizer files already on this machine: the Hugging Face hub cache and the tiktoken cache.
+"""Find tokenizer files already on this machine: the Hugging Face hub cache, the tiktoken cache,
+Ollama's model store and LM Studio's models folder.
 
 Read-only and offline: it lists files, reads at most a few bytes to recognise a tiktoken cache
-entry, and never downloads or writes anything. The app shows what it finds next to the
+entry (and Ollama's small JSON manifests), and never downloads or writes anything. GGUF model
+files are only listed here; loading one maps its header, never its weights. The app shows what it finds next to the
 embedded bundles; loading goes through `tokviz.load` like any other file.
 
->>> [d.name for d in discover(hf_hub=Path("/nonexistent"), tiktoken_dir=Path("/nonexistent"))]
+>>> [d.name for d in discover(hf_hub=Path("/x"), tiktoken_dir=Path("/x"), ollama_dir=Path("/x"), lmstudio_dirs=())]
 []
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir"]
+__all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir", "ollama_models_dir", "lmstudio_models_dirs",
+           "find_discovered"]
 
 # File names a hub snapshot may hold, best first; one entry per snapshot.
 _HF_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
@@ -31,7 +35,7 @@ class Discovered:
 
     name: str
     path: Path
-    source: str  # "hf-cache" or "tiktoken-cache"
+    source: str  # "hf-cache", "tiktoken-cache", "ollama" or "lmstudio"
 
 
 def hf_hub_dir() -> Path:
@@ -107,6 +111,96 @@ def _tiktoken_entries(cache: Path) -> list[Discovered]:
     return out
 
 
-def discover(*, hf_hub: Path | None = None, tiktoken_dir: Path | None = None) -> list[Discovered]:
-    """Tokenizer files in the local caches (empty when there are none)."""
-    return _hf_entries(hf_hub or hf_hub_dir()) + _tiktoken_entries(tiktoken_dir or tiktoken_cache_dir())
+def ollama_models_dir() -> Path:
+    """Ollama's model store: ``OLLAMA_MODELS``, else ``~/.ollama/models``."""
+    env = os.environ.get("OLLAMA_MODELS")
+    return Path(env).expanduser() if env else Path("~/.ollama/models").expanduser()
+
+
+def lmstudio_models_dirs() -> list[Path]:
+    """LM Studio's models folders: ``~/.lmstudio/models`` (current) and ``~/.cache/lm-studio/models`` (older)."""
+    return [Path("~/.lmstudio/models").expanduser(), Path("~/.cache/lm-studio/models").expanduser()]
+
+
+_OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
+_OLLAMA_DEFAULT_PREFIX = ("registry.ollama.ai", "library")
+
+
+def _ollama_name(parts: tuple[str, ...]) -> str:
+    """``model:tag`` as ``ollama list`` shows it (registry and namespace shown unless default)."""
+    *prefix, model, tag = parts
+    if tuple(prefix) == _OLLAMA_DEFAULT_PREFIX:
+        prefix = []
+    elif prefix and prefix[0] == _OLLAMA_DEFAULT_PREFIX[0]:
+        prefix = prefix[1:]
+    return "/".join([*prefix, model]) + f":{tag}"
+
+
+def _ollama_entries(models: Path) -> list[Discovered]:
+    """manifests/<registry>/<namespace>/<model>/<tag> (JSON) -> the GGUF blob of its model layer."""
+    manifests = models / "manifests"
+    out: list[Discovered] = []
+    try:
+        files = sorted(p for p in manifests.rglob("*") if p.is_file())
+    except OSError:
+        return out
+    for f in files[:_MAX_SNAPSHOTS]:
+        parts = f.relative_to(manifests).parts
+        if len(parts) < 3:
+            continue
+        try:
+            if f.stat().st_size > 1 << 20:
+                continue
+            manifest = json.loads(f.read_bytes())
+        except (OSError, ValueError):
+            continue
+        layers = manifest.get("layers") if isinstance(manifest, dict) else None
+        for layer in layers if isinstance(layers, list) else []:
+            if not isinstance(layer, dict) or layer.get("mediaType") != _OLLAMA_MODEL_LAYER:
+                continue
+            digest = layer.get("digest")
+            if isinstance(digest, str) and ":" in digest:
+                blob = models / "blobs" / digest.replace(":", "-", 1)
+                if blob.is_file():
+                    out.append(Discovered(_ollama_name(parts), blob, "ollama"))
+            break
+    return out
+
+
+def _lmstudio_entries(folders: list[Path]) -> list[Discovered]:
+    """<publisher>/<repo>/<file>.gguf under LM Studio's models folder (vision projectors skipped)."""
+    out: list[Discovered] = []
+    for root in folders:
+        try:
+            files = sorted(root.glob("*/*/*.gguf"))
+        except OSError:
+            continue
+        for f in files[:_MAX_SNAPSHOTS]:
+            if f.name.lower().startswith("mmproj") or not f.is_file():
+                continue
+            out.append(Discovered(f"{f.relative_to(root).as_posix()} (LM Studio)", f, "lmstudio"))
+    return out
+
+
+def discover(
+    *,
+    hf_hub: Path | None = None,
+    tiktoken_dir: Path | None = None,
+    ollama_dir: Path | None = None,
+    lmstudio_dirs: list[Path] | tuple[Path, ...] | None = None,
+) -> list[Discovered]:
+    """Tokenizer files in the local caches and model stores (empty when there are none)."""
+    return (
+        _hf_entries(hf_hub or hf_hub_dir())
+        + _tiktoken_entries(tiktoken_dir or tiktoken_cache_dir())
+        + _ollama_entries(ollama_dir or ollama_models_dir())
+        + _lmstudio_entries(list(lmstudio_dirs) if lmstudio_dirs is not None else lmstudio_models_dirs())
+    )
+
+
+def find_discovered(name: str, found: list[Discovered] | None = None) -> Discovered | None:
+    """The discovered entry called exactly ``name`` (an Ollama ``model:tag`` ...), if any."""
+    for d in found if found is not None else discover():
+        if d.name == name:
+            return d
+    return None
