@@ -241,6 +241,7 @@ class MainWindow(QMainWindow):
         self.vm.error_raised.connect(self.error_bar.show_error)
         self.vm.busy_changed.connect(self._on_busy)
         self.vm.tokenizer_changed.connect(self._on_tokenizer)
+        self.vm.pattern_needed.connect(self._on_pattern_needed)
         self.vm.tokenizer_loading.connect(lambda name: self.tok_info.setText(f"loading {name}…"))
         self.vm.view_mode_changed.connect(self._on_mode)
         self.vm.options_changed.connect(self._sync_options)
@@ -263,6 +264,8 @@ class MainWindow(QMainWindow):
         mb = self.menuBar()
         f = mb.addMenu("&File")
         self._act(f, "&Open tokenizer…", self.open_tokenizer_dialog, QKeySequence.StandardKey.Open)
+        self._act(f, "Open tokenizer &folder…", self.open_folder_dialog, "Ctrl+Alt+O")
+        self._act(f, "Rank-file &pattern…", self.edit_rank_pattern, tip="Pattern and special tokens of the open rank file")
         self._act(f, "Open &text file…", self.open_text_dialog, "Ctrl+Shift+O")
         self.recent_menu = f.addMenu("&Recent tokenizers")
         f.addSeparator()
@@ -511,10 +514,31 @@ class MainWindow(QMainWindow):
             self,
             "Open tokenizer",
             "",
-            "Tokenizer files (*.json *.tiktoken *.model *.txt *.gz *.bpe);;All files (*)",
+            "Tokenizer files (*.json *.tiktoken *.model *.gguf *.txt *.gz *.bpe);;All files (*)",
         )
         if path:
             self.load_tokenizer(Path(path), name=Path(path).name)
+
+    def open_folder_dialog(self) -> None:
+        """A folder holding tokenizer.json, tokenizer.model, vocab.json + merges.txt or a .gguf."""
+        path = QFileDialog.getExistingDirectory(self, "Open tokenizer folder")
+        if path:
+            self.load_tokenizer(Path(path), name=Path(path).name)
+
+    def _on_pattern_needed(self, payload, *, ask: bool = False) -> None:  # noqa: ANN001
+        from .pattern_dialog import ask_rank_pattern
+
+        path, name = payload
+        choice = ask_rank_pattern(self, Path(path), self.settings, ask=ask)
+        if choice is not None:
+            self.vm.load_tokenizer(path, name=name, pattern=choice.pattern, special_tokens=dict(choice.special_tokens))
+
+    def edit_rank_pattern(self) -> None:
+        extra = getattr(getattr(self.vm.tokenizer, "config", None), "extra", None) or {}
+        if self.vm.tokenizer_path is None or extra.get("format") != "tiktoken" or "published_as" in extra:
+            self.error_bar.show_error("The open tokenizer is not a rank file that needs a pattern.")
+            return
+        self._on_pattern_needed((self.vm.tokenizer_path, self.vm.tokenizer_name), ask=True)
 
     def open_text_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open text", "", "Text files (*.txt *.md *.py *.json);;All files (*)")

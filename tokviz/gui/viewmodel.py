@@ -99,6 +99,7 @@ class InspectViewModel(QObject):
 
     tokenizer_changed = Signal(object)  # (name, path, info dict) or None
     tokenizer_loading = Signal(str)  # name being loaded
+    pattern_needed = Signal(object)  # (path, name): a rank file that needs a pattern (load again with one)
     encoding_changed = Signal(object)  # EncodingUpdate
     busy_changed = Signal(bool)
     error_raised = Signal(str)
@@ -139,16 +140,30 @@ class InspectViewModel(QObject):
         return self._lanes.any_busy()
 
     # ------------------------------------------------------------------ tokenizer
-    def load_tokenizer(self, path: str | Path, *, name: str | None = None) -> None:
-        """Load a tokenizer file in the background; the current one stays until it succeeds."""
+    def load_tokenizer(
+        self,
+        path: str | Path,
+        *,
+        name: str | None = None,
+        pattern: str | None = None,
+        special_tokens: dict[str, int] | None = None,
+    ) -> None:
+        """Load a tokenizer file in the background; the current one stays until it succeeds.
+
+        A tiktoken rank file that no published encoding matches needs ``pattern`` (and maybe
+        ``special_tokens``): without them ``pattern_needed`` is emitted instead of loading.
+        """
         path = Path(path)
         label = name or path.name
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
                 from .. import load
+                from ..io.tiktoken_ranks import needs_pattern
 
-                tok = load(path)
+                if pattern is None and special_tokens is None and needs_pattern(path):
+                    return None
+                tok = load(path, pattern=pattern, special_tokens=special_tokens)
                 try:
                     info = dict(tok.info())
                 except Exception:  # noqa: BLE001 - info is decoration; the tokenizer itself loaded
@@ -158,6 +173,9 @@ class InspectViewModel(QObject):
             return job
 
         def done(result) -> None:  # noqa: ANN001
+            if result is None:
+                emit(self.pattern_needed, (path, label))
+                return
             tok, info = result
             self.tokenizer = tok
             self.tokenizer_name = label
@@ -172,6 +190,17 @@ class InspectViewModel(QObject):
 
         emit(self.tokenizer_loading, label)
         self._lanes.submit("load", prepare, done, failed)
+
+    @property
+    def pattern_label(self) -> str | None:
+        """The pre-tokenizer pattern in use, for rank files and GGUF files (the token card's row)."""
+        extra = getattr(getattr(self.tokenizer, "config", None), "extra", None) or {}
+        if extra.get("format") == "tiktoken":
+            preset = extra.get("pattern_preset")
+            return "custom regex" if preset in (None, "custom") else f"{preset} preset"
+        if extra.get("format") == "gguf" and extra.get("gguf_model") == "gpt2":
+            return f"llama.cpp pre-tokenizer {extra.get('gguf_pre') or 'default'!r}"
+        return None
 
     def set_tokenizer(self, tok: Any, *, name: str = "") -> None:
         """Use an already loaded tokenizer (tests, embedding)."""

@@ -34,7 +34,7 @@ from ..engine.errors import TokvizFormatError
 if TYPE_CHECKING:
     from ..engine.tokenizer import Tokenizer
 
-__all__ = ["load", "sniff", "read_bytes", "format_details"]
+__all__ = ["load", "sniff", "read_bytes", "format_details", "resolve_path"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -67,14 +67,17 @@ def load(
             pattern=pattern,
             special_tokens=special_tokens,
         )
-    p = Path(path)
-    if p.is_dir():
-        p = _pick_in_folder(p)
+    p = resolve_path(Path(path))
     source = str(p)
     if _file_is_gguf(p):
         return _load_gguf(p, source=source, pattern=pattern, special_tokens=special_tokens)
     data = read_bytes(_read_file(p), source=source)
     return _load_data(data, source=source, folder=p.parent, pattern=pattern, special_tokens=special_tokens)
+
+
+def resolve_path(path: Path) -> Path:
+    """The file `load` reads for ``path``: the path itself, or the tokenizer file a folder holds."""
+    return _pick_in_folder(path) if path.is_dir() else path
 
 
 def _file_is_gguf(p: Path) -> bool:

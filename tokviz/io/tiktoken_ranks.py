@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import accumulate
+from pathlib import Path
 from types import MappingProxyType
 
 from ..engine.added_tokens import AddedToken
@@ -53,6 +54,7 @@ __all__ = [
     "PATTERN_PRESETS",
     "pattern_preset",
     "preset_name_of",
+    "needs_pattern",
 ]
 
 ENDOFTEXT = "<|endoftext|>"
@@ -291,6 +293,24 @@ PRESETS: Mapping[str, TiktokenPreset] = MappingProxyType(
 def preset_for(data: bytes) -> TiktokenPreset | None:
     """The published encoding whose rank file is exactly ``data``, if any."""
     return PRESETS.get(hashlib.sha256(data).hexdigest())
+
+
+def needs_pattern(path: str | Path) -> bool:
+    """True when ``path`` (a file or a folder) is a tiktoken rank file that no published
+    encoding matches, so that loading it needs a pattern (the GUI then asks for one)."""
+    from .detect import read_bytes, resolve_path
+
+    try:
+        p = resolve_path(Path(path))
+        if p.stat().st_size > _NEEDS_PATTERN_MAX_BYTES:
+            return False  # a rank file is a few MB; anything bigger is something else
+        data = read_bytes(p.read_bytes(), source=str(p))
+    except (OSError, TokvizFormatError):
+        return False  # loading it will say what is wrong
+    return looks_like_ranks(data) and preset_for(data) is None
+
+
+_NEEDS_PATTERN_MAX_BYTES = 64 << 20
 
 
 # decoding table for codecs.charmap_decode: byte b -> its GPT-2 proxy character

@@ -29,7 +29,7 @@ def _mono(s: str) -> str:
     return f"<code>{s}</code>"
 
 
-def card_html(d: TokenDetails, *, total: int) -> str:
+def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str:
     t = d.token
     piece = d.text_bytes[t.byte_start : t.byte_end]
     try:
@@ -53,6 +53,8 @@ def card_html(d: TokenDetails, *, total: int) -> str:
         rows.append(("chunk", _mono(_vis(_short(d.chunk_original)))))
     if d.chunk is not None and d.chunk != d.chunk_original:
         rows.append(("pre-tokenized", _mono(_vis(_short(d.chunk)))))
+    if pattern is not None:
+        rows.append(("pattern", html.escape(pattern)))
     if t.word is not None:
         rows.append(("word", _mono(str(t.word))))
     body = "".join(f"<tr><td class='k'>{k}</td><td>{v}</td></tr>" for k, v in rows)
@@ -120,7 +122,7 @@ class TokenCard(QTextBrowser):
             self.show_placeholder()
             return
         total = len(self.vm.encoding.ids) if self.vm.encoding is not None else 0
-        self.setHtml(card_html(d, total=total))
+        self.setHtml(card_html(d, total=total, pattern=self.vm.pattern_label))
 
     @property
     def details(self) -> TokenDetails | None:
