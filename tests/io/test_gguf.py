@@ -258,3 +258,32 @@ def test_read_vocab_of_a_fixture() -> None:
     v = read_gguf_vocab(path)
     assert (v.model, v.pre, len(v.tokens)) == ("llama", "default", 32064)
     assert v.chat_template is not None and "<|user|>" in v.chat_template
+
+
+class TestCorruption:
+    """Any damage to a GGUF file is a TokvizFormatError naming the file, never another exception."""
+
+    def test_random_byte_damage(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
+
+        base = tmp_path_factory.mktemp("corrupt")
+        good = write_gguf(base / "good.gguf", extra={"tokenizer.ggml.eos_token_id": 8}).read_bytes()
+        target = base / "damaged.gguf"
+
+        @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(
+            edits=st.lists(st.tuples(st.integers(0, len(good) - 1), st.integers(0, 255)), min_size=1, max_size=4),
+            cut=st.one_of(st.none(), st.integers(0, len(good))),
+        )
+        def check(edits: list[tuple[int, int]], cut: int | None) -> None:
+            data = bytearray(good)
+            for at, value in edits:
+                data[at] = value
+            target.write_bytes(bytes(data[:cut] if cut is not None else data))
+            try:
+                tokviz.load(target)
+            except TokvizFormatError as exc:
+                assert "damaged.gguf" in str(exc)
+
+        check()
