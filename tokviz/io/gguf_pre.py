@@ -109,7 +109,6 @@ _DEEPSEEK_LLM_LETTERS = (
 )
 _KANA_HAN = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"
 _BLOOM = r" ?[^(\s|.,!?…。，、।۔،)]+"
-_APOS_ADAPTED = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 
 
 def _specs() -> dict[str, PreSpec]:
