@@ -65,12 +65,14 @@ class ChatTemplateError(ValueError):
     "limit"; ``line`` is the 1-based template line when known.
     """
 
-    def __init__(self, message: str, *, kind: str, line: int | None = None) -> None:
+    def __init__(self, message: str, *, kind: str, line: int | None = None, error_type: str | None = None) -> None:
         self.message = message
         self.kind = kind
         self.line = line
+        self.error_type = error_type  # the Python exception class of a runtime error
         where = f" (template line {line})" if line is not None else ""
-        super().__init__(f"chat template {_KIND_WORDS.get(kind, kind)}: {message}{where}")
+        what = f"{error_type}: " if error_type else ""
+        super().__init__(f"chat template {_KIND_WORDS.get(kind, kind)}: {what}{message}{where}")
 
 
 _KIND_WORDS = {
@@ -362,11 +364,13 @@ class _Run:
         return self._local
 
 
-def _template_line(template: jinja2.Template, tb: Any) -> int | None:
+def _template_line(tb: Any) -> int | None:
+    """The template line of the innermost template frame (jinja rewrites the traceback of an
+    error inside a template so that those frames carry template line numbers)."""
     line = None
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILE:
-            line = template.get_corresponding_lineno(tb.tb_lineno)
+            line = tb.tb_lineno
         tb = tb.tb_next
     return line
 
@@ -406,12 +410,12 @@ def _run_template(template: jinja2.Template, context: dict[str, Any], limits: Re
         raised = type(exc) is jinja2.exceptions.TemplateError  # raise_exception's own class
         message = exc.message if exc.message is not None else str(exc)
         raise ChatTemplateError(
-            message, kind="raised" if raised else "runtime", line=_template_line(template, exc.__traceback__)
+            message, kind="raised" if raised else "runtime", line=_template_line(exc.__traceback__)
         ) from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
             RecursionError, MemoryError) as exc:
         raise ChatTemplateError(
-            f"{type(exc).__name__}: {exc}", kind="runtime", line=_template_line(template, exc.__traceback__)
+            str(exc), kind="runtime", line=_template_line(exc.__traceback__), error_type=type(exc).__name__
         ) from None
     finally:
         sys.settrace(previous_trace)
