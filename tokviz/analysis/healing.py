@@ -320,12 +320,12 @@ def _verify(tok: Tokenizer, prompt: str, enc: Any, n_stable: int, index: Surface
     return True
 
 
-def analyze_caret(tok: Tokenizer, text: str, caret: int | None = None, *, allowed_special: Any = "all",
+def analyze_caret(tok: Tokenizer, text: str, caret: int | None = None, *, allowed_special: Any = None,
                   verify: bool = True) -> Healing:
     """Stable prefix, unstable suffix, completions and healing previews of ``text[:caret]``.
 
-    ``allowed_special`` as in `Tokenizer.encode` (tiktoken's ``encode_with_unstable`` default
-    is ``set()``: no special literal honoured).
+    ``allowed_special`` as in `Tokenizer.encode`; the default is the tokenizer's own convention
+    (tiktoken: no special literal honoured, as ``encode_with_unstable``; HF: all added tokens).
 
     >>> h = analyze_caret(tokviz.load("r50k_base.tiktoken"), "hello fanta")  # doctest: +SKIP
     >>> h.stable, h.unstable, len(h.completions)                            # doctest: +SKIP
