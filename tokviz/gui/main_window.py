@@ -205,6 +205,19 @@ class MainWindow(QMainWindow):
 
         self.chat_tab = ChatTab(self.vm)
         self.tabs.addTab(self.chat_tab, "Chat")
+        from PySide6.QtWidgets import QDockWidget
+
+        from .caret_viewmodel import CaretViewModel
+        from .widgets.caret_panel import CaretPanel
+
+        self.caret_panel = CaretPanel(CaretViewModel(self, inspect=self.vm))
+        raw = self.inspect.raw
+        raw.cursorPositionChanged.connect(lambda: self.caret_panel.vm.set_caret_utf16(raw.textCursor().position()))
+        self.caret_dock = QDockWidget("At the caret", self)
+        self.caret_dock.setObjectName("caret_dock")
+        self.caret_dock.setWidget(self.caret_panel)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.caret_dock)
+        self.tabs.currentChanged.connect(lambda i: self.caret_dock.setVisible(self.tabs.widget(i) is self.inspect))
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -501,6 +514,7 @@ class MainWindow(QMainWindow):
         self.train_tab.set_theme(theme)
         self.lattice_tab.set_theme(theme)
         self.chat_tab.set_theme(theme)
+        self.caret_panel.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(
