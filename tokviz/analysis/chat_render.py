@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -121,7 +122,7 @@ class _GenerationTag(jinja2.ext.Extension):
 
     def _generation(self, caller: Any) -> str:
         out = caller()
-        run = _CURRENT.get("run")
+        run = _CURRENT.run
         if run is not None:
             run.pending_generation.append(out)
         return out
@@ -334,11 +335,15 @@ def _cut_at_tag(rendered: str, final: str) -> str:
 
 
 # ---------------------------------------------------------------------------- the run
-_CURRENT: dict[str, Any] = {}
+class _State(threading.local):
+    run: Any = None
+
+
+_CURRENT = _State()  # per thread: the GUI renders in workers while the CLI or tests render too
 
 
 def _CURRENT_LIMIT() -> int:  # noqa: N802 - read by the environment during a run
-    run = _CURRENT.get("run")
+    run = _CURRENT.run
     return run.limits.max_chars if run is not None else RenderLimits().max_chars
 
 
@@ -398,9 +403,9 @@ def _generate(template: jinja2.Template, context: dict[str, Any], run: _Run) -> 
 
 def _run_template(template: jinja2.Template, context: dict[str, Any], limits: RenderLimits) -> Rendered:
     run = _Run(limits)
-    previous_run = _CURRENT.get("run")
+    previous_run = _CURRENT.run
     previous_trace = sys.gettrace()
-    _CURRENT["run"] = run
+    _CURRENT.run = run
     sys.settrace(run.tracer)
     try:
         return _generate(template, context, run)
@@ -419,7 +424,7 @@ def _run_template(template: jinja2.Template, context: dict[str, Any], limits: Re
         ) from None
     finally:
         sys.settrace(previous_trace)
-        _CURRENT["run"] = previous_run
+        _CURRENT.run = previous_run
 
 
 _RESERVED = frozenset({"messages", "tools", "documents", "add_generation_prompt"})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from shiboken6 import isValid
 
 from ._compat import emit
 from .workers import CancelToken, Lanes
@@ -112,8 +113,14 @@ class CaretViewModel(QObject):
 
             return job
 
-        self._lanes.submit("caret", prepare, self._done, lambda msg: emit(self.error_raised, msg))
+        self._lanes.submit("caret", prepare, self._done, self._fail)
+
+    def _fail(self, message: str) -> None:
+        if isValid(self):
+            emit(self.error_raised, message)
 
     def _done(self, view: CaretView) -> None:
+        if not isValid(self):
+            return  # the panel was closed while the analysis ran (the lanes belong to Inspect)
         self.view = view
         emit(self.result_changed, view)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
+from shiboken6 import isValid
 
 from ._compat import emit
 from .workers import CancelToken, Lanes
@@ -59,13 +60,11 @@ class ChatViewModel(QObject):
     result_changed = Signal(object)  # ChatView
     render_failed = Signal(str)  # the template error (one paragraph, with its line)
     template_changed = Signal(str)  # a description of the template in use
-    busy_changed = Signal(bool)
 
     def __init__(self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
         self.inspect = inspect
         self._lanes = lanes or Lanes(self)
-        self._lanes.busy_changed.connect(lambda _lane, busy: emit(self.busy_changed, busy))
         self.messages: list[dict[str, Any]] = [dict(m) for m in DEFAULT_MESSAGES]
         self.tools_json = ""
         self.variables_json = ""
@@ -195,10 +194,14 @@ class ChatViewModel(QObject):
         self._lanes.submit("chat", prepare, self._done, self._fail)
 
     def _done(self, view: ChatView) -> None:
+        if not isValid(self):
+            return  # the tab was closed while the render ran (the lanes belong to Inspect)
         self.view = view
         self.error = None
         emit(self.result_changed, view)
 
     def _fail(self, message: str) -> None:
+        if not isValid(self):
+            return
         self.error = message
         emit(self.render_failed, message)
