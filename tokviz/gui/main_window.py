@@ -205,19 +205,16 @@ class MainWindow(QMainWindow):
 
         self.chat_tab = ChatTab(self.vm)
         self.tabs.addTab(self.chat_tab, "Chat")
-        from PySide6.QtWidgets import QDockWidget
-
         from .caret_viewmodel import CaretViewModel
         from .widgets.caret_panel import CaretPanel
 
+        # the caret panel shares the Inspect side column with the token card, as a second tab
         self.caret_panel = CaretPanel(CaretViewModel(self, inspect=self.vm))
         raw = self.inspect.raw
         raw.cursorPositionChanged.connect(lambda: self.caret_panel.vm.set_caret_utf16(raw.textCursor().position()))
-        self.caret_dock = QDockWidget("At the caret", self)
-        self.caret_dock.setObjectName("caret_dock")
-        self.caret_dock.setWidget(self.caret_panel)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.caret_dock)
-        self.tabs.currentChanged.connect(lambda i: self.caret_dock.setVisible(self.tabs.widget(i) is self.inspect))
+        self.side_tabs = QTabWidget()
+        self.side_tabs.addTab(self.inspect.split.replaceWidget(1, self.side_tabs), "Token")
+        self.side_tabs.addTab(self.caret_panel, "At the caret")
 
         central = QWidget()
         cl = QVBoxLayout(central)
