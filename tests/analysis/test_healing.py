@@ -112,3 +112,25 @@ class TestWordRule:
         # independently of the probes: a few continuations keep the stable ids
         for x in ("x", "xes", " jumps", "."):
             assert tok.encode("The quick brown fo" + x, add_special_tokens=False).ids[: len(h.stable)] == list(h.stable)
+
+
+class TestHfByteLevel:
+    """An HF ByteLevel pipeline (Qwen3: NFC + Split + ByteLevel) gets tiktoken's rule; no tiktoken
+    oracle exists for it, so its invariants are checked: the stable ids are a prefix of the
+    encoding of every continuation tried, and every completion extends the prompt's bytes."""
+
+    @pytest.mark.parametrize("text", ["hello fanta", "The quick brown fo", "中文字", "Hello world ", "x = 1\n"])
+    def test_invariants(self, text: str) -> None:
+        tok = tokviz.load(bundle_path("qwen3/tokenizer.json"))
+        h = analyze_caret(tok, text)
+        assert h.rule == "tiktoken" and h.completions
+        data = text.encode()
+        stable_bytes = data[: len(data) - len(h.unstable)]
+        assert stable_bytes + h.unstable == data
+        for x in ("", "s", "tic", " and", "\n", "é", "字"):
+            assert tok.encode(text + x, add_special_tokens=False).ids[: len(h.stable)] == list(h.stable)
+        from tokviz.analysis.healing import surface_index
+
+        index = surface_index(tok)
+        for seq in list(h.completions)[:300]:
+            assert (stable_bytes + b"".join(index.surface[i] for i in seq)).startswith(data)

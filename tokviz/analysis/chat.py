@@ -52,6 +52,7 @@ __all__ = [
     "raises_lint",
     "render_chat",
     "special_token_variables",
+    "tokenizer_template",
 ]
 
 # transformers' private-use markers around control literals found in user strings
@@ -119,6 +120,18 @@ class ChatResult:
 def load_template(path: str) -> str:
     """A ``.jinja`` file's text, byte-exact (a template's whitespace is output)."""
     return read_text_file(path).text
+
+
+def tokenizer_template(tok: Tokenizer) -> str | None:
+    """The tokenizer's own template: tokenizer_config.json's ``chat_template``, or a GGUF file's
+    ``tokenizer.chat_template`` when a loader kept it in the config's extras."""
+    own = tok.config.chat_template
+    if own is None:
+        for key in ("chat_template", "tokenizer.chat_template"):
+            value = tok.config.extra.get(key)
+            if isinstance(value, str):
+                return value
+    return own
 
 
 def special_token_variables(tok: Tokenizer) -> dict[str, str]:
@@ -254,7 +267,7 @@ def render_chat(
 
     Raises `ChatTemplateError` when the template does not parse or raises for these messages.
     """
-    source = template if template is not None else tok.config.chat_template
+    source = template if template is not None else tokenizer_template(tok)
     if source is None:
         raise ChatTemplateError("this tokenizer has no chat_template; give one (a .jinja file)", kind="input")
     user_vars = dict(variables or {})

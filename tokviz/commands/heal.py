@@ -26,8 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from ..analysis.healing import analyze_caret
     from ..cli import load_tokenizer, read_text
+    from ..io.textfile import read_text_file
 
-    text = read_text(args)
+    text = read_text_file(args.file).text if args.file is not None else read_text(args)
     if args.caret is not None and not 0 <= args.caret <= len(text):
         raise ValueError(f"--caret {args.caret} is outside the text (0..{len(text)})")
     tok = load_tokenizer(args)

@@ -24,8 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from ..analysis.specials import analyze_specials
     from ..cli import load_tokenizer, read_text
+    from ..io.textfile import read_text_file
 
-    text = read_text(args)
+    text = read_text_file(args.file).text if args.file is not None else read_text(args)
     report = analyze_specials(load_tokenizer(args), text)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))

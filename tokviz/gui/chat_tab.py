@@ -34,19 +34,13 @@ from PySide6.QtWidgets import (
 )
 
 from .chat_viewmodel import ROLES, ChatView, ChatViewModel
+from .lattice_tab import _header
 from .theme import mono_font
 
 __all__ = ["ChatTab", "ROLE_HUES", "tokens_html"]
 
 # hue per role (degrees); template text between contents is grey
 ROLE_HUES = {"system": 30.0, "user": 210.0, "assistant": 125.0, "tool": 280.0}
-
-
-def _header(title: str, hint: str = "") -> QLabel:
-    lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
-    lab.setContentsMargins(2, 4, 0, 0)
-    lab.setWordWrap(True)
-    return lab
 
 
 def _role_color(role: str | None, shade: int, dark: bool) -> QColor:
@@ -333,6 +327,10 @@ class ChatTab(QWidget):
     def _show_error(self, message: str) -> None:
         self.error.setText(f"<b>Template error</b>: {html.escape(message)}")
         self.error.setVisible(True)
+        self.lints.clear()  # lint 5: the template raises for these messages
+        item = QTreeWidgetItem(["raises", message, "the render stopped; the views show the last good render"])
+        item.setToolTip(1, message)
+        self.lints.addTopLevelItem(item)
 
     def _show(self, view: ChatView) -> None:
         if self.theme is None:

@@ -144,10 +144,12 @@ class ChatViewModel(QObject):
     def describe_template(self) -> str:
         if self.template_text is not None:
             return f"template: {self.template_label or 'custom'} ({len(self.template_text):,} chars)"
+        from ..analysis.chat import tokenizer_template
+
         tok = self.tokenizer
-        own = getattr(getattr(tok, "config", None), "chat_template", None)
         if tok is None:
             return "no tokenizer"
+        own = tokenizer_template(tok)
         if own is None:
             return "this tokenizer has no chat_template: open a .jinja file"
         return f"template: the tokenizer's chat_template ({len(own):,} chars)"
