@@ -242,9 +242,11 @@ class TestSandbox:
         with pytest.raises(ChatTemplateError, match="characters"):
             render_template("{% for a in range(100000) %}{{ 'xxxxxxxxxx' }}{% endfor %}", [],
                             limits=RenderLimits(max_chars=10_000))
-        with pytest.raises(ChatTemplateError) as err:
-            render_template("{{ 'x' * 10**12 }}", [])
-        assert err.value.kind == "limit"
+        for src in ("{{ 'x' * 10**12 }}", "{{ [0] * 10**10 }}", "{{ 'x'.ljust(10**12) }}", "{{ 'x'.center(10**11) }}"):
+            with pytest.raises(ChatTemplateError) as err:
+                render_template(src, [])
+            assert err.value.kind == "limit", src
+        assert render_template("{{ 'ab'.center(6, '*') }}", []).text == "**ab**"
 
     def test_no_internals(self) -> None:
         for src in ("{{ messages.__class__.__mro__ }}", "{{ ''.__class__.__subclasses__() }}",

@@ -129,7 +129,16 @@ class _GenerationTag(jinja2.ext.Extension):
 
 
 class _SandboxEnv(ImmutableSandboxedEnvironment):
-    """transformers' environment plus a size check on ``*`` (``'x' * 10**12`` would exhaust memory)."""
+    """transformers' environment plus size checks: ``*`` and calls of built-in methods with a
+    huge int (``'x' * 10**12``, ``'x'.ljust(10**12)``) would exhaust memory before any limit."""
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - jinja's signature
+        if type(__obj).__name__ == "builtin_function_or_method":
+            limit = _CURRENT_LIMIT()
+            for a in (*args, *kwargs.values()):
+                if type(a) is int and a > limit:
+                    raise _LimitExceeded(f"{getattr(__obj, '__name__', 'a call')}() with {a:,}")
+        return super().call(__context, __obj, *args, **kwargs)
 
     intercepted_binops = frozenset(["*", "**"])
 

@@ -167,6 +167,10 @@ class Healing:
     rollback_covering: HealPreview | None
     warnings: tuple[str, ...] = field(default=())
 
+    def completion_examples(self, n: int = 20) -> list[tuple[int, ...]]:
+        """The first ``n`` completions, shortest first, then by ids (ranks for tiktoken files)."""
+        return sorted(self.completions, key=lambda c: (len(c), c))[:n]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ids": list(self.ids),
@@ -174,6 +178,7 @@ class Healing:
             "unstable_hex": self.unstable.hex(),
             "rule": self.rule,
             "completions": len(self.completions),
+            "completion_examples": [list(c) for c in self.completion_examples()],
             "single_token_completions": list(self.single_token_completions),
             "prefix_pieces": list(self.prefix_pieces),
             "verified": self.verified,

@@ -57,7 +57,7 @@ def analyze_at(tok: Any, text: str, caret: int, allowed: Any) -> CaretView:
     healing = analyze_caret(tok, text[start:caret], allowed_special=allowed)
     s_start = max(0, caret - SPECIALS_WINDOW // 2)
     specials = analyze_specials(tok, text[s_start:s_start + SPECIALS_WINDOW])
-    shown = set(healing.ids[-12:]) | set(healing.single_token_completions[:LIST_LIMIT]) | set(healing.prefix_pieces)
+    shown = set(healing.ids[-12:]) | {i for c in healing.completion_examples(12) for i in c} | set(healing.single_token_completions[:LIST_LIMIT]) | set(healing.prefix_pieces)
     for p in (healing.rollback_one, healing.rollback_covering):
         if p is not None:
             shown |= set(p.candidates)

@@ -138,6 +138,9 @@ class ChatTab(QWidget):
         self.agp = QCheckBox("Add generation prompt")
         self.agp.setChecked(self.vm.add_generation_prompt)
         self.agp.toggled.connect(self.vm.set_add_generation_prompt)
+        self.cont = QCheckBox("Continue final message")
+        self.cont.setToolTip("Render so that the model continues the last message (excludes the generation prompt)")
+        self.cont.toggled.connect(self._on_continue)
         self.template_label = QLabel()
         self.template_label.setWordWrap(True)
         self.template_label.setStyleSheet("color: gray")
@@ -164,6 +167,7 @@ class ChatTab(QWidget):
         ll.addWidget(_header("Variables", "JSON object"))
         ll.addWidget(self.variables)
         ll.addWidget(self.agp)
+        ll.addWidget(self.cont)
         trow = QHBoxLayout()
         trow.addWidget(open_tpl)
         trow.addWidget(own_tpl)
@@ -317,6 +321,11 @@ class ChatTab(QWidget):
         self._commit_content()
         self.vm.move_message(row, delta)
         self.list.setCurrentRow(max(0, min(row + delta, len(self.vm.messages) - 1)))
+
+    def _on_continue(self, on: bool) -> None:
+        if on and self.agp.isChecked():
+            self.agp.setChecked(False)  # transformers refuses both at once
+        self.vm.set_continue_final_message(on)
 
     def _open_template(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open chat template", "", "Jinja templates (*.jinja *.j2 *.txt);;All files (*)")

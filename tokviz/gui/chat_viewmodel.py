@@ -69,6 +69,7 @@ class ChatViewModel(QObject):
         self.tools_json = ""
         self.variables_json = ""
         self.add_generation_prompt = True
+        self.continue_final_message = False
         self.template_text: str | None = None  # None: the tokenizer's own
         self.template_label = ""
         self.view: ChatView | None = None
@@ -126,6 +127,10 @@ class ChatViewModel(QObject):
         self.add_generation_prompt = bool(on)
         self.refresh()
 
+    def set_continue_final_message(self, on: bool) -> None:
+        self.continue_final_message = bool(on)
+        self.refresh()
+
     def set_template(self, text: str | None, label: str = "") -> None:
         """Use ``text`` as the template (None: back to the tokenizer's own)."""
         self.template_text = text
@@ -178,7 +183,7 @@ class ChatViewModel(QObject):
             self._fail(str(exc))
             return
         messages = [dict(m) for m in self.messages]
-        template, agp = self.template_text, self.add_generation_prompt
+        template, agp, cont = self.template_text, self.add_generation_prompt, self.continue_final_message
         label = self.template_label if template is not None else "tokenizer"
         name = getattr(self.inspect, "tokenizer_name", "")
 
@@ -187,7 +192,7 @@ class ChatViewModel(QObject):
                 from ..analysis.chat import render_chat
 
                 result = render_chat(tok, messages, template=template, tools=tools,
-                                     add_generation_prompt=agp, variables=variables)
+                                     add_generation_prompt=agp, continue_final_message=cont, variables=variables)
                 pieces, control = _pieces(tok, result.sanitized_ids or ())
                 return ChatView(result, label, name, pieces, control)
 

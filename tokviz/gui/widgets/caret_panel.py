@@ -138,6 +138,11 @@ class CaretPanel(QWidget):
             f"<span style='color:gray'>{html.escape(h.unstable.hex(' '))}</span>",
             f"completions: <b>{len(h.completions):,}</b> sequences · <b>{len(h.single_token_completions):,}</b> single tokens",
         ]
+        multi = [c for c in h.completion_examples(len(h.completions)) if len(c) > 1][:4] if len(h.completions) < 5000 else []
+        if multi:
+            lines.append("multi-token completions: " + " · ".join(
+                "".join(_cell(view.pieces.get(i, f"#{i}"), (unstable_bg, stable_bg)[k % 2]) for k, i in enumerate(c))
+                for c in multi))
         if h.single_token_completions:
             lines.append("one-token extensions: " + self._tokens(h.single_token_completions, view.pieces, unstable_bg))
         if h.prefix_pieces:
