@@ -27,8 +27,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTextEdit,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -185,12 +184,8 @@ class ChatTab(QWidget):
         self.sanitized_head = _header("Sanitised", "user literals encoded as text")
         self.legend = QLabel()
         self.legend.setWordWrap(True)
-        self.lints = QTreeWidget()
-        self.lints.setHeaderLabels(["Lint", "Finding", "Evidence"])
-        self.lints.setRootIsDecorated(False)
-        self.lints.setWordWrap(True)
-        self.lints.setColumnWidth(0, 140)
-        self.lints.setColumnWidth(1, 620)
+        self.lints = QTextBrowser()  # one wrapped paragraph per lint: id, finding, evidence
+        self.lint_ids: list[str] = []
         self.error = QLabel()
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -336,10 +331,8 @@ class ChatTab(QWidget):
     def _show_error(self, message: str) -> None:
         self.error.setText(f"<b>Template error</b>: {html.escape(message)}")
         self.error.setVisible(True)
-        self.lints.clear()  # lint 5: the template raises for these messages
-        item = QTreeWidgetItem(["raises", message, "the render stopped; the views show the last good render"])
-        item.setToolTip(1, message)
-        self.lints.addTopLevelItem(item)
+        # lint 5: the template raises for these messages
+        self._show_lints([("raises", message, "the render stopped; the views above show the last good render")])
 
     def _show(self, view: ChatView) -> None:
         if self.theme is None:
@@ -361,11 +354,15 @@ class ChatTab(QWidget):
                                         "as text</span>")
         else:
             self.sanitized.setPlainText(r.sanitized_error or "")
-        self.lints.clear()
-        for lint in r.lints:
-            item = QTreeWidgetItem([lint.id, lint.message, lint.evidence])
-            item.setToolTip(1, lint.message)
-            item.setToolTip(2, lint.evidence)
-            self.lints.addTopLevelItem(item)
-        if not r.lints:
-            self.lints.addTopLevelItem(QTreeWidgetItem(["—", "no findings", ""]))
+        self._show_lints([(lint.id, lint.message, lint.evidence) for lint in r.lints])
+
+    def _show_lints(self, rows: list[tuple[str, str, str]]) -> None:
+        self.lint_ids = [r[0] for r in rows]
+        if not rows:
+            self.lints.setHtml("<span style='color:gray'>no findings</span>")
+            return
+        mono = mono_font().family()
+        parts = [f"<p style='margin:0 0 6px 0'><b>{html.escape(i)}</b>&nbsp; {html.escape(msg)}"
+                 + (f"<br><span style='color:gray; font-family:\"{mono}\"'>{html.escape(ev)}</span>" if ev else "")
+                 + "</p>" for i, msg, ev in rows]
+        self.lints.setHtml("".join(parts))
