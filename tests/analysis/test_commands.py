@@ -85,3 +85,10 @@ class TestSpecialsCommand:
         data = json.loads(out)
         assert code == 0 and data["double_bos"] == ["hf-default"]
         assert next(m for m in data["modes"] if m["mode"] == "hf-default")["ids"] == [1, 1, 12014, 2]
+
+    def test_file_is_read_byte_exact(self, tmp_path, tmp_path_factory, capsys) -> None:  # noqa: ANN001
+        _tok, ref = tiktoken_pair("r50k_base", tmp_path_factory)
+        f = tmp_path / "crlf.txt"
+        f.write_bytes(b"line one\r\nline tw")
+        code, out, _ = run(capsys, "heal", str(bundle_path("gpt2/r50k_base.tiktoken")), "--file", str(f), "--json")
+        assert code == 0 and json.loads(out)["stable"] == ref.encode_with_unstable("line one\r\nline tw")[0]

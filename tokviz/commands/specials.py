@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from .heal import add_text_options, read_exact_text
+
 __all__ = ["register", "run"]
 
 
@@ -14,8 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("specials", help="special literals in the text and the mode matrix (tiktoken/HF/SentencePiece)")
     p.add_argument("tokenizer", type=Path)
-    p.add_argument("--text", help="the text (default: standard input)")
-    p.add_argument("--file", type=Path, help="read the text from this file (UTF-8, exact)")
+    add_text_options(p)
     p.add_argument("--json", action="store_true")
     add_load_options(p)
     p.set_defaults(func=run)
@@ -23,10 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.specials import analyze_specials
-    from ..cli import load_tokenizer, read_text
-    from ..io.textfile import read_text_file
+    from ..cli import load_tokenizer
 
-    text = read_text_file(args.file).text if args.file is not None else read_text(args)
+    text = read_exact_text(args)
     report = analyze_specials(load_tokenizer(args), text)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
