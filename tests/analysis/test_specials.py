@@ -97,3 +97,29 @@ class TestTiktoken:
         tok = tokviz.load(bundle_bytes("cl100k_base/cl100k_base.tiktoken"))
         hits = scan_literals(tok, "a<|fim_prefix|>b<|endoftext|>")
         assert [(h.literal, h.start, h.end) for h in hits] == [("<|fim_prefix|>", 1, 15), ("<|endoftext|>", 16, 29)]
+
+
+class TestHypothesis:
+    """hf-default / hf-split-special equal HF tokenizers on text built from literals and pieces."""
+
+    PIECES = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<s>", "</s>", "<", "|", ">", " ", "\n",
+              "hi", "中", "🙂", "im_end", "é"]
+
+    @pytest.mark.parametrize("rel", ["qwen3/tokenizer.json", "mistral-7b-v0.1/tokenizer.json"])
+    def test_modes_equal_hf(self, rel: str) -> None:
+        from hypothesis import given, settings
+        from hypothesis import strategies as st
+
+        tok = tokviz.load(bundle_path(rel))
+        plain, split = hf(rel), hf_split(rel)
+
+        @settings(max_examples=60, deadline=None)
+        @given(st.lists(st.sampled_from(self.PIECES), max_size=10).map("".join))
+        def check(text: str) -> None:
+            report = analyze_specials(tok, text)
+            assert list(report.mode("hf-default").ids) == plain.encode(text).ids
+            assert list(report.mode("hf-split-special").ids) == split.encode(text).ids
+            # every hit is a real occurrence of its literal
+            assert all(text[h.start:h.end] == h.literal for h in report.hits)
+
+        check()

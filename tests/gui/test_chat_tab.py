@@ -104,3 +104,20 @@ class TestCaretPanel:
         panel.vm.set_caret_utf16(20)
         qtbot.waitUntil(lambda: panel.vm.view.caret == 19 and not inspect.is_busy(), timeout=20000)
         qtbot.waitUntil(lambda: not panel.vm._lanes.any_busy(), timeout=20000)
+
+
+def test_screenshot_of_the_chat_tab(tmp_path) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "chat.png"
+    r = subprocess.run(
+        [sys.executable, "-m", "tokviz", "gui", "--screenshot", str(out), "--tokenizer",
+         str(bundle_path("qwen3/tokenizer.json")), "--tab", "chat", "--size", "1200x800"],
+        capture_output=True, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=180,
+    )
+    assert r.returncode == 0, r.stderr
+    from PySide6.QtGui import QImage
+
+    assert (QImage(str(out)).width(), QImage(str(out)).height()) == (1200, 800)
