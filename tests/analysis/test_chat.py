@@ -257,3 +257,25 @@ class TestSandbox:
                 continue
             # where the sandbox does not raise it renders an unsafe attribute as undefined (empty)
             assert text.strip() == "", (src, text)
+
+
+class TestInputErrors:
+    def test_same_messages_as_transformers(self) -> None:
+        cu = _chat_utils()
+        src = "{% for m in messages %}{{ m.content }}{% endfor %}"
+        cases = [
+            dict(messages=["not a dict"]),
+            dict(messages=[], continue_final_message=True),
+            dict(messages=[{"role": "user"}], continue_final_message=True),
+            dict(messages=[{"role": "user", "content": "x"}], continue_final_message="thinking"),
+        ]
+        for kw in cases:
+            messages = kw.pop("messages")
+            try:
+                cu.render_jinja_template([cu._normalize_chat_messages(messages)], chat_template=src, **kw)
+                ref = None
+            except Exception as exc:  # noqa: BLE001
+                ref = str(exc)
+            with pytest.raises(ChatTemplateError) as err:
+                render_template(src, messages, **kw)
+            assert err.value.message == ref, kw

@@ -277,7 +277,9 @@ def normalize_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     out = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
-            raise ChatTemplateError(f"Chat messages should be dicts, but message {i} is {m!r}.", kind="input")
+            raise ChatTemplateError(
+                f"Chat messages should be dicts, dataclasses or pydantic models, but got {m!r}.", kind="input"
+            )
         out.append({k: _plain(v, f"messages[{i}]") for k, v in m.items() if v is not None})
     return out
 
