@@ -456,7 +456,7 @@ def lint_chat(
     extra = sorted(names - _STANDARD - assigned)
     if extra:
         lints.append(ChatLint("extra-variables", "the template reads variables beyond the standard set: "
-                              + ", ".join(extra) + " (pass them with --var NAME=JSON)", evidence=", ".join(extra)))
+                              + ", ".join(extra) + " (give them as template variables: --var NAME=JSON, or the Variables box)", evidence=", ".join(extra)))
     if with_prompt is not None and with_prompt[-1:].isspace():
         tail = with_prompt[len(with_prompt.rstrip()):]
         lints.append(ChatLint("trailing-whitespace", f"the generation prompt ends in whitespace {tail!r}: the "

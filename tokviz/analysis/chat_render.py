@@ -240,7 +240,7 @@ def template_literal_text(source: str) -> str:
     ast = _environment().parse(source)
     literals = {n.data for n in ast.find_all(jinja2.nodes.TemplateData)}
     literals |= {n.value for n in ast.find_all(jinja2.nodes.Const) if isinstance(n.value, str)}
-    return "\0".join(literals)
+    return "\0".join(sorted(literals))  # sorted: the same lint order on every run
 
 
 # ---------------------------------------------------------------------------- inputs
