@@ -69,6 +69,8 @@ class SurfaceIndex:
         pairs = sorted((s, i) for i, s in self.surface.items() if s)
         self._sorted = [s for s, _ in pairs]
         self._ids = [i for _, i in pairs]
+        ordered = sorted(self.surface)
+        self.sample_ids = ordered[:: max(1, len(ordered) // 200)]  # ~200 probes spread over the ids
 
     def starting_with(self, prefix: bytes) -> list[int]:
         """Ids of the tokens whose bytes start with ``prefix`` (in byte order)."""
@@ -313,7 +315,7 @@ def _verify(tok: Tokenizer, prompt: str, enc: Any, n_stable: int, index: Surface
     start = enc.offsets[start_tok][0]
     window, expect = prompt[start:], list(enc.ids[start_tok:n_stable])
     probes = list(_PROBES)
-    for id_ in list(extensions[:LIST_LIMIT]) + sorted(index.surface)[:: max(1, len(index.surface) // 200)]:
+    for id_ in list(extensions[:LIST_LIMIT]) + index.sample_ids:
         try:
             probes.append(index.surface[id_].decode("utf-8"))
         except UnicodeDecodeError:
