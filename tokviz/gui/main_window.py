@@ -201,6 +201,20 @@ class MainWindow(QMainWindow):
         self.lattice_tab = LatticeTab(self.vm)
         self.tabs.addTab(self.train_tab, "Train")
         self.tabs.addTab(self.lattice_tab, "Lattice")
+        from .chat_tab import ChatTab
+
+        self.chat_tab = ChatTab(self.vm)
+        self.tabs.addTab(self.chat_tab, "Chat")
+        from .caret_viewmodel import CaretViewModel
+        from .widgets.caret_panel import CaretPanel
+
+        # the caret panel shares the Inspect side column with the token card, as a second tab
+        self.caret_panel = CaretPanel(CaretViewModel(self, inspect=self.vm))
+        raw = self.inspect.raw
+        raw.cursorPositionChanged.connect(lambda: self.caret_panel.vm.set_caret_utf16(raw.textCursor().position()))
+        self.side_tabs = QTabWidget()
+        self.side_tabs.addTab(self.inspect.split.replaceWidget(1, self.side_tabs), "Token")
+        self.side_tabs.addTab(self.caret_panel, "At the caret")
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -499,6 +513,8 @@ class MainWindow(QMainWindow):
         self.inspect.set_theme(theme)
         self.train_tab.set_theme(theme)
         self.lattice_tab.set_theme(theme)
+        self.chat_tab.set_theme(theme)
+        self.caret_panel.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(
