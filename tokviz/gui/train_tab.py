@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from .theme import mono_font
 from .train_viewmodel import ALGORITHMS, TrainConfig, TrainViewModel
 from .widgets.charts import SeriesChart
+from .widgets.exact_edit import ExactTextEdit
 from .widgets.merge_slider import MergeSlider
 from .widgets.pair_table import PairTable, PruneTable, show_piece
 from .widgets.segments import ProbeView, WordsView
@@ -97,11 +98,11 @@ class TrainTab(QWidget):
         row.addWidget(self.toy_button)
         row.addWidget(self.open_button)
         cl.addLayout(row)
-        self.corpus_edit = QPlainTextEdit()
+        self.corpus_edit = ExactTextEdit()  # keeps CR, NBSP, BOM ... exactly (QPlainTextEdit would not)
         self.corpus_edit.setFont(mono_font())
         self.corpus_edit.setPlaceholderText("Paste a corpus here (one text per line), or open files")
         self.corpus_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.corpus_edit.textChanged.connect(self._on_corpus_edited)
+        self.corpus_edit.edited.connect(self._on_corpus_edited)
         cl.addWidget(self.corpus_edit, 1)
         self.corpus_info = QLabel("empty")
         self.corpus_info.setStyleSheet("color: gray")
@@ -338,19 +339,16 @@ class TrainTab(QWidget):
         )
 
     def start_training(self) -> None:
-        self.vm.set_corpus(self.corpus_edit.toPlainText(), name=self.vm.corpus_name)
-        self.vm.train(self.config())
+        self.vm.train(self.config())  # the view-model holds the corpus (the editor reports every edit)
 
     # ------------------------------------------------------------------ corpus
     def _set_corpus_text(self, text: str) -> None:
-        self._syncing_corpus = True
-        self.corpus_edit.setPlainText(text)
-        self._syncing_corpus = False
+        self.corpus_edit.show_text(text)
         self._update_corpus_info()
 
-    def _on_corpus_edited(self) -> None:
-        if not self._syncing_corpus:
-            self.vm.set_corpus(self.corpus_edit.toPlainText())
+    def _on_corpus_edited(self, start: int, end: int, text: str) -> None:
+        corpus = self.vm.corpus
+        self.vm.set_corpus(corpus[:start] + text + corpus[end:], name=self.vm.corpus_name)
         self._update_corpus_info()
 
     def _update_corpus_info(self) -> None:

@@ -99,6 +99,7 @@ class InspectViewModel(QObject):
 
     tokenizer_changed = Signal(object)  # (name, path, info dict) or None
     tokenizer_loading = Signal(str)  # name being loaded
+    tokenizer_load_failed = Signal(object)  # (path, message): the previous tokenizer stays active
     encoding_changed = Signal(object)  # EncodingUpdate
     busy_changed = Signal(bool)
     error_raised = Signal(str)
@@ -129,6 +130,7 @@ class InspectViewModel(QObject):
         self._preview_relay = _PreviewRelay(self)
         self._preview_relay.ready.connect(self._on_preview)
         self._special_ids: dict[str, int] = {}
+        self._loading: Path | None = None  # the file being loaded, until it succeeds or fails
 
     # ------------------------------------------------------------------ queries
     @property
@@ -159,6 +161,7 @@ class InspectViewModel(QObject):
 
         def done(result) -> None:  # noqa: ANN001
             tok, info = result
+            self._loading = None
             self.tokenizer = tok
             self.tokenizer_name = label
             self.tokenizer_path = path
@@ -168,8 +171,11 @@ class InspectViewModel(QObject):
             self._request_encode(full=True)
 
         def failed(msg: str) -> None:
+            self._loading = None
+            emit(self.tokenizer_load_failed, (path, msg))
             emit(self.error_raised, f"Could not open {path}: {msg}")
 
+        self._loading = path
         emit(self.tokenizer_loading, label)
         self._lanes.submit("load", prepare, done, failed)
 
@@ -201,6 +207,16 @@ class InspectViewModel(QObject):
             emit(self.text_replaced, text)
         self._request_encode(full=False)
 
+    def apply_edit(self, start: int, end: int, text: str) -> None:
+        """An edit from the editor: code points ``[start, end)`` of the text become ``text``.
+
+        The editor reports the exact characters (see `ExactTextEdit`); the text stays the truth.
+        """
+        if not (0 <= start <= end <= len(self.text)):
+            emit(self.error_raised, f"Ignored an edit outside the text ({start}..{end} of {len(self.text)} characters)")
+            return
+        self.set_text(self.text[:start] + text + self.text[end:])
+
     def set_add_special_tokens(self, on: bool) -> None:
         if on != self.add_special_tokens:
             self.add_special_tokens = on
@@ -224,6 +240,9 @@ class InspectViewModel(QObject):
         """Stop waiting for the running encode; the last finished encoding stays on screen."""
         self._lanes.cancel("encode")
         self._lanes.cancel("load")
+        if self._loading is not None:  # the picker goes back to the tokenizer that stays active
+            path, self._loading = self._loading, None
+            emit(self.tokenizer_load_failed, (path, "cancelled"))
 
     def _allowed_special(self) -> str | None:
         if self.tokenizer is not None and getattr(self.tokenizer, "special_policy", "hf") == "tiktoken":
