@@ -406,3 +406,8 @@ def stand_in_source(ch: str) -> str | None:
 def stand_in_pattern() -> re.Pattern[str]:
     """A pattern matching any one stand-in (for painters scanning a block of display text)."""
     return _STAND_IN_RE
+
+
+def hidden_pattern() -> re.Pattern[str]:
+    """A pattern matching any one character the editors show as a stand-in with a mark."""
+    return _HIDDEN_RE

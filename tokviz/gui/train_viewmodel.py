@@ -192,7 +192,7 @@ class _Relay(QObject):
 class TrainViewModel(QObject):
     """See the module docstring."""
 
-    corpus_changed = Signal(str)  # corpus replaced from outside the editor (file, toy corpus)
+    corpus_changed = Signal(object)  # str: corpus replaced from outside the editor (object: a str signal drops a leading BOM)
     training_started = Signal(object)  # TrainConfig
     progress = Signal(str, float, str)  # stage, fraction, message
     events_arrived = Signal(object)  # list of MergeEvent / EMIteration / PruneRound (live logs)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,8 @@ class EncodingUpdate:
     token_line_ends: list[int] | None = None  # for full updates: tokens / chunks holding a newline
     chunk_line_ends: list[int] | None = None
     partial: bool = False  # a quick preview of the start of a long text; the full encoding follows
+    unk_id: int | None = None  # the model's unknown token ([UNK], <unk>), styled apart in every view
+    unknown: tuple[int, ...] = ()  # indices of the tokens that are the unknown token
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,24 @@ class TokenDetails:
     chunk: str | None  # the pre-token chunk holding the token, as the pre-tokenizer left it (Ġ, ▁ ...)
     traced: Token | None  # the same token from an encode with trace=True, or None while pending
     chunk_original: str | None = None  # the same chunk as characters of the user's text
+    unknown: bool = False  # the model's unknown token: the characters it covers are not in the vocabulary
+
+
+def unknown_token_id(tok: Any) -> int | None:
+    """The id of the model's unknown token (WordPiece / BPE / WordLevel ``unk_token``, SentencePiece
+    and Unigram ``unk_id``), or None when the model has none."""
+    model = getattr(tok, "model", None)
+    uid = getattr(model, "unk_id", None)
+    if isinstance(uid, int) and uid >= 0:
+        return uid
+    name = getattr(model, "unk_token", None) or getattr(getattr(tok, "config", None), "unk_token", None)
+    if isinstance(name, str) and name:
+        try:
+            found = tok.token_to_id(name)
+        except (KeyError, ValueError, AttributeError):
+            return None
+        return found if isinstance(found, int) else None
+    return None
 
 
 def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:
@@ -107,7 +127,7 @@ class InspectViewModel(QObject):
     selection_changed = Signal(int)  # token index, -1 for none
     details_changed = Signal(object)  # TokenDetails or None
     view_mode_changed = Signal(object)  # ViewMode
-    text_replaced = Signal(str)  # the text was replaced from outside the editor (file, settings)
+    text_replaced = Signal(object)  # str, replaced from outside the editor (object: PySide drops a leading BOM of a str)
     options_changed = Signal()
 
     def __init__(self, parent: QObject | None = None, *, lanes: Lanes | None = None) -> None:
@@ -338,6 +358,8 @@ class InspectViewModel(QObject):
             if norm_map is not None:
                 norm_map.to_utf16(len(norm.text))
             stats = compute_stats(text, text_bytes, enc, om)
+            uid = unknown_token_id(tok)
+            unknown = () if uid is None else tuple(i for i, x in enumerate(enc.ids) if x == uid and not enc.special_tokens_mask[i])
             literals: list[tuple[int, int, int | None]] = []
             if special_re is not None:
                 specials_at = {
@@ -348,7 +370,7 @@ class InspectViewModel(QObject):
                     literals.append((span[0], span[1], specials_at.get(span)))
             return EncodingUpdate(
                 enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle,
-                partial,
+                partial, uid, unknown,
             )
 
         return job
@@ -399,7 +421,8 @@ class InspectViewModel(QObject):
         tok = enc.token(index)
         om = self.update.offset_map
         chunk, chunk_original = self._chunk_text(enc, tok)
-        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None, chunk_original)
+        unknown = tok.id == self.update.unk_id and not tok.special
+        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None, chunk_original, unknown)
         emit(self.details_changed, details)
         self._request_trace(index, details)
 
@@ -434,7 +457,7 @@ class InspectViewModel(QObject):
                 # Trace a window of whole lines around the token; accept it only if the same token
                 # (id and span) comes out of it, else trace the whole text.
                 if target.start == target.end:
-                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, target, details.chunk_original)
+                    return replace(details, traced=target)
                 ws = _line_start(text, target.start)
                 ws = _line_start(text, ws - 1) if ws > 0 else 0
                 we = _line_end(text, target.end)
@@ -443,12 +466,12 @@ class InspectViewModel(QObject):
                 for t in w:
                     if t.id == target.id and (t.start + ws, t.end + ws) == (target.start, target.end):
                         if t.trace is not None or w.traces is None:
-                            return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, t, details.chunk_original)
+                            return replace(details, traced=t)
                 if cancel.cancelled:
                     return None
                 full = tok.encode(text, add_special_tokens=add, allowed_special=allowed, trace=True)
                 if target.index < len(full.ids):
-                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, full.token(target.index), details.chunk_original)
+                    return replace(details, traced=full.token(target.index))
                 return None
 
             return job

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -42,9 +42,9 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from ...engine.text import OffsetMap
 from .._compat import emit
-from ..display import editor_text, mark_name, source_text, stand_in_pattern, stand_in_source
+from ..display import editor_text, hidden_pattern, mark_name, source_text
 
-__all__ = ["ExactTextEdit"]
+__all__ = ["ExactTextEdit", "mime_text", "text_mime"]
 
 _CR_STAND_IN_NAME = "CR"
 
@@ -57,6 +57,28 @@ class _Edit:
     old: str
     new: str
     typed: bool = False
+
+
+_PLAIN = ("text/plain;charset=utf-8", "text/plain")
+
+
+def mime_text(md: QMimeData) -> str | None:
+    """The plain text of mime data, exactly: decoded from its UTF-8 bytes, because
+    ``QMimeData.text()`` drops a leading BOM (Qt's decoder takes it for a byte-order mark)."""
+    for fmt in _PLAIN:
+        if md.hasFormat(fmt):
+            try:
+                return bytes(md.data(fmt).data()).decode("utf-8")
+            except UnicodeDecodeError:
+                break
+    return md.text() if md.hasText() else None
+
+
+def text_mime(text: str) -> QMimeData:
+    """Mime data holding ``text`` exactly (as UTF-8 bytes; ``setText`` would drop a leading BOM)."""
+    md = QMimeData()
+    md.setData("text/plain", QByteArray(text.encode("utf-8")))
+    return md
 
 
 def _mark_font(base: QFont) -> QFont:
@@ -73,7 +95,6 @@ class _StandInFormats(QSyntaxHighlighter):
         super().__init__(edit.document())
         self._edit = edit
         self._formats: dict[str, QTextCharFormat] = {}
-        self._pattern = stand_in_pattern()
 
     def reset(self) -> None:
         self._formats.clear()
@@ -93,31 +114,18 @@ class _StandInFormats(QSyntaxHighlighter):
         return fmt
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
-        if text.isascii():
+        if text.isascii() and "\t" not in text:
             return
-        om: OffsetMap | None = None
-        last = len(text) - 1
-        for m in self._pattern.finditer(text):
-            om = om or OffsetMap(text)
-            i = m.start()
-            name = _block_mark_name(text, i, last, self.currentBlock().next().isValid())
-            a, b = om.span_to_utf16(i, i + 1)
-            self.setFormat(a, b - a, self._format(text[i], name))
-
-
-def _block_mark_name(text: str, i: int, last: int, has_next_block: bool) -> str:
-    """The mark of the stand-in at ``i`` of a block: a CR right before the block's LF is "CRLF"."""
-    src = stand_in_source(text[i]) or text[i]
-    name = mark_name(src) or src
-    if name == _CR_STAND_IN_NAME and i == last and has_next_block:
-        return "CRLF"
-    return name
+        block = self.currentBlock()
+        for a, b, name, shown in self._edit.block_marks(block):
+            self.setFormat(a, b - a, self._format(shown, name))
 
 
 class ExactTextEdit(QPlainTextEdit):
     """See the module docstring. ``edited(start, end, text)``: code points ``[start, end)`` became ``text``."""
 
-    edited = Signal(int, int, str)
+    # object, not str: PySide drops a leading U+FEFF of every str it hands to Qt (signals included)
+    edited = Signal(int, int, object)
     files_dropped = Signal(list)  # [Path]: local files dropped on the editor (the owner opens them)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -131,6 +139,7 @@ class ExactTextEdit(QPlainTextEdit):
         self.mark_color = QColor("#8a6d00")
         self.mark_bg = QColor(255, 200, 0, 60)
         self.setUndoRedoEnabled(False)
+        self._hidden = hidden_pattern()
         self._formats = _StandInFormats(self)
         self.document().contentsChanged.connect(self._on_document_changed)
 
@@ -172,6 +181,28 @@ class ExactTextEdit(QPlainTextEdit):
         self._formats.reset()
         self._formats.rehighlight()
 
+    def block_marks(self, block) -> list[tuple[int, int, str, str]]:  # noqa: ANN001 - a QTextBlock
+        """The marks of one block: (start, end) in Qt units relative to the block, name, stand-in.
+
+        Read from the text itself (not the display), so a user's own private-use character that
+        happens to equal a stand-in gets no mark; a CR right before the block's LF is "CRLF".
+        """
+        om = self.offset_map()
+        u0 = block.position()
+        u1 = u0 + block.length() - 1  # the block's text, without its separator
+        if u1 > om.to_utf16(len(self._source)):
+            return []  # the document is ahead of the mirror (mid-change); redrawn after it
+        c0, c1 = om.from_utf16(u0), om.from_utf16(u1)
+        out: list[tuple[int, int, str, str]] = []
+        for m in self._hidden.finditer(self._source, c0, c1):
+            i = m.start()
+            name = mark_name(m.group()) or "?"
+            if name == _CR_STAND_IN_NAME and i == c1 - 1 and self._source.startswith("\n", c1):
+                name = "CRLF"
+            a, b = om.span_to_utf16(i, i + 1)
+            out.append((a - u0, b - u0, name, editor_text(m.group())))
+        return out
+
     # ------------------------------------------------------------------ applying edits
     def _replace(self, start: int, end: int, text: str, *, move_cursor: bool) -> None:
         om = self.offset_map()
@@ -180,6 +211,9 @@ class ExactTextEdit(QPlainTextEdit):
         cur.setPosition(a)
         cur.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
         shown = editor_text(text)
+        # the mirror first: the marks of the changed blocks are computed from it during the insert
+        self._source = self._source[:start] + text + self._source[end:]
+        self._display = self._display[:start] + shown + self._display[end:]
         self._guard += 1
         try:
             if shown:
@@ -188,8 +222,6 @@ class ExactTextEdit(QPlainTextEdit):
                 cur.removeSelectedText()
         finally:
             self._guard -= 1
-        self._source = self._source[:start] + text + self._source[end:]
-        self._display = self._display[:start] + shown + self._display[end:]
         if move_cursor:
             self.setTextCursor(cur)
 
@@ -245,6 +277,14 @@ class ExactTextEdit(QPlainTextEdit):
         new = source_text(now[d.start : d.new_end])
         self._source = self._source[: d.start] + new + self._source[d.old_end :]
         self._display = now
+        block = self.document().findBlock(self.offset_map().to_utf16(d.start))
+        for b in (block.previous(), block):  # their marks were computed before the mirror changed
+            if b.isValid():
+                self._guard += 1
+                try:
+                    self._formats.rehighlightBlock(b)
+                finally:
+                    self._guard -= 1
         self._record(_Edit(d.start, old, new))
         emit(self.edited, d.start, d.old_end, new)
 
@@ -291,15 +331,14 @@ class ExactTextEdit(QPlainTextEdit):
         if files:
             emit(self.files_dropped, files)
             return
-        if source.hasText():
-            self.insert_exact(source.text())
+        text = mime_text(source)
+        if text is not None:
+            self.insert_exact(text)
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
         cur = self.textCursor()
         om = self.offset_map()
-        md = QMimeData()
-        md.setText(self._source[om.from_utf16(cur.selectionStart()) : om.from_utf16(cur.selectionEnd())])
-        return md
+        return text_mime(self._source[om.from_utf16(cur.selectionStart()) : om.from_utf16(cur.selectionEnd())])
 
     # ------------------------------------------------------------------ painting the marks
     def paintEvent(self, event) -> None:  # noqa: ANN001, N802
@@ -317,7 +356,6 @@ class ExactTextEdit(QPlainTextEdit):
         font = _mark_font(self.font())
         fm = QFontMetricsF(font)
         p.setFont(font)
-        pattern = stand_in_pattern()
         offset = self.contentOffset()
         block = self.firstVisibleBlock()
         while block.isValid():
@@ -328,23 +366,16 @@ class ExactTextEdit(QPlainTextEdit):
             text = block.text()
             has_next = block.next().isValid()
             ends_crlf = False
-            if not text.isascii():
-                om: OffsetMap | None = None
-                last = len(text) - 1
-                for m in pattern.finditer(text):
-                    om = om or OffsetMap(text)
-                    i = m.start()
-                    name = _block_mark_name(text, i, last, has_next)
-                    ends_crlf = ends_crlf or name == "CRLF"
-                    a, b = om.span_to_utf16(i, i + 1)
-                    line = layout.lineForTextPosition(a)
-                    if not line.isValid():
-                        continue
-                    x0, _ = line.cursorToX(a)
-                    x1, _ = line.cursorToX(b)
-                    top = geo.top() + line.y()
-                    rect = QRectF(min(x0, x1) + offset.x() + 1, top + 1.5, abs(x1 - x0) - 2, line.height() - 3)
-                    self._paint_box(p, rect, name, fm)
+            for a, b, name, _shown in self.block_marks(block) if not (text.isascii() and "\t" not in text) else ():
+                ends_crlf = ends_crlf or name == "CRLF"
+                line = layout.lineForTextPosition(a)
+                if not line.isValid():
+                    continue
+                x0, _ = line.cursorToX(a)
+                x1, _ = line.cursorToX(b)
+                top = geo.top() + line.y()
+                rect = QRectF(min(x0, x1) + offset.x() + 1, top + 1.5, abs(x1 - x0) - 2, line.height() - 3)
+                self._paint_box(p, rect, name, fm)
             if has_next and not ends_crlf and layout.lineCount():
                 line = layout.lineAt(layout.lineCount() - 1)
                 x, _ = line.cursorToX(block.length() - 1)  # the block end, in Qt units

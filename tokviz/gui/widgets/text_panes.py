@@ -10,6 +10,7 @@ update's `OffsetMap`s.
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_left
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QTextCharFormat, QTextCursor, QTextFormat, QTextOption
@@ -18,6 +19,7 @@ from .._compat import emit
 
 from ..display import char_name
 from .exact_edit import ExactTextEdit
+from .span_view import UNKNOWN_PEN
 from ..theme import Theme, mono_font, theme_for
 from ..viewmodel import EncodingUpdate, InspectViewModel
 
@@ -189,6 +191,18 @@ class RawPane(_DecoratedEdit):
             v0, v1 = _visible_range(self)
             c0, c1 = om.from_utf16(v0), om.from_utf16(v1)
             th = self.theme
+            if u.unknown:
+                unk = QTextCharFormat()
+                unk.setBackground(th.error_bg)
+                unk.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+                unk.setUnderlineColor(UNKNOWN_PEN)
+                offs = u.encoding.offsets
+                for i in u.unknown[bisect_left(u.unknown, self.vm.token_at(c0)) :]:
+                    s, e = offs[i]
+                    if s > c1:
+                        break
+                    if e > s and e >= c0:
+                        sels.append(self._sel(om.to_utf16(s), om.to_utf16(e), unk))
             lit = QTextCharFormat()
             lit.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
             lit.setUnderlineColor(th.literal)
