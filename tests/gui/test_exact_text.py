@@ -276,12 +276,14 @@ class TestFiles:
         _assert_exact(qtbot, window, "ok\r\n\ufffd!")
         assert "1 invalid UTF-8 sequences replaced by U+FFFD" in window.statusBar().currentMessage()
 
-    def test_two_line_crlf_file_matches_tiktoken(self, qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
-        """The issue's ``64 319 65``: GPT-2's ids for a, CRLF, b (not 64 198 65, the CR dropped)."""
-        ref = _tiktoken_ref("gpt2/r50k_base.tiktoken")
+    def test_two_line_crlf_file_matches_tiktoken(self, qtbot, window, tmp_path: Path, cl100k) -> None:  # noqa: ANN001
+        """The issue's ``64 319 65``: cl100k's ids for a, CRLF, b (not 64 198 65, the CR dropped)."""
+        ref = _tiktoken_ref("cl100k_base/cl100k_base.tiktoken")
+        window.vm.set_tokenizer(cl100k, name="cl100k")
         path = tmp_path / "two.txt"
         path.write_bytes(b"a\r\nb")
         expected = ref.encode("a\r\nb")
+        assert len(expected) == 3 and ref.decode_single_token_bytes(expected[1]) == b"\r\n"
         assert window.open_text(path)
         _assert_exact(qtbot, window, "a\r\nb")
         assert window.vm.encoding.ids == expected

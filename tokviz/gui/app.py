@@ -168,17 +168,22 @@ def wait_idle(app, window, timeout: float = 120.0) -> bool:  # noqa: ANN001
     return False
 
 
+def initial_text(args: argparse.Namespace) -> str | None:
+    """The text ``--file`` (read byte-exact: CR, CRLF and a BOM stay) or ``--text`` gives, if any."""
+    file: Path | None = getattr(args, "file", None)
+    if file is not None:
+        from ..io.textfile import read_text_file
+
+        return read_text_file(file).text
+    return getattr(args, "text", None)
+
+
 def run_app(args: argparse.Namespace) -> int:
     screenshot: Path | None = getattr(args, "screenshot", None)
     if screenshot is not None and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     width, height = _parse_size(getattr(args, "size", None))
-    text: str | None = getattr(args, "text", None)
-    file: Path | None = getattr(args, "file", None)
-    if file is not None:
-        from ..io.textfile import read_text_file
-
-        text = read_text_file(file).text  # byte-exact: CR, CRLF and a BOM stay
+    text = initial_text(args)
     if screenshot is None and not os.environ.get("TOKVIZ_SKIP_QT_CHECK"):
         problem = qt_start_problem()
         if problem is not None:
