@@ -152,9 +152,18 @@ class TestBotchanTraining:
         code = main(["train", "--model", "bpe", "--byte-level", "--vocab-size", str(self.VOCAB), "-o", str(out),
                      str(SHARED / "corpora" / "botchan.txt")])
         assert code == 0, capsys.readouterr().err
-        assert "read" in capsys.readouterr().err  # the reading progress
         ours = [m.split(" ") if isinstance(m, str) else list(m) for m in json.loads(out.read_text(encoding="utf-8"))["model"]["merges"]]
         assert ours == hf_merges
+
+    def test_corpus_streams_with_progress(self) -> None:
+        from tokviz.training.words import read_corpus_files
+
+        path = SHARED / "corpora" / "botchan.txt"
+        seen: list[tuple[int, int]] = []
+        lines = read_corpus_files([path, path], progress=lambda d, t: seen.append((d, t)))
+        size = path.stat().st_size
+        assert seen[-1] == (2 * size, 2 * size) and len(seen) >= 2
+        assert "".join(lines) == path.read_bytes().decode("utf-8") * 2
 
     def test_train_tab_matches(self, hf_merges, qtbot, window) -> None:  # noqa: ANN001
         from tokviz.gui.train_viewmodel import TrainConfig

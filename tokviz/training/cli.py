@@ -98,9 +98,11 @@ def run_train(args: argparse.Namespace) -> int:
     from .export import save_tokenizer_json
 
     bar = _Bar(sys.stderr)
-    try:
+    try:  # on a terminal, a bar while the corpus streams in (elsewhere errors stay one line)
         lines = read_corpus_files(
-            args.corpus, progress=lambda done, total: bar.show("read", done / total if total else 1.0, f"{done:,} bytes")
+            args.corpus,
+            progress=(lambda done, total: bar.show("read", done / total if total else 1.0, f"{done:,} bytes"))
+            if bar.tty else None,
         )
     finally:
         bar.close()
