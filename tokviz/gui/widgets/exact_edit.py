@@ -83,7 +83,7 @@ def text_mime(text: str) -> QMimeData:
 
 def _mark_font(base: QFont) -> QFont:
     f = QFont(base)
-    f.setPointSizeF(max(base.pointSizeF() * 0.62, 5.5))
+    f.setPointSizeF(max(base.pointSizeF() * 0.7, 6.0))
     f.setBold(True)
     return f
 
