@@ -124,6 +124,26 @@ class TestTrainCorpus:
         assert tab.vm.corpus == "\ufeffzab ab\r\ncd\u00a0x\r\n"
 
 
+class TestUnknownInTrain:
+    def test_probe_styles_the_trained_unknown_token(self, qtbot, window) -> None:  # noqa: ANN001
+        from tokviz.gui.train_viewmodel import TrainConfig
+        from tokviz.gui.widgets.span_view import FLAG_UNKNOWN
+        from tokviz.resources import resource_path
+
+        tab = window.train_tab
+        tab._auto_started = True
+        tab.vm.load_corpus_files([resource_path("corpora", "toy.txt")])
+        with qtbot.waitSignal(tab.vm.probe_changed, timeout=60000, check_params_cb=lambda r: r.encoding is not None):
+            tab.vm.set_probe("hug \u2603")  # the snowman is not in the toy corpus: WordPiece gives [UNK]
+            tab.vm.train(TrainConfig(algorithm="wordpiece", vocab_size=120))
+        qtbot.waitUntil(lambda: not tab.vm.step_busy() and tab.probe_view.count() > 0, timeout=20000)
+        enc = tab.probe_view._enc
+        unk = enc.tokens.index("[UNK]")
+        assert enc.text[slice(*enc.offsets[unk])] == "\u2603"
+        assert [bool(tab.probe_view.item_flags(i) & FLAG_UNKNOWN) for i in range(len(enc.ids))] == [
+            i == unk for i in range(len(enc.ids))]
+
+
 class TestBotchanTraining:
     """Byte-level BPE on botchan.txt as given (BOM, CRLF) equals HF BpeTrainer's ``train(files)``."""
 

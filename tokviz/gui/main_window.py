@@ -454,6 +454,11 @@ class MainWindow(QMainWindow):
         theme = s.value("theme", "system")
         self.apply_theme(theme if theme in ("system", "light", "dark") else "system")
         text = s.value("text")
+        if isinstance(text, QByteArray):  # saved as UTF-8 bytes, exactly (see save_settings)
+            try:
+                text = bytes(text.data()).decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
         if isinstance(text, str):
             self.vm.set_text(text, from_editor=False)
         last = s.value("tokenizer")
@@ -474,7 +479,8 @@ class MainWindow(QMainWindow):
         s.setValue("addSpecial", "true" if self.vm.add_special_tokens else "false")
         s.setValue("theme", self._theme_choice)
         if len(self.vm.text) <= _MAX_SAVED_TEXT:
-            s.setValue("text", self.vm.text)
+            # bytes, not a str: PySide drops a leading U+FEFF of a str handed to Qt
+            s.setValue("text", QByteArray(self.vm.text.encode("utf-8")))
         if self.vm.tokenizer_path is not None:
             s.setValue("tokenizer", str(self.vm.tokenizer_path))
         s.sync()

@@ -507,7 +507,7 @@ class TrainTab(QWidget):
             self.probe_view.set_encoding(None)
             self.probe_info.setText(res.error or "")
             return
-        self.probe_view.set_encoding(enc)
+        self.probe_view.set_encoding(enc, unk_id=self._probe_unk_id())
         n = len(enc.ids)
         chars = len(enc.text)
         covered = sum(e - s for s, e in enc.offsets)
@@ -515,6 +515,24 @@ class TrainTab(QWidget):
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
         self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
+
+    def _probe_unk_id(self) -> int | None:
+        """The id of the trained model's unknown token (styled apart in the probe), if it has one."""
+        result = getattr(self.vm.run, "result", None)
+        if result is None:
+            return None
+        if getattr(self, "_unk_of", (None, None))[0] is not result:
+            uid = None
+            try:
+                model = result.model_json()
+            except Exception:  # noqa: BLE001 - decoration only
+                model = {}
+            if isinstance(model.get("unk_id"), int):
+                uid = model["unk_id"]
+            elif model.get("unk_token") and isinstance(getattr(result, "token_to_id", None), dict):
+                uid = result.token_to_id.get(model["unk_token"])
+            self._unk_of = (result, uid)
+        return self._unk_of[1]
 
     def jump_to_pair(self, row: int) -> None:
         """Move the slider to the step that merges the pair in table row ``row`` (if ever)."""
