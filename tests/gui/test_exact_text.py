@@ -223,6 +223,17 @@ class TestTyping:
         raw.redo()
         _assert_exact(qtbot, window, ISSUE_TEXT + "z\u00a0")
 
+    def test_input_method_commit_is_exact(self, qtbot, window) -> None:  # noqa: ANN001
+        from PySide6.QtGui import QInputMethodEvent
+
+        window.vm.set_text("a\r\nb", from_editor=False)
+        raw = window.inspect.raw
+        raw.moveCursor(QTextCursor.MoveOperation.End)
+        ev = QInputMethodEvent()
+        ev.setCommitString("\u00a0日本\u200d")
+        QApplication.sendEvent(raw, ev)
+        _assert_exact(qtbot, window, "a\r\nb\u00a0日本\u200d")
+
     def test_shift_enter_is_a_line_feed_not_u2028(self, qtbot, window) -> None:  # noqa: ANN001
         _clear(qtbot, window)
         raw = window.inspect.raw
@@ -318,13 +329,14 @@ class TestSettings:
 class TestHighlight:
     TEXT = "x\r\n😀 target\r\ntwo 👍🏽 e\u0301 \u00a0end\r\n"
 
-    def test_selected_token_lights_up_its_own_characters(self, qtbot, window) -> None:  # noqa: ANN001
+    def _encoded(self, qtbot, window):  # noqa: ANN001, ANN202
         vm = window.vm
         vm.set_text(self.TEXT, from_editor=False)
         wait_encoded(qtbot, vm)
-        raw = window.inspect.raw
-        om = OffsetMap(self.TEXT)
-        enc = vm.encoding
+        return vm, window.inspect.raw, OffsetMap(self.TEXT), vm.encoding
+
+    def test_selected_token_lights_up_its_own_characters(self, qtbot, window) -> None:  # noqa: ANN001
+        vm, raw, om, enc = self._encoded(qtbot, window)
         checked = 0
         for i, (s, e) in enumerate(enc.offsets):
             if e <= s:
@@ -340,12 +352,7 @@ class TestHighlight:
         assert "target" in [self.TEXT[s:e].strip() for s, e in enc.offsets]
 
     def test_hovering_a_character_lights_up_its_token(self, qtbot, window) -> None:  # noqa: ANN001
-        vm = window.vm
-        vm.set_text(self.TEXT, from_editor=False)
-        wait_encoded(qtbot, vm)
-        raw = window.inspect.raw
-        om = OffsetMap(self.TEXT)
-        enc = vm.encoding
+        vm, raw, om, enc = self._encoded(qtbot, window)
         for i, (s, e) in enumerate(enc.offsets):
             if e <= s or self.TEXT[s] in "\r\n":
                 continue
@@ -361,12 +368,7 @@ class TestHighlight:
             assert got == [enc.offsets[first]]
 
     def test_clicking_a_character_selects_the_token_holding_it(self, qtbot, window) -> None:  # noqa: ANN001
-        vm = window.vm
-        vm.set_text(self.TEXT, from_editor=False)
-        wait_encoded(qtbot, vm)
-        raw = window.inspect.raw
-        om = OffsetMap(self.TEXT)
-        enc = vm.encoding
+        vm, raw, om, enc = self._encoded(qtbot, window)
         target = next(i for i, (s, e) in enumerate(enc.offsets) if self.TEXT[s:e] == " target")
         s, e = enc.offsets[target]
         cur = raw.textCursor()

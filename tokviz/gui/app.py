@@ -5,6 +5,10 @@ token view (handy for screenshots). Screenshot mode (for docs
 and bug reports) uses the offscreen platform unless one is set, waits
 until the tokenizer is loaded and the text encoded, selects a token so the card is filled, saves
 the window as PNG and returns 0 (2 with a one-line message when something failed).
+
+Before opening a window, `qt_start_problem` checks that Qt can start here (Qt aborts the process
+when its platform plugin cannot load); when it cannot, ``tokviz`` prints one line naming what is
+missing and exits 2. ``TOKVIZ_SKIP_QT_CHECK=1`` skips the check (it costs one short subprocess).
 """
 
 from __future__ import annotations

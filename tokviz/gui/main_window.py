@@ -138,7 +138,7 @@ class MainWindow(QMainWindow):
         tl.setContentsMargins(8, 6, 8, 2)
         tl.addWidget(QLabel("Tokenizer"))
         self.picker = QComboBox()
-        self.picker.setMinimumContentsLength(26)
+        self.picker.setMinimumContentsLength(34)  # "org/model (tokenizer.json)  [file]" fits
         self.picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.picker.setToolTip("Embedded tokenizers, tokenizers found in your local caches, and recent files")
         self.picker.activated.connect(self._on_pick)

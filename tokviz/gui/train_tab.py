@@ -80,7 +80,6 @@ class TrainTab(QWidget):
         self._auto_started = False
         self._land_on_first = False
         self.pairs_step = 0  # the pair table shows counts after this many merges
-        self._syncing_corpus = False
 
         # ---------------------------------------------------------------- left: corpus and options
         left = QWidget()
