@@ -345,9 +345,8 @@ class TrainTab(QWidget):
         self.corpus_edit.show_text(text)
         self._update_corpus_info()
 
-    def _on_corpus_edited(self, start: int, end: int, text: str) -> None:
-        corpus = self.vm.corpus
-        self.vm.set_corpus(corpus[:start] + text + corpus[end:], name=self.vm.corpus_name)
+    def _on_corpus_edited(self, start: int, end: int, text: str) -> None:  # noqa: ARG002 - the editor applied it
+        self.vm.set_corpus(self.corpus_edit.exact_text(), name=self.vm.corpus_name)
         self._update_corpus_info()
 
     def _update_corpus_info(self) -> None:

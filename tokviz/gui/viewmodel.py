@@ -220,6 +220,8 @@ class InspectViewModel(QObject):
 
     # ------------------------------------------------------------------ text and options
     def set_text(self, text: str, *, from_editor: bool = True) -> None:
+        """Replace the whole text; ``from_editor=False`` (files, settings, menus) tells the editor
+        through ``text_replaced``. Edits from the editor itself come through `apply_edit`."""
         if text == self.text and self.update is not None:
             return
         self.text = text

@@ -129,7 +129,7 @@ class RawPane(_DecoratedEdit):
         self.setPlaceholderText("Type or paste text here…")
         self.edited.connect(vm.apply_edit)
         vm.text_replaced.connect(self.set_text)
-        vm.encoding_changed.connect(lambda _u: self.schedule_decorate())
+        vm.encoding_changed.connect(self._on_encoding)
         vm.hover_changed.connect(lambda _s: self.decorate())
         vm.selection_changed.connect(lambda _i: self.decorate())
         self.hovered_char.connect(self._on_hover)
@@ -137,6 +137,13 @@ class RawPane(_DecoratedEdit):
 
     def set_text(self, text: str) -> None:
         self.show_text(text)
+
+    def _on_encoding(self, _u) -> None:  # noqa: ANN001
+        # The view-model's text is the truth: if someone replaced it without telling the editor
+        # (set_text with the default from_editor=True), show it rather than edit a stale mirror.
+        if self.vm.text != self.exact_text():
+            self.show_text(self.vm.text)
+        self.schedule_decorate()
 
     def _current_map(self):  # noqa: ANN202
         u = self.vm.update
