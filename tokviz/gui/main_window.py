@@ -404,6 +404,7 @@ class MainWindow(QMainWindow):
             self._select_in_picker(_MEMORY + name)
             return
         self._select_in_picker(Path(path))
+        self.picker.setItemData(self.picker.currentIndex(), f"{path}\n{self._active_info}", Qt.ItemDataRole.ToolTipRole)
         if not any(e.path == Path(path) for e in self._entries if e.group == "Embedded"):
             self._add_recent(Path(path))
 
