@@ -127,7 +127,8 @@ class TestDisplayText:
     def test_document_holds_the_display_text(self, qtbot, window) -> None:  # noqa: ANN001
         window.vm.set_text(ISSUE_TEXT, from_editor=False)
         raw = window.inspect.raw
-        assert raw.toPlainText() == editor_text(ISSUE_TEXT)  # the document converted nothing
+        assert raw.document().toPlainText() == editor_text(ISSUE_TEXT)  # the document converted nothing
+        assert raw.toPlainText() == ISSUE_TEXT  # Python callers get the exact text
         assert raw.exact_text() == ISSUE_TEXT
 
 

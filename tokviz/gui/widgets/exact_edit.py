@@ -145,7 +145,11 @@ class ExactTextEdit(QPlainTextEdit):
 
     # ------------------------------------------------------------------ text in and out
     def exact_text(self) -> str:
-        """The text this editor shows, exactly (not ``toPlainText()``, which converts)."""
+        """The text this editor shows, exactly (not the document's text, which holds stand-ins)."""
+        return self._source
+
+    def toPlainText(self) -> str:  # noqa: N802 - for Python callers; Qt itself never calls it
+        """The exact text (what ``QPlainTextEdit.toPlainText`` would convert), same as `exact_text`."""
         return self._source
 
     def offset_map(self) -> OffsetMap:
@@ -269,7 +273,7 @@ class ExactTextEdit(QPlainTextEdit):
             return
         from ..incremental import diff_edit
 
-        now = self.toPlainText()  # the display text holds nothing toPlainText converts
+        now = self.document().toPlainText()  # the display text holds nothing toPlainText converts
         if now == self._display:
             return
         d = diff_edit(self._display, now)
