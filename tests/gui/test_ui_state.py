@@ -88,7 +88,7 @@ class TestNames:
         snap = tmp_path / "hub" / "models--google-bert--bert-base-uncased" / "snapshots" / "86b5e0934494bd15c9632b12f734a8a67f723594"
         snap.mkdir(parents=True)
         (snap / "tokenizer.json").write_text("{}", encoding="utf-8")
-        found = discover(hf_hub=tmp_path / "hub", tiktoken_dir=tmp_path / "none")
+        found = [d for d in discover(hf_hub=tmp_path / "hub", tiktoken_dir=tmp_path / "none") if d.source == "hf-cache"]
         assert [d.name for d in found] == ["google-bert/bert-base-uncased (tokenizer.json)"]
         assert path_label(snap / "tokenizer.json") == "google-bert/bert-base-uncased (tokenizer.json)"
 

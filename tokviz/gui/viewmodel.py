@@ -181,7 +181,6 @@ class InspectViewModel(QObject):
 
         def done(result) -> None:  # noqa: ANN001
             tok, info = result
-            self._loading = None
             self.tokenizer = tok
             self.tokenizer_name = label
             self.tokenizer_path = path
@@ -189,6 +188,7 @@ class InspectViewModel(QObject):
             self.update = None
             emit(self.tokenizer_changed, (label, path, info))
             self._request_encode(full=True)
+            self._loading = None
 
         def failed(msg: str) -> None:
             self._loading = None

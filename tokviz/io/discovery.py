@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir", "hub_repo_id"]
+__all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir"]
 
 # File names a hub snapshot may hold, best first; one entry per snapshot.
 _HF_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
