@@ -119,7 +119,6 @@ class InspectViewModel(QObject):
 
     tokenizer_changed = Signal(object)  # (name, path, info dict) or None
     tokenizer_loading = Signal(str)  # name being loaded
-    tokenizer_load_failed = Signal(object)  # (path, message): the previous tokenizer stays active
     encoding_changed = Signal(object)  # EncodingUpdate
     busy_changed = Signal(bool)
     error_raised = Signal(str)
@@ -129,6 +128,7 @@ class InspectViewModel(QObject):
     view_mode_changed = Signal(object)  # ViewMode
     text_replaced = Signal(object)  # str, replaced from outside the editor (object: PySide drops a leading BOM of a str)
     options_changed = Signal()
+    tokenizer_load_failed = Signal(object)  # (path, message): the previous tokenizer stays active
 
     def __init__(self, parent: QObject | None = None, *, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
