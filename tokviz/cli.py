@@ -107,23 +107,22 @@ def load_tokenizer(args: argparse.Namespace):  # noqa: ANN201
 
 
 def read_text(args: argparse.Namespace) -> str:
-    """The text of ``--file``, the positional/--text argument, or standard input."""
-    from .engine.errors import TokvizFormatError
+    """The text of ``--file`` (read byte-exact by `tokviz.io.textfile`), the --text argument, or stdin.
 
+    Standard input is read as bytes and decoded the same way, so a CRLF or a BOM piped in stays.
+    """
     if args.file is not None:
-        try:
-            return args.file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise TokvizFormatError("no such file", source=str(args.file)) from None
-        except UnicodeDecodeError as exc:
-            raise TokvizFormatError(
-                f"not valid UTF-8 text (byte {exc.start})", source=str(args.file)
-            ) from None
-        except OSError as exc:
-            raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(args.file)) from None
+        from .io.textfile import read_text_file
+
+        return read_text_file(args.file).text
     if args.text is not None:
         return args.text
-    return sys.stdin.read()
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream without bytes underneath (embedding, tests)
+        return sys.stdin.read()
+    from .io.textfile import decode_text_bytes
+
+    return decode_text_bytes(buffer.read(), source="<stdin>").text
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:

@@ -42,7 +42,7 @@ class TestCli:
         ("name", "content", "needle"),
         [
             pytest.param("binary.bin", b"\x00\x01\x02abc", "binary", id="binary"),
-            pytest.param("latin1.txt", "caf\u00e9 cr\u00e8me".encode("latin-1"), "not UTF-8", id="wrong-encoding"),
+            pytest.param("latin1.txt", "caf\u00e9 cr\u00e8me".encode("latin-1"), "not valid UTF-8 at byte 3", id="wrong-encoding"),  # "caf" = 3 bytes
             pytest.param("empty.txt", b"", "empty", id="empty"),
             pytest.param("blank.txt", b"  \n\n ", "empty", id="whitespace-only"),
         ],

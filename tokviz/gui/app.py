@@ -5,6 +5,10 @@ token view (handy for screenshots). Screenshot mode (for docs
 and bug reports) uses the offscreen platform unless one is set, waits
 until the tokenizer is loaded and the text encoded, selects a token so the card is filled, saves
 the window as PNG and returns 0 (2 with a one-line message when something failed).
+
+Before opening a window, `qt_start_problem` checks that Qt can start here (Qt aborts the process
+when its platform plugin cannot load); when it cannot, ``tokviz`` prints one line naming what is
+missing and exits 2. ``TOKVIZ_SKIP_QT_CHECK=1`` skips the check (it costs one short subprocess).
 """
 
 from __future__ import annotations
@@ -15,7 +19,104 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["run_app", "create_app"]
+__all__ = ["run_app", "create_app", "qt_start_problem", "debian_package"]
+
+# Platforms that need no display server (Qt starts them anywhere).
+_HEADLESS = {"offscreen", "minimal", "vnc", "linuxfb", "eglfs", "minimalegl", "vkkhrdisplay"}
+_NO_WINDOW_HINT = (
+    "run without a window: tokviz gui --screenshot out.png, or set QT_QPA_PLATFORM=offscreen"
+)
+
+
+def debian_package(soname: str) -> str:
+    """The Debian package that usually ships a shared library (Debian's naming rule).
+
+    >>> debian_package("libxcb-icccm.so.4"), debian_package("libxkbcommon-x11.so.0"), debian_package("libEGL.so.1")
+    ('libxcb-icccm4', 'libxkbcommon-x11-0', 'libegl1')
+    """
+    name, _, version = soname.partition(".so.")
+    name = name.lower()
+    version = version.split(".")[0]
+    if not version:
+        return name
+    return f"{name}-{version}" if name[-1].isdigit() else f"{name}{version}"
+
+
+def _missing_xcb_libraries() -> list[str]:
+    """Shared libraries Qt's xcb plugin links against that this machine lacks (by ``ldd``)."""
+    import shutil
+    import subprocess
+
+    try:
+        import PySide6
+    except ImportError:
+        return []
+    qt = Path(PySide6.__file__).parent / "Qt"
+    files = [qt / "plugins" / "platforms" / "libqxcb.so", *sorted((qt / "lib").glob("libQt6XcbQpa.so*"))[:1]]
+    if shutil.which("ldd") is None:
+        return []
+    missing: list[str] = []
+    for f in files:
+        if not f.is_file():
+            continue
+        try:
+            out = subprocess.run(["ldd", str(f)], capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        for line in out.splitlines():
+            if "not found" in line:
+                lib = line.split("=>")[0].strip()
+                if lib not in missing:
+                    missing.append(lib)
+    return missing
+
+
+def qt_start_problem() -> str | None:
+    """Why Qt could not open a window here, in one phrase (None when it can).
+
+    Qt aborts the whole process when its platform plugin cannot start, so this asks first: the
+    display variables, then a throw-away process that starts a QGuiApplication. For the xcb
+    plugin it names the missing libraries and their Debian packages (from ``ldd``).
+    """
+    import subprocess
+
+    if sys.platform != "linux":
+        return None
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].split(";")[0]
+    if platform in _HEADLESS:
+        return None
+    x11, wayland = os.environ.get("DISPLAY"), os.environ.get("WAYLAND_DISPLAY")
+    if platform == "xcb" and not x11:
+        return "no X display (QT_QPA_PLATFORM=xcb but DISPLAY is not set)"
+    if platform == "wayland" and not wayland:
+        return "no Wayland display (QT_QPA_PLATFORM=wayland but WAYLAND_DISPLAY is not set)"
+    if not platform and not x11 and not wayland:
+        return "no display (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+    probe = "import sys; from PySide6.QtGui import QGuiApplication; app = QGuiApplication(sys.argv[:1]); print(app.platformName())"
+    try:
+        run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None  # slow, not broken: let Qt try for real
+    except OSError as exc:
+        return f"cannot start a Python process to check Qt ({exc})"
+    if run.returncode == 0:
+        return None
+    err = run.stderr
+    missing = _missing_xcb_libraries() if "xcb" in err else []
+    if "xcb-cursor" in err and "libxcb-cursor.so.0" not in missing:
+        missing.append("libxcb-cursor.so.0")
+    if missing:
+        pkgs = " ".join(debian_package(m) for m in missing)
+        return f"Qt's xcb platform plugin needs {', '.join(missing)} (Debian/Ubuntu: apt-get install {pkgs})"
+    if "could not connect to display" in err:
+        return f"cannot connect to the display {x11 or wayland!r}"
+    lines = [ln.strip() for ln in err.splitlines() if "plugin" in ln.lower() or "display" in ln.lower()]
+    return lines[0] if lines else f"Qt exited with status {run.returncode} when starting"
+
+
+def launch_error_line(problem: str) -> str:
+    """The one line ``tokviz`` prints when Qt cannot start."""
+    return f"tokviz: error: cannot open a window: {problem}; {_NO_WINDOW_HINT}"
 
 
 def create_app(argv: list[str] | None = None):  # noqa: ANN201
@@ -71,15 +172,27 @@ def wait_idle(app, window, timeout: float = 120.0) -> bool:  # noqa: ANN001
     return False
 
 
+def initial_text(args: argparse.Namespace) -> str | None:
+    """The text ``--file`` (read byte-exact: CR, CRLF and a BOM stay) or ``--text`` gives, if any."""
+    file: Path | None = getattr(args, "file", None)
+    if file is not None:
+        from ..io.textfile import read_text_file
+
+        return read_text_file(file).text
+    return getattr(args, "text", None)
+
+
 def run_app(args: argparse.Namespace) -> int:
     screenshot: Path | None = getattr(args, "screenshot", None)
     if screenshot is not None and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     width, height = _parse_size(getattr(args, "size", None))
-    text: str | None = getattr(args, "text", None)
-    file: Path | None = getattr(args, "file", None)
-    if file is not None:
-        text = Path(file).read_text(encoding="utf-8")
+    text = initial_text(args)
+    if screenshot is None and not os.environ.get("TOKVIZ_SKIP_QT_CHECK"):
+        problem = qt_start_problem()
+        if problem is not None:
+            print(launch_error_line(problem), file=sys.stderr)
+            return 2
 
     app = create_app()
     from .catalog import sample_text

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io.discovery import discover
+from ..io.discovery import discover, hub_repo_id
 from ..resources import resource_path
 
-__all__ = ["Entry", "embedded_bundles", "local_entries", "DEFAULT_BUNDLE", "sample_text"]
+__all__ = ["Entry", "embedded_bundles", "local_entries", "DEFAULT_BUNDLE", "sample_text", "path_label", "info_label"]
 
 # Bundle file -> display name. Files missing from resources/bundles are simply not listed.
 _BUNDLES: list[tuple[str, str]] = [
@@ -49,6 +49,49 @@ def embedded_bundles() -> list[Entry]:
 
 def local_entries() -> list[Entry]:
     return [Entry(d.name, d.path, "Local cache") for d in discover()]
+
+
+# File names that say nothing about the tokenizer: the folder (or the hub repo) names it instead.
+_GENERIC_NAMES = {
+    "tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt",
+    "merges.txt", "tokenizer_config.json", "vocab.bpe",
+}
+
+
+def path_label(path: Path) -> str:
+    """A human name for a tokenizer file: embedded bundles by their name, hub-cache files by repo id,
+    generic file names (``tokenizer.json``) with their folder.
+
+    >>> path_label(Path("/x/hub/models--google-bert--bert-base-cased/snapshots/ab12/tokenizer.json"))
+    'google-bert/bert-base-cased (tokenizer.json)'
+    >>> path_label(Path("/data/qwen3/tokenizer.json.gz"))
+    'qwen3 (tokenizer.json.gz)'
+    >>> path_label(Path("/data/my.tiktoken"))
+    'my.tiktoken'
+    """
+    for e in embedded_bundles():
+        if e.path == path:
+            return e.name
+    repo = hub_repo_id(path)
+    if repo is not None:
+        return f"{repo} ({path.name})"
+    base = path.name[: -len(".gz")] if path.name.endswith(".gz") else path.name
+    if base in _GENERIC_NAMES and path.parent.name:
+        return f"{path.parent.name} ({path.name})"
+    return path.name
+
+
+def info_label(info: dict) -> str:  # type: ignore[type-arg]
+    """Model and vocabulary size from ``Tokenizer.info()``: ``"BPE · 151,669 entries"``."""
+    parts = []
+    model = info.get("model") or info.get("model_type")
+    if model:
+        parts.append(str(model))
+    for key in ("total_entries", "vocab_size", "vocab"):
+        if isinstance(info.get(key), int):
+            parts.append(f"{info[key]:,} entries")
+            break
+    return " · ".join(parts)
 
 
 def sample_text() -> str:

@@ -65,30 +65,42 @@ class ViewMode(str, Enum):
 
 Label = tuple[tuple[str, int], ...]
 
-# Stand-ins for characters that would otherwise be invisible or ambiguous. Each is distinct so a
-# space, a tab, a no-break space and a zero-width space never look alike.
-_MARKS: dict[str, str] = {
-    " ": "·",
-    "\t": "→",
-    "\n": "↵",
-    "\r": "␍",
-    "\u00a0": "⍽",  # no-break space
-    "\u202f": "⍽ₙ",  # narrow no-break space
-    "\u3000": "□",  # ideographic (full-width) space
-    "\u000b": "␋",
-    "\u000c": "␌",
-    "\u0085": "␤",
-    "\u2028": "␤",
-    "\u2029": "¶",
-    "\u200b": "‹ZWSP›",
-    "\u200c": "‹ZWNJ›",
-    "\u200d": "‹ZWJ›",
-    "\u2060": "‹WJ›",
-    "\ufeff": "‹BOM›",
-    "\u00ad": "‹SHY›",
-    "\u200e": "‹LRM›",
-    "\u200f": "‹RLM›",
+# Short names of the characters that would otherwise be invisible or ambiguous, each distinct so
+# a space, a tab, a no-break space and a zero-width space never look alike. Painters draw these
+# names themselves (boxed in the editor, tinted in token labels): no font needs a glyph for them.
+_MARK_NAMES: dict[str, str] = {
+    "\r": "CR",
+    "\u000b": "VT",
+    "\u000c": "FF",
+    "\u0085": "NEL",
+    "\u00a0": "NBSP",
+    "\u202f": "NNBSP",
+    "\u3000": "IDSP",
+    "\u2028": "LS",
+    "\u2029": "PS",
+    "\u200b": "ZWSP",
+    "\u200c": "ZWNJ",
+    "\u200d": "ZWJ",
+    "\u2060": "WJ",
+    "\ufeff": "BOM",
+    "\u00ad": "SHY",
+    "\u200e": "LRM",
+    "\u200f": "RLM",
+    "\u061c": "ALM",
+    "\u202a": "LRE",
+    "\u202b": "RLE",
+    "\u202c": "PDF",
+    "\u202d": "LRO",
+    "\u202e": "RLO",
+    "\u2066": "LRI",
+    "\u2067": "RLI",
+    "\u2068": "FSI",
+    "\u2069": "PDI",
+    "\ufffc": "OBJ",
 }
+# ... and the three marks every text font has (Latin-1 and arrows).
+_GLYPH_MARKS: dict[str, str] = {" ": "·", "\t": "→", "\n": "↵"}
+_MARKS: dict[str, str] = {**_GLYPH_MARKS, **{ch: f"‹{name}›" for ch, name in _MARK_NAMES.items()}}
 
 _NAMES: dict[str, str] = {
     " ": "SPACE",
@@ -105,12 +117,36 @@ def char_name(ch: str) -> str:
     return f"U+{ord(ch):04X} {name}"
 
 
+def _is_hidden(ch: str) -> bool:
+    """Controls, format characters, line/paragraph separators and spaces other than U+0020."""
+    cat = unicodedata.category(ch)
+    return cat in ("Cc", "Cf", "Zl", "Zp") or (cat == "Zs" and ch != " ")
+
+
+def mark_name(ch: str) -> str | None:
+    """The short name a painter draws for an invisible character (None for ordinary ones).
+
+    Named ones (CR, NBSP, ZWJ, BOM ...) by name, any other control or format character by its code
+    point in hex, e.g. ``"1B"`` for ESC, ``"E0041"`` for a tag character.
+
+    >>> mark_name("\\u00a0"), mark_name("\\x1b"), mark_name("a")
+    ('NBSP', '1B', None)
+    """
+    name = _MARK_NAMES.get(ch)
+    if name is not None:
+        return name
+    if ch == "\t":
+        return "TAB"
+    if ch in "\ufdd0\ufdd1" or _is_hidden(ch):
+        return f"{ord(ch):02X}"
+    return None
+
+
 def _mark_for(ch: str) -> str | None:
     m = _MARKS.get(ch)
     if m is not None:
         return m
-    cat = unicodedata.category(ch)
-    if cat in ("Cc", "Cf", "Zl", "Zp") or (cat == "Zs" and ch != " "):
+    if _is_hidden(ch):
         return f"‹U+{ord(ch):04X}›"
     return None
 
@@ -297,3 +333,81 @@ def chunk_line_ends(chunk_spans: Sequence[tuple[int, int]], text: str) -> list[i
             out.append(i)
             last = i
     return out
+
+
+# ---------------------------------------------------------------------------- the editor's stand-ins
+# QTextDocument cannot hold every character as itself: it turns CR, CRLF, U+2028, U+2029 and
+# U+FDD0/U+FDD1 into its own block separators, ``toPlainText`` turns NBSP into a space, bidi
+# controls and joiners act on the layout instead of showing. So the editors hold a *display
+# text*: the user's text with each such character (every one `mark_name` names, LF and SPACE
+# excepted) replaced by a private-use stand-in of the same UTF-16 length (BMP by BMP, astral by
+# astral). Display and source are then parallel code point for code point (and UTF-16 unit for
+# UTF-16 unit), so one OffsetMap of the source converts Qt positions of either; the app paints
+# each stand-in's mark over it. The stand-ins are fixed by the Unicode tables, so mapping back
+# is a lookup; a user's own private-use character in the stand-in range (U+E000.., U+F0000..)
+# only reads back wrong if it reaches the editor other than through its edit methods.
+def _hidden_chars() -> list[str]:
+    bmp = [chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000 and chr(c) not in " \n" and mark_name(chr(c))]
+    astral_blocks = ((0x11000, 0x14000), (0x1BC00, 0x1BCB0), (0x1D100, 0x1D200), (0xE0000, 0xE0080))
+    astral = [chr(c) for a, b in astral_blocks for c in range(a, b) if mark_name(chr(c))]
+    return bmp + astral
+
+
+def _build_stand_ins() -> tuple[dict[int, str], dict[int, str]]:
+    to_display: dict[int, str] = {}
+    bmp_next, astral_next = 0xE000, 0xF0000
+    for ch in _hidden_chars():
+        if ch < "\U00010000":
+            to_display[ord(ch)] = chr(bmp_next)
+            bmp_next += 1
+        else:
+            to_display[ord(ch)] = chr(astral_next)
+            astral_next += 1
+    return to_display, {ord(v): chr(k) for k, v in to_display.items()}
+
+
+_TO_DISPLAY, _FROM_DISPLAY = _build_stand_ins()
+_HIDDEN_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _TO_DISPLAY) + "]")
+_STAND_IN_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _FROM_DISPLAY) + "]")
+
+
+def editor_text(text: str) -> str:
+    """The display text an editor holds for ``text`` (same length in code points and UTF-16).
+
+    >>> editor_text("a\\r\\nb") == "a" + stand_in("\\r") + "\\nb"
+    True
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return _HIDDEN_RE.sub(lambda m: _TO_DISPLAY[ord(m.group())], text)
+
+
+def source_text(display: str) -> str:
+    """Inverse of `editor_text`: the user's characters for a display text.
+
+    >>> source_text(editor_text("x\\u00a0\\u2028\\ufeffy"))
+    'x\\xa0\\u2028\\ufeffy'
+    """
+    if display.isascii():
+        return display
+    return _STAND_IN_RE.sub(lambda m: _FROM_DISPLAY[ord(m.group())], display)
+
+
+def stand_in(ch: str) -> str:
+    """The stand-in of one character (the character itself when it needs none)."""
+    return _TO_DISPLAY.get(ord(ch), ch)
+
+
+def stand_in_source(ch: str) -> str | None:
+    """The user's character a stand-in stands for, or None when ``ch`` is no stand-in."""
+    return _FROM_DISPLAY.get(ord(ch))
+
+
+def stand_in_pattern() -> re.Pattern[str]:
+    """A pattern matching any one stand-in (for painters scanning a block of display text)."""
+    return _STAND_IN_RE
+
+
+def hidden_pattern() -> re.Pattern[str]:
+    """A pattern matching any one character the editors show as a stand-in with a mark."""
+    return _HIDDEN_RE

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, local_entries, sample_text
+from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, local_entries, path_label, sample_text
 from .display import ViewMode
 from .theme import apply_palette, system_is_dark, theme_for
 from .viewmodel import InspectViewModel
@@ -53,6 +53,7 @@ __all__ = ["MainWindow", "InspectTab"]
 _TEXT_SUFFIXES = {".txt", ".md", ".rst", ".py", ".js", ".ts", ".c", ".h", ".cpp", ".rs", ".go", ".java", ".html", ".csv", ".log"}
 _MAX_SAVED_TEXT = 1_000_000
 _RECENT_MAX = 8
+_MEMORY = "memory:"  # picker data of a tokenizer that has no file (trained, opened from the Train tab)
 
 
 def _pane(title: str, hint: str, body: QWidget) -> QWidget:
@@ -129,6 +130,7 @@ class MainWindow(QMainWindow):
         self.vm = vm or InspectViewModel(self)
         self._theme_choice = "system"
         self._entries: list[Entry] = []
+        self._active_info = ""
 
         # ---- top bar
         top = QWidget()
@@ -136,7 +138,7 @@ class MainWindow(QMainWindow):
         tl.setContentsMargins(8, 6, 8, 2)
         tl.addWidget(QLabel("Tokenizer"))
         self.picker = QComboBox()
-        self.picker.setMinimumContentsLength(26)
+        self.picker.setMinimumContentsLength(34)  # "org/model (tokenizer.json)  [file]" fits
         self.picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.picker.setToolTip("Embedded tokenizers, tokenizers found in your local caches, and recent files")
         self.picker.activated.connect(self._on_pick)
@@ -257,6 +259,15 @@ class MainWindow(QMainWindow):
         self.vm.tokenizer_changed.connect(self._on_tokenizer)
         self.vm.pattern_needed.connect(self._on_pattern_needed)
         self.vm.tokenizer_loading.connect(lambda name: self.tok_info.setText(f"loading {name}…"))
+        self.vm.tokenizer_load_failed.connect(self._on_load_failed)
+        self.inspect.raw.files_dropped.connect(self.open_dropped)
+        self.replace_button = QPushButton("Decode with U+FFFD")
+        self.replace_button.setToolTip("Open the file anyway, each invalid UTF-8 sequence replaced by U+FFFD (said in the status bar)")
+        self.replace_button.hide()
+        self.replace_button.clicked.connect(self._open_replacing)
+        el.addWidget(self.replace_button)
+        self.error_bar.dismissed.connect(self.replace_button.hide)
+        self._undecodable: Path | None = None
         self.vm.view_mode_changed.connect(self._on_mode)
         self.vm.options_changed.connect(self._sync_options)
         self._build_menus()
@@ -339,7 +350,7 @@ class MainWindow(QMainWindow):
             pass
         for p in self._recent():
             if not any(e.path == p for e in self._entries):
-                self._entries.append(Entry(p.name, p, "Recent"))
+                self._entries.append(Entry(path_label(p), p, "Recent"))
         self.picker.clear()
         group = None
         for e in self._entries:
@@ -351,18 +362,36 @@ class MainWindow(QMainWindow):
             self.picker.setItemData(self.picker.count() - 1, str(e.path), Qt.ItemDataRole.ToolTipRole)
         self._rebuild_recent_menu()
 
-    def _select_in_picker(self, path: Path) -> None:
-        i = self.picker.findData(str(path))
+    def _select_in_picker(self, path: Path | str) -> None:
+        data = str(path)
+        i = self.picker.findData(data)
         if i < 0:
-            self.picker.addItem(f"{path.name}  [file]", str(path))
+            label = data[len(_MEMORY):] + "  [in memory]" if data.startswith(_MEMORY) else f"{path_label(Path(path))}  [file]"
+            self.picker.addItem(label, data)
             i = self.picker.count() - 1
+            self.picker.setItemData(i, data, Qt.ItemDataRole.ToolTipRole)
         self.picker.setCurrentIndex(i)
+
+    def _show_active_in_picker(self) -> None:
+        """Point the picker at the tokenizer that is active (after a failed or cancelled load)."""
+        if self.vm.tokenizer is None:
+            self.picker.setCurrentIndex(-1)
+            self.tok_info.setText("no tokenizer loaded")
+            return
+        path = self.vm.tokenizer_path
+        self._select_in_picker(path if path is not None else _MEMORY + self.vm.tokenizer_name)
+        self.tok_info.setText(self._active_info)
+
+    def _on_load_failed(self, payload) -> None:  # noqa: ANN001
+        self._show_active_in_picker()
 
     def _on_pick(self, index: int) -> None:
         data = self.picker.itemData(index)
-        if data:
+        if data and not str(data).startswith(_MEMORY):
             name = self.picker.itemText(index)
             self.vm.load_tokenizer(Path(data), name=name)
+        elif data:
+            self._show_active_in_picker()  # an in-memory tokenizer can only be the active one
 
     def load_default(self) -> None:
         for e in self._entries:
@@ -374,26 +403,27 @@ class MainWindow(QMainWindow):
 
     def load_tokenizer(self, path: Path, *, name: str | None = None) -> None:
         self._select_in_picker(Path(path))
-        self.vm.load_tokenizer(path, name=name or self.picker.currentText())
+        self.vm.load_tokenizer(path, name=name or path_label(Path(path)))
 
     def _on_tokenizer(self, payload) -> None:  # noqa: ANN001
         name, path, info = payload
-        parts = []
-        model = info.get("model") or info.get("model_type")
-        if model:
-            parts.append(str(model))
-        for key in ("vocab_size", "total_entries", "vocab"):
-            if key in info:
-                parts.append(f"{info[key]:,} entries" if isinstance(info[key], int) else f"{info[key]}")
-                break
-        self.tok_info.setText(" · ".join(parts))
+        if not info and self.vm.tokenizer is not None:
+            try:
+                info = dict(self.vm.tokenizer.info())
+            except Exception:  # noqa: BLE001 - info is decoration
+                info = {}
+        self._active_info = info_label(info)
+        self.tok_info.setText(self._active_info)
         self.setWindowTitle(f"tokviz — {name}")
         tiktoken_like = getattr(self.vm.tokenizer, "special_policy", "hf") == "tiktoken"
         self.literal_box.setEnabled(tiktoken_like)
-        if path is not None:
-            self._select_in_picker(Path(path))
-            if not str(path).startswith(str(Path(__file__).resolve().parents[2])) and "bundles" not in Path(path).parts:
-                self._add_recent(Path(path))
+        if path is None:
+            self._select_in_picker(_MEMORY + name)
+            return
+        self._select_in_picker(Path(path))
+        self.picker.setItemData(self.picker.currentIndex(), f"{path}\n{self._active_info}", Qt.ItemDataRole.ToolTipRole)
+        if not any(e.path == Path(path) for e in self._entries if e.group == "Embedded"):
+            self._add_recent(Path(path))
 
     # ------------------------------------------------------------------ recent files / settings
     def _recent(self) -> list[Path]:
@@ -442,6 +472,11 @@ class MainWindow(QMainWindow):
         theme = s.value("theme", "system")
         self.apply_theme(theme if theme in ("system", "light", "dark") else "system")
         text = s.value("text")
+        if isinstance(text, QByteArray):  # saved as UTF-8 bytes, exactly (see save_settings)
+            try:
+                text = bytes(text.data()).decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
         if isinstance(text, str):
             self.vm.set_text(text, from_editor=False)
         last = s.value("tokenizer")
@@ -462,7 +497,8 @@ class MainWindow(QMainWindow):
         s.setValue("addSpecial", "true" if self.vm.add_special_tokens else "false")
         s.setValue("theme", self._theme_choice)
         if len(self.vm.text) <= _MAX_SAVED_TEXT:
-            s.setValue("text", self.vm.text)
+            # bytes, not a str: PySide drops a leading U+FEFF of a str handed to Qt
+            s.setValue("text", QByteArray(self.vm.text.encode("utf-8")))
         if self.vm.tokenizer_path is not None:
             s.setValue("tokenizer", str(self.vm.tokenizer_path))
         s.sync()
@@ -561,28 +597,49 @@ class MainWindow(QMainWindow):
         if path:
             self.open_text(Path(path))
 
-    def open_text(self, path: Path) -> None:
+    def open_text(self, path: Path, *, replace_invalid: bool = False) -> bool:
+        """Open a text file into the Inspect text, byte-exact (`tokviz.io.textfile`).
+
+        Invalid UTF-8 shows the error (file and byte offset) with a "Decode with U+FFFD" button;
+        the status bar says what the reader kept (BOM, CRLF, lone CR) or replaced.
+        """
+        from ..io.textfile import read_text_file
+
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.error_bar.show_error(f"Could not read {path}: {exc}")
+            tf = read_text_file(path, errors="replace" if replace_invalid else "strict")
+        except ValueError as exc:  # TokvizFormatError names the file and the byte offset
+            self.error_bar.show_error(f"Could not open the text: {exc}")
+            self._undecodable = Path(path) if "UTF-8" in str(exc) else None
+            self.replace_button.setVisible(self._undecodable is not None)
+            return False
+        self.replace_button.hide()
+        self.vm.set_text(tf.text, from_editor=False)
+        self.statusBar().showMessage(text_file_summary(tf), 15000)
+        return True
+
+    def _open_replacing(self) -> None:
+        if self._undecodable is not None and self.open_text(self._undecodable, replace_invalid=True):
+            self.error_bar.dismiss()
+
+    def open_dropped(self, paths: list[Path]) -> None:
+        """Files dropped on the window or the text pane: a text file opens as text, else as a tokenizer."""
+        for p in paths:
+            p = Path(p)
+            if p.suffix.lower() in _TEXT_SUFFIXES and p.name != "vocab.txt":
+                self.open_text(p)
+            else:
+                self.load_tokenizer(p)
             return
-        self.vm.set_text(text, from_editor=False)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
-        for url in event.mimeData().urls():
-            if url.isLocalFile():
-                p = Path(url.toLocalFile())
-                if p.suffix.lower() in _TEXT_SUFFIXES and p.name != "vocab.txt":
-                    self.open_text(p)
-                else:
-                    self.load_tokenizer(p, name=p.name)
-                event.acceptProposedAction()
-                return
+        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        if files:
+            self.open_dropped(files)
+            event.acceptProposedAction()
 
     # ------------------------------------------------------------------ export
     def export_dialog(self, kind: str) -> None:
@@ -641,6 +698,20 @@ class MainWindow(QMainWindow):
         p = QPainter(gen)
         self._paint_tokens(p, w, h)
         p.end()
+
+
+def text_file_summary(tf) -> str:  # noqa: ANN001 - a tokviz.io.textfile.TextFile
+    """The status-bar line for an opened text file: what was kept exactly, what was replaced."""
+    parts = [f"{Path(tf.path).name}: {len(tf.text):,} characters, {tf.size_bytes:,} bytes, read exactly"]
+    if tf.bom:
+        parts.append("BOM kept as U+FEFF")
+    if tf.crlf:
+        parts.append(f"{tf.crlf:,} CRLF line ends kept")
+    if tf.lone_cr:
+        parts.append(f"{tf.lone_cr:,} lone CR kept")
+    if tf.replaced:
+        parts.append(f"{tf.replaced:,} invalid UTF-8 sequences replaced by U+FFFD")
+    return " · ".join(parts)
 
 
 def default_settings() -> QSettings:

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from .theme import mono_font
 from .train_viewmodel import ALGORITHMS, TrainConfig, TrainViewModel
 from .widgets.charts import SeriesChart
+from .widgets.exact_edit import ExactTextEdit
 from .widgets.merge_slider import MergeSlider
 from .widgets.pair_table import PairTable, PruneTable, show_piece
 from .widgets.segments import ProbeView, WordsView
@@ -79,7 +80,6 @@ class TrainTab(QWidget):
         self._auto_started = False
         self._land_on_first = False
         self.pairs_step = 0  # the pair table shows counts after this many merges
-        self._syncing_corpus = False
 
         # ---------------------------------------------------------------- left: corpus and options
         left = QWidget()
@@ -97,11 +97,11 @@ class TrainTab(QWidget):
         row.addWidget(self.toy_button)
         row.addWidget(self.open_button)
         cl.addLayout(row)
-        self.corpus_edit = QPlainTextEdit()
+        self.corpus_edit = ExactTextEdit()  # keeps CR, NBSP, BOM ... exactly (QPlainTextEdit would not)
         self.corpus_edit.setFont(mono_font())
         self.corpus_edit.setPlaceholderText("Paste a corpus here (one text per line), or open files")
         self.corpus_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.corpus_edit.textChanged.connect(self._on_corpus_edited)
+        self.corpus_edit.edited.connect(self._on_corpus_edited)
         cl.addWidget(self.corpus_edit, 1)
         self.corpus_info = QLabel("empty")
         self.corpus_info.setStyleSheet("color: gray")
@@ -338,19 +338,15 @@ class TrainTab(QWidget):
         )
 
     def start_training(self) -> None:
-        self.vm.set_corpus(self.corpus_edit.toPlainText(), name=self.vm.corpus_name)
-        self.vm.train(self.config())
+        self.vm.train(self.config())  # the view-model holds the corpus (the editor reports every edit)
 
     # ------------------------------------------------------------------ corpus
     def _set_corpus_text(self, text: str) -> None:
-        self._syncing_corpus = True
-        self.corpus_edit.setPlainText(text)
-        self._syncing_corpus = False
+        self.corpus_edit.show_text(text)
         self._update_corpus_info()
 
-    def _on_corpus_edited(self) -> None:
-        if not self._syncing_corpus:
-            self.vm.set_corpus(self.corpus_edit.toPlainText())
+    def _on_corpus_edited(self, start: int, end: int, text: str) -> None:  # noqa: ARG002 - the editor applied it
+        self.vm.set_corpus(self.corpus_edit.exact_text(), name=self.vm.corpus_name)
         self._update_corpus_info()
 
     def _update_corpus_info(self) -> None:
@@ -509,7 +505,7 @@ class TrainTab(QWidget):
             self.probe_view.set_encoding(None)
             self.probe_info.setText(res.error or "")
             return
-        self.probe_view.set_encoding(enc)
+        self.probe_view.set_encoding(enc, unk_id=self._probe_unk_id())
         n = len(enc.ids)
         chars = len(enc.text)
         covered = sum(e - s for s, e in enc.offsets)
@@ -517,6 +513,24 @@ class TrainTab(QWidget):
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
         self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
+
+    def _probe_unk_id(self) -> int | None:
+        """The id of the trained model's unknown token (styled apart in the probe), if it has one."""
+        result = getattr(self.vm.run, "result", None)
+        if result is None:
+            return None
+        if getattr(self, "_unk_of", (None, None))[0] is not result:
+            uid = None
+            try:
+                model = result.model_json()
+            except Exception:  # noqa: BLE001 - decoration only
+                model = {}
+            if isinstance(model.get("unk_id"), int):
+                uid = model["unk_id"]
+            elif model.get("unk_token") and isinstance(getattr(result, "token_to_id", None), dict):
+                uid = result.token_to_id.get(model["unk_token"])
+            self._unk_of = (result, uid)
+        return self._unk_of[1]
 
     def jump_to_pair(self, row: int) -> None:
         """Move the slider to the step that merges the pair in table row ``row`` (if ever)."""

@@ -27,6 +27,7 @@ from typing import Any
 from ._compat import emit
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
+from ..training.words import corpus_lines
 from ..training.events import (
     CancelToken as TrainCancel,
     Cancelled,
@@ -191,7 +192,7 @@ class _Relay(QObject):
 class TrainViewModel(QObject):
     """See the module docstring."""
 
-    corpus_changed = Signal(str)  # corpus replaced from outside the editor (file, toy corpus)
+    corpus_changed = Signal(object)  # str: corpus replaced from outside the editor (object: a str signal drops a leading BOM)
     training_started = Signal(object)  # TrainConfig
     progress = Signal(str, float, str)  # stage, fraction, message
     events_arrived = Signal(object)  # list of MergeEvent / EMIteration / PruneRound (live logs)
@@ -212,6 +213,7 @@ class TrainViewModel(QObject):
         self._relay.events.connect(self._on_events)
         self._relay.finished.connect(self._on_finished)
         self.corpus = ""
+        self.corpus_lines: list[str] | None = None
         self.corpus_name = ""
         self.config = TrainConfig()
         self.probe_text = "The lowest newest widest hugs: tokenization replays frozen ranks."
@@ -237,6 +239,7 @@ class TrainViewModel(QObject):
     # ------------------------------------------------------------------ corpus and options
     def set_corpus(self, text: str, *, name: str = "", from_editor: bool = True) -> None:
         self.corpus = text
+        self.corpus_lines = None  # lines of the files last opened, until the corpus changes
         self.corpus_name = name
         if not from_editor:
             emit(self.corpus_changed, text)
@@ -251,7 +254,9 @@ class TrainViewModel(QObject):
             emit(self.error_raised, f"Could not read the corpus: {exc}")
             return
         name = ", ".join(Path(p).name for p in paths)
-        self.set_corpus("\n".join(lines), name=name, from_editor=False)
+        # the files' lines exactly as read (line ends kept); the editor shows them joined
+        self.set_corpus("".join(lines), name=name, from_editor=False)
+        self.corpus_lines = lines
 
     def load_toy_corpus(self) -> None:
         from ..resources import resource_path
@@ -296,7 +301,7 @@ class TrainViewModel(QObject):
         rid = self._run_id
         token = TrainCancel()
         self._cancel = token
-        lines = self.corpus.splitlines()
+        lines = self.corpus_lines if self.corpus_lines is not None else corpus_lines(self.corpus)
         relay = self._relay
         pending = TrainRun(cfg, None, corpus_chars=len(self.corpus))
         self._pending = pending

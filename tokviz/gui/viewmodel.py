@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,8 @@ class EncodingUpdate:
     token_line_ends: list[int] | None = None  # for full updates: tokens / chunks holding a newline
     chunk_line_ends: list[int] | None = None
     partial: bool = False  # a quick preview of the start of a long text; the full encoding follows
+    unk_id: int | None = None  # the model's unknown token ([UNK], <unk>), styled apart in every view
+    unknown: tuple[int, ...] = ()  # indices of the tokens that are the unknown token
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,24 @@ class TokenDetails:
     chunk: str | None  # the pre-token chunk holding the token, as the pre-tokenizer left it (Ġ, ▁ ...)
     traced: Token | None  # the same token from an encode with trace=True, or None while pending
     chunk_original: str | None = None  # the same chunk as characters of the user's text
+    unknown: bool = False  # the model's unknown token: the characters it covers are not in the vocabulary
+
+
+def unknown_token_id(tok: Any) -> int | None:
+    """The id of the model's unknown token (WordPiece / BPE / WordLevel ``unk_token``, SentencePiece
+    and Unigram ``unk_id``), or None when the model has none."""
+    model = getattr(tok, "model", None)
+    uid = getattr(model, "unk_id", None)
+    if isinstance(uid, int) and uid >= 0:
+        return uid
+    name = getattr(model, "unk_token", None) or getattr(getattr(tok, "config", None), "unk_token", None)
+    if isinstance(name, str) and name:
+        try:
+            found = tok.token_to_id(name)
+        except (KeyError, ValueError, AttributeError):
+            return None
+        return found if isinstance(found, int) else None
+    return None
 
 
 def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:
@@ -107,8 +127,9 @@ class InspectViewModel(QObject):
     selection_changed = Signal(int)  # token index, -1 for none
     details_changed = Signal(object)  # TokenDetails or None
     view_mode_changed = Signal(object)  # ViewMode
-    text_replaced = Signal(str)  # the text was replaced from outside the editor (file, settings)
+    text_replaced = Signal(object)  # str, replaced from outside the editor (object: PySide drops a leading BOM of a str)
     options_changed = Signal()
+    tokenizer_load_failed = Signal(object)  # (path, message): the previous tokenizer stays active
 
     def __init__(self, parent: QObject | None = None, *, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
@@ -130,6 +151,7 @@ class InspectViewModel(QObject):
         self._preview_relay = _PreviewRelay(self)
         self._preview_relay.ready.connect(self._on_preview)
         self._special_ids: dict[str, int] = {}
+        self._loading: Path | None = None  # the file being loaded, until it succeeds or fails
 
     # ------------------------------------------------------------------ queries
     @property
@@ -184,10 +206,14 @@ class InspectViewModel(QObject):
             self.update = None
             emit(self.tokenizer_changed, (label, path, info))
             self._request_encode(full=True)
+            self._loading = None
 
         def failed(msg: str) -> None:
+            self._loading = None
+            emit(self.tokenizer_load_failed, (path, msg))
             emit(self.error_raised, f"Could not open {path}: {msg}")
 
+        self._loading = path
         emit(self.tokenizer_loading, label)
         self._lanes.submit("load", prepare, done, failed)
 
@@ -223,12 +249,24 @@ class InspectViewModel(QObject):
 
     # ------------------------------------------------------------------ text and options
     def set_text(self, text: str, *, from_editor: bool = True) -> None:
+        """Replace the whole text; ``from_editor=False`` (files, settings, menus) tells the editor
+        through ``text_replaced``. Edits from the editor itself come through `apply_edit`."""
         if text == self.text and self.update is not None:
             return
         self.text = text
         if not from_editor:
             emit(self.text_replaced, text)
         self._request_encode(full=False)
+
+    def apply_edit(self, start: int, end: int, text: str) -> None:
+        """An edit from the editor: code points ``[start, end)`` of the text become ``text``.
+
+        The editor reports the exact characters (see `ExactTextEdit`); the text stays the truth.
+        """
+        if not (0 <= start <= end <= len(self.text)):
+            emit(self.error_raised, f"Ignored an edit outside the text ({start}..{end} of {len(self.text)} characters)")
+            return
+        self.set_text(self.text[:start] + text + self.text[end:])
 
     def set_add_special_tokens(self, on: bool) -> None:
         if on != self.add_special_tokens:
@@ -253,6 +291,9 @@ class InspectViewModel(QObject):
         """Stop waiting for the running encode; the last finished encoding stays on screen."""
         self._lanes.cancel("encode")
         self._lanes.cancel("load")
+        if self._loading is not None:  # the picker goes back to the tokenizer that stays active
+            path, self._loading = self._loading, None
+            emit(self.tokenizer_load_failed, (path, "cancelled"))
 
     def _allowed_special(self) -> str | None:
         if self.tokenizer is not None and getattr(self.tokenizer, "special_policy", "hf") == "tiktoken":
@@ -348,6 +389,8 @@ class InspectViewModel(QObject):
             if norm_map is not None:
                 norm_map.to_utf16(len(norm.text))
             stats = compute_stats(text, text_bytes, enc, om)
+            uid = unknown_token_id(tok)
+            unknown = () if uid is None else tuple(i for i, x in enumerate(enc.ids) if x == uid and not enc.special_tokens_mask[i])
             literals: list[tuple[int, int, int | None]] = []
             if special_re is not None:
                 specials_at = {
@@ -358,7 +401,7 @@ class InspectViewModel(QObject):
                     literals.append((span[0], span[1], specials_at.get(span)))
             return EncodingUpdate(
                 enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle,
-                partial,
+                partial, uid, unknown,
             )
 
         return job
@@ -409,7 +452,8 @@ class InspectViewModel(QObject):
         tok = enc.token(index)
         om = self.update.offset_map
         chunk, chunk_original = self._chunk_text(enc, tok)
-        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None, chunk_original)
+        unknown = tok.id == self.update.unk_id and not tok.special
+        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None, chunk_original, unknown)
         emit(self.details_changed, details)
         self._request_trace(index, details)
 
@@ -444,7 +488,7 @@ class InspectViewModel(QObject):
                 # Trace a window of whole lines around the token; accept it only if the same token
                 # (id and span) comes out of it, else trace the whole text.
                 if target.start == target.end:
-                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, target, details.chunk_original)
+                    return replace(details, traced=target)
                 ws = _line_start(text, target.start)
                 ws = _line_start(text, ws - 1) if ws > 0 else 0
                 we = _line_end(text, target.end)
@@ -453,12 +497,12 @@ class InspectViewModel(QObject):
                 for t in w:
                     if t.id == target.id and (t.start + ws, t.end + ws) == (target.start, target.end):
                         if t.trace is not None or w.traces is None:
-                            return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, t, details.chunk_original)
+                            return replace(details, traced=t)
                 if cancel.cancelled:
                     return None
                 full = tok.encode(text, add_special_tokens=add, allowed_special=allowed, trace=True)
                 if target.index < len(full.ids):
-                    return TokenDetails(target, details.text_bytes, details.utf16, details.chunk, full.token(target.index), details.chunk_original)
+                    return replace(details, traced=full.token(target.index))
                 return None
 
             return job

@@ -56,6 +56,21 @@ def tiktoken_cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
+def hub_repo_id(path: Path) -> str | None:
+    """The repo id of a file inside a hub cache snapshot (``models--org--name/snapshots/REV/...``).
+
+    >>> hub_repo_id(Path("/c/hub/models--Qwen--Qwen3-8B/snapshots/0a1b/tokenizer.json"))
+    'Qwen/Qwen3-8B'
+    >>> hub_repo_id(Path("/data/qwen3/tokenizer.json")) is None
+    True
+    """
+    parts = path.parts
+    for i in range(len(parts) - 2):
+        if parts[i].startswith(("models--", "datasets--", "spaces--")) and parts[i + 1] == "snapshots":
+            return parts[i].split("--", 1)[1].replace("--", "/")
+    return None
+
+
 def _hf_entries(hub: Path) -> list[Discovered]:
     out: list[Discovered] = []
     try:
@@ -63,7 +78,7 @@ def _hf_entries(hub: Path) -> list[Discovered]:
     except OSError:
         return out
     for repo in repos:
-        repo_name = repo.name[len("models--") :].replace("--", "/")
+        repo_name = hub_repo_id(repo / "snapshots" / "x" / "f") or repo.name
         snaps = repo / "snapshots"
         try:
             revisions = sorted(snaps.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)

@@ -1,7 +1,9 @@
 """``tokviz train``: train BPE / WordPiece / Unigram on corpus files and write tokenizer.json.
 
 A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout.
-Unreadable corpus files (binary, not UTF-8, empty) raise `TokvizFormatError`, which the main
+Corpus files are read byte-exact and streamed with progress (`read_corpus_files`: a CRLF file
+trains on its CRs, as HF's ``train(files)`` does). Unreadable corpus files (binary, not UTF-8,
+empty) raise `TokvizFormatError`, which the main
 CLI turns into one line on stderr and exit status 2.
 """
 
@@ -95,7 +97,15 @@ class _Bar:
 def run_train(args: argparse.Namespace) -> int:
     from .export import save_tokenizer_json
 
-    lines = read_corpus_files(args.corpus)
+    bar = _Bar(sys.stderr)
+    try:  # on a terminal, a bar while the corpus streams in (elsewhere errors stay one line)
+        lines = read_corpus_files(
+            args.corpus,
+            progress=(lambda done, total: bar.show("read", done / total if total else 1.0, f"{done:,} bytes"))
+            if bar.tty else None,
+        )
+    finally:
+        bar.close()
     trainer = make_trainer(
         args.model,
         vocab_size=args.vocab_size,

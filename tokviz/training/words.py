@@ -10,7 +10,7 @@ exporter writes them back unchanged.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "whitespace_spec",
     "metaspace_spec",
     "read_corpus_files",
+    "corpus_lines",
 ]
 
 
@@ -150,31 +151,64 @@ def _fast_splitter(spec: PipelineSpec):  # noqa: ANN202 - (split, mapper) | None
     return split, text_to_proxy
 
 
-def read_corpus_files(paths: Sequence[Any]) -> list[str]:
-    """Lines of UTF-8 text files, with a `TokvizFormatError` naming a binary, non-UTF-8 or empty file."""
+def corpus_lines(text: str) -> list[str]:
+    r"""The texts a trainer sees: lines split after each LF, the LF (and a CR before it) kept.
+
+    This is what HF ``Tokenizer.train(files)`` feeds its trainers (Rust's ``read_line``): a CRLF
+    file gives lines ending in ``"\r\n"``, a lone CR stays inside its line, and the last line
+    keeps no terminator it does not have.
+
+    >>> corpus_lines("a\r\nb\n\nc")
+    ['a\r\n', 'b\n', '\n', 'c']
+    """
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def read_corpus_files(
+    paths: Sequence[Any], *, progress: Callable[[int, int], None] | None = None
+) -> list[str]:
+    """Lines (see `corpus_lines`) of UTF-8 text files, read byte-exact and streamed by blocks.
+
+    ``progress(done_bytes, total_bytes)`` is called as the files are read (all files together).
+    A missing, empty, binary-looking (NUL bytes at the start) or non-UTF-8 file raises a
+    `TokvizFormatError` naming it (and the byte offset for invalid UTF-8).
+    """
+    import os
     from pathlib import Path
 
     from ..engine.errors import TokvizFormatError
+    from ..io.textfile import iter_text_blocks
 
-    lines: list[str] = []
+    sizes = []
     for p in paths:
-        path = Path(p)
         try:
-            data = path.read_bytes()
+            sizes.append(os.path.getsize(p))
         except OSError as exc:
-            raise TokvizFormatError(f"cannot read corpus: {exc.strerror or exc}", source=str(path)) from None
-        if not data.strip():
+            raise TokvizFormatError(f"cannot read corpus: {exc.strerror or exc}", source=str(p)) from None
+    total = sum(sizes)
+    done = 0
+    lines: list[str] = []
+    for p, size in zip(paths, sizes):
+        path = Path(p)
+        tail = ""  # the unfinished last line of the blocks read so far
+        first = True
+        seen_text = False
+        report = None if progress is None else (lambda d, _t, base=done: progress(base + d, total))
+        for block in iter_text_blocks(path, progress=report):
+            if first and "\x00" in block[:65536]:
+                raise TokvizFormatError("corpus file looks binary (NUL bytes); expected UTF-8 text", source=str(path))
+            first = False
+            seen_text = seen_text or not block.isspace()
+            parts = corpus_lines(tail + block)
+            tail = "" if (not parts or parts[-1].endswith("\n")) else parts.pop()
+            lines.extend(parts)
+        if tail:
+            lines.append(tail)
+        if not seen_text:
             raise TokvizFormatError("corpus file is empty", source=str(path))
-        if b"\x00" in data[:65536]:
-            raise TokvizFormatError("corpus file looks binary (NUL bytes); expected UTF-8 text", source=str(path))
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise TokvizFormatError(
-                f"line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", source=str(path)
-            ) from None
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        lines.extend(text.splitlines())
+        done += size
     return lines

@@ -38,7 +38,8 @@ def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str
     except UnicodeDecodeError:
         text_cell = "<i>part of a character</i> (bytes below)"
     rows = [
-        ("id", _mono(str(t.id)) + (" &nbsp;<b>special</b>" if t.special else "")),
+        ("id", _mono(str(t.id)) + (" &nbsp;<b>special</b>" if t.special else "")
+         + (" &nbsp;<b style='color:#d32f2f'>UNKNOWN</b>" if d.unknown else "")),
         ("vocab string", _mono(_vis(t.value))),
         ("text", text_cell),
         ("bytes", _mono(hex_bytes(piece) or "—") + f" &nbsp;({len(piece)} B)"),
@@ -70,6 +71,9 @@ def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str
 
 def _trace_html(d: TokenDetails) -> str:
     t = d.token
+    if d.unknown:
+        return ("<p><b style='color:#d32f2f'>The model's unknown token.</b> The characters it covers are not in the "
+                "vocabulary (and no byte fallback applies): a model sees only this one id for them.</p>")
     if t.special:
         return "<p>An added special token: matched as a literal or inserted by the post-processor; the model is not consulted.</p>"
     if d.traced is None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..display import ViewMode, token_label, visible_runs, Style
-from .span_view import FLAG_NEUTRAL, FLAG_SPECIAL, SpanView
+from .span_view import FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 
 __all__ = ["WordsView", "ProbeView"]
 
@@ -71,7 +71,8 @@ class ProbeView(SpanView):
         self._enc: Any = None
         self.set_tooltip_provider(self._tip)
 
-    def set_encoding(self, enc: Any) -> None:
+    def set_encoding(self, enc: Any, *, unk_id: int | None = None) -> None:
+        """Show ``enc``; tokens with id ``unk_id`` (the model's unknown token) are styled apart."""
         self._enc = enc
         if enc is None:
             self.set_items([], [], [], [], lambda i: (0, 0))
@@ -85,7 +86,7 @@ class ProbeView(SpanView):
             labels.append(token_label(ViewMode.TEXT, token_id=tid, vocab=enc.tokens[i], special=special,
                                       text_bytes=text_bytes, byte_span=enc.byte_offsets[i], offset_map=om))
             keys.append(tid)
-            flags.append(FLAG_SPECIAL if special else 0)
+            flags.append(FLAG_SPECIAL if special else FLAG_UNKNOWN if tid == unk_id else 0)
             s, e = enc.offsets[i]
             breaks.append("\n" in text[s:e])
         offs = enc.offsets

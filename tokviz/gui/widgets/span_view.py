@@ -27,12 +27,14 @@ from .._compat import emit
 from ..display import Label, Style, color_index, neighbour_variant
 from ..theme import Theme, mono_font, theme_for
 
-__all__ = ["SpanView", "ItemSource", "ListSource", "FLAG_SPECIAL", "FLAG_LITERAL", "FLAG_NEUTRAL", "FLAG_CHANGED"]
+__all__ = ["SpanView", "ItemSource", "ListSource", "FLAG_SPECIAL", "FLAG_LITERAL", "FLAG_NEUTRAL", "FLAG_CHANGED", "FLAG_UNKNOWN"]
 
 FLAG_SPECIAL = 1  # a special token
 FLAG_LITERAL = 2  # a special token the user typed as a literal
 FLAG_NEUTRAL = 4  # paint with the alternating neutral (chunk) colors, not per-key colors
 FLAG_CHANGED = 8  # the chunk's text differs from the original text it covers
+FLAG_UNKNOWN = 16  # the model's unknown token ([UNK], <unk>): the text it covers is lost
+UNKNOWN_PEN = QColor("#d32f2f")
 
 PAD = 3.0  # horizontal padding inside an item
 BLOCK_ROWS = 8  # long lines are cached in blocks of this many rows
@@ -540,7 +542,9 @@ class SpanView(QAbstractScrollArea):
             w = line.widths[k]
             rect = QRectF(x, y + 1, w, rh - 2)
             f = flags[k]
-            if f & FLAG_SPECIAL:
+            if f & FLAG_UNKNOWN:
+                bg = th.error_bg
+            elif f & FLAG_SPECIAL:
                 bg = th.special_bg
             elif f & FLAG_NEUTRAL:
                 bg = th.chunk_bg[i & 1]
@@ -551,6 +555,10 @@ class SpanView(QAbstractScrollArea):
                 p.setPen(QPen(th.special_fg, 1.0, Qt.PenStyle.DashLine) if f & FLAG_SPECIAL else QPen(th.muted, 1.0))
                 cur_pen = None
                 p.drawRect(rect.adjusted(0.5, 0.5, -0.5, -0.5))
+            if f & FLAG_UNKNOWN:
+                p.setPen(QPen(UNKNOWN_PEN, 1.5))
+                cur_pen = None
+                p.drawRect(rect.adjusted(0.75, 0.75, -0.75, -0.75))
             if f & FLAG_LITERAL:
                 p.setPen(QPen(th.literal, 2.0))
                 cur_pen = None

@@ -10,6 +10,7 @@ update's `OffsetMap`s.
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_left
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QTextCharFormat, QTextCursor, QTextFormat, QTextOption
@@ -17,6 +18,8 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 from .._compat import emit
 
 from ..display import char_name
+from .exact_edit import ExactTextEdit
+from .span_view import UNKNOWN_PEN
 from ..theme import Theme, mono_font, theme_for
 from ..viewmodel import EncodingUpdate, InspectViewModel
 
@@ -45,7 +48,7 @@ def _visible_range(edit: QPlainTextEdit) -> tuple[int, int]:
     return (start, min(end, doc_len))
 
 
-class _DecoratedEdit(QPlainTextEdit):
+class _DecoratedEdit(ExactTextEdit):
     hovered_char = Signal(int)  # code point index in this pane's text, -1 when off text
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -53,8 +56,9 @@ class _DecoratedEdit(QPlainTextEdit):
         self.setFont(mono_font())
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        # spaces get Qt's dot; every other invisible is a stand-in with a mark painted by ExactTextEdit
         opt = self.document().defaultTextOption()
-        opt.setFlags(opt.flags() | QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators)
+        opt.setFlags(opt.flags() | QTextOption.Flag.ShowTabsAndSpaces)
         self.document().setDefaultTextOption(opt)
         self.setMouseTracking(True)
         self.theme: Theme = theme_for(False)
@@ -67,6 +71,9 @@ class _DecoratedEdit(QPlainTextEdit):
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
+        bg = QColor(theme.literal)
+        bg.setAlpha(40)
+        self.set_mark_colors(theme.literal if not theme.dark else theme.literal.lighter(130), bg)
         self.decorate()
 
     def schedule_decorate(self) -> None:
@@ -120,27 +127,23 @@ class RawPane(_DecoratedEdit):
         super().__init__(parent)
         self.vm = vm
         self.setPlaceholderText("Type or paste text here…")
-        self._echo = False
-        self.textChanged.connect(self._on_text_changed)
+        self.edited.connect(vm.apply_edit)
         vm.text_replaced.connect(self.set_text)
-        vm.encoding_changed.connect(lambda _u: self.schedule_decorate())
+        vm.encoding_changed.connect(self._on_encoding)
         vm.hover_changed.connect(lambda _s: self.decorate())
         vm.selection_changed.connect(lambda _i: self.decorate())
         self.hovered_char.connect(self._on_hover)
         self.selectionChanged.connect(self._on_selection)
 
     def set_text(self, text: str) -> None:
-        if text == self.toPlainText():
-            return
-        self._echo = True
-        try:
-            self.setPlainText(text)
-        finally:
-            self._echo = False
+        self.show_text(text)
 
-    def _on_text_changed(self) -> None:
-        if not self._echo:
-            self.vm.set_text(self.toPlainText())
+    def _on_encoding(self, _u) -> None:  # noqa: ANN001
+        # The view-model's text is the truth: if someone replaced it without telling the editor
+        # (set_text with the default from_editor=True), show it rather than edit a stale mirror.
+        if self.vm.text != self.exact_text():
+            self.show_text(self.vm.text)
+        self.schedule_decorate()
 
     def _current_map(self):  # noqa: ANN202
         u = self.vm.update
@@ -195,13 +198,18 @@ class RawPane(_DecoratedEdit):
             v0, v1 = _visible_range(self)
             c0, c1 = om.from_utf16(v0), om.from_utf16(v1)
             th = self.theme
-            # invisible and unusual spaces in view get a tint (tabs and spaces are drawn by Qt)
-            inv = QTextCharFormat()
-            inv.setBackground(th.changed_bg)
-            for i in range(c0, min(c1, len(text))):
-                ch = text[i]
-                if ch > "\x7f" and unicodedata.category(ch) in _INVISIBLE_CATS:
-                    sels.append(self._sel(om.to_utf16(i), om.to_utf16(i + 1), inv))
+            if u.unknown:
+                unk = QTextCharFormat()
+                unk.setBackground(th.error_bg)
+                unk.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+                unk.setUnderlineColor(UNKNOWN_PEN)
+                offs = u.encoding.offsets
+                for i in u.unknown[bisect_left(u.unknown, self.vm.token_at(c0)) :]:
+                    s, e = offs[i]
+                    if s > c1:
+                        break
+                    if e > s and e >= c0:
+                        sels.append(self._sel(om.to_utf16(s), om.to_utf16(e), unk))
             lit = QTextCharFormat()
             lit.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
             lit.setUnderlineColor(th.literal)
@@ -252,7 +260,7 @@ class NormalizedPane(_DecoratedEdit):
             # A second copy of a long text that did not change costs a full layout for nothing:
             # say so instead (the raw pane shows the same characters, highlighted).
             if old:
-                self.setPlainText("")
+                self.show_text("")
                 self._shown = ""
             self.setPlaceholderText(
                 f"Identical to the raw text ({len(new):,} characters): not repeated here for a text this long."
@@ -263,18 +271,13 @@ class NormalizedPane(_DecoratedEdit):
         self.setPlaceholderText("")
         if new != old:
             if not old or self._shown_map is None or abs(len(new) - len(old)) > 4096 or (u.splice is None and len(new) < 65536):
-                self.setPlainText(new)
+                self.show_text(new)
             else:
                 # Replace only the changed middle, so a keystroke in 100 KB costs a few characters.
                 from ..incremental import diff_edit
 
                 e = diff_edit(old, new)
-                a16 = self._shown_map.to_utf16(e.start)
-                b16 = self._shown_map.to_utf16(e.old_end)
-                cur = QTextCursor(self.document())
-                cur.setPosition(a16)
-                cur.setPosition(b16, QTextCursor.MoveMode.KeepAnchor)
-                cur.insertText(new[e.start : e.new_end])
+                self.replace_shown(e.start, e.old_end, new[e.start : e.new_end])
             self._shown = new
         self._shown_map = u.normalized_map if norm is not None else u.offset_map
         self.schedule_decorate()

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from ..display import Label, ViewMode, char_name, chunk_label, chunk_line_ends, hex_bytes, label_text, token_is_break, token_label, token_line_ends
 from ..viewmodel import EncodingUpdate, InspectViewModel
-from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, SpanView
+from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 
 __all__ = ["TokenPane", "ChunkPane", "TokenSource", "ChunkSource"]
 
@@ -45,7 +45,7 @@ class TokenSource:
     def flags(self, i: int) -> int:
         enc = self._enc
         if not enc.special_tokens_mask[i]:
-            return 0
+            return FLAG_UNKNOWN if enc.ids[i] == self.u.unk_id else 0
         s, e = enc.offsets[i]
         return FLAG_SPECIAL | FLAG_LITERAL if e > s else FLAG_SPECIAL
 
@@ -204,7 +204,7 @@ class TokenPane(SpanView):
             return ""
         t = u.encoding.token(i)
         piece = u.text_bytes[t.byte_start : t.byte_end]
-        kind = " (special)" if t.special else ""
+        kind = " (special)" if t.special else " (UNKNOWN: the text it covers is lost)" if t.id == u.unk_id else ""
         return (
             f"token #{i}{kind} · id {t.id}\n"
             f"vocab {t.value!r}\n"

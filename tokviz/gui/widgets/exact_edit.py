@@ -1,0 +1,418 @@
+"""A plain-text editor that shows the user's text exactly and reports edits exactly.
+
+``QPlainTextEdit`` alone changes text: its document turns CR, CRLF and U+2028/U+2029 into block
+separators, ``toPlainText`` turns NBSP into a space, a pasted BOM can vanish. `ExactTextEdit`
+therefore never lets the document be the source of the text. It keeps a mirror of the text it
+was given (the owner's view-model holds the truth), shows the display text of
+`tokviz.gui.display.editor_text` (stand-ins for the characters Qt would change, parallel code
+point for code point), paints a boxed mark over every stand-in (CR, CRLF as one mark, NBSP, ZWJ,
+BOM, controls by code point ...) and a return arrow at each LF, and reports every edit as
+``edited(start, end, text)`` in code points of the text:
+
+- typed keys, pastes, drops and input-method commits are intercepted and inserted as the exact
+  characters the user gave (``insertFromMimeData`` takes ``QMimeData.text()`` as it is);
+- deletions and anything else Qt does to the document are read back by diffing the document
+  against the display text and mapping stand-ins back (`source_text`);
+- copy / drag out give the exact characters of the selection; undo / redo replay the exact edits.
+
+Qt positions cross into code points only through `OffsetMap`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QInputMethodEvent,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+from ...engine.text import OffsetMap
+from .._compat import emit
+from ..display import editor_text, hidden_pattern, mark_name, source_text
+
+__all__ = ["ExactTextEdit", "mime_text", "text_mime"]
+
+_CR_STAND_IN_NAME = "CR"
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """One exact edit, for undo: ``old`` at ``start`` was replaced by ``new``."""
+
+    start: int
+    old: str
+    new: str
+    typed: bool = False
+
+
+_PLAIN = ("text/plain;charset=utf-8", "text/plain")
+
+
+def mime_text(md: QMimeData) -> str | None:
+    """The plain text of mime data, exactly: decoded from its UTF-8 bytes, because
+    ``QMimeData.text()`` drops a leading BOM (Qt's decoder takes it for a byte-order mark)."""
+    for fmt in _PLAIN:
+        if md.hasFormat(fmt):
+            try:
+                return bytes(md.data(fmt).data()).decode("utf-8")
+            except UnicodeDecodeError:
+                break
+    return md.text() if md.hasText() else None
+
+
+def text_mime(text: str) -> QMimeData:
+    """Mime data holding ``text`` exactly (as UTF-8 bytes; ``setText`` would drop a leading BOM)."""
+    md = QMimeData()
+    md.setData("text/plain", QByteArray(text.encode("utf-8")))
+    return md
+
+
+def _mark_font(base: QFont) -> QFont:
+    f = QFont(base)
+    f.setPointSizeF(max(base.pointSizeF() * 0.7, 6.0))
+    f.setBold(True)
+    return f
+
+
+class _StandInFormats(QSyntaxHighlighter):
+    """Makes every stand-in invisible and as wide as the mark painted over it."""
+
+    def __init__(self, edit: ExactTextEdit) -> None:
+        super().__init__(edit.document())
+        self._edit = edit
+        self._formats: dict[str, QTextCharFormat] = {}
+
+    def reset(self) -> None:
+        self._formats.clear()
+
+    def _format(self, ch: str, name: str) -> QTextCharFormat:
+        key = f"{ch}\0{name}"
+        fmt = self._formats.get(key)
+        if fmt is None:
+            edit = self._edit
+            natural = QFontMetricsF(edit.font()).horizontalAdvance(ch)
+            wanted = QFontMetricsF(_mark_font(edit.font())).horizontalAdvance(name) + 6
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(0, 0, 0, 0))
+            fmt.setFontLetterSpacingType(QFont.SpacingType.AbsoluteSpacing)
+            fmt.setFontLetterSpacing(max(wanted - natural, 0.0))
+            self._formats[key] = fmt
+        return fmt
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+        if text.isascii() and "\t" not in text:
+            return
+        block = self.currentBlock()
+        for a, b, name, shown in self._edit.block_marks(block):
+            self.setFormat(a, b - a, self._format(shown, name))
+
+
+class ExactTextEdit(QPlainTextEdit):
+    """See the module docstring. ``edited(start, end, text)``: code points ``[start, end)`` became ``text``."""
+
+    # object, not str: PySide drops a leading U+FEFF of every str it hands to Qt (signals included)
+    edited = Signal(int, int, object)
+    files_dropped = Signal(list)  # [Path]: local files dropped on the editor (the owner opens them)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._source = ""  # the text shown (a mirror of the owner's truth)
+        self._display = ""  # editor_text(self._source): what the document holds
+        self._map: OffsetMap | None = None
+        self._guard = 0
+        self._undo: list[_Edit] = []
+        self._redo: list[_Edit] = []
+        self.mark_color = QColor("#8a6d00")
+        self.mark_bg = QColor(255, 200, 0, 60)
+        self.setUndoRedoEnabled(False)
+        self._hidden = hidden_pattern()
+        self._formats = _StandInFormats(self)
+        self.document().contentsChanged.connect(self._on_document_changed)
+
+    # ------------------------------------------------------------------ text in and out
+    def exact_text(self) -> str:
+        """The text this editor shows, exactly (not the document's text, which holds stand-ins)."""
+        return self._source
+
+    def toPlainText(self) -> str:  # noqa: N802 - for Python callers; Qt itself never calls it
+        """The exact text (what ``QPlainTextEdit.toPlainText`` would convert), same as `exact_text`."""
+        return self._source
+
+    def offset_map(self) -> OffsetMap:
+        """Code points <-> UTF-16 (Qt positions) of the text shown."""
+        if self._map is None or self._map.text is not self._source:
+            self._map = OffsetMap(self._source)
+        return self._map
+
+    def show_text(self, text: str) -> None:
+        """Show ``text`` (from the owner; no ``edited`` signal). Clears undo."""
+        if text == self._source and self.document().characterCount() - 1 == self.offset_map().to_utf16(len(text)):
+            return
+        self._source = text
+        self._display = editor_text(text)
+        self._undo.clear()
+        self._redo.clear()
+        self._guard += 1
+        try:
+            self.setPlainText(self._display)
+        finally:
+            self._guard -= 1
+
+    def replace_shown(self, start: int, end: int, text: str) -> None:
+        """Replace code points ``[start, end)`` of the shown text (from the owner; no signal)."""
+        self._replace(start, end, text, move_cursor=False)
+
+    def set_mark_colors(self, fg: QColor, bg: QColor) -> None:
+        self.mark_color, self.mark_bg = QColor(fg), QColor(bg)
+        self.viewport().update()
+
+    def setFont(self, font: QFont) -> None:  # noqa: N802 - Qt override: marks are sized from the font
+        super().setFont(font)
+        self._formats.reset()
+        self._formats.rehighlight()
+
+    def block_marks(self, block) -> list[tuple[int, int, str, str]]:  # noqa: ANN001 - a QTextBlock
+        """The marks of one block: (start, end) in Qt units relative to the block, name, stand-in.
+
+        Read from the text itself (not the display), so a user's own private-use character that
+        happens to equal a stand-in gets no mark; a CR right before the block's LF is "CRLF".
+        """
+        om = self.offset_map()
+        u0 = block.position()
+        u1 = u0 + block.length() - 1  # the block's text, without its separator
+        if u1 > om.to_utf16(len(self._source)):
+            return []  # the document is ahead of the mirror (mid-change); redrawn after it
+        c0, c1 = om.from_utf16(u0), om.from_utf16(u1)
+        out: list[tuple[int, int, str, str]] = []
+        for m in self._hidden.finditer(self._source, c0, c1):
+            i = m.start()
+            name = mark_name(m.group()) or "?"
+            if name == _CR_STAND_IN_NAME and i == c1 - 1 and self._source.startswith("\n", c1):
+                name = "CRLF"
+            a, b = om.span_to_utf16(i, i + 1)
+            out.append((a - u0, b - u0, name, editor_text(m.group())))
+        return out
+
+    # ------------------------------------------------------------------ applying edits
+    def _replace(self, start: int, end: int, text: str, *, move_cursor: bool) -> None:
+        om = self.offset_map()
+        a, b = om.span_to_utf16(start, end)
+        cur = QTextCursor(self.document())
+        cur.setPosition(a)
+        cur.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
+        shown = editor_text(text)
+        # the mirror first: the marks of the changed blocks are computed from it during the insert
+        self._source = self._source[:start] + text + self._source[end:]
+        self._display = self._display[:start] + shown + self._display[end:]
+        self._guard += 1
+        try:
+            if shown:
+                cur.insertText(shown)
+            else:
+                cur.removeSelectedText()
+        finally:
+            self._guard -= 1
+        if move_cursor:
+            self.setTextCursor(cur)
+
+    def _user_edit(self, start: int, end: int, text: str, *, typed: bool = False, record: bool = True) -> None:
+        old = self._source[start:end]
+        if not old and not text:
+            return
+        self._replace(start, end, text, move_cursor=True)
+        if record:
+            self._record(_Edit(start, old, text, typed))
+        emit(self.edited, start, end, text)
+
+    def _record(self, e: _Edit) -> None:
+        self._redo.clear()
+        prev = self._undo[-1] if self._undo else None
+        if prev is not None and e.typed and prev.typed and not e.old and prev.start + len(prev.new) == e.start:
+            self._undo[-1] = _Edit(prev.start, prev.old, prev.new + e.new, True)  # one undo step per typed run
+        else:
+            self._undo.append(e)
+        del self._undo[:-500]
+
+    def insert_exact(self, text: str, *, typed: bool = False) -> None:
+        """Replace the selection (or insert at the cursor) with exactly ``text``."""
+        cur = self.textCursor()
+        om = self.offset_map()
+        a = om.from_utf16(cur.selectionStart())
+        b = om.from_utf16(cur.selectionEnd())
+        self._user_edit(a, b, text, typed=typed)
+
+    def undo(self) -> None:  # Qt's undo would replay the document's (converted) text
+        if self._undo:
+            e = self._undo.pop()
+            self._user_edit(e.start, e.start + len(e.new), e.old, record=False)
+            self._redo.append(e)
+
+    def redo(self) -> None:
+        if self._redo:
+            e = self._redo.pop()
+            self._user_edit(e.start, e.start + len(e.old), e.new, record=False)
+            self._undo.append(e)
+
+    def _on_document_changed(self) -> None:
+        """A change Qt made itself (deletions, drag-move source): read it back exactly."""
+        if self._guard:
+            return
+        from ..incremental import diff_edit
+
+        now = self.document().toPlainText()  # the display text holds nothing toPlainText converts
+        if now == self._display:
+            return
+        d = diff_edit(self._display, now)
+        old = self._source[d.start : d.old_end]
+        new = source_text(now[d.start : d.new_end])
+        self._source = self._source[: d.start] + new + self._source[d.old_end :]
+        self._display = now
+        block = self.document().findBlock(self.offset_map().to_utf16(d.start))
+        for b in (block.previous(), block):  # their marks were computed before the mirror changed
+            if b.isValid():
+                self._guard += 1
+                try:
+                    self._formats.rehighlightBlock(b)
+                finally:
+                    self._guard -= 1
+        self._record(_Edit(d.start, old, new))
+        emit(self.edited, d.start, d.old_end, new)
+
+    # ------------------------------------------------------------------ Qt input paths
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if self.isReadOnly():
+            super().keyPressEvent(event)
+            return
+        if event.matches(QKeySequence.StandardKey.Undo):
+            self.undo()
+            return
+        if event.matches(QKeySequence.StandardKey.Redo):
+            self.redo()
+            return
+        mods = event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not mods:
+            self.insert_exact("\n", typed=True)  # Qt would make Shift+Enter a U+2028
+            return
+        if event.key() == Qt.Key.Key_Tab and not mods and not self.tabChangesFocus():
+            self.insert_exact("\t", typed=True)
+            return
+        text = event.text()
+        shortcut = bool(mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.MetaModifier))
+        if text and not shortcut and all(c >= " " and c != "\x7f" for c in text):
+            self.insert_exact(text, typed=True)
+            self.ensureCursorVisible()
+            return
+        super().keyPressEvent(event)  # navigation, deletion, copy / cut / paste / select all
+
+    def inputMethodEvent(self, event: QInputMethodEvent) -> None:  # noqa: N802
+        commit = event.commitString()
+        if commit and not self.isReadOnly():
+            self.insert_exact(commit, typed=True)
+            rest = QInputMethodEvent(event.preeditString(), event.attributes())
+            super().inputMethodEvent(rest)
+            return
+        super().inputMethodEvent(event)
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802
+        return source.hasUrls() or source.hasText()
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802
+        files = [Path(u.toLocalFile()) for u in source.urls() if u.isLocalFile()] if source.hasUrls() else []
+        if files:
+            emit(self.files_dropped, files)
+            return
+        text = mime_text(source)
+        if text is not None:
+            self.insert_exact(text)
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
+        cur = self.textCursor()
+        om = self.offset_map()
+        return text_mime(self._source[om.from_utf16(cur.selectionStart()) : om.from_utf16(cur.selectionEnd())])
+
+    # ------------------------------------------------------------------ painting the marks
+    def paintEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().paintEvent(event)
+        if not self._display or (self._display.isascii() and "\n" not in self._display and "\t" not in self._display):
+            return
+        p = QPainter(self.viewport())
+        try:
+            self._paint_marks(p, event.rect().bottom())
+        finally:
+            p.end()
+
+    def _paint_marks(self, p: QPainter, bottom: float) -> None:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        font = _mark_font(self.font())
+        fm = QFontMetricsF(font)
+        p.setFont(font)
+        offset = self.contentOffset()
+        block = self.firstVisibleBlock()
+        while block.isValid():
+            geo = self.blockBoundingGeometry(block).translated(offset)
+            if geo.top() > bottom:
+                break
+            layout = block.layout()
+            text = block.text()
+            has_next = block.next().isValid()
+            ends_crlf = False
+            for a, b, name, _shown in self.block_marks(block) if not (text.isascii() and "\t" not in text) else ():
+                ends_crlf = ends_crlf or name == "CRLF"
+                line = layout.lineForTextPosition(a)
+                if not line.isValid():
+                    continue
+                x0, _ = line.cursorToX(a)
+                x1, _ = line.cursorToX(b)
+                top = geo.top() + line.y()
+                rect = QRectF(min(x0, x1) + offset.x() + 1, top + 1.5, abs(x1 - x0) - 2, line.height() - 3)
+                self._paint_box(p, rect, name, fm)
+            if has_next and not ends_crlf and layout.lineCount():
+                line = layout.lineAt(layout.lineCount() - 1)
+                x, _ = line.cursorToX(block.length() - 1)  # the block end, in Qt units
+                self._paint_return(p, QPointF(x + offset.x() + 2, geo.top() + line.y()), line.height())
+            block = block.next()
+
+    def _paint_box(self, p: QPainter, rect: QRectF, name: str, fm: QFontMetricsF) -> None:
+        if name == "TAB":
+            pen = QPen(self.mark_color, 1.2)
+            p.setPen(pen)
+            y = rect.center().y()
+            p.drawLine(QPointF(rect.left() + 2, y), QPointF(rect.right() - 2, y))
+            p.drawLine(QPointF(rect.right() - 5, y - 3), QPointF(rect.right() - 2, y))
+            p.drawLine(QPointF(rect.right() - 5, y + 3), QPointF(rect.right() - 2, y))
+            return
+        p.setPen(QPen(self.mark_color, 0.8))
+        p.setBrush(self.mark_bg)
+        p.drawRoundedRect(rect, 2.5, 2.5)
+        p.setPen(self.mark_color)
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, name)
+
+    def _paint_return(self, p: QPainter, at: QPointF, height: float) -> None:
+        """A small return arrow drawn as a path (LF; a CRLF's LF is part of its CRLF box)."""
+        color = QColor(self.mark_color)
+        color.setAlpha(120)
+        p.setPen(QPen(color, 1.0))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        w = max(height * 0.45, 5.0)
+        top, mid = at.y() + height * 0.3, at.y() + height * 0.62
+        path = QPainterPath(QPointF(at.x() + w, top))
+        path.lineTo(at.x() + w, mid)
+        path.lineTo(at.x(), mid)
+        path.moveTo(at.x() + 3, mid - 3)
+        path.lineTo(at.x(), mid)
+        path.lineTo(at.x() + 3, mid + 3)
+        p.drawPath(path)
