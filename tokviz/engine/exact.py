@@ -157,9 +157,12 @@ def _segment_sources(
         if deletes(original[cp]):
             deleted.append(cp)
             continue
+        right = next((o for o in owner[k + 1 :] if o >= 0), -1)
         target = last
-        if target < 0:  # nothing on the left: the next covered char
-            target = next((o for o in owner[k + 1 :] if o >= 0), -1)
+        if target < 0 or (right >= 0 and _collapsed_space(original, cp, owner, k, seg_start, deletes)):
+            # nothing on the left, or a run of white space collapsed into the one after it
+            # (Replace(" {2,}", " ") aligns its content with the match's last character)
+            target = right
         if target < 0:
             deleted.append(cp)
             continue
@@ -167,6 +170,22 @@ def _segment_sources(
         s = src[target]
         s[0], s[1] = min(s[0], cp), max(s[1], cp + 1)
     return src, deleted, absorbed, inserted
+
+
+def _collapsed_space(original: str, cp: int, owner: list[int], k: int, seg_start: int, deletes: _Deletion) -> bool:
+    """Is ``cp`` white space in a run of white space (deleted characters skipped) whose next
+    covered code point is white space too?"""
+    if WHITE_SPACE_RE.match(original[cp]) is None:
+        return False
+    for j in range(k + 1, len(owner)):
+        c = original[seg_start + j]
+        if WHITE_SPACE_RE.match(c) is None:
+            if owner[j] < 0 and deletes(c):
+                continue
+            return False
+        if owner[j] >= 0:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------- pre-tokenizer facts
@@ -211,6 +230,41 @@ def _chunk_chars(chunk: NormalizedText, base: int, byte_level: bool, piece: str)
 
 
 # ---------------------------------------------------------------------- the computation
+def _token_value(model: Any, id_: int, first: bool) -> str | None:
+    """The chunk text a BPE/WordPiece token stands for (subword prefix / word suffix removed)."""
+    value = model.id_to_token(id_)
+    if value is None:
+        return None
+    prefix = getattr(model, "continuing_subword_prefix", None) or ""
+    if prefix and not first and value.startswith(prefix):
+        value = value[len(prefix) :]
+    suffix = getattr(model, "end_of_word_suffix", None) or ""
+    if suffix and value.endswith(suffix):
+        value = value[: -len(suffix)]
+    return value
+
+
+def _reanchor(model: Any, text: str, triples: Sequence[tuple[int, int, int]]) -> Sequence[tuple[int, int, int]]:
+    """Ranges that match the tokens' values in the chunk text, for a character-level BPE that
+    dropped an unknown character without an unk token: HF's ``Word`` offsets are running sums
+    over the *kept* characters, so every later token of the chunk shifts left (``"This"`` with
+    no ``T`` in the vocabulary: ``hi`` gets the range of ``Th``). Unchanged when they match."""
+    if getattr(model, "type_name", "") != "BPE" or getattr(model, "unk_token", None):
+        return triples
+    if all(text[s:e] == _token_value(model, i, k == 0) for k, (i, s, e) in enumerate(triples)):
+        return triples
+    out = []
+    cursor = 0
+    for k, (id_, s, e) in enumerate(triples):
+        value = _token_value(model, id_, k == 0)
+        pos = text.find(value, cursor) if value else -1
+        if pos < 0:
+            return triples
+        out.append((id_, pos, pos + len(value)))
+        cursor = pos + len(value)
+    return out
+
+
 @dataclass(slots=True)
 class _RawToken:
     id: int
@@ -265,7 +319,10 @@ def _raw_tokens(tokenizer: Tokenizer, enc: Encoding) -> tuple[list[_RawToken], E
             if not chunk.text:
                 continue
             local, inserted = _chunk_chars(chunk, offset, byte_level, nt.text)
-            for id_, s, e in model.tokenize(chunk.text):
+            triples = model.tokenize(chunk.text)
+            if not byte_level:
+                triples = _reanchor(model, chunk.text, triples)
+            for id_, s, e in triples:
                 if s < e:
                     pts = [(src[local[j]][0], src[local[j]][0]) if inserted[j] else tuple(src[local[j]]) for j in range(s, e)]
                     span = _hull(pts)  # type: ignore[arg-type]
