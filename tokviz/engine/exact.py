@@ -55,7 +55,9 @@ class TokenOrigin:
     post-processor added); ``chunk`` its pre-token chunk index in `Stages.pre_tokens` (None for
     added tokens); ``synthetic`` how many of its characters were inserted by a pipeline step,
     ``inserted_by`` which step (``"Prepend normalizer"``, ``"Metaspace prefix"``, ``"ByteLevel
-    prefix space"``); ``raw`` its exact span before any post-processor trimming.
+    prefix space"``); ``raw`` its exact span before any post-processor trimming;
+    ``reanchored`` True when the model's own range was wrong (see `_reanchor`) and the token was
+    placed by its value instead.
     """
 
     normalized: tuple[int, int] | None
@@ -63,6 +65,7 @@ class TokenOrigin:
     synthetic: int
     inserted_by: str | None
     raw: tuple[int, int]
+    reanchored: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,20 +322,21 @@ def _raw_tokens(tokenizer: Tokenizer, enc: Encoding) -> tuple[list[_RawToken], E
             if not chunk.text:
                 continue
             local, inserted = _chunk_chars(chunk, offset, byte_level, nt.text)
-            triples = model.tokenize(chunk.text)
-            if not byte_level:
-                triples = _reanchor(model, chunk.text, triples)
-            for id_, s, e in triples:
+            given = model.tokenize(chunk.text)
+            triples = _reanchor(model, chunk.text, given) if not byte_level else given
+            for k_tok, (id_, s, e) in enumerate(triples):
                 if s < e:
                     pts = [(src[local[j]][0], src[local[j]][0]) if inserted[j] else tuple(src[local[j]]) for j in range(s, e)]
                     span = _hull(pts)  # type: ignore[arg-type]
-                    norm = (base + min(local[s:e]), base + max(local[s:e]) + 1)
+                    real = [local[j] for j in range(s, e) if not inserted[j]]
+                    norm = (base + min(real), base + max(real) + 1) if real else (base + local[s], base + local[s])
                 else:  # an empty model range: a point where it sits
                     li = local[s] if s < len(local) else (local[-1] + 1 if local else 0)
                     p = src[li][0] if li < len(src) else (src[-1][1] if src else seg.start)
                     span, norm = (p, p), (base + li, base + li)
                 synthetic = sum(inserted[s:e])
-                origin = TokenOrigin(norm, chunk_index, synthetic, step_name if synthetic else None, span)
+                moved = triples is not given and tuple(given[k_tok][1:]) != (s, e)
+                origin = TokenOrigin(norm, chunk_index, synthetic, step_name if synthetic else None, span, moved)
                 tokens.append(_RawToken(id_, span, origin))
             chunk_index += 1
         base += n
