@@ -91,6 +91,8 @@ class Finding:
     exact_span: tuple[int, int]
     original: str
     reason: str
+    token_spans: tuple[tuple[int, int], ...] = ()  # HF-compatible span of each token
+    token_exact: tuple[tuple[int, int], ...] = ()  # exact span of each token
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +102,8 @@ class Finding:
             "span": list(self.span),
             "hf_span": list(self.hf_span),
             "exact_span": list(self.exact_span),
+            "token_spans": [list(s) for s in self.token_spans],
+            "token_exact_spans": [list(s) for s in self.token_exact],
             "original": self.original,
             "reason": self.reason,
         }
@@ -225,7 +229,10 @@ class _Ctx:
         toks = tuple(sorted(set(tokens)))
         hf = _hull([self.enc.offsets[i] for i in toks]) if toks else span
         exs = _hull([self.ex.offsets[i] for i in toks]) if toks else span
-        self.findings.append(Finding(check, severity, toks, span, hf, exs, self.text[span[0] : span[1]], reason))
+        self.findings.append(Finding(
+            check, severity, toks, span, hf, exs, self.text[span[0] : span[1]], reason,
+            tuple(self.enc.offsets[i] for i in toks), tuple(self.ex.offsets[i] for i in toks),
+        ))
 
     def marker(self, i: int) -> bool:
         """Token i is only a synthetic marker (an inserted ▁ / Ġ / space)."""
