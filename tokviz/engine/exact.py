@@ -340,6 +340,11 @@ def _raw_tokens(tokenizer: Tokenizer, enc: Encoding) -> tuple[list[_RawToken], E
                 tokens.append(_RawToken(id_, span, origin))
             chunk_index += 1
         base += n
+    # pieces the normalizer emptied are dropped from the segments: all their code points went
+    in_segments = bytearray(len(stages.original))
+    for seg in stages.segments:
+        in_segments[seg.start : seg.end] = b"\x01" * (seg.end - seg.start)
+    deleted.extend(cp for cp in range(len(in_segments)) if not in_segments[cp])
     info = ExactAlignment([], [], char_sources, tuple(sorted(deleted)), absorbed, tuple(inserted_chars))
     return tokens, info
 
