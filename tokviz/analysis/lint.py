@@ -281,8 +281,19 @@ def _marker_reason(ctx: _Ctx, i: int, other: int) -> str:
     )
 
 
+def _share_normalized(ctx: _Ctx, i: int, j: int) -> bool:
+    """Do tokens i and j hold bytes of one *normalized* character (in a normalized segment the
+    byte spans are whole characters, so the normalized ranges say it)?"""
+    oi, oj = ctx.ex.origins[i], ctx.ex.origins[j]
+    if oi is None or oj is None or oi.normalized is None or oj.normalized is None:
+        return False
+    return oj.normalized[0] < oi.normalized[1] and oi.normalized[0] < oj.normalized[1]
+
+
 def _byte_split(ctx: _Ctx, i: int, j: int, cp: int) -> bool:
     """Do tokens i and j both hold bytes of code point ``cp`` (and only part of it)?"""
+    if _share_normalized(ctx, i, j):
+        return True
     m = ctx.enc.offset_map
     b0, b1 = m.to_utf8(cp), m.to_utf8(cp + 1)
     (bi0, bi1), (bj0, bj1) = ctx.enc.byte_offsets[i], ctx.enc.byte_offsets[j]
@@ -322,6 +333,11 @@ def _zero_width_reason(ctx: _Ctx, i: int, k: int) -> str:
         )
     if ctx.synthetic.get(i):
         return f"inserted prefix trimmed away with the real character (exact span {ex})"
+    if ex[0] < ex[1] and _expansion(ctx, [i]):
+        return (
+            f"normalizer expansion: the token is a piece of {ctx.text[ex[0]:ex[1]]!r} expanded by the normalizer; "
+            f"SentencePiece's alignment gives all but the last piece an empty span (exact span {ex})"
+        )
     return f"zero-width span for a token with content (exact span {ex})"
 
 
@@ -468,6 +484,14 @@ def _check_cuts(ctx: _Ctx) -> None:
             b0, b1 = m.to_utf8(cp), m.to_utf8(cp + 1)
             group = [t for t in content if enc.byte_offsets[t][0] < b1 and enc.byte_offsets[t][1] > b0]
             ctx.add("U1", "info", group, (cp, cp + 1), _byte_reason(ctx, cp))
+        elif _share_normalized(ctx, i, j):
+            # a normalized segment: byte spans are whole characters, the normalized ranges tell
+            c = ctx.ex.origins[j].normalized[0]  # type: ignore[union-attr]
+            s, e = ctx.ex.char_sources[c]
+            if s not in seen and e > s:
+                seen.add(s)
+                group = [t for t in content if _holds(ctx, t, c)]
+                ctx.add("U1", "info", group, (s, e), _byte_reason(ctx, s))
     bounds = _grapheme_bounds(ctx.text)
     for k in range(1, len(content)):
         i, j = content[k - 1], content[k]
@@ -476,11 +500,18 @@ def _check_cuts(ctx: _Ctx) -> None:
         if m.to_utf8(cp) != b or cp in bounds or cp == 0 or cp >= len(ctx.text):
             continue
         cluster = _cluster_at(ctx.text, bounds, cp)
+        if all(_WS.match(c) or unicodedata.category(c) == "Cc" for c in cluster[2]):
+            continue  # CRLF and other control clusters: no glyph is cut
         sev, reason = "info", f"grapheme cut: the boundary at {cp} splits the cluster {cluster[2]!r}"
         composed = unicodedata.normalize("NFC", cluster[2])
         if len(composed) == 1 and len(cluster[2]) > 1 and _in_vocab(ctx, composed):
             sev, reason = "warn", reason + f"; the vocabulary has the composed {composed!r}"
         ctx.add("K1", sev, [i, j], (cluster[0], cluster[1]), reason)
+
+
+def _holds(ctx: _Ctx, t: int, c: int) -> bool:
+    o = ctx.ex.origins[t]
+    return o is not None and o.normalized is not None and o.normalized[0] <= c < o.normalized[1]
 
 
 def _grapheme_bounds(text: str) -> set[int]:
@@ -516,7 +547,12 @@ def _check_surfaces(ctx: _Ctx) -> None:
     m = ctx.enc.offset_map
     for i in ctx.content:
         b = ctx.enc.byte_offsets[i][0]
-        if groups and m.to_utf8(m.from_utf8(b)) != b:  # starts inside a character: same group
+        o, prev = ctx.ex.origins[i], ctx.ex.origins[groups[-1][-1]] if groups else None
+        shares = (  # starts inside an original character, or inside the previous token's normalized one
+            o is not None and prev is not None and o.normalized is not None and prev.normalized is not None
+            and o.normalized[0] < prev.normalized[1]
+        )
+        if groups and (m.to_utf8(m.from_utf8(b)) != b or shares):
             groups[-1].append(i)
         else:
             groups.append([i])

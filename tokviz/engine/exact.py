@@ -142,6 +142,7 @@ def _segment_sources(
         p = src[prefix][0]
         for k in range(prefix):
             src[k] = [p, p]
+    _widen_empty_expansions(nt.text, src, inserted)
     width = seg_end - seg_start
     owner = [-1] * width
     for i in range(inserted, n):
@@ -173,6 +174,22 @@ def _segment_sources(
         s = src[target]
         s[0], s[1] = min(s[0], cp), max(s[1], cp + 1)
     return src, deleted, absorbed, inserted
+
+
+def _widen_empty_expansions(text: str, src: list[list[int]], first: int) -> None:
+    """SentencePiece's ``norm_to_orig`` gives every character of an expansion but the last an
+    empty span at the source (``…`` -> ``...``: (p, p), (p, p), (p, q)); exactly, each comes from
+    the expanded character. (An empty ``▁`` is the dummy prefix or a collapsed space: kept.)"""
+    n = len(src)
+    for i in range(first, n):
+        a, b = src[i]
+        if a != b or text[i] == "\u2581":
+            continue
+        j = i + 1
+        while j < n and src[j][0] == src[j][1] == a and text[j] != "\u2581":
+            j += 1
+        if j < n and src[j][0] == a < src[j][1]:
+            src[i] = list(src[j])
 
 
 def _collapsed_space(original: str, cp: int, owner: list[int], k: int, seg_start: int, deletes: _Deletion) -> bool:
