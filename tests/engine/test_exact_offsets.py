@@ -120,11 +120,12 @@ _ALPHABET = st.sampled_from(
 )
 _TEXTS = st.lists(_ALPHABET, min_size=1, max_size=14).map("".join)
 
-_PROPERTY_BUNDLES = [
+_PROPERTY_TOKENIZERS = [
     "qwen3/tokenizer.json",
     "claude-legacy/tokenizer.json",
     "mistral-7b-v0.1/tokenizer.json",
     "bert-base-uncased/tokenizer.json",
+    "albert-json",  # AlbertConverter's: Precompiled + Metaspace
 ]
 
 
@@ -154,19 +155,9 @@ def _check_properties(enc) -> None:  # noqa: ANN001
 
 
 class TestExactProperties:
-    @pytest.mark.parametrize("rel", _PROPERTY_BUNDLES)
+    @pytest.mark.parametrize("name", _PROPERTY_TOKENIZERS)
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(text=_TEXTS)
-    def test_cover_and_no_partial_overlap(self, rel: str, text: str) -> None:
-        tok, hf = load(bundle_path(rel))
-        enc = tok.encode(text, add_special_tokens=False)
-        assert enc.offsets == [tuple(o) for o in hf.encode(text, add_special_tokens=False).offsets]
-        _check_properties(enc)
-
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(text=_TEXTS)
-    def test_albert_json(self, built: Path, text: str) -> None:
-        tok, hf = load(albert_json(built))
-        enc = tok.encode(text, add_special_tokens=False)
-        assert enc.offsets == [tuple(o) for o in hf.encode(text, add_special_tokens=False).offsets]
-        _check_properties(enc)
+    def test_cover_and_no_partial_overlap(self, built: Path, name: str, text: str) -> None:
+        path = albert_json(built) if name == "albert-json" else bundle_path(name)
+        _check_properties(encode_both(path, text))

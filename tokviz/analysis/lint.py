@@ -32,8 +32,9 @@ from typing import Any
 import regex
 
 from ..engine.byte_alphabet import proxy_to_bytes, text_to_proxy
+from ..engine.decoders.basic import _byte_of as _byte_piece  # <0xNN> -> NN (one rule for the engine)
 from ..engine.encoding import Encoding
-from ..engine.exact import ExactAlignment
+from ..engine.exact import WHITE_SPACE_RE, ExactAlignment
 
 __all__ = [
     "CHECKS",
@@ -63,7 +64,7 @@ CHECKS: dict[str, str] = {
 }
 SEVERITIES = ("error", "warn", "info")
 
-_WS = regex.compile(r"\p{White_Space}")
+_WS = WHITE_SPACE_RE
 _MARKERS = frozenset(" \u2581\u0120")  # synthetic markers once mapped to surface: ▁ and Ġ are spaces
 
 
@@ -157,15 +158,6 @@ def _is_byte_level(tokenizer: Any) -> bool:
         getattr(p, "type_name", "") == "ByteLevel"
         for p in _flatten(tokenizer.pre_tokenizer, ("pretokenizers", "pre_tokenizers"))
     )
-
-
-def _byte_piece(token: str) -> int | None:
-    if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
-        try:
-            return int(token[3:5], 16)
-        except ValueError:
-            return None
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import regex
+
 from .text import NormalizedText
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,8 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tokenizer import Tokenizer
 
 __all__ = ["TokenOrigin", "ExactAlignment", "exact_alignment", "WHITE_SPACE_RE"]
-
-import regex
 
 WHITE_SPACE_RE = regex.compile(r"\p{White_Space}")
 
@@ -374,25 +374,14 @@ def _trim_config(post_processor: Any) -> bool | None:
     return None
 
 
-def _is_space_char(c: str) -> bool:
-    return c == "\u0120" or WHITE_SPACE_RE.match(c) is not None
-
-
 def _trim(span: tuple[int, int], token: str, index: int, add_prefix_space: bool, text: str) -> tuple[int, int]:
     """HF's ``process_offsets`` counts (leading / trailing space characters of the token string),
     applied to the exact span only over *original* white space: an inserted ``Ġ`` has no
     original character, so nothing real is trimmed for it."""
+    from .processors.byte_level import space_counts
+
     start, end = span
-    leading = 0
-    for c in token:
-        if not _is_space_char(c):
-            break
-        leading += 1
-    trailing = 0
-    for c in reversed(token):
-        if not _is_space_char(c):
-            break
-        trailing += 1
+    leading, trailing = space_counts(token)
     if leading and (index == 0 or start == 0) and add_prefix_space and leading == 1:
         leading = 0
     while leading and start < end and WHITE_SPACE_RE.match(text[start]):

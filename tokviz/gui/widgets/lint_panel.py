@@ -183,6 +183,7 @@ class LintPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setColumnCount(5)
         self.tree.setHeaderLabels(["Check", "Tokens", "Span", "Text", "Reason"])
+        self.tree.headerItem().setToolTip(1, "token numbers as in the Tokens pane")
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setStretchLastSection(True)
@@ -230,7 +231,7 @@ class LintPanel(QWidget):
             for f in items:
                 child = QTreeWidgetItem([
                     f.severity,
-                    " ".join(map(str, f.tokens)),
+                    " ".join(str(view.to_inspect[i]) if view.to_inspect[i] >= 0 else "—" for i in f.tokens),
                     _span(f.span),
                     repr(f.original),
                     f.reason,
