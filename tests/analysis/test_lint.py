@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tokviz
 from tokviz.analysis.lint import CHECKS, LintReport, lint_corpus, lint_encoding, lint_text, regression_case
@@ -271,3 +273,40 @@ class TestCli:
         path = pair("qwen3", built)[2]
         assert cli_main(["lint", str(path), "--text", "x", "--regression", "3"]) == 2
         assert "there are 0 findings" in capsys.readouterr().err
+
+
+class TestMoreReproducers:
+    @pytest.mark.parametrize("text", ["ﬁne", "\u3007"])  # a ligature; a CJK char only byte fallback knows
+    def test_mistral_marker_duplicates_first_char(self, built: Path, text: str) -> None:
+        report, enc, hf = lint("mistral-json", built, text)
+        assert enc.tokens[0] == "▁" and hf[0] == hf[1]
+        d1 = findings(report, "D1", "error")
+        assert d1 and d1[0].tokens[0] == 0 and "prepended marker" in d1[0].reason
+        assert enc.exact_offsets[0] == (0, 0)
+
+    @pytest.mark.parametrize("text", ["日本語", "😀 ok", "Ελληνικά", "\u1106\u1161 x"])
+    def test_albert_json_marker_overlaps_first_token(self, built: Path, text: str) -> None:
+        report, enc, hf = lint("albert-json", built, text)
+        assert enc.tokens[0] == "▁" and hf[0][0] == hf[1][0] == 0 and hf[0][1] > 0
+        o1 = findings(report, "O1", "error") + findings(report, "D1", "error")
+        assert o1 and o1[0].tokens[0] == 0 and "Metaspace" in o1[0].reason
+        assert enc.exact_offsets[0] == (0, 0)
+
+
+_ALPHABET = st.sampled_from(
+    list("ab T.") + ["\u0301", "é", "ﬁ", "ヿ", "中", "😀", "\u200d", "\x10", "  ", "\u1106", "\u1161", "\U0001F1E9", "\r\n"]
+)
+
+
+class TestLintProperties:
+    @pytest.mark.parametrize("name", ["qwen3", "claude", "mistral-json", "bert", "albert-json", "roberta-like"])
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(text=st.lists(_ALPHABET, min_size=1, max_size=10).map("".join))
+    def test_exact_spans_leave_no_offset_errors(self, built: Path, name: str, text: str) -> None:
+        """Every lint runs; on exact spans no zero-width, overlap, duplicate or gap error is left
+        (these tokenizers all have an unk token or byte fallback, so nothing is dropped)."""
+        report, _, _ = lint(name, built, text)
+        json.dumps(report.to_json())
+        exact = lint_encoding(pair(name, built)[0], pair(name, built)[0].encode(text, add_special_tokens=False), exact=True)
+        left = [(f.check, f.span, f.reason) for f in exact.findings if f.severity == "error" and f.check in ("Z1", "O1", "D1", "G1", "R1")]
+        assert left == []
