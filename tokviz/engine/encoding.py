@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .text import NormalizedText, OffsetMap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .exact import ExactAlignment
 
 __all__ = [
     "MergeStep",
@@ -152,6 +156,9 @@ class Encoding:
     stages: Stages | None = None
     traces: list[Trace | None] | None = field(default=None)
     _offset_map: list[OffsetMap] = field(default_factory=list, repr=False)
+    # [tokenizer] that produced this encoding, then [tokenizer, ExactAlignment] once computed;
+    # set by `Tokenizer.encode` (one list per encoding; the exact spans cost nothing until read)
+    _exact: list = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -182,6 +189,26 @@ class Encoding:
         if not self._offset_map:
             self._offset_map.append(OffsetMap(self.text))
         return self._offset_map[0]
+
+    @property
+    def exact_alignment(self) -> ExactAlignment:
+        """Exact spans and the per-character facts behind them (`tokviz.engine.exact`), computed
+        on first use. ``offsets`` stay HF's; these say which original code points each token
+        really came from (composition -> union, prepended marker -> zero-width, deleted -> none).
+        """
+        box = self._exact
+        if len(box) < 2:
+            from .exact import exact_alignment
+
+            if not box:
+                raise ValueError("exact spans need the tokenizer: this encoding was not made by Tokenizer.encode")
+            box.append(exact_alignment(box[0], self))
+        return box[1]
+
+    @property
+    def exact_offsets(self) -> list[tuple[int, int]]:
+        """Exact char spans, one per token, beside the HF-compatible ``offsets``."""
+        return self.exact_alignment.offsets
 
     def utf16_offsets(self) -> list[tuple[int, int]]:
         """Token spans in UTF-16 units (Qt text positions)."""
@@ -214,9 +241,9 @@ def _setters(cls: type, names: Sequence[str]) -> tuple:
 
 
 (_enc_text, _enc_ids, _enc_tokens, _enc_offsets, _enc_bytes, _enc_mask, _enc_types, _enc_words, _enc_stages,
- _enc_traces, _enc_map) = _setters(Encoding, (
+ _enc_traces, _enc_map, _enc_exact) = _setters(Encoding, (
     "text", "ids", "tokens", "offsets", "byte_offsets", "special_tokens_mask", "type_ids", "word_ids", "stages",
-    "traces", "_offset_map"))
+    "traces", "_offset_map", "_exact"))
 _st_original, _st_segments, _st_pre_tokens = _setters(Stages, ("original", "segments", "pre_tokens"))
 _seg_start, _seg_end, _seg_normalized, _seg_added_id, _seg_special = _setters(
     Segment, ("start", "end", "normalized", "added_id", "special"))
@@ -248,7 +275,14 @@ def make_encoding(
     _enc_stages(e, stages)
     _enc_traces(e, traces)
     _enc_map(e, [])
+    _enc_exact(e, [])
     return e
+
+
+def bind_source(encoding: Encoding, tokenizer: object) -> Encoding:
+    """Record which tokenizer made ``encoding`` (for its lazily computed exact spans)."""
+    _enc_exact(encoding, [tokenizer])
+    return encoding
 
 
 def make_stages(original: str, segments: tuple[Segment, ...], pre_tokens: Sequence[PreToken]) -> Stages:

@@ -52,7 +52,7 @@ from typing import Any, Literal
 
 from .added_tokens import AddedToken, AddedVocabulary
 from .decoders import Decoder
-from .encoding import Encoding, PreToken, Segment, Stages, Trace, make_encoding, make_segment, make_stages
+from .encoding import Encoding, PreToken, Segment, Stages, Trace, bind_source, make_encoding, make_segment, make_stages
 from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
@@ -489,12 +489,12 @@ class Tokenizer:
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
         check_text(text)
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
-            return self._encode(text, add_special_tokens, allowed_special, trace)
+            return bind_source(self._encode(text, add_special_tokens, allowed_special, trace), self)
         # A long text allocates millions of small tuples and lists (no reference cycles);
         # pausing the cycle collector meanwhile saves its repeated full scans (~20% of the run).
         gc.disable()
         try:
-            return self._encode(text, add_special_tokens, allowed_special, trace)
+            return bind_source(self._encode(text, add_special_tokens, allowed_special, trace), self)
         finally:
             gc.enable()
 

@@ -255,6 +255,15 @@ class MainWindow(QMainWindow):
 
         # ---- wiring
         self.vm.error_raised.connect(self.error_bar.show_error)
+        # ---- the offset lint panel, under the Inspect panes
+        from .lint_viewmodel import LintViewModel
+        from .widgets.lint_panel import LintPanel
+
+        self.lint_vm = LintViewModel(self.vm, self)
+        self.lint_panel = LintPanel(self.lint_vm)
+        self.lint_vm.error_raised.connect(self.error_bar.show_error)
+        self.inspect.panes.addWidget(_pane("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel))
+        self.inspect.panes.setSizes([150, 90, 110, 170, 260])
         self.vm.busy_changed.connect(self._on_busy)
         self.vm.tokenizer_changed.connect(self._on_tokenizer)
         self.vm.pattern_needed.connect(self._on_pattern_needed)

@@ -130,6 +130,7 @@ class InspectViewModel(QObject):
     text_replaced = Signal(object)  # str, replaced from outside the editor (object: PySide drops a leading BOM of a str)
     options_changed = Signal()
     tokenizer_load_failed = Signal(object)  # (path, message): the previous tokenizer stays active
+    marks_changed = Signal()  # lint marks or the span mode (HF-compatible / exact) changed
 
     def __init__(self, parent: QObject | None = None, *, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
@@ -152,6 +153,11 @@ class InspectViewModel(QObject):
         self._preview_relay.ready.connect(self._on_preview)
         self._special_ids: dict[str, int] = {}
         self._loading: Path | None = None  # the file being loaded, until it succeeds or fails
+        # offset lint (tokviz.gui.lint_viewmodel): marks drawn in every pane, and which spans the
+        # highlights use ("hf": Encoding.offsets; "exact": the exact spans of the same tokens)
+        self.lint_marks: Any = None
+        self.span_mode = "hf"
+        self._exact_spans: tuple[Encoding, list[tuple[int, int]]] | None = None
 
     # ------------------------------------------------------------------ queries
     @property
@@ -408,6 +414,31 @@ class InspectViewModel(QObject):
 
     def _on_busy(self, lane: str, busy: bool) -> None:  # noqa: ARG002
         emit(self.busy_changed, self._lanes.any_busy())
+
+    # ------------------------------------------------------------------ lint marks and span mode
+    def set_lint_marks(self, marks: Any) -> None:
+        """Marks of the offset lint (a `tokviz.gui.lint_viewmodel.LintMarks`, or None)."""
+        self.lint_marks = marks
+        emit(self.marks_changed)
+
+    def set_span_mode(self, mode: str, exact: tuple[Encoding, list[tuple[int, int]]] | None = None) -> None:
+        """Highlight HF-compatible (``"hf"``) or exact (``"exact"``) token spans; ``exact`` gives the
+        exact spans of the tokens of one encoding (used while that encoding is shown)."""
+        if mode not in ("hf", "exact"):
+            raise ValueError(f"span mode must be 'hf' or 'exact', not {mode!r}")
+        self.span_mode = mode
+        if exact is not None:
+            self._exact_spans = exact
+        emit(self.marks_changed)
+
+    def token_span(self, index: int) -> tuple[int, int]:
+        """The span the panes highlight for token ``index`` (HF's, or exact in exact mode)."""
+        enc = self.encoding
+        assert enc is not None
+        ex = self._exact_spans
+        if self.span_mode == "exact" and ex is not None and ex[0] is enc:
+            return ex[1][index]
+        return enc.offsets[index]
 
     # ------------------------------------------------------------------ linking
     def hover(self, span: tuple[int, int] | None) -> None:

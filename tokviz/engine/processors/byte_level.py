@@ -15,7 +15,7 @@ from ..byte_alphabet import ByteLevelOptions
 from ..encoding import Encoding
 from ._common import ListProcessor
 
-__all__ = ["ByteLevel", "trim_offsets"]
+__all__ = ["ByteLevel", "trim_offsets", "space_counts"]
 
 # Rust's char::is_whitespace is the Unicode White_Space property (not Python's str.isspace,
 # which also accepts U+001C..U+001F).
@@ -27,6 +27,21 @@ def _is_space(c: str) -> bool:
     return c == _SPACE_PROXY or c in _WHITE_SPACE
 
 
+def space_counts(token: str) -> tuple[int, int]:
+    """Leading and trailing space characters (``Ġ`` or White_Space) of a token string."""
+    leading = 0
+    for c in token:
+        if not _is_space(c):
+            break
+        leading += 1
+    trailing = 0
+    for c in reversed(token):
+        if not _is_space(c):
+            break
+        trailing += 1
+    return leading, trailing
+
+
 def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
     """HF ``process_offsets``: move offsets inside a token's leading/trailing spaces."""
     offsets = encoding.offsets
@@ -34,16 +49,7 @@ def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
     for i, token in enumerate(encoding.tokens):
         if not token or not (_is_space(token[0]) or _is_space(token[-1])):
             continue
-        leading = 0
-        for c in token:
-            if not _is_space(c):
-                break
-            leading += 1
-        trailing = 0
-        for c in reversed(token):
-            if not _is_space(c):
-                break
-            trailing += 1
+        leading, trailing = space_counts(token)
         start, end = offsets[i]
         if leading > 0:
             # A first token (or one starting at 0, for pre-tokenized input) keeps the single

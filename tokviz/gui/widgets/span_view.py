@@ -503,8 +503,13 @@ class SpanView(QAbstractScrollArea):
             return
         try:
             self.paint_rows(p, top, top + self.viewport().height(), -top, cached=True)
+            self.paint_overlay(p, -top)
         finally:
             p.end()
+
+    def paint_overlay(self, p: QPainter, dy: float) -> None:
+        """Draw over the painted items (content y + ``dy`` = viewport y); nothing by default.
+        Subclasses draw marks here (lint marks), outside the cached line pixmaps."""
 
     def _pens(self) -> dict[int, QColor]:
         th = self.theme

@@ -22,6 +22,7 @@ from .exact_edit import ExactTextEdit
 from .span_view import UNKNOWN_PEN
 from ..theme import Theme, mono_font, theme_for
 from ..viewmodel import EncodingUpdate, InspectViewModel
+from .lint_panel import lint_selections, normalized_lint_selections
 
 __all__ = ["RawPane", "NormalizedPane"]
 
@@ -132,6 +133,7 @@ class RawPane(_DecoratedEdit):
         vm.encoding_changed.connect(self._on_encoding)
         vm.hover_changed.connect(lambda _s: self.decorate())
         vm.selection_changed.connect(lambda _i: self.decorate())
+        vm.marks_changed.connect(self.schedule_decorate)
         self.hovered_char.connect(self._on_hover)
         self.selectionChanged.connect(self._on_selection)
 
@@ -162,7 +164,7 @@ class RawPane(_DecoratedEdit):
             return
         t = self.vm.token_at(c)
         if t >= 0:
-            self.vm.hover(u.encoding.offsets[t])
+            self.vm.hover(self.vm.token_span(t))
         else:
             self.vm.hover((c, c + 1))
         ch = u.encoding.text[c]
@@ -216,9 +218,10 @@ class RawPane(_DecoratedEdit):
             for s, e, _id in u.special_literals:
                 if e >= c0 and s <= c1:
                     sels.append(self._sel(om.to_utf16(s), om.to_utf16(e), lit))
+            sels.extend(lint_selections(self, om, c0, c1, self.vm.lint_marks))
             sel = self.vm.selected
             if 0 <= sel < len(u.encoding.ids):
-                s, e = u.encoding.offsets[sel]
+                s, e = self.vm.token_span(sel)
                 if e > s:
                     fmt = QTextCharFormat()
                     c = QColor(th.selection)
@@ -249,6 +252,7 @@ class NormalizedPane(_DecoratedEdit):
         self.changed_count = 0
         vm.encoding_changed.connect(self._on_update)
         vm.hover_changed.connect(lambda _s: self.decorate())
+        vm.marks_changed.connect(self.schedule_decorate)
         self.hovered_char.connect(self._on_hover)
         self.selectionChanged.connect(self._on_selection)
 
@@ -367,6 +371,7 @@ class NormalizedPane(_DecoratedEdit):
             self.changed_count = len(spans)
             for s, e in spans:
                 sels.append(self._sel(nm.to_utf16(s), nm.to_utf16(e), fmt))
+            sels.extend(normalized_lint_selections(self, nm, norm, a, b, self.vm.lint_marks))
             hl = self.vm.hovered
             if hl is not None:
                 hf = QTextCharFormat()

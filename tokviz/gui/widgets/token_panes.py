@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QWidget
 from ..display import Label, ViewMode, char_name, chunk_label, chunk_line_ends, hex_bytes, label_text, token_is_break, token_label, token_line_ends
 from ..viewmodel import EncodingUpdate, InspectViewModel
 from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
+from .lint_panel import chunk_marks, paint_marks
 
 __all__ = ["TokenPane", "ChunkPane", "TokenSource", "ChunkSource"]
 
@@ -161,9 +162,15 @@ class TokenPane(SpanView):
         vm.view_mode_changed.connect(lambda _m: self.rebuild())
         vm.hover_changed.connect(self._on_vm_hover)
         vm.selection_changed.connect(self._on_vm_select)
+        vm.marks_changed.connect(self.viewport().update)
         self.item_hovered.connect(self._on_item_hovered)
         self.item_activated.connect(vm.select_token)
         self.set_tooltip_provider(self._tip)
+
+    def paint_overlay(self, p, dy: float) -> None:  # noqa: ANN001
+        marks = self.vm.lint_marks
+        if marks is not None and self.vm.update is not None:
+            paint_marks(self, p, dy, marks.tokens, marks.brackets)
 
     def _on_update(self, u: EncodingUpdate) -> None:
         sp = u.splice
@@ -187,7 +194,7 @@ class TokenPane(SpanView):
         if enc is None or i < 0:
             self.vm.hover(None)
             return
-        s, e = enc.offsets[i]
+        s, e = self.vm.token_span(i)
         self.vm.hover((s, e) if e > s else None)
 
     def _on_vm_hover(self, span) -> None:  # noqa: ANN001
@@ -228,9 +235,15 @@ class ChunkPane(SpanView):
         vm.encoding_changed.connect(self._on_update)
         vm.view_mode_changed.connect(lambda _m: self._rebuild())
         vm.hover_changed.connect(self.set_highlight)
+        vm.marks_changed.connect(self.viewport().update)
         self.item_hovered.connect(self._on_item_hovered)
         self.item_activated.connect(self._on_activated)
         self.set_tooltip_provider(self._tip)
+
+    def paint_overlay(self, p, dy: float) -> None:  # noqa: ANN001
+        u = self.vm.update
+        if self.vm.lint_marks is not None and u is not None and u.encoding.stages is not None:
+            paint_marks(self, p, dy, chunk_marks(u.encoding.stages.pre_tokens, self.vm.lint_marks))
 
     def _on_update(self, u: EncodingUpdate) -> None:
         chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
