@@ -201,6 +201,11 @@ class MainWindow(QMainWindow):
         self.lattice_tab = LatticeTab(self.vm)
         self.tabs.addTab(self.train_tab, "Train")
         self.tabs.addTab(self.lattice_tab, "Lattice")
+        from .vocab_tab import VocabTab
+
+        self.vocab_tab = VocabTab(self.vm)
+        self.tabs.addTab(self.vocab_tab, "Vocabulary")
+        self.vocab_tab.inspect_requested.connect(lambda: self.tabs.setCurrentWidget(self.inspect))
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -496,6 +501,7 @@ class MainWindow(QMainWindow):
         self.inspect.set_theme(theme)
         self.train_tab.set_theme(theme)
         self.lattice_tab.set_theme(theme)
+        self.vocab_tab.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(
