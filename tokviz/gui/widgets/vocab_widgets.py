@@ -119,7 +119,7 @@ class VocabCharts(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setMinimumHeight(220)
+        self.setMinimumHeight(100)
         self.apply_palette()
         self.lengths = self.addPlot(title="token length (bytes; 32 = 32 or more)")
         self.cats = self.addPlot(title="tokens per category")
