@@ -441,16 +441,18 @@ def _bpe_limited(s: str, limit: int, vocab: dict[str, int]) -> list[str]:
 
 
 def _fragment_fields(parents: dict[int, tuple[int, int]], ranks: dict[int, float]) -> dict[int, dict[str, Any]]:
-    kids: dict[int, list[int]] = {}
+    # uses[t]: the parent slots t fills; a self-pair child (t, t) uses t twice, so t is not "a step
+    # to one longer token" (r50k: ÃÂ -> ÃÂÃÂ); this is the count behind the spec's F_64 = 34 for r50k
+    uses: dict[int, list[int]] = {}
     for child, (a, b) in parents.items():
-        kids.setdefault(a, []).append(child)
-        if b != a:
-            kids.setdefault(b, []).append(child)
+        uses.setdefault(a, []).append(child)
+        uses.setdefault(b, []).append(child)
     out: dict[int, dict[str, Any]] = {}
-    for i in set(parents) | set(kids):
-        ch = tuple(sorted(kids.get(i, ())))
+    for i in set(parents) | set(uses):
+        used = uses.get(i, ())
+        ch = tuple(sorted(set(used)))
         gap = None
-        if len(ch) == 1 and i in ranks and ch[0] in ranks:
+        if len(used) == 1 and i in ranks and ch[0] in ranks:
             gap = int(ranks[ch[0]] - ranks[i])
         out[i] = {"parents": parents.get(i), "children": ch, "fragment_gap": gap}
     return out
