@@ -501,3 +501,23 @@ class TestEmbeddings:
         assert exc.value.tensors == [("enc.emb", (4, 2)), ("enc.w", (2, 2))]
         r = embedding_report(p, audit_vocabulary(_toy_tokenizer()), tensor="enc.emb", reference_ids=[2])
         assert r.tensor == "enc.emb"
+
+
+class TestEmbeddedBundles:
+    """The bundles the app ships (resources/bundles/*.gz) give the same audit as the shared files."""
+
+    @pytest.mark.parametrize(
+        "rel",
+        ["gpt2/r50k_base.tiktoken", "mistral-7b-v0.1/tokenizer.json", "bert-base-uncased/vocab.txt",
+         "albert-30k-clean/30k-clean.model", "claude-legacy/tokenizer.json"],
+        ids=["gpt2", "mistral", "bert", "albert", "claude"],
+    )
+    def test_same_counts(self, rel):
+        from support import RESOURCES
+
+        gz = RESOURCES / "bundles" / (rel + ".gz")
+        if not gz.is_file():
+            from tokviz.resources import resource_path
+
+            gz = resource_path("bundles", *(rel + ".gz").split("/"))
+        assert audit_vocabulary(tokviz.load(gz)).summary() == audit_of(rel).summary()

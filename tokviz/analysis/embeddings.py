@@ -169,13 +169,14 @@ def _tensor_shapes(path: Path) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
-def _pick(path: Path, tensor: str | None, id_space: int) -> tuple[str, bool]:
+def _pick(path: Path, tensor: str | None) -> tuple[str, bool]:
     """(input tensor name, tied) per G8; a file with no known name raises with the tensor list."""
     names = _shards(path)
     if tensor is not None:
         if tensor not in names:
             raise EmbeddingTensorNotFound(str(path), _tensor_shapes(path))
-        return tensor, True
+        outputs = {o for _, o in INPUT_OUTPUT_NAMES if o is not None}
+        return tensor, not (outputs & set(names))
     for inp, out in INPUT_OUTPUT_NAMES:
         if inp in names:
             untied = out is not None and out in names
@@ -214,7 +215,7 @@ def embedding_report(
     """G8 for one tokenizer's audit and one checkpoint (file or index json)."""
     path = Path(path)
     id_space = max((t.id for t in audit.tokens), default=-1) + 1
-    name, tied = _pick(path, tensor, id_space)
+    name, tied = _pick(path, tensor)
     e, dtype = read_embedding(path, name)
     n_rows = e.shape[0]
     inside = e[: min(id_space, n_rows)]

@@ -14,8 +14,9 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from ..display import hex_bytes, visible_runs
+from ..display import hex_bytes
 from ..theme import mono_font
+from .pair_table import show_piece
 
 __all__ = ["VocabCard", "VocabCharts", "detail_html"]
 
@@ -34,7 +35,7 @@ _FAMILY_CONTEXT = {
 
 
 def _vis(s: str) -> str:
-    return escape("".join(t for t, _ in visible_runs(s)) or "∅")
+    return escape(show_piece(s))
 
 
 def _mono(s: str) -> str:
