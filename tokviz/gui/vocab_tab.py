@@ -126,7 +126,7 @@ class VocabTab(QWidget):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # never "resize to contents" over 200k rows
         hh.setStretchLastSection(True)
-        for c, w in enumerate((64, 150, 130, 130, 36, 64, 170, 170, 60)):
+        for c, w in enumerate((64, 150, 130, 130, 36, 84, 170, 170, 60)):
             self.table.setColumnWidth(c, w)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.vm.select_row(cur.row()))
         self.table.doubleClicked.connect(lambda _i: self._open_in_inspect())
