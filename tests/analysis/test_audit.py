@@ -424,6 +424,16 @@ class TestCli:
         assert set(rows[39820]) >= {"id", "surface_hex", "categories"}
         assert "partial-utf8" in rows[39820]["categories"] and "fragment-k1" in rows[39820]["categories"]
 
+    def test_magikarp_mode_says_where_it_misleads(self, capsys):
+        from tokviz.cli import main
+
+        assert main(["audit", str(bundle_path("bert-base-uncased/vocab.txt")), "--magikarp", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["unreachable"] == 337
+        assert out["magikarp"]["UNREACHABLE_MULTI_TOKEN"] > 5000 and "misfiles WordPiece" in out["magikarp_warning"]
+        assert main(["audit", str(bundle_path("bert-base-uncased/vocab.txt"))]) == 0
+        assert "unreachable               337 (normalizer 0, pre-tokenizer 337" in capsys.readouterr().out
+
     def test_bad_embeddings_file(self, tmp_path, capsys):
         from tokviz.cli import main
 
