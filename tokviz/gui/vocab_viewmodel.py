@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 
-from ..analysis.audit import STAGES, AuditCancelled, TokenAudit, VocabAudit, audit_vocabulary, superstrings
+from ..analysis.audit import AuditCancelled, TokenAudit, VocabAudit, audit_vocabulary, superstrings
 from ._compat import emit
 from .display import hex_bytes, visible_runs
 from .workers import CancelToken, Lanes
@@ -422,7 +422,3 @@ def _cell(t: TokenAudit, c: int, vm: VocabViewModel) -> str:
     if c == 8:
         return str(len(t.children)) if t.children else ""
     return ""
-
-
-def stage_words(stage: str | None) -> str:
-    return STAGES.get(stage or "", "")
