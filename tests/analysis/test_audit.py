@@ -513,6 +513,17 @@ class TestEmbeddings:
         assert r.tensor == "enc.emb"
 
 
+    def test_truncated_file_is_a_clear_error(self, tmp_path):
+        from tokviz.analysis.embeddings import embedding_report
+        from tokviz.engine.errors import TokvizFormatError
+
+        p = tmp_path / "t.safetensors"
+        _write_safetensors(p, {"model.embed_tokens.weight": ("F32", [4, 2], _TOY.tobytes())})
+        p.write_bytes(p.read_bytes()[:-8])
+        with pytest.raises(TokvizFormatError, match="data_offsets"):
+            embedding_report(p, audit_vocabulary(_toy_tokenizer()))
+
+
 class TestEmbeddedBundles:
     """The bundles the app ships (resources/bundles/*.gz) give the same audit as the shared files."""
 

@@ -146,16 +146,25 @@ def read_embedding(path: Path, name: str, rows: int | None = None) -> tuple[np.n
     dtype = info.get("dtype")
     n, dim = (int(x) for x in info["shape"])
     take = n if rows is None else min(rows, n)
+    width = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8}.get(str(dtype))
+    if width is None:
+        raise TokvizFormatError(f"tensor {name!r} has dtype {dtype}; F32, F16, BF16 or F64 expected", source=str(shard))
+    begin, end = (int(x) for x in info.get("data_offsets", (0, 0)))
+    if end - begin != n * dim * width or start + end > shard.stat().st_size:
+        raise TokvizFormatError(
+            f"tensor {name!r}: data_offsets [{begin}, {end}] do not hold {n}x{dim} {dtype} values inside the file",
+            source=str(shard),
+        )
     if dtype == "BF16":
-        begin = int(info["data_offsets"][0])
         raw = np.memmap(shard, dtype="<u2", mode="r", offset=start + begin, shape=(take, dim))
         return (raw.astype(np.uint32) << 16).view(np.float32), dtype
-    if dtype not in _DTYPES:
-        raise TokvizFormatError(f"tensor {name!r} has dtype {dtype}; F32, F16, BF16 or F64 expected", source=str(shard))
     from safetensors import safe_open
 
-    with safe_open(str(shard), framework="np") as f:
-        return np.asarray(f.get_slice(name)[0:take], dtype=np.float32), dtype
+    try:
+        with safe_open(str(shard), framework="np") as f:
+            return np.asarray(f.get_slice(name)[0:take], dtype=np.float32), dtype
+    except Exception as exc:  # noqa: BLE001 - the package's own error type is not a ValueError
+        raise TokvizFormatError(f"cannot read tensor {name!r}: {exc}", source=str(shard)) from None
 
 
 def _tensor_shapes(path: Path) -> list[tuple[str, tuple[int, ...]]]:
