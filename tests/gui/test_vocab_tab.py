@@ -139,3 +139,49 @@ class TestInWindow:
         )
         assert r.returncode == 0, r.stderr
         assert QImage(str(out)).width() == 1200
+
+
+class TestEmbeddings:
+    def test_indicator_column_candidates_and_padding(self, qtbot, tab, tmp_path):  # noqa: ANN001
+        import numpy as np
+        from safetensors.numpy import save_file
+
+        rng = np.random.default_rng(0)
+        n_ids = len(tab.vm.audit.tokens)  # 50,257 ids; the matrix is padded to a multiple of 64
+        rows = -(-n_ids // 64) * 64
+        e = rng.normal(size=(rows, 4)).astype(np.float32)
+        path = tmp_path / "model.safetensors"
+        save_file({"model.embed_tokens.weight": e}, str(path))  # no lm_head.weight: tied
+        seen = []
+        tab.vm.embeddings_changed.connect(seen.append)
+        tab.vm.load_embeddings(path)
+        qtbot.waitUntil(lambda: bool(seen) and seen[-1] is not None, timeout=30000)
+        r = tab.vm.embeddings
+        assert r.tied and r.indicator == "cosine-distance"
+        assert r.reference_ids == (124, 125, *range(177, 188))  # never-valid single bytes (G2)
+        assert r.padding_rows == tuple(range(n_ids, rows)) and len(r.values) == n_ids
+        # by hand with numpy: 1 - e·m / max(|e||m|, 1e-6), m = mean of the reference rows
+        m = e[list(r.reference_ids)].astype(np.float64).mean(axis=0)
+        d = 1 - (e[:n_ids] @ m) / np.maximum(np.linalg.norm(e[:n_ids], axis=1) * np.linalg.norm(m), 1e-6)
+        assert np.allclose(r.values, d)
+        tab.vm.set_facet("embedding-candidate", True)
+        assert len(tab.vm.rows) == len(r.candidates) > 0
+        first = tab.vm.token_at_row(0)
+        assert tab.vm.table.data(tab.vm.table.index(0, 9)) == f"{r.values[first.id]:.4f}"
+        assert tab.emb_note.isVisible() and "padding rows" in tab.emb_note.text()
+        from tokviz.gui.widgets.vocab_widgets import detail_html
+
+        assert "under-trained candidate" in detail_html(tab.vm.detail(first.id))
+
+    def test_unknown_tensor_asks(self, qtbot, tab, tmp_path):  # noqa: ANN001
+        import numpy as np
+        from safetensors.numpy import save_file
+
+        path = tmp_path / "odd.safetensors"
+        save_file({"enc.emb": np.zeros((3, 2), np.float32)}, str(path))
+        asked = []
+        tab.vm.tensor_needed.disconnect()
+        tab.vm.tensor_needed.connect(lambda p, t: asked.append((p, t)))
+        tab.vm.load_embeddings(path)
+        qtbot.waitUntil(lambda: bool(asked), timeout=30000)
+        assert asked[0][1] == [("enc.emb", (3, 2))]

@@ -37,7 +37,7 @@ __all__ = ["VocabTab"]
 _GROUPS = (
     ("Bytes", ("partial-utf8", "single-byte", "never-valid", "duplicate-byte")),
     ("Reachability", ("unreachable", "stage-N", "stage-P", "stage-A", "stage-M")),
-    ("Other", ("lookalike", "fragment-k1", "fragment-k64", "special")),
+    ("Other", ("lookalike", "fragment-k1", "fragment-k64", "special", "embedding-candidate")),
 )
 
 
@@ -78,6 +78,11 @@ class VocabTab(QWidget):
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.vm.cancel)
         top.addWidget(self.cancel_button)
+        self.emb_button = QPushButton("Embeddings…")
+        self.emb_button.setToolTip("Optional: read the embedding matrix of a local .safetensors file (or its "
+                                   ".index.json) for the under-trained-token indicator")
+        self.emb_button.clicked.connect(self._pick_embeddings)
+        top.addWidget(self.emb_button)
         self.rerun_button = QPushButton("Audit")
         self.rerun_button.setToolTip("Run the audit again")
         self.rerun_button.clicked.connect(self.vm.refresh)
@@ -126,7 +131,7 @@ class VocabTab(QWidget):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # never "resize to contents" over 200k rows
         hh.setStretchLastSection(True)
-        for c, w in enumerate((64, 150, 130, 130, 36, 84, 170, 170, 60)):
+        for c, w in enumerate((64, 150, 130, 130, 36, 84, 170, 170, 60, 90)):
             self.table.setColumnWidth(c, w)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.vm.select_row(cur.row()))
         self.table.doubleClicked.connect(lambda _i: self._open_in_inspect())
@@ -171,6 +176,13 @@ class VocabTab(QWidget):
         self.vm.detail_changed.connect(self._on_detail)
         self.vm.busy_changed.connect(self._on_busy)
         self.vm.error_raised.connect(self._on_error)
+        self.vm.embeddings_changed.connect(self._on_embeddings)
+        self.vm.tensor_needed.connect(self._ask_tensor)
+        self.emb_note = QLabel("")
+        self.emb_note.setWordWrap(True)
+        self.emb_note.setStyleSheet("color: gray")
+        lay.insertWidget(2, self.emb_note)
+        self.emb_note.setVisible(False)
         self._on_audit(None)
 
     # ------------------------------------------------------------------ visibility
@@ -254,6 +266,42 @@ class VocabTab(QWidget):
         i = self.selected_id()
         if i is not None and self.vm.open_in_inspect(i):
             emit(self.inspect_requested)
+
+    def _pick_embeddings(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Embedding weights", "",
+                                              "safetensors (*.safetensors *.index.json);;All files (*)")
+        if path:
+            self.vm.load_embeddings(path)
+
+    def _ask_tensor(self, path: str, tensors: list) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        names = [f"{n}  {list(shape)}" for n, shape in tensors]
+        if not names:
+            self._on_error(f"embeddings: {path} holds no tensors")
+            return
+        item, ok = QInputDialog.getItem(self, "Which tensor is the embedding?",
+                                        "No known embedding tensor name; pick the input embedding:", names, 0, False)
+        if ok and item:
+            self.vm.load_embeddings(path, tensor=tensors[names.index(item)][0])
+
+    def _on_embeddings(self, r: Any) -> None:
+        self.facet_boxes["embedding-candidate"].setText(
+            f"{FACETS['embedding-candidate']} ({self.vm.counts.get('embedding-candidate', 0):,})")
+        if self.vm.audit is not None:
+            self.charts.set_data(*self.vm.histograms())
+        if r is None:
+            self.emb_note.setVisible(False)
+            return
+        ref = f"; reference: {r.reference_name} ({len(r.reference_ids)} rows)" if r.indicator == "cosine-distance" else ""
+        warn = "".join(f" · <span style='color:#b45309'>{w}</span>" for w in r.warnings)
+        self.emb_note.setText(
+            f"embeddings: {r.tensor} {list(r.shape)} {r.dtype}, {'tied' if r.tied else 'untied'} → {r.indicator}{ref}"
+            f" · {len(r.candidates):,} candidates ≤ {r.threshold:.4g} (2nd percentile of reachable tokens)"
+            f" · {len(r.padding_rows):,} padding rows beyond the vocabulary (not ranked){warn}"
+            if r.threshold is not None else f"embeddings: {r.tensor}: no reachable tokens to rank{warn}")
+        self.emb_note.setTextFormat(Qt.TextFormat.RichText)
+        self.emb_note.setVisible(True)
 
     def _export(self) -> None:
         if self.vm.audit is None:

@@ -43,8 +43,11 @@ FACETS: dict[str, str] = {
     "fragment-k1": "fragment F₁",
     "fragment-k64": "fragment F₆₄",
     "special": "special / added",
+    "embedding-candidate": "embedding candidate",
 }
-COLUMNS: tuple[str, ...] = ("id", "vocab string", "surface", "bytes", "len", "rank", "categories", "parents", "children")
+COLUMNS: tuple[str, ...] = (
+    "id", "vocab string", "surface", "bytes", "len", "rank", "categories", "parents", "children", "embedding",
+)
 _BADGE = {
     "partial-utf8": "partial", "single-byte": "1B", "ascii": "ascii", "utf8-lead": "lead",
     "utf8-continuation": "cont", "never-valid": "never-valid", "duplicate-byte": "dup-byte",
@@ -85,6 +88,9 @@ class TokenDetail:
     superstrings: tuple[int, ...]
     rank_kind: str | None
     family: str
+    embedding: float | None = None  # the G8 indicator when embeddings are loaded
+    embedding_kind: str = ""
+    candidate: bool = False
 
 
 class VocabViewModel(QObject):
@@ -95,6 +101,8 @@ class VocabViewModel(QObject):
     detail_changed = Signal(object)  # TokenDetail or None
     error_raised = Signal(str)
     busy_changed = Signal(bool)
+    embeddings_changed = Signal(object)  # EmbeddingReport or None
+    tensor_needed = Signal(str, object)  # path, [(name, shape)]: no known embedding tensor, pick one
 
     def __init__(self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +119,7 @@ class VocabViewModel(QObject):
         self.rows: list[int] = []  # indices into audit.tokens, in display order
         self.counts: Counter[str] = Counter()
         self._facet_sets: dict[str, frozenset[int]] = {}
+        self.embeddings: Any = None  # EmbeddingReport of the current audit
         self.table = VocabTableModel(self)
         if inspect is not None:
             inspect.tokenizer_changed.connect(lambda _p: self._tokenizer_changed())
@@ -174,14 +183,59 @@ class VocabViewModel(QObject):
         self._lanes.cancel("audit")
 
     def _on_busy(self, lane: str, busy: bool) -> None:
-        if lane == "audit":
-            emit(self.busy_changed, busy)
+        if lane in ("audit", "embeddings"):
+            emit(self.busy_changed, self.is_busy() or self._lanes.is_busy("embeddings"))
+
+    # ------------------------------------------------------------------ embeddings (G8)
+    def load_embeddings(self, path: str | Path, *, tensor: str | None = None) -> None:
+        """Read the embedding indicator from a safetensors file (or index json) in a worker."""
+        audit = self.audit
+        if audit is None:
+            emit(self.error_raised, "embeddings: run the audit first")
+            return
+        from ..analysis.embeddings import EmbeddingTensorNotFound, embedding_report
+
+        def prepare():  # noqa: ANN202
+            def job(token: CancelToken) -> Any:
+                try:
+                    return audit, embedding_report(path, audit, tensor=tensor)
+                except EmbeddingTensorNotFound as exc:
+                    return audit, exc
+
+            return job
+
+        def done(result: tuple[VocabAudit, Any]) -> None:
+            a, report = result
+            if a is not self.audit:
+                return
+            if isinstance(report, Exception):
+                emit(self.tensor_needed, str(path), list(getattr(report, "tensors", [])))
+                return
+            self._set_embeddings(report)
+
+        self._lanes.submit("embeddings", prepare, done, lambda msg: emit(self.error_raised, f"embeddings: {msg}"))
+
+    def _set_embeddings(self, report: Any) -> None:
+        self.embeddings = report
+        audit = self.audit
+        if audit is not None:
+            row_of = {t.id: n for n, t in enumerate(audit.tokens)}
+            picked = frozenset(row_of[i] for i in (report.candidates if report is not None else ()) if i in row_of)
+            self._facet_sets["embedding-candidate"] = picked
+            self.counts["embedding-candidate"] = len(picked)
+        emit(self.embeddings_changed, report)
+        self._refilter()
+
+    def embedding_value(self, id_: int) -> float | None:
+        r = self.embeddings
+        return r.values[id_] if r is not None and 0 <= id_ < len(r.values) else None
 
     def _set_audit(self, audit: VocabAudit | None, tok: Any) -> None:
         self.audit = audit
         self._audited = tok
         self._facet_sets = {}
         self.counts = Counter()
+        self.embeddings = None
         if audit is not None:
             sets: dict[str, set[int]] = {k: set() for k in FACETS}
             for n, t in enumerate(audit.tokens):
@@ -190,6 +244,7 @@ class VocabViewModel(QObject):
             self._facet_sets = {k: frozenset(v) for k, v in sets.items()}
             self.counts = Counter({k: len(v) for k, v in sets.items()})
         emit(self.detail_changed, None)
+        emit(self.embeddings_changed, None)
         emit(self.audit_changed, audit)
         self._refilter()
 
@@ -235,10 +290,14 @@ class VocabViewModel(QObject):
         if self.audit is None:
             return
         toks = self.audit.tokens
-        key = _SORT_KEYS[self.sort_column]
         if self.sort_column == 0 and not self.sort_descending:
             self.rows.sort()
             return
+        if self.sort_column == len(_SORT_KEYS):  # the embedding indicator (rows without one last)
+            value = self.embedding_value
+            self.rows.sort(key=lambda n: (_num(value(toks[n].id)), toks[n].id), reverse=self.sort_descending)
+            return
+        key = _SORT_KEYS[self.sort_column]
         self.rows.sort(key=lambda n: key(toks[n]), reverse=self.sort_descending)
 
     def token_at_row(self, row: int) -> TokenAudit | None:
@@ -262,7 +321,9 @@ class VocabViewModel(QObject):
         sup = tuple(superstrings(audit, id_, limit=50))
         ids = set(t.parents or ()) | set(t.children) | set(t.instead) | set(sup)
         vocab_of = {i: _label(audit, i) for i in ids if audit.get(i) is not None}
-        return TokenDetail(t, vocab_of, sup, audit.rank_kind, audit.family)
+        r = self.embeddings
+        return TokenDetail(t, vocab_of, sup, audit.rank_kind, audit.family, self.embedding_value(id_),
+                           r.indicator if r is not None else "", r is not None and id_ in r.candidates)
 
     def surface_for_inspect(self, id_: int) -> str | None:
         """The token's surface as text (None when it is not valid UTF-8)."""
@@ -285,6 +346,9 @@ class VocabViewModel(QObject):
         """Write the visible rows as CSV or JSON (by suffix); returns the number of rows."""
         path = Path(path)
         rows = [export_row(t) for t in self.visible_tokens()]
+        if self.embeddings is not None:
+            for r in rows:
+                r["embedding"] = self.embedding_value(r["id"])
         if path.suffix.lower() == ".json":
             summary = self.audit.summary() if self.audit is not None else {}
             data = json.dumps({"tokenizer": getattr(self.audit, "name", ""), "summary": summary,
@@ -293,7 +357,8 @@ class VocabViewModel(QObject):
             path.write_bytes(data.encode("utf-8"))
         else:
             buf = io.StringIO(newline="")
-            w = csv.DictWriter(buf, fieldnames=list(_EXPORT_FIELDS), lineterminator="\r\n")
+            fields = list(_EXPORT_FIELDS) + (["embedding"] if self.embeddings is not None else [])
+            w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\r\n")
             w.writeheader()
             for r in rows:
                 w.writerow({k: (" ".join(map(str, v)) if isinstance(v, list) else v) for k, v in r.items()})
@@ -373,6 +438,8 @@ class VocabTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             if section == 5 and self.vm.audit is not None and self.vm.audit.rank_kind:
                 return self.vm.audit.rank_kind
+            if section == 9 and self.vm.embeddings is not None:
+                return self.vm.embeddings.indicator
             return COLUMNS[section]
         return None
 
@@ -385,7 +452,7 @@ class VocabTableModel(QAbstractTableModel):
         c = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return _cell(t, c, self.vm)
-        if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 8):
+        if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 8, 9):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and c == 6:
             return ", ".join(t.categories()) or "ordinary, reachable"
@@ -421,4 +488,7 @@ def _cell(t: TokenAudit, c: int, vm: VocabViewModel) -> str:
         return " + ".join(_visible(_label(audit, i)) if audit and audit.get(i) else str(i) for i in t.parents)
     if c == 8:
         return str(len(t.children)) if t.children else ""
+    if c == 9:
+        v = vm.embedding_value(t.id)
+        return "" if v is None else f"{v:.4f}"
     return ""

@@ -60,6 +60,9 @@ def detail_html(d: Any) -> str:  # d: TokenDetail
         rows.append((d.rank_kind or "rank", f"{t.rank:g}"))
     cats = t.categories()
     rows.append(("categories", escape(", ".join(cats)) if cats else "ordinary, reachable"))
+    if d.embedding is not None:
+        flag = " — <b>under-trained candidate</b>" if d.candidate else ""
+        rows.append(("embedding", f"{escape(d.embedding_kind)} {d.embedding:.4f}{flag}"))
     html = ["<table cellspacing=0 cellpadding=2>"]
     html += [f"<tr><td style='color:gray'>{k}</td><td>{v}</td></tr>" for k, v in rows]
     html.append("</table>")
