@@ -28,7 +28,9 @@ Performance notes: reachability runs the pipeline stage by stage over the public
 `Tokenizer.encode` per token because no Encoding is built; only tokens found unreachable are
 encoded in full (so every "unreachable" verdict is the real pipeline's, and the detail card shows
 what the surface encodes to). Fragment parents in rank mode try the unique two-token split first
-and run the rank-limited BPE loop only when a surface has several splits.
+and run the rank-limited BPE loop only when a surface has several splits. Tried and dropped: a
+memo of contexts (every context of an audit is a different text) and one bulk ``pre_tokenize``
+over all surfaces (no faster than one call per surface).
 """
 
 from __future__ import annotations
@@ -306,17 +308,13 @@ class _Pipeline:
         if tok.special_policy == "tiktoken":
             lits = [t.content for t in tok.added_tokens if t.content and not t.special]
         self.added = re.compile("|".join(map(re.escape, sorted(lits, key=len, reverse=True)))) if lits else None
-        self._memo: dict[str, _Trial] = {}
 
     def run(self, text: str) -> _Trial:
-        hit = self._memo.get(text)
-        if hit is not None:
-            return hit
         if self.added is not None and self.added.search(text):
             trial = _Trial(tuple(self.tok.encode(text, add_special_tokens=False).ids), "A")
         else:
             normed = self.normalize(text) if self.normalize is not None else text
-            stage = "N" if _bare(normed) != _bare(text) else "M"
+            stage = "N" if normed != text and _bare(normed) != _bare(text) else "M"
             chunks = self.pre(normed) if self.pre is not None else [(normed, (0, len(normed)))]
             if len(chunks) > 1 and stage == "M":
                 stage = "P"
@@ -325,7 +323,6 @@ class _Pipeline:
             for chunk, _ in chunks:
                 ids.extend(i for i, _, _ in tokenize(chunk))
             trial = _Trial(tuple(ids), stage)
-        self._memo[text] = trial
         return trial
 
     def full(self, text: str) -> tuple[int, ...]:
@@ -489,7 +486,7 @@ def audit_vocabulary(
             rec["byte_class"] = byte_class(surface[0])
         if kind == "normal" and len(surface) > 1 and not _valid_utf8(surface):
             rec["partial"] = True
-        if len(s) >= 3 and _LOOKALIKE.fullmatch(s) and not s.startswith("<0x"):
+        if len(s) >= 3 and s[0] in "[<" and _LOOKALIKE.fullmatch(s) and not s.startswith("<0x"):
             rec["lookalike"] = True
         if not cont:
             surfaces.setdefault(surface, []).append(id_)
@@ -527,9 +524,17 @@ def _reachability(tok: Tokenizer, fam: _Family, base: list[dict[str, Any]], prog
                   cancel: CancelToken | None) -> None:
     pipe = _Pipeline(tok)
     todo = [rec for rec in base if _testable(rec)]
+    # the common case first: one context (the surface itself) that must give exactly [t]
+    single = fam.name in ("byte-level", "plain") or fam.name == "wordpiece"
+    run = pipe.run
     for n, rec in enumerate(todo):
         if n % _STEP == 0:
             _poll(cancel, progress, "reachability", n, len(todo))
+        if single and not rec["continuation"]:
+            text = rec["surface"].decode("utf-8")
+            if run(text).ids == (rec["id"],):
+                rec.update(tested=True, reachable=True, context=text)
+                continue
         rec.update(_reach(pipe, fam, _Probe(rec["id"], rec["surface"], rec["continuation"])))
 
 
