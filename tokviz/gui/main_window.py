@@ -217,6 +217,11 @@ class MainWindow(QMainWindow):
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.inspect.split.replaceWidget(1, self.side_tabs), "Token")
         self.side_tabs.addTab(self.caret_panel, "At the caret")
+        from .vocab_tab import VocabTab
+
+        self.vocab_tab = VocabTab(self.vm)
+        self.tabs.addTab(self.vocab_tab, "Vocabulary")
+        self.vocab_tab.inspect_requested.connect(lambda: self.tabs.setCurrentWidget(self.inspect))
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -560,6 +565,7 @@ class MainWindow(QMainWindow):
         self.lattice_tab.set_theme(theme)
         self.chat_tab.set_theme(theme)
         self.caret_panel.set_theme(theme)
+        self.vocab_tab.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(
