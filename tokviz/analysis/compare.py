@@ -42,6 +42,7 @@ __all__ = [
     "PairScore",
     "Atom",
     "ScriptStats",
+    "ScriptMap",
     "SurfaceTable",
     "OverlapStats",
     "segment",
@@ -61,6 +62,8 @@ __all__ = [
     "overlap_matrix",
     "same_surface_tokens",
     "count_words",
+    "unk_ids_of",
+    "surface_ids",
 ]
 
 #: A word (spec §0): a maximal run of letters, marks, numbers and connector punctuation.
@@ -551,8 +554,8 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-class _ScriptMap:
-    """Byte-run view of one text's scripts for the weight sweep."""
+class ScriptMap:
+    """The script runs of one text in chars and bytes (build once, share among tokenizers)."""
 
     def __init__(self, index: TextIndex) -> None:
         runs = script_runs(index.text)
@@ -576,13 +579,15 @@ class _ScriptMap:
         return out
 
 
-def per_script(seg: Segmentation, index: TextIndex, *, include_special: bool = False) -> dict[str, ScriptStats]:
+def per_script(
+    seg: Segmentation, index: TextIndex, *, include_special: bool = False, script_map: ScriptMap | None = None
+) -> dict[str, ScriptStats]:
     """C6 of one segmentation: byte-weighted token counts per script, with chars, bytes, words.
 
     A token with any non-Common bytes is shared among its non-Common scripts by bytes; a token of
     Common bytes only counts 1 to Common. A byte token holding part of a Han character counts to Han.
     """
-    smap = _ScriptMap(index)
+    smap = script_map if script_map is not None else ScriptMap(index)
     tokens: dict[str, float] = {}
     for (s, e), sp in zip(seg.byte_spans, seg.special):
         if (sp and not include_special) or s == e:
@@ -608,7 +613,7 @@ def per_script(seg: Segmentation, index: TextIndex, *, include_special: bool = F
     }
 
 
-def _words_by_script(seg: Segmentation, index: TextIndex, smap: _ScriptMap) -> tuple[Counter[str], Counter[str]]:
+def _words_by_script(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> tuple[Counter[str], Counter[str]]:
     from bisect import bisect_right
 
     spans = {_trim(u, index.text) for u, _ in _char_units(seg, index)}
@@ -633,21 +638,29 @@ def count_words(text: str) -> int:
 _PLACEHOLDER = regex.compile(r"\[unused\d+\]|<\|reserved_special_token_\d+\|>|<extra_id_\d+>")
 
 
-def _excluded_ids(tok: Tokenizer) -> set[int]:
-    """Ids that are no surface: added/special tokens, unk, SentencePiece control/unknown/unused
-    pieces, and reserved placeholders such as BERT's ``[unusedN]`` (text never encodes to them)."""
-    out = {t.id for t in tok.added_tokens}
+def unk_ids_of(tok) -> frozenset[int]:  # noqa: ANN001
+    """The unknown token's id(s): the model's unk_token, unk_id or SentencePiece UNKNOWN piece."""
     model = tok.model
+    out = set()
     unk = getattr(model, "unk_token", None)
     if isinstance(unk, str) and tok.token_to_id(unk) is not None:
-        out.add(tok.token_to_id(unk))  # type: ignore[arg-type]
-    spm = getattr(model, "spm", None)
-    if spm is not None:
-        out.add(spm.unk_id)
-        out.update(i for i, t in enumerate(spm.types) if t in (2, 3, 5))  # UNKNOWN, CONTROL, UNUSED
+        out.add(tok.token_to_id(unk))
     unk_id = getattr(model, "unk_id", None)
     if isinstance(unk_id, int):
         out.add(unk_id)
+    spm = getattr(model, "spm", None)
+    if spm is not None:
+        out.add(spm.unk_id)
+    return frozenset(out)
+
+
+def _excluded_ids(tok: Tokenizer) -> set[int]:
+    """Ids that are no surface: added/special tokens, unk, SentencePiece control/unknown/unused
+    pieces (reserved placeholders such as BERT's ``[unusedN]`` are dropped by `_PLACEHOLDER`)."""
+    out = {t.id for t in tok.added_tokens} | unk_ids_of(tok)
+    spm = getattr(tok.model, "spm", None)
+    if spm is not None:
+        out.update(i for i, t in enumerate(spm.types) if t in (2, 3, 5))  # UNKNOWN, CONTROL, UNUSED
     return out
 
 
