@@ -64,6 +64,8 @@ __all__ = [
     "count_words",
     "unk_ids_of",
     "surface_ids",
+    "Side",
+    "compare_report",
 ]
 
 #: A word (spec §0): a maximal run of letters, marks, numbers and connector punctuation.
@@ -739,3 +741,82 @@ def same_surface_tokens(a: Segmentation, b: Segmentation) -> list[tuple[bytes, t
         if other is not None:
             out.append((surf, span, id_, other))
     return out
+
+
+# ---------------------------------------------------------------------- the report (CLI --json, GUI export)
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One row of a comparison: a loaded tokenizer, or the error that stopped its loading."""
+
+    name: str
+    path: str
+    tokenizer: Tokenizer | None
+    error: str | None = None
+
+
+def _doc_cuts(seg: Segmentation, index: TextIndex, d: int) -> dict[str, set[tuple[int, int]]]:
+    """The three cut sets of one document, keyed by (document, position) so documents stay apart."""
+    return {
+        "char_raw": {(d, p) for p in cut_set(seg, index, unit="char", collapse=False)},
+        "char_collapsed": {(d, p) for p in cut_set(seg, index, unit="char", collapse=True)},
+        "byte": {(d, p) for p in cut_set(seg, index, unit="byte", collapse=False)},
+    }
+
+
+def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
+    """The ``tokviz compare --json`` object over one text (one document) or several documents.
+
+    ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
+    in the order of ``sides``, with None in the rows and columns of a side that failed to load;
+    ``vocab_overlap_l0[i][j]`` = |Σ(A)∩Σ(B)| at L0 with specials excluded. Boundary F1 over
+    several documents is micro-averaged (cuts of all documents pooled).
+    """
+    ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
+    n_chars = n_bytes = n_words = n_docs = 0
+    tokens = [0] * len(sides)
+    cuts = [{"char_raw": set(), "char_collapsed": set(), "byte": set()} for _ in sides]
+    scripts: list[dict[str, list[float]]] = [{} for _ in sides]
+    for d, text in enumerate(documents):
+        index = TextIndex(text)
+        smap = ScriptMap(index)
+        n_docs += 1
+        n_chars += index.n_chars
+        n_bytes += index.n_bytes
+        n_words += count_words(text)
+        for k in ok:
+            seg = segment(sides[k].tokenizer, text, name=sides[k].name)  # type: ignore[arg-type]
+            tokens[k] += seg.n_tokens
+            for unit, s in _doc_cuts(seg, index, d).items():
+                cuts[k][unit] |= s
+            for name, st in per_script(seg, index, script_map=smap).items():
+                acc = scripts[k].setdefault(name, [0.0, 0, 0])
+                acc[0] += st.tokens
+                acc[1] += st.chars
+                acc[2] += st.bytes
+    rows = []
+    for k, s in enumerate(sides):
+        if s.tokenizer is None:
+            rows.append({"name": s.name, "path": s.path, "error": s.error})
+            continue
+        rows.append({
+            "name": s.name, "path": s.path, "tokens": tokens[k],
+            "chars_per_token": round(n_chars / tokens[k], 6) if tokens[k] else None,
+            "bytes_per_token": round(n_bytes / tokens[k], 6) if tokens[k] else None,
+            "per_script": {n: {"tokens": round(v[0], 6), "chars": v[1], "bytes": v[2]} for n, v in scripts[k].items()},
+        })
+
+    def matrix(unit: str) -> list[list[float | None]]:
+        return [[round(cut_ratios(cuts[i][unit], cuts[j][unit]).f1, 6) if i in ok and j in ok else None
+                 for j in range(len(sides))] for i in range(len(sides))]
+
+    overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
+    pos = {k: n for n, k in enumerate(ok)}
+    return {
+        "text": {"chars": n_chars, "bytes": n_bytes, "words": n_words, "documents": n_docs},
+        "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
+        "tokenizers": rows,
+        "boundary_f1": {"char_raw": matrix("char_raw"), "char_collapsed": matrix("char_collapsed"),
+                        "byte": matrix("byte")},
+        "vocab_overlap_l0": [[overlap[pos[i]][pos[j]] if i in pos and j in pos else None
+                              for j in range(len(sides))] for i in range(len(sides))],
+    }

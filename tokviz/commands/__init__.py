@@ -14,7 +14,7 @@ import importlib
 __all__ = ["MODULES", "register_all"]
 
 #: command modules, in the order their commands are listed by ``tokviz --help``
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("compare", "diff")
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
