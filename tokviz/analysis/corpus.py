@@ -37,7 +37,7 @@ from pathlib import Path
 import regex
 
 from ..engine.errors import TokvizFormatError
-from ..io.textfile import iter_text_blocks
+from ..io.textfile import BLOCK_BYTES, iter_text_blocks
 from .compare import ScriptMap, ScriptStats, Segmentation, TextIndex, count_words, per_script, surface_table, unk_ids_of
 
 __all__ = [
@@ -112,7 +112,11 @@ def _check_mode(mode: str) -> str | None:
 
 
 def iter_documents(
-    path: str | os.PathLike[str], mode: str = "whole", *, progress: Callable[[int, int], None] | None = None,
+    path: str | os.PathLike[str],
+    mode: str = "whole",
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    block_bytes: int = BLOCK_BYTES,
 ) -> Iterator[Document]:
     """Stream the documents of a file or folder in ``mode``; ``progress(done_bytes, total_bytes)``.
 
@@ -132,7 +136,7 @@ def iter_documents(
             if progress is not None:
                 progress(base + done, total)
 
-        blocks = iter_text_blocks(f, progress=prog)
+        blocks = iter_text_blocks(f, progress=prog, block_bytes=block_bytes)
         if mode == "whole":
             text = "".join(blocks)
             if text:
