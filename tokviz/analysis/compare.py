@@ -66,6 +66,10 @@ __all__ = [
     "surface_ids",
     "Side",
     "compare_report",
+    "DisplayToken",
+    "Analysis",
+    "analyze",
+    "membership_patterns",
 ]
 
 #: A word (spec §0): a maximal run of letters, marks, numbers and connector punctuation.
@@ -820,3 +824,76 @@ def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str,
         "vocab_overlap_l0": [[overlap[pos[i]][pos[j]] if i in pos and j in pos else None
                               for j in range(len(sides))] for i in range(len(sides))],
     }
+
+
+# ---------------------------------------------------------------------- one analysis of N segmentations
+@dataclass(frozen=True, slots=True)
+class DisplayToken:
+    """A token unit for an aligned view: char span (C1-derived: tokens splitting one code point
+    are one unit), the token indices it holds, and their ids."""
+
+    start: int
+    end: int
+    indices: tuple[int, ...]
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """Everything the Compare tab shows for N segmentations of one text (no Qt, no vocabularies).
+
+    ``cuts[unit][k]``: side k's cut set for unit ``char_raw`` / ``char_collapsed`` / ``byte``;
+    ``f1[unit]`` the N×N matrix; ``votes[unit]`` votes per position.
+    """
+
+    text: str
+    names: tuple[str, ...]
+    n_chars: int
+    n_bytes: int
+    n_words: int
+    tokens: tuple[int, ...]
+    units: tuple[tuple[DisplayToken, ...], ...]
+    cuts: dict[str, tuple[frozenset[int], ...]]
+    f1: dict[str, list[list[float]]]
+    votes: dict[str, dict[int, int]]
+    span_shared: tuple[float, ...]
+    span_shared_trimmed: tuple[float, ...]
+    scripts: tuple[dict[str, ScriptStats], ...]
+
+
+def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None = None) -> Analysis:
+    """C1–C6 for N segmentations of ``text`` in one call (what a comparison view needs)."""
+    ix = index if index is not None else TextIndex(text)
+    smap = ScriptMap(ix)
+    units = []
+    for seg in segs:
+        units.append(tuple(
+            DisplayToken(s, e, tuple(members), tuple(seg.ids[i] for i in members))
+            for (s, e), members in _char_units(seg, ix)
+        ))
+    cuts: dict[str, tuple[frozenset[int], ...]] = {}
+    for key, unit, collapse in (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False)):
+        cuts[key] = tuple(frozenset(cut_set(s, ix, unit=unit, collapse=collapse)) for s in segs)  # type: ignore[arg-type]
+    return Analysis(
+        text=text, names=tuple(s.name for s in segs), n_chars=ix.n_chars, n_bytes=ix.n_bytes,
+        n_words=count_words(text), tokens=tuple(s.n_tokens for s in segs), units=tuple(units), cuts=cuts,
+        f1={k: f1_matrix(list(v)) for k, v in cuts.items()},  # type: ignore[arg-type]
+        votes={k: dict(votes(list(v))) for k, v in cuts.items()},  # type: ignore[arg-type]
+        span_shared=tuple(span_agreement(segs, ix)),
+        span_shared_trimmed=tuple(span_agreement(segs, ix, trimmed=True)),
+        scripts=tuple(per_script(s, ix, script_map=smap) for s in segs),
+    )
+
+
+def membership_patterns(sets: Sequence[frozenset[bytes] | set[bytes]]) -> Counter[int]:
+    """UpSet counts: for each bit mask of sides, how many surfaces are in exactly those sides.
+
+    >>> sorted(membership_patterns([{b"a", b"b"}, {b"b", b"c"}]).items())
+    [(1, 1), (2, 1), (3, 1)]
+    """
+    masks: dict[bytes, int] = {}
+    for k, s in enumerate(sets):
+        bit = 1 << k
+        for x in s:
+            masks[x] = masks.get(x, 0) | bit
+    return Counter(masks.values())

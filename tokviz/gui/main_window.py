@@ -201,6 +201,10 @@ class MainWindow(QMainWindow):
         self.lattice_tab = LatticeTab(self.vm)
         self.tabs.addTab(self.train_tab, "Train")
         self.tabs.addTab(self.lattice_tab, "Lattice")
+        from .compare_tab import CompareTab
+
+        self.compare_tab = CompareTab(self.vm)
+        self.tabs.addTab(self.compare_tab, "Compare")
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -496,6 +500,7 @@ class MainWindow(QMainWindow):
         self.inspect.set_theme(theme)
         self.train_tab.set_theme(theme)
         self.lattice_tab.set_theme(theme)
+        self.compare_tab.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(
