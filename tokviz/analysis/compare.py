@@ -21,11 +21,12 @@ sets of ints (a 100 KB text has ~30k cuts; set intersection is C-level).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, chain, repeat
 from typing import Literal
 
 import regex
@@ -78,6 +79,7 @@ _WORD = regex.compile(WORD_PATTERN)
 #: Scripts written without spaces between words: per-word figures are "n/a" for them.
 NO_SEPARATOR_SCRIPTS = frozenset({"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"})
 _WHITE_SPACE = regex.compile(r"\p{White_Space}+")
+_WS_CHARS = frozenset(regex.findall(r"\p{White_Space}", "".join(map(chr, range(0x3001)))))  # all are ≤ U+3000
 
 Unit = Literal["char", "byte"]
 
@@ -91,7 +93,7 @@ class TextIndex:
     ([0, 2, 3], 1, None)
     """
 
-    __slots__ = ("text", "n_chars", "n_bytes", "boundaries", "_char_at", "_ws_runs")
+    __slots__ = ("text", "n_chars", "n_bytes", "boundaries", "_char_at", "_ws_runs", "_floor", "_units")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -101,6 +103,20 @@ class TextIndex:
         self.n_bytes = self.boundaries[-1]
         self._char_at: dict[int, int] | None = None
         self._ws_runs: list[tuple[int, int]] | None = None
+        self._floor: list[int] | None = None  # code point holding each byte (built on first use)
+        # (what, id(segmentation)) -> (the segmentation, value): per-side results, so that a view
+        # adding one tokenizer recomputes only that side's units, cuts, scripts
+        self._units: dict[tuple[str, int], tuple[object, object]] = {}
+
+    def memo(self, what: str, seg: object, make):  # noqa: ANN001, ANN201
+        """``make()`` once per (what, segmentation) for this text."""
+        key = (what, id(seg))
+        hit = self._units.get(key)
+        if hit is not None and hit[0] is seg:
+            return hit[1]
+        value = make()
+        self._units[key] = (seg, value)
+        return value
 
     def char_of_byte(self, b: int) -> int | None:
         """p with β(p) = b, or None when byte b lies inside a multi-byte code point."""
@@ -110,21 +126,25 @@ class TextIndex:
             self._char_at = {bb: p for p, bb in enumerate(self.boundaries)}
         return self._char_at.get(b)
 
+    def floor_table(self) -> list[int]:
+        """``floor[b]`` = index of the code point holding byte b (``floor[n_bytes]`` = n_chars)."""
+        if self._floor is None:
+            if self.n_bytes == self.n_chars:
+                self._floor = list(range(self.n_chars + 1))
+            else:
+                b = self.boundaries
+                self._floor = list(chain.from_iterable(repeat(p, b[p + 1] - b[p]) for p in range(self.n_chars)))
+                self._floor.append(self.n_chars)
+        return self._floor
+
     def floor_char(self, b: int) -> int:
         """Index of the code point that contains byte b (n at the end)."""
-        if self.n_bytes == self.n_chars:
-            return b
-        from bisect import bisect_right
-
-        return bisect_right(self.boundaries, b) - 1
+        return self.floor_table()[b]
 
     def ceil_char(self, b: int) -> int:
         """The first code point boundary at or after byte b."""
-        if self.n_bytes == self.n_chars:
-            return b
-        from bisect import bisect_left
-
-        return bisect_left(self.boundaries, b)
+        p = self.floor_table()[b]
+        return p if self.boundaries[p] == b else p + 1
 
     def whitespace_runs(self) -> list[tuple[int, int]]:
         """Maximal runs [a, b) of White_Space code points, in chars."""
@@ -273,12 +293,11 @@ def cuts_byte(seg: Segmentation, n_bytes: int) -> set[int]:
 
 def cuts_char(seg: Segmentation, index: TextIndex) -> set[int]:
     """C1: ``{p : β(p) ∈ cuts_byte}`` — a byte cut inside a code point is not a char cut."""
-    out = set()
-    for b in cuts_byte(seg, index.n_bytes):
-        p = index.char_of_byte(b)
-        if p is not None:
-            out.add(p)
-    return out
+    floor, bounds = index.floor_table(), index.boundaries
+    cuts = cuts_byte(seg, index.n_bytes)
+    if index.n_bytes == index.n_chars:
+        return cuts
+    return {floor[b] for b in cuts if bounds[floor[b]] == b}
 
 
 def collapse_whitespace(cuts: Iterable[int], index: TextIndex, *, unit: Unit = "char") -> set[int]:
@@ -288,7 +307,6 @@ def collapse_whitespace(cuts: Iterable[int], index: TextIndex, *, unit: Unit = "
         runs = [(index.boundaries[a], index.boundaries[b]) for a, b in runs]
     if not runs:
         return set(cuts)
-    from bisect import bisect_right
 
     starts = [a for a, _ in runs]
     out = set()
@@ -303,7 +321,15 @@ def collapse_whitespace(cuts: Iterable[int], index: TextIndex, *, unit: Unit = "
 
 
 def cut_set(seg: Segmentation, index: TextIndex, *, unit: Unit = "char", collapse: bool = True) -> set[int]:
-    """The cut set of ``seg`` in ``unit``, whitespace-collapsed or raw."""
+    """The cut set of ``seg`` in ``unit``, whitespace-collapsed or raw (memoized on the index)."""
+    return set(_cut_frozen(seg, index, unit, collapse))
+
+
+def _cut_frozen(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> frozenset[int]:
+    return index.memo(f"cuts-{unit}-{collapse}", seg, lambda: frozenset(_cut_set(seg, index, unit, collapse)))
+
+
+def _cut_set(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> set[int]:
     cuts = cuts_char(seg, index) if unit == "char" else cuts_byte(seg, index.n_bytes)
     return collapse_whitespace(cuts, index, unit=unit) if collapse else cuts
 
@@ -338,8 +364,13 @@ def cut_ratios(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> Pa
 
 
 def f1_matrix(cut_sets: Sequence[set[int]]) -> list[list[float]]:
-    """The N×N boundary-F1 matrix, in the order given."""
-    return [[cut_ratios(a, b).f1 for b in cut_sets] for a in cut_sets]
+    """The N×N boundary-F1 matrix, in the order given (F1 is symmetric: each pair once)."""
+    n = len(cut_sets)
+    m = [[1.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            m[i][j] = m[j][i] = cut_ratios(cut_sets[i], cut_sets[j]).f1
+    return m
 
 
 def votes(cut_sets: Sequence[set[int]]) -> Counter[int]:
@@ -352,22 +383,38 @@ def votes(cut_sets: Sequence[set[int]]) -> Counter[int]:
 
 # ---------------------------------------------------------------------- span agreement (C4)
 def _char_units(seg: Segmentation, index: TextIndex) -> list[tuple[tuple[int, int], list[int]]]:
-    """Non-special tokens as char spans; tokens that split one code point merge into one unit."""
+    """Non-special tokens as char spans; tokens that split one code point merge into one unit.
+    Memoized on the index (the views ask for it several times per segmentation)."""
+    return index.memo("units", seg, lambda: _char_units_of(seg, index))
+
+
+def _char_units_of(seg: Segmentation, index: TextIndex) -> list[tuple[tuple[int, int], list[int]]]:
+    floor = index.floor_table()
+    bounds = index.boundaries
     units: list[tuple[tuple[int, int], list[int]]] = []
+    prev_end = -1
     for i, ((s, e), sp) in enumerate(zip(seg.byte_spans, seg.special)):
         if sp or s == e:
             continue
-        cs, ce = index.floor_char(s), index.ceil_char(e)
-        if units and cs < units[-1][0][1]:  # shares a code point with the previous token
+        cs = floor[s]
+        ce = floor[e]
+        if bounds[ce] != e:
+            ce += 1
+        if cs < prev_end:  # shares a code point with the previous token
             (ps, pe), members = units[-1]
-            units[-1] = ((ps, max(pe, ce)), members + [i])
+            members.append(i)
+            prev_end = max(pe, ce)
+            units[-1] = ((ps, prev_end), members)
         else:
             units.append(((cs, ce), [i]))
+            prev_end = ce
     return units
 
 
 def _trim(span: tuple[int, int], text: str) -> tuple[int, int]:
     s, e = span
+    if s < e and text[s] not in _WS_CHARS and text[e - 1] not in _WS_CHARS:
+        return span
     while s < e and _WHITE_SPACE.match(text[s]):
         s += 1
     while e > s and _WHITE_SPACE.match(text[e - 1]):
@@ -375,17 +422,23 @@ def _trim(span: tuple[int, int], text: str) -> tuple[int, int]:
     return (s, e)
 
 
+def _trimmed_spans(seg: Segmentation, index: TextIndex) -> list[tuple[int, int]]:
+    """The char units of ``seg`` with leading/trailing White_Space removed (memoized)."""
+    text = index.text
+    return index.memo("trimmed", seg, lambda: [_trim(u, text) for u, _ in _char_units(seg, index)])
+
+
 def span_agreement(segs: Sequence[Segmentation], index: TextIndex, *, trimmed: bool = False) -> list[float]:
     """C4: per side, the share of its token spans (char units) present in every other side's list."""
-    spans = []
-    for seg in segs:
-        sp = [u for u, _ in _char_units(seg, index)]
-        spans.append([_trim(u, index.text) for u in sp] if trimmed else sp)
-    sets = [set(s) for s in spans]
+    spans = [_trimmed_spans(seg, index) if trimmed else [u for u, _ in _char_units(seg, index)] for seg in segs]
+    # a span of side k is in every other side's list iff all N sides hold it
+    held: Counter[tuple[int, int]] = Counter()
+    for sp in spans:
+        held.update(sp)  # (a side's units never repeat a span)
+    n = len(spans)
     out = []
-    for k, sp in enumerate(spans):
-        others = [s for j, s in enumerate(sets) if j != k]
-        shared = sum(1 for u in sp if all(u in o for o in others))
+    for sp in spans:
+        shared = sum(map(n.__eq__, map(held.__getitem__, sp)))
         out.append(shared / len(sp) if sp else 1.0)
     return out
 
@@ -569,10 +622,10 @@ class ScriptMap:
         self.runs = [(b[s], b[e], name) for s, e, name in runs]
         self.char_runs = runs
         self.starts = [r[0] for r in self.runs]
+        # run index of every byte: most tokens lie in one run, found by two lookups
+        self.run_at = list(chain.from_iterable(repeat(k, be - bs) for k, (bs, be, _) in enumerate(self.runs)))
 
     def bytes_by_script(self, s: int, e: int) -> dict[str, int]:
-        from bisect import bisect_right
-
         k = max(0, bisect_right(self.starts, s) - 1)
         out: dict[str, int] = {}
         runs = self.runs
@@ -595,8 +648,19 @@ def per_script(
     """
     smap = script_map if script_map is not None else ScriptMap(index)
     tokens: dict[str, float] = {}
+    run_at, runs = smap.run_at, smap.runs
     for (s, e), sp in zip(seg.byte_spans, seg.special):
         if (sp and not include_special) or s == e:
+            continue
+        ra, rb = run_at[s], run_at[e - 1]
+        if ra == rb:  # one run: the whole weight to its script (Common alone counts 1 too)
+            name = runs[ra][2]
+            tokens[name] = tokens.get(name, 0.0) + 1.0
+            continue
+        names = {runs[k][2] for k in range(ra, rb + 1)} - {"Common"}
+        if len(names) <= 1:  # " the": Common + one script -> all to that script
+            name = names.pop() if names else "Common"
+            tokens[name] = tokens.get(name, 0.0) + 1.0
             continue
         by = smap.bytes_by_script(s, e)
         rest = {k: v for k, v in by.items() if k != "Common"}
@@ -620,9 +684,7 @@ def per_script(
 
 
 def _words_by_script(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> tuple[Counter[str], Counter[str]]:
-    from bisect import bisect_right
-
-    spans = {_trim(u, index.text) for u, _ in _char_units(seg, index)}
+    spans = set(_trimmed_spans(seg, index))
     starts = [r[0] for r in smap.char_runs]
     words: Counter[str] = Counter()
     single: Counter[str] = Counter()
@@ -861,19 +923,20 @@ class Analysis:
     scripts: tuple[dict[str, ScriptStats], ...]
 
 
+def _display_units(seg: Segmentation, ix: TextIndex) -> tuple[DisplayToken, ...]:
+    ids = seg.ids
+    return tuple(DisplayToken(s, e, tuple(m), (ids[m[0]],) if len(m) == 1 else tuple(ids[i] for i in m))
+                 for (s, e), m in _char_units(seg, ix))
+
+
 def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None = None) -> Analysis:
     """C1–C6 for N segmentations of ``text`` in one call (what a comparison view needs)."""
     ix = index if index is not None else TextIndex(text)
-    smap = ScriptMap(ix)
-    units = []
-    for seg in segs:
-        units.append(tuple(
-            DisplayToken(s, e, tuple(members), tuple(seg.ids[i] for i in members))
-            for (s, e), members in _char_units(seg, ix)
-        ))
+    smap = ix.memo("script-map", ix, lambda: ScriptMap(ix))
+    units = [ix.memo("display", seg, lambda seg=seg: _display_units(seg, ix)) for seg in segs]
     cuts: dict[str, tuple[frozenset[int], ...]] = {}
     for key, unit, collapse in (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False)):
-        cuts[key] = tuple(frozenset(cut_set(s, ix, unit=unit, collapse=collapse)) for s in segs)  # type: ignore[arg-type]
+        cuts[key] = tuple(_cut_frozen(s, ix, unit, collapse) for s in segs)  # type: ignore[arg-type]
     return Analysis(
         text=text, names=tuple(s.name for s in segs), n_chars=ix.n_chars, n_bytes=ix.n_bytes,
         n_words=count_words(text), tokens=tuple(s.n_tokens for s in segs), units=tuple(units), cuts=cuts,
@@ -881,7 +944,7 @@ def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None 
         votes={k: dict(votes(list(v))) for k, v in cuts.items()},  # type: ignore[arg-type]
         span_shared=tuple(span_agreement(segs, ix)),
         span_shared_trimmed=tuple(span_agreement(segs, ix, trimmed=True)),
-        scripts=tuple(per_script(s, ix, script_map=smap) for s in segs),
+        scripts=tuple(ix.memo("scripts", s, lambda s=s: per_script(s, ix, script_map=smap)) for s in segs),
     )
 
 

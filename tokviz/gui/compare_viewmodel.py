@@ -17,7 +17,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..analysis.compare import Analysis, Segmentation, analyze, membership_patterns, segment, surface_ids
+from ..analysis.compare import (
+    Analysis,
+    Segmentation,
+    TextIndex,
+    analyze,
+    membership_patterns,
+    segment,
+    surface_ids,
+)
 from ._compat import emit
 from .workers import CancelToken, Lanes
 
@@ -76,6 +84,7 @@ class CompareViewModel(QObject):
         self.overlap: OverlapResult | None = None
         self.hovered: tuple[int, int] | None = None
         self._segs: dict[int, tuple[str, Segmentation]] = {}  # row id -> (text, segmentation)
+        self._index: TextIndex | None = None
         self._pending_inspect: tuple[int, int] | None = None
         self.corpus_running = False
         if inspect is not None:
@@ -172,6 +181,9 @@ class CompareViewModel(QObject):
             self._schedule_overlap()
             return
         cached = {r.id: self._segs[r.id][1] for r in rows if r.id in self._segs and self._segs[r.id][0] == text}
+        if self._index is None or self._index.text != text:
+            self._index = TextIndex(text)  # per-side results are memoized on it (see analyze)
+        index = self._index
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
@@ -182,8 +194,8 @@ class CompareViewModel(QObject):
                     seg = cached.get(r.id)
                     if seg is None:
                         seg = segment(r.tokenizer, text, name=r.name)
-                    segs.append(replace(seg, name=r.name))
-                return rows, segs, analyze(segs, text)
+                    segs.append(seg if seg.name == r.name else replace(seg, name=r.name))
+                return rows, segs, analyze(segs, text, index=index)
 
             return job
 
