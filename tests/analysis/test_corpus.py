@@ -189,3 +189,34 @@ class TestRun:
         csv_lines = rep.to_csv().splitlines()
         assert csv_lines[0].startswith("name,path,error,tokens")
         assert len(csv_lines) == 3
+
+
+class TestStrr:
+    def test_single_token_words_against_tiktoken(self, tmp_path: Path) -> None:
+        import regex
+
+        from tokviz.analysis.compare import WORD_PATTERN
+
+        p = tmp_path / "h.txt"
+        p.write_bytes("\n".join(H_LINES).encode())
+        rel = TIKTOKEN["r50k"][0]
+        row = run_corpus(specs()[:1], p, mode="lines", workers=1, strr=True).to_json()["tokenizers"][0]
+        enc = tiktoken_encoder(rel)
+        kept = words = 0
+        for line in H_LINES:  # the Latin words of H, each checked against tiktoken's token spans
+            spans, pos = set(), 0
+            data = line.encode()
+            for t in enc.encode(line):
+                n = len(enc.decode_single_token_bytes(t))
+                piece = data[pos : pos + n].decode("utf-8", "replace")
+                lead = len(piece) - len(piece.lstrip())
+                start = len(data[:pos].decode("utf-8", "ignore")) + lead
+                spans.add((start, start + len(piece.strip())))
+                pos += n
+            for m in regex.finditer(WORD_PATTERN, line):
+                if m.group().isascii():
+                    words += 1
+                    kept += m.span() in spans
+        assert row["per_script"]["Latin"]["strr"] == pytest.approx(kept / words)
+        off = run_corpus(specs()[:1], p, mode="lines", workers=1).to_json()["tokenizers"][0]
+        assert off["per_script"]["Latin"]["strr"] is None  # not computed unless asked

@@ -527,6 +527,9 @@ _SCRIPTS = (
 ).split()
 
 
+_ASCII_RUNS = regex.compile(r"[A-Za-z]+|[^A-Za-z]+")
+
+
 @lru_cache(maxsize=1)
 def _script_regex() -> regex.Pattern[str]:
     groups = []
@@ -547,6 +550,9 @@ def script_runs(text: str) -> list[tuple[int, int, str]]:
     >>> script_runs("ab 東京é\\u0301")
     [(0, 2, 'Latin'), (2, 3, 'Common'), (3, 5, 'Han'), (5, 7, 'Latin')]
     """
+    if text.isascii():  # ASCII: letters are Latin, everything else (digits, punctuation, controls) Common
+        return [(m.start(), m.end(), "Latin" if m.group()[0].isalpha() else "Common")
+                for m in _ASCII_RUNS.finditer(text)]
     out: list[tuple[int, int, str]] = []
     for m in _script_regex().finditer(text):
         name = m.lastgroup or "Unknown"
@@ -639,9 +645,16 @@ class ScriptMap:
 
 
 def per_script(
-    seg: Segmentation, index: TextIndex, *, include_special: bool = False, script_map: ScriptMap | None = None
+    seg: Segmentation,
+    index: TextIndex,
+    *,
+    include_special: bool = False,
+    script_map: ScriptMap | None = None,
+    strr: bool = True,
 ) -> dict[str, ScriptStats]:
     """C6 of one segmentation: byte-weighted token counts per script, with chars, bytes, words.
+    ``strr=False`` skips the single-token-word count (the only per-word figure that needs the
+    token spans; corpus runs leave it off unless asked).
 
     A token with any non-Common bytes is shared among its non-Common scripts by bytes; a token of
     Common bytes only counts 1 to Common. A byte token holding part of a Han character counts to Han.
@@ -675,7 +688,8 @@ def per_script(
     for (s, e, name), (bs, be, _) in zip(smap.char_runs, smap.runs):
         chars[name] += e - s
         nbytes[name] += be - bs
-    words, single = _words_by_script(seg, index, smap)
+    words = Counter(name for _, name in _word_scripts(index, smap))
+    single = _single_token_words(seg, index, smap) if strr else Counter()
     names = set(chars) | set(tokens)
     return {
         n: ScriptStats(n, tokens.get(n, 0.0), chars[n], nbytes[n], words[n], single[n])
@@ -683,18 +697,23 @@ def per_script(
     }
 
 
-def _words_by_script(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> tuple[Counter[str], Counter[str]]:
+def _word_scripts(index: TextIndex, smap: ScriptMap) -> list[tuple[tuple[int, int], str]]:
+    """Every word's char span and the script of its first code point (memoized on the index)."""
+    def make() -> list[tuple[tuple[int, int], str]]:
+        starts = [r[0] for r in smap.char_runs]
+        out = []
+        for m in _WORD.finditer(index.text):
+            k = bisect_right(starts, m.start()) - 1
+            out.append((m.span(), smap.char_runs[k][2] if k >= 0 else "Common"))
+        return out
+
+    return index.memo("words", index, make)
+
+
+def _single_token_words(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> Counter[str]:
+    """Per script, the words covered by exactly one (trimmed) token span: STRR's numerator."""
     spans = set(_trimmed_spans(seg, index))
-    starts = [r[0] for r in smap.char_runs]
-    words: Counter[str] = Counter()
-    single: Counter[str] = Counter()
-    for m in _WORD.finditer(index.text):
-        k = bisect_right(starts, m.start()) - 1
-        name = smap.char_runs[k][2] if k >= 0 else "Common"
-        words[name] += 1
-        if m.span() in spans:
-            single[name] += 1
-    return words, single
+    return Counter(name for span, name in _word_scripts(index, smap) if span in spans)
 
 
 def count_words(text: str) -> int:

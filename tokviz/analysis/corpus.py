@@ -13,7 +13,7 @@ document order, so the numbers do not depend on the number of workers.
 
 Neighbour: `tokviz.analysis.compare` measures one text (cuts, atoms, F1); this module counts.
 
-Performance notes: workers receive batches of ~256 KB of text (fewer round trips than one
+Performance notes: workers receive batches of ~64 KB of text (fewer round trips than one
 document each; small enough for a responsive cancel). Sending per-document token counts back
 as ``array('I')`` keeps the pickles small. Forking a process that runs Qt is unsafe, so the
 pool uses the "spawn" start method (each worker pays one import and one load).
@@ -38,7 +38,16 @@ import regex
 
 from ..engine.errors import TokvizFormatError
 from ..io.textfile import BLOCK_BYTES, iter_text_blocks
-from .compare import ScriptMap, ScriptStats, Segmentation, TextIndex, count_words, per_script, surface_table, unk_ids_of
+from .compare import (
+    ScriptMap,
+    ScriptStats,
+    Segmentation,
+    TextIndex,
+    count_words,
+    per_script,
+    surface_table,
+    unk_ids_of,
+)
 
 __all__ = [
     "MODES",
@@ -53,7 +62,7 @@ __all__ = [
 ]
 
 MODES = ("whole", "lines", "paragraphs", "jsonl:FIELD")
-BATCH_CHARS = 256_000
+BATCH_CHARS = 64_000
 _PARAGRAPH_SEP = regex.compile(r"\n(?:[ \t\r\f\v]*\n)+")
 
 
@@ -204,6 +213,12 @@ def _init_worker(specs: Sequence[TokenizerSpec]) -> None:
             _WORKER_TOKS.append(None)
 
 
+@dataclass(frozen=True, slots=True)
+class _Options:
+    lossless: bool  # decode every document and compare (tokenizer-arena's check)
+    strr: bool  # count the words kept as one token (needs every token's char span)
+
+
 @dataclass(slots=True)
 class _Partial:
     """One tokenizer's counts over one batch (merged in the parent)."""
@@ -250,7 +265,7 @@ def _byte_piece_ids(tok) -> frozenset[int]:  # noqa: ANN001
     return frozenset(out)
 
 
-def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, *, lossless: bool = True) -> _BatchResult:
+def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, opts: _Options) -> _BatchResult:
     """Count one batch of (document index, text) for every tokenizer (None = failed to load)."""
     res = _BatchResult(0, 0, 0, len(docs), Counter(), Counter(), Counter(), [])
     indexes = []
@@ -265,11 +280,11 @@ def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, *, lossless:
         if tok is None:
             res.partials.append(None)
             continue
-        res.partials.append(_count_one(tok, docs, indexes, res, lossless=lossless))
+        res.partials.append(_count_one(tok, docs, indexes, res, opts))
     return res
 
 
-def _count_one(tok, docs, indexes, res: _BatchResult, *, lossless: bool) -> _Partial:  # noqa: ANN001
+def _count_one(tok, docs, indexes, res: _BatchResult, opts: _Options) -> _Partial:  # noqa: ANN001
     part = _Partial()
     unk_ids = unk_ids_of(tok)
     bf_ids = _byte_piece_ids(tok)
@@ -286,14 +301,14 @@ def _count_one(tok, docs, indexes, res: _BatchResult, *, lossless: bool) -> _Par
             part.unk += sum(1 for i in ids if i in unk_ids)
         if bf_ids:
             part.byte_fallback += sum(1 for i in ids if i in bf_ids)
-        if lossless:
+        if opts.lossless:
             back = tok.decode(enc.ids)
             if back == text:
                 part.lossless_docs += 1
             elif part.first_loss is None:
                 part.first_loss = (doc_index, _first_difference(back, text))
         seg = Segmentation("", tuple(enc.ids), (), tuple(enc.byte_offsets), (), tuple(bool(m) for m in mask))
-        for name, st in per_script(seg, ix, script_map=smap).items():
+        for name, st in per_script(seg, ix, script_map=smap, strr=opts.strr).items():
             part.script_tokens[name] += st.tokens
             part.script_single[name] += st.single_token_words
             if fill_scripts:
@@ -303,8 +318,8 @@ def _count_one(tok, docs, indexes, res: _BatchResult, *, lossless: bool) -> _Par
     return part
 
 
-def _worker_batch(docs: Sequence[tuple[int, str]], lossless: bool) -> _BatchResult:
-    return _process_batch(docs, _WORKER_TOKS, lossless=lossless)
+def _worker_batch(docs: Sequence[tuple[int, str]], opts: _Options) -> _BatchResult:
+    return _process_batch(docs, _WORKER_TOKS, opts)
 
 
 # ---------------------------------------------------------------------- merged results
@@ -457,12 +472,14 @@ class _Merger:
             acc.script_single.update(p.script_single)
 
 
-def _script_table(m: _Merger, p: _Partial) -> dict[str, dict[str, float | int | None]]:
+def _script_table(m: _Merger, p: _Partial, *, strr: bool) -> dict[str, dict[str, float | int | None]]:
     out = {}
     for name in sorted(set(m.script_chars) | set(p.script_tokens), key=lambda n: (-m.script_chars[n], n)):
         st = ScriptStats(name, p.script_tokens[name], m.script_chars[name], m.script_bytes[name],
                          m.script_words[name], p.script_single[name])
         out[name] = st.to_json()
+        if not strr:
+            out[name]["strr"] = None  # not computed (run_corpus(strr=True) computes it)
     return out
 
 
@@ -477,6 +494,7 @@ def run_corpus(
     top_k: int = 20,
     divergent_k: int = 10,
     lossless: bool = True,
+    strr: bool = False,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> CorpusReport:
@@ -484,9 +502,11 @@ def run_corpus(
 
     ``workers``: processes (default: every core; 1 runs in this process). A tokenizer that fails
     to load gets its error in its row; the others go on. ``cancelled()`` is polled between batches
-    and raises `CorpusCancelled`.
+    and raises `CorpusCancelled`. ``strr`` adds the share of words kept as one token per script
+    (off by default: it needs every token's char span, about doubling the cost of the statistics).
     """
     _check_mode(mode)
+    opts = _Options(lossless=lossless, strr=strr)
     t0 = time.perf_counter()
     loaded, errors = [], []
     for s in specs:
@@ -507,11 +527,11 @@ def run_corpus(
         for batch in batches:
             if cancelled is not None and cancelled():
                 raise CorpusCancelled()
-            merger.add(_process_batch(batch, loaded, lossless=lossless))
+            merger.add(_process_batch(batch, loaded, opts))
     else:
-        _run_pool(specs, batches, merger, n_workers, lossless, cancelled)
+        _run_pool(specs, batches, merger, n_workers, opts, cancelled)
     stats = tuple(
-        _final_stats(s, tok, err, merger, k, top_k) for k, (s, tok, err) in enumerate(zip(specs, loaded, errors))
+        _final_stats(s, tok, err, merger, k, top_k, opts) for k, (s, tok, err) in enumerate(zip(specs, loaded, errors))
     )
     divergent = _most_divergent(stats, reference, docs_meta, divergent_k)
     return CorpusReport(str(path), mode, merger.n_doc, merger.n_char, merger.n_byte, merger.n_word, budget,
@@ -532,7 +552,7 @@ def _batches(docs: Iterator[Document], meta: list) -> Iterator[list[tuple[int, s
         yield batch
 
 
-def _run_pool(specs, batches, merger: _Merger, n_workers: int, lossless: bool, cancelled) -> None:  # noqa: ANN001
+def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, cancelled) -> None:  # noqa: ANN001
     ctx = get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(list(specs),))
     pending: dict[int, Future] = {}
@@ -548,7 +568,7 @@ def _run_pool(specs, batches, merger: _Merger, n_workers: int, lossless: bool, c
                 if b is None:
                     exhausted = True
                     break
-                pending[submitted] = pool.submit(_worker_batch, b, lossless)
+                pending[submitted] = pool.submit(_worker_batch, b, opts)
                 submitted += 1
             if not pending:
                 break
@@ -570,7 +590,9 @@ def _run_pool(specs, batches, merger: _Merger, n_workers: int, lossless: bool, c
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _final_stats(spec: TokenizerSpec, tok, err: str | None, m: _Merger, k: int, top_k: int) -> TokenizerCorpusStats:  # noqa: ANN001
+def _final_stats(
+    spec: TokenizerSpec, tok, err: str | None, m: _Merger, k: int, top_k: int, opts: _Options  # noqa: ANN001
+) -> TokenizerCorpusStats:  # noqa: ANN001
     if tok is None:
         return TokenizerCorpusStats(spec.name, spec.path, err or "failed to load")
     p = m.parts[k]
@@ -579,7 +601,7 @@ def _final_stats(spec: TokenizerSpec, tok, err: str | None, m: _Merger, k: int, 
     return TokenizerCorpusStats(
         spec.name, spec.path, None, n_tok=p.n_tok, vocab_size=size, distinct_ids=len(p.ids), unk=p.unk,
         byte_fallback=p.byte_fallback, lossless_docs=p.lossless_docs, first_loss=p.first_loss,
-        lengths=tuple(p.per_doc), top_ids=top, renyi_efficiency=_renyi(p.ids, size), per_script=_script_table(m, p),
+        lengths=tuple(p.per_doc), top_ids=top, renyi_efficiency=_renyi(p.ids, size), per_script=_script_table(m, p, strr=opts.strr),
     )
 
 

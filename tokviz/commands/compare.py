@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD")
     p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
     p.add_argument("--workers", type=int, default=None, help="processes for --stats (default: every core)")
+    p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     from ..cli import add_load_options
 
@@ -82,7 +83,7 @@ def _corpus_stats(args: argparse.Namespace, sides: list) -> dict:  # type: ignor
         raise ValueError("--stats needs --file")
     specials = tuple(json.loads(args.special_tokens).items()) if args.special_tokens else None
     specs = [TokenizerSpec(s.name, s.path, args.pattern, specials) for s in sides]
-    return run_corpus(specs, args.file, mode=args.mode, workers=args.workers).to_json()
+    return run_corpus(specs, args.file, mode=args.mode, workers=args.workers, strr=args.strr).to_json()
 
 
 def format_report(report: dict) -> str:  # type: ignore[type-arg]

@@ -98,7 +98,7 @@ class OverlapView(QWidget):
                 pt = QPointF(sum(centers[k].x() for k in members) / len(members),
                              sum(centers[k].y() for k in members) / len(members))
                 if len(members) == 2 and n == 3:
-                    out = [j for j in range(n) if j not in members][0]
+                    out = next(j for j in range(n) if j not in members)
                     pt = QPointF(pt.x() + (pt.x() - centers[out].x()) * 0.35, pt.y() + (pt.y() - centers[out].y()) * 0.35)
             label = f"{count:,}"
             p.setPen(self.text_color)
@@ -120,7 +120,7 @@ class OverlapView(QWidget):
         x_dots = 8
         y = 28.0
         # column headers: set names, rotated would be unreadable on small widths; use a legend
-        for k, name in enumerate(self.names):
+        for k in range(n):
             p.setPen(QColor(SET_COLORS[k % len(SET_COLORS)]))
             p.drawText(QRectF(x_dots + k * dot_w, y, dot_w, fm.height()), Qt.AlignmentFlag.AlignCenter, str(k + 1))
         p.setPen(self.text_color)
