@@ -66,3 +66,25 @@ def bundle_bytes(rel: str) -> bytes:
 def corpus_text(name: str) -> str:
     require(SHARED is not None and (SHARED / "corpora" / name).is_file(), f"corpus {name} not found")
     return (SHARED / "corpora" / name).read_text(encoding="utf-8")  # type: ignore[operator]
+
+
+def tiktoken_encoding(rel: str):  # noqa: ANN201
+    """A `tiktoken.Encoding` built from the bundle ``rel`` (a rank file) with tokviz's preset of its
+    published pattern and specials, as the parity tests do (``get_encoding`` would download)."""
+    import tempfile
+
+    tiktoken = require_module("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tokviz.io.tiktoken_ranks import preset_for
+
+    data = bundle_bytes(rel)
+    preset = preset_for(data)
+    if preset is None:
+        pytest.fail(f"{rel}: not a published tiktoken encoding")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "ranks.tiktoken"
+        path.write_bytes(data)
+        ranks = load_tiktoken_bpe(str(path))
+    return tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=ranks,
+                             special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)

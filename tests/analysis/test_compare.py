@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import bundle_path, require_module
+from support import bundle_path, require_module, tiktoken_encoding
 
 import tokviz
 from tokviz.analysis.compare import (
@@ -185,27 +185,8 @@ class TestToyPerScript:
 
 
 # ---------------------------------------------------------------------- E-G. real tokenizers
-def _tiktoken_reference(name: str, rel: str):  # noqa: ANN202
-    tiktoken = require_module("tiktoken")
-    from tiktoken.load import load_tiktoken_bpe
-
-    from tokviz.io.tiktoken_ranks import preset_for
-
-    path = bundle_path(rel)
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        import gzip
-
-        data = gzip.decompress(data)
-    preset = preset_for(data)
-    assert preset is not None
-    import tempfile
-    from pathlib import Path
-
-    tmp = Path(tempfile.mkdtemp()) / "ranks.tiktoken"
-    tmp.write_bytes(data)
-    return tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=load_tiktoken_bpe(str(tmp)),
-                             special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)
+def _tiktoken_reference(name: str, rel: str):  # noqa: ANN202, ARG001 - name kept for the call sites
+    return tiktoken_encoding(rel)
 
 
 def _ref_tiktoken_seg(name: str, rel: str, text: str) -> Segmentation:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import bundle_path, require_module
+from support import bundle_path, tiktoken_encoding
 
 from tokviz.analysis.compare import Segmentation, TextIndex, cut_ratios, cut_set
 from tokviz.cli import main
@@ -20,23 +20,7 @@ def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:  # ty
     return json.loads(capsys.readouterr().out)
 
 
-def tiktoken_of(rel: str):  # noqa: ANN201
-    tiktoken = require_module("tiktoken")
-    import gzip
-    import tempfile
-
-    from tiktoken.load import load_tiktoken_bpe
-
-    from tokviz.io.tiktoken_ranks import preset_for
-
-    p = bundle_path(rel)
-    data = p.read_bytes()
-    data = gzip.decompress(data) if p.suffix == ".gz" else data
-    preset = preset_for(data)
-    tmp = Path(tempfile.mkdtemp()) / "r.tiktoken"
-    tmp.write_bytes(data)
-    return tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=load_tiktoken_bpe(str(tmp)),
-                             special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)
+tiktoken_of = tiktoken_encoding
 
 
 class TestCompareCommand:

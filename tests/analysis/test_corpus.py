@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import bundle_path, require_module
+from support import bundle_path, tiktoken_encoding
 
 from tokviz.analysis.corpus import CorpusCancelled, TokenizerSpec, iter_documents, run_corpus
 from tokviz.engine.errors import TokvizFormatError
@@ -23,23 +23,7 @@ def specs() -> list[TokenizerSpec]:
     return [TokenizerSpec(k, str(bundle_path(rel))) for k, (rel, _) in TIKTOKEN.items()]
 
 
-def tiktoken_encoder(rel: str):  # noqa: ANN201
-    tiktoken = require_module("tiktoken")
-    import gzip
-    import tempfile
-
-    from tiktoken.load import load_tiktoken_bpe
-
-    from tokviz.io.tiktoken_ranks import preset_for
-
-    p = bundle_path(rel)
-    data = p.read_bytes()
-    data = gzip.decompress(data) if p.suffix == ".gz" else data
-    preset = preset_for(data)
-    tmp = Path(tempfile.mkdtemp()) / "r.tiktoken"
-    tmp.write_bytes(data)
-    return tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=load_tiktoken_bpe(str(tmp)),
-                             special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)
+tiktoken_encoder = tiktoken_encoding
 
 
 class TestDocuments:

@@ -90,6 +90,17 @@ def _table(cols: list[str]) -> QTableWidget:
     return t
 
 
+def _choice(label: str, items: list[str], changed) -> tuple[QHBoxLayout, QComboBox]:  # noqa: ANN001
+    """A labelled combo box calling ``changed()`` when the choice changes."""
+    row = QHBoxLayout()
+    row.addWidget(QLabel(label))
+    box = QComboBox()
+    box.addItems(items)
+    box.currentIndexChanged.connect(lambda _i: changed())
+    row.addWidget(box, 1)
+    return row, box
+
+
 class CompareTab(QWidget):
     def __init__(self, inspect_vm: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -332,13 +343,7 @@ class CompareTab(QWidget):
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Boundary F1"))
-        self.f1_unit = QComboBox()
-        for label, _ in _F1_UNITS:
-            self.f1_unit.addItem(label)
-        self.f1_unit.currentIndexChanged.connect(lambda _i: self._fill_f1())
-        row.addWidget(self.f1_unit, 1)
+        row, self.f1_unit = _choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
         rl.addLayout(row)
         self.f1_table = QTableWidget(0, 0)
         self.f1_table.setToolTip("F1 = 2|A∩B| / (|A|+|B|) over the two cut sets (1 = same boundaries)")
@@ -406,13 +411,7 @@ class CompareTab(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Show"))
-        self.script_metric = QComboBox()
-        for label, _ in SCRIPT_METRICS:
-            self.script_metric.addItem(label)
-        self.script_metric.currentIndexChanged.connect(lambda _i: self._fill_scripts())
-        row.addWidget(self.script_metric, 1)
+        row, self.script_metric = _choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
         ll.addLayout(row)
         self.script_table = QTableWidget(0, 0)
         self.script_table.verticalHeader().setVisible(False)
