@@ -521,7 +521,7 @@ def run_corpus(
         workers = 1 if small else (os.cpu_count() or 1)
     n_workers = max(1, workers)
     merger = _Merger(len(specs))
-    docs_meta: list[tuple[str, int, int, str]] = []  # (file, byte offset, line, preview)
+    docs_meta = _DocIndex()
     batches = _batches(iter_documents(path, mode, progress=progress), docs_meta)
     if n_workers == 1:
         for batch in batches:
@@ -538,11 +538,40 @@ def run_corpus(
                         reference, stats, divergent, time.perf_counter() - t0, n_workers)
 
 
-def _batches(docs: Iterator[Document], meta: list) -> Iterator[list[tuple[int, str]]]:
+class _DocIndex:
+    """Where each document is (file, byte offset, line) in compact arrays: a 100 MB corpus in
+    ``lines`` mode has millions of documents; previews are read back only for the ones reported."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.file_of = array("I")
+        self.offset = array("Q")
+        self.line = array("Q")
+
+    def append(self, d: Document) -> None:
+        if not self.files or self.files[-1] != d.source:
+            self.files.append(d.source)
+        self.file_of.append(len(self.files) - 1)
+        self.offset.append(d.byte_offset)
+        self.line.append(d.line)
+
+    def where(self, k: int) -> tuple[str, int, int, str]:
+        """(file, byte offset, line, a preview of up to 80 chars) of document k."""
+        src, off = self.files[self.file_of[k]], self.offset[k]
+        try:
+            with open(src, "rb") as fh:
+                fh.seek(off)
+                head = fh.read(400).decode("utf-8", "ignore")
+        except OSError:
+            head = ""
+        return src, off, self.line[k], head.split("\n", 1)[0][:80]
+
+
+def _batches(docs: Iterator[Document], meta: _DocIndex) -> Iterator[list[tuple[int, str]]]:
     batch: list[tuple[int, str]] = []
     size = 0
     for d in docs:
-        meta.append((d.source, d.byte_offset, d.line, d.text[:80]))
+        meta.append(d)
         batch.append((d.index, d.text))
         size += len(d.text)
         if size >= BATCH_CHARS:
@@ -605,7 +634,7 @@ def _final_stats(
     )
 
 
-def _most_divergent(stats, reference: int, meta: list, k: int) -> tuple[dict[str, object], ...]:  # noqa: ANN001
+def _most_divergent(stats, reference: int, meta: _DocIndex, k: int) -> tuple[dict[str, object], ...]:  # noqa: ANN001
     ok = [s for s in stats if s.error is None]
     if len(ok) < 2 or not (0 <= reference < len(stats)) or stats[reference].error is not None:
         return ()
@@ -618,7 +647,7 @@ def _most_divergent(stats, reference: int, meta: list, k: int) -> tuple[dict[str
     scored.sort()
     out = []
     for neg, d in scored[:k]:
-        src, off, line, preview = meta[d]
+        src, off, line, preview = meta.where(d)
         out.append({"document": d, "file": src, "byte_offset": off, "line": line, "preview": preview,
                     "max_token_delta": -neg, "tokens": {s.name: s.lengths[d] for s in ok}})
     return tuple(out)
