@@ -131,17 +131,21 @@ class TestRun:
         p.write_text("\n".join(lines), encoding="utf-8")
         import tokviz.analysis.corpus as corpus
 
+        bad = tmp_path / "broken.json"
+        bad.write_text("{", encoding="utf-8")
+        both = [*specs()[:2], TokenizerSpec("broken", str(bad))]
         old = corpus.BATCH_CHARS
         corpus.BATCH_CHARS = 2000  # several batches
         try:
-            one = run_corpus(specs()[:2], p, mode="lines", workers=1).to_json()
-            two = run_corpus(specs()[:2], p, mode="lines", workers=2).to_json()
+            one = run_corpus(both, p, mode="lines", workers=1).to_json()
+            two = run_corpus(both, p, mode="lines", workers=2).to_json()
         finally:
             corpus.BATCH_CHARS = old
         for d in (one, two):
             d["corpus"].pop("seconds")
             d["corpus"].pop("workers")
         assert one == two
+        assert "error" in two["tokenizers"][2] and two["tokenizers"][0]["top_ids"][0]["token"]
 
     def test_failed_tokenizer_keeps_its_row(self, tmp_path: Path) -> None:
         p = tmp_path / "c.txt"

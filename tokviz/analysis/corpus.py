@@ -202,15 +202,54 @@ def _json_field(line_text: str, field_name: str, f: Path, line: int) -> str | No
 
 # ---------------------------------------------------------------------- per-batch work (worker side)
 _WORKER_TOKS: list = []
+_WORKER_ERRORS: list = []
+
+
+def _load_all(specs: Sequence[TokenizerSpec]) -> tuple[list, list[str | None]]:
+    """The tokenizers of ``specs`` (None where loading failed) and the error messages."""
+    toks: list = []
+    errors: list[str | None] = []
+    for spec in specs:
+        try:
+            toks.append(spec.load())
+            errors.append(None)
+        except (TokvizFormatError, OSError, ValueError) as exc:
+            toks.append(None)
+            errors.append(str(exc))
+    return toks, errors
 
 
 def _init_worker(specs: Sequence[TokenizerSpec]) -> None:
-    _WORKER_TOKS.clear()
-    for spec in specs:
-        try:
-            _WORKER_TOKS.append(spec.load())
-        except (TokvizFormatError, OSError, ValueError):
-            _WORKER_TOKS.append(None)
+    toks, errors = _load_all(specs)
+    _WORKER_TOKS[:] = toks
+    _WORKER_ERRORS[:] = errors
+
+
+@dataclass(frozen=True, slots=True)
+class _TokInfo:
+    """What the final report needs from a tokenizer (so a pooled run never loads it in the parent)."""
+
+    error: str | None
+    vocab_size: int
+    tokens: dict[int, str]  # the strings of the top ids
+
+
+def _describe(toks: Sequence, errors: Sequence[str | None], tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
+    out = []
+    for tok, err, ids in zip(toks, errors, tops):
+        if tok is None:
+            out.append(_TokInfo(err or "failed to load", 0, {}))
+        else:
+            out.append(_TokInfo(None, tok.vocab_size, {i: tok.id_to_token(i) or "" for i in ids}))
+    return out
+
+
+def _worker_describe(tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
+    return _describe(_WORKER_TOKS, _WORKER_ERRORS, tops)
+
+
+def _top_ids(m: _Merger, top_k: int) -> list[list[int]]:
+    return [[i for i, _ in sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]] for p in m.parts]
 
 
 @dataclass(frozen=True, slots=True)
@@ -508,14 +547,6 @@ def run_corpus(
     _check_mode(mode)
     opts = _Options(lossless=lossless, strr=strr)
     t0 = time.perf_counter()
-    loaded, errors = [], []
-    for s in specs:
-        try:
-            loaded.append(s.load())
-            errors.append(None)
-        except (TokvizFormatError, OSError, ValueError) as exc:
-            loaded.append(None)
-            errors.append(str(exc))
     if workers is None:  # every core, unless the corpus is too small to pay for starting processes
         small = sum(f.stat().st_size for f in corpus_files(path)) < 2 * BATCH_CHARS
         workers = 1 if small else (os.cpu_count() or 1)
@@ -524,15 +555,15 @@ def run_corpus(
     docs_meta = _DocIndex()
     batches = _batches(iter_documents(path, mode, progress=progress), docs_meta)
     if n_workers == 1:
+        loaded, errors = _load_all(specs)
         for batch in batches:
             if cancelled is not None and cancelled():
                 raise CorpusCancelled()
             merger.add(_process_batch(batch, loaded, opts))
-    else:
-        _run_pool(specs, batches, merger, n_workers, opts, cancelled)
-    stats = tuple(
-        _final_stats(s, tok, err, merger, k, top_k, opts) for k, (s, tok, err) in enumerate(zip(specs, loaded, errors))
-    )
+        infos = _describe(loaded, errors, _top_ids(merger, top_k))
+    else:  # the workers load the tokenizers; one of them describes them at the end
+        infos = _run_pool(specs, batches, merger, n_workers, opts, cancelled, top_k)
+    stats = tuple(_final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos)))
     divergent = _most_divergent(stats, reference, docs_meta, divergent_k)
     return CorpusReport(str(path), mode, merger.n_doc, merger.n_char, merger.n_byte, merger.n_word, budget,
                         reference, stats, divergent, time.perf_counter() - t0, n_workers)
@@ -581,7 +612,8 @@ def _batches(docs: Iterator[Document], meta: _DocIndex) -> Iterator[list[tuple[i
         yield batch
 
 
-def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, cancelled) -> None:  # noqa: ANN001
+def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, cancelled,  # noqa: ANN001
+              top_k: int) -> list[_TokInfo]:
     ctx = get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(list(specs),))
     pending: dict[int, Future] = {}
@@ -613,6 +645,7 @@ def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, c
             while next_merge in done:  # merge in document order
                 merger.add(done.pop(next_merge))
                 next_merge += 1
+        return pool.submit(_worker_describe, _top_ids(merger, top_k)).result()
     finally:
         for f in pending.values():
             f.cancel()
@@ -620,17 +653,19 @@ def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, c
 
 
 def _final_stats(
-    spec: TokenizerSpec, tok, err: str | None, m: _Merger, k: int, top_k: int, opts: _Options  # noqa: ANN001
-) -> TokenizerCorpusStats:  # noqa: ANN001
-    if tok is None:
-        return TokenizerCorpusStats(spec.name, spec.path, err or "failed to load")
+    spec: TokenizerSpec, info: _TokInfo, m: _Merger, k: int, top_k: int, opts: _Options
+) -> TokenizerCorpusStats:
+    if info.error is not None:
+        return TokenizerCorpusStats(spec.name, spec.path, info.error)
     p = m.parts[k]
-    size = tok.vocab_size
-    top = tuple((i, tok.id_to_token(i) or "", c) for i, c in sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k])
+    size = info.vocab_size
+    ranked = sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+    top = tuple((i, info.tokens.get(i, ""), c) for i, c in ranked)
     return TokenizerCorpusStats(
         spec.name, spec.path, None, n_tok=p.n_tok, vocab_size=size, distinct_ids=len(p.ids), unk=p.unk,
         byte_fallback=p.byte_fallback, lossless_docs=p.lossless_docs, first_loss=p.first_loss,
-        lengths=tuple(p.per_doc), top_ids=top, renyi_efficiency=_renyi(p.ids, size), per_script=_script_table(m, p, strr=opts.strr),
+        lengths=tuple(p.per_doc), top_ids=top, renyi_efficiency=_renyi(p.ids, size),
+        per_script=_script_table(m, p, strr=opts.strr),
     )
 
 
