@@ -46,19 +46,30 @@ def corpus_bench(path: Path, lines: list[str]) -> None:
 
     specs = [TokenizerSpec(k, str(bundle(rel))) for k, rel in BUNDLES.items()]
     cores = os.cpu_count() or 1
+    c0 = _cpu()
     one = run_corpus(specs, path, mode="lines", workers=1)
+    c1 = _cpu()
     many = run_corpus(specs, path, mode="lines", workers=cores)
+    c2 = _cpu()
     assert [t.n_tok for t in one.tokenizers] == [t.n_tok for t in many.tokenizers]
     tokens = sum(t.n_tok for t in one.tokenizers)
     print(f"corpus: {one.n_doc:,} documents, {one.n_byte / 1e6:.2f} MB, 4 tokenizers, {tokens:,} tokens")
-    print(f"  1 process      {one.seconds:7.2f} s")
-    print(f"  {cores} processes    {many.seconds:7.2f} s   speed-up {one.seconds / many.seconds:.2f}x "
-          f"(target ~{cores}x)")
+    print(f"  1 process      {one.seconds:7.2f} s wall, {c1 - c0:7.2f} s CPU")
+    print(f"  {cores} processes    {many.seconds:7.2f} s wall, {c2 - c1:7.2f} s CPU (parent + workers)   "
+          f"speed-up {one.seconds / many.seconds:.2f}x (target ~{cores}x)")
+    print(f"  CPU this run got: {(c2 - c1) / many.seconds:.2f} of {cores} cores (a loaded machine caps the speed-up); "
+          f"pool overhead {(c2 - c1) / (c1 - c0):.2f}x the CPU of one process")
     ref_s = reference_seconds(lines)
     ours = tokens / many.seconds
     theirs = tokens / ref_s
     print(f"throughput: tokviz {ours:,.0f} tokens/s (C9 stats, {cores} processes) vs references "
           f"{theirs:,.0f} tokens/s (batch encoders, {cores} threads) -> ratio {ours / theirs:.3f}")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the pool's workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def reference_seconds(lines: list[str]) -> float:

@@ -77,7 +77,9 @@ __all__ = [
 WORD_PATTERN = r"[\p{L}\p{M}\p{N}\p{Pc}]+"
 _WORD = regex.compile(WORD_PATTERN)
 #: Scripts written without spaces between words: per-word figures are "n/a" for them.
-NO_SEPARATOR_SCRIPTS = frozenset({"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"})
+NO_SEPARATOR_SCRIPTS = frozenset(
+    {"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"}
+)
 _WHITE_SPACE = regex.compile(r"\p{White_Space}+")
 _WS_CHARS = frozenset(regex.findall(r"\p{White_Space}", "".join(map(chr, range(0x3001)))))  # all are ≤ U+3000
 
@@ -99,7 +101,9 @@ class TextIndex:
         self.text = text
         self.n_chars = len(text)
         # β(p): byte offset of code point boundary p (UTF-8 length by code point range)
-        self.boundaries = [0, *accumulate(map(_utf8_len, text))] if not text.isascii() else list(range(len(text) + 1))
+        self.boundaries = (
+            [0, *accumulate(map(_utf8_len, text))] if not text.isascii() else list(range(len(text) + 1))
+        )
         self.n_bytes = self.boundaries[-1]
         self._char_at: dict[int, int] | None = None
         self._ws_runs: list[tuple[int, int]] | None = None
@@ -133,7 +137,9 @@ class TextIndex:
                 self._floor = list(range(self.n_chars + 1))
             else:
                 b = self.boundaries
-                self._floor = list(chain.from_iterable(repeat(p, b[p + 1] - b[p]) for p in range(self.n_chars)))
+                self._floor = list(
+                    chain.from_iterable(repeat(p, b[p + 1] - b[p]) for p in range(self.n_chars))
+                )
                 self._floor.append(self.n_chars)
         return self._floor
 
@@ -169,7 +175,9 @@ class SurfaceTable:
 
     __slots__ = ("family", "prefix", "replacement", "byte_pieces", "_memo")
 
-    def __init__(self, family: str, *, prefix: str = "##", replacement: str = "▁", byte_pieces: bool = False) -> None:
+    def __init__(
+        self, family: str, *, prefix: str = "##", replacement: str = "▁", byte_pieces: bool = False
+    ) -> None:
         self.family = family  # "byte_level" | "sentencepiece" | "wordpiece"
         self.prefix = prefix
         self.replacement = replacement
@@ -190,7 +198,7 @@ class SurfaceTable:
             return token.encode("utf-8", "surrogatepass"), False
         if self.family == "wordpiece":
             if self.prefix and token.startswith(self.prefix) and len(token) > len(self.prefix):
-                return token[len(self.prefix):].encode("utf-8"), True
+                return token[len(self.prefix) :].encode("utf-8"), True
             return token.encode("utf-8"), False
         if self.byte_pieces and len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
             try:
@@ -224,7 +232,9 @@ def _surface_table_cached(tok: Tokenizer) -> SurfaceTable:
     replacement = "▁"
     for c in _walk(tok.pre_tokenizer):
         replacement = getattr(c, "replacement", replacement)
-    return SurfaceTable("sentencepiece", replacement=replacement, byte_pieces=bool(getattr(model, "byte_fallback", False)))
+    return SurfaceTable(
+        "sentencepiece", replacement=replacement, byte_pieces=bool(getattr(model, "byte_fallback", False))
+    )
 
 
 def surface_table(tok: Tokenizer) -> SurfaceTable:
@@ -254,27 +264,41 @@ class Segmentation:
 
     @classmethod
     def from_spans(
-        cls, name: str, spans: Sequence[tuple[int, int]], *, surfaces: Sequence[bytes] | None = None,
-        ids: Sequence[int] | None = None, special: Sequence[bool] | None = None,
+        cls,
+        name: str,
+        spans: Sequence[tuple[int, int]],
+        *,
+        surfaces: Sequence[bytes] | None = None,
+        ids: Sequence[int] | None = None,
+        special: Sequence[bool] | None = None,
     ) -> Segmentation:
         """A segmentation given by byte spans only (toy cases, tests)."""
         n = len(spans)
-        return cls(name, tuple(ids if ids is not None else range(n)), tuple("" for _ in range(n)),
-                   tuple(tuple(s) for s in spans), tuple(surfaces if surfaces is not None else [b""] * n),
-                   tuple(special if special is not None else [False] * n))
+        return cls(
+            name,
+            tuple(ids if ids is not None else range(n)),
+            tuple("" for _ in range(n)),
+            tuple(tuple(s) for s in spans),
+            tuple(surfaces if surfaces is not None else [b""] * n),
+            tuple(special if special is not None else [False] * n),
+        )
 
 
-def segment(tok: Tokenizer, text: str, *, name: str | None = None, encoding: Encoding | None = None) -> Segmentation:
+def segment(
+    tok: Tokenizer, text: str, *, name: str | None = None, encoding: Encoding | None = None
+) -> Segmentation:
     """Encode ``text`` without added special tokens and keep what the comparisons need."""
     enc = encoding if encoding is not None else tok.encode(text, add_special_tokens=False)
     table = surface_table(tok)
     special = tuple(bool(m) for m in enc.special_tokens_mask)
-    surfaces = tuple(
-        t.encode("utf-8") if sp else table.of(t)[0] for t, sp in zip(enc.tokens, special)
-    )
+    surfaces = tuple(t.encode("utf-8") if sp else table.of(t)[0] for t, sp in zip(enc.tokens, special))
     return Segmentation(
         name if name is not None else (tok.name or "tokenizer"),
-        tuple(enc.ids), tuple(enc.tokens), tuple(enc.byte_offsets), surfaces, special,
+        tuple(enc.ids),
+        tuple(enc.tokens),
+        tuple(enc.byte_offsets),
+        surfaces,
+        special,
     )
 
 
@@ -430,7 +454,9 @@ def _trimmed_spans(seg: Segmentation, index: TextIndex) -> list[tuple[int, int]]
 
 def span_agreement(segs: Sequence[Segmentation], index: TextIndex, *, trimmed: bool = False) -> list[float]:
     """C4: per side, the share of its token spans (char units) present in every other side's list."""
-    spans = [_trimmed_spans(seg, index) if trimmed else [u for u, _ in _char_units(seg, index)] for seg in segs]
+    spans = [
+        _trimmed_spans(seg, index) if trimmed else [u for u, _ in _char_units(seg, index)] for seg in segs
+    ]
     # a span of side k is in every other side's list iff all N sides hold it
     held: Counter[tuple[int, int]] = Counter()
     for sp in spans:
@@ -551,8 +577,10 @@ def script_runs(text: str) -> list[tuple[int, int, str]]:
     [(0, 2, 'Latin'), (2, 3, 'Common'), (3, 5, 'Han'), (5, 7, 'Latin')]
     """
     if text.isascii():  # ASCII: letters are Latin, everything else (digits, punctuation, controls) Common
-        return [(m.start(), m.end(), "Latin" if m.group()[0].isalpha() else "Common")
-                for m in _ASCII_RUNS.finditer(text)]
+        return [
+            (m.start(), m.end(), "Latin" if m.group()[0].isalpha() else "Common")
+            for m in _ASCII_RUNS.finditer(text)
+        ]
     out: list[tuple[int, int, str]] = []
     for m in _script_regex().finditer(text):
         name = m.lastgroup or "Unknown"
@@ -608,10 +636,16 @@ class ScriptStats:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "tokens": round(self.tokens, 6), "chars": self.chars, "bytes": self.bytes, "words": self.words,
-            "tokens_per_char": _r(self.tokens_per_char), "tokens_per_byte": _r(self.tokens_per_byte),
-            "chars_per_token": _r(self.chars_per_token), "bytes_per_token": _r(self.bytes_per_token),
-            "tokens_per_word": _r(self.tokens_per_word), "strr": _r(self.strr),
+            "tokens": round(self.tokens, 6),
+            "chars": self.chars,
+            "bytes": self.bytes,
+            "words": self.words,
+            "tokens_per_char": _r(self.tokens_per_char),
+            "tokens_per_byte": _r(self.tokens_per_byte),
+            "chars_per_token": _r(self.chars_per_token),
+            "bytes_per_token": _r(self.bytes_per_token),
+            "tokens_per_word": _r(self.tokens_per_word),
+            "strr": _r(self.strr),
         }
 
 
@@ -699,6 +733,7 @@ def per_script(
 
 def _word_scripts(index: TextIndex, smap: ScriptMap) -> list[tuple[tuple[int, int], str]]:
     """Every word's char span and the script of its first code point (memoized on the index)."""
+
     def make() -> list[tuple[tuple[int, int], str]]:
         starts = [r[0] for r in smap.char_runs]
         out = []
@@ -789,9 +824,15 @@ class OverlapStats:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "level": self.level, "size_a": self.size_a, "size_b": self.size_b, "common": self.common,
-            "jaccard": round(self.jaccard, 6), "a_only": self.a_only, "b_only": self.b_only,
-            "same_id": self.same_id, "remapped": self.remapped,
+            "level": self.level,
+            "size_a": self.size_a,
+            "size_b": self.size_b,
+            "common": self.common,
+            "jaccard": round(self.jaccard, 6),
+            "a_only": self.a_only,
+            "b_only": self.b_only,
+            "same_id": self.same_id,
+            "remapped": self.remapped,
         }
 
 
@@ -804,8 +845,17 @@ def vocab_overlap(a: Tokenizer, b: Tokenizer, *, level: Literal["L0", "L1", "L2"
     if level == "L0":
         same = sum(1 for s in common if set(sa[s]) & set(sb[s]))
         remapped = len(common) - same
-    return OverlapStats(level, len(sa), len(sb), len(common), len(common) / union if union else 1.0,
-                        len(sa) - len(common), len(sb) - len(common), same, remapped)
+    return OverlapStats(
+        level,
+        len(sa),
+        len(sb),
+        len(common),
+        len(common) / union if union else 1.0,
+        len(sa) - len(common),
+        len(sb) - len(common),
+        same,
+        remapped,
+    )
 
 
 def overlap_matrix(toks: Sequence[Tokenizer], *, level: Literal["L0", "L1", "L2"] = "L0") -> list[list[int]]:
@@ -817,7 +867,9 @@ def overlap_matrix(toks: Sequence[Tokenizer], *, level: Literal["L0", "L1", "L2"
 def same_surface_tokens(a: Segmentation, b: Segmentation) -> list[tuple[bytes, tuple[int, int], int, int]]:
     """C8 at the encoding level: tokens of both sides with equal byte span and equal surface, as
     (surface, byte span, id in a, id in b); compare the ids to see which were remapped."""
-    where = {(span, surf): id_ for span, surf, id_, sp in zip(b.byte_spans, b.surfaces, b.ids, b.special) if not sp}
+    where = {
+        (span, surf): id_ for span, surf, id_, sp in zip(b.byte_spans, b.surfaces, b.ids, b.special) if not sp
+    }
     out = []
     for span, surf, id_, sp in zip(a.byte_spans, a.surfaces, a.ids, a.special):
         if sp or span[0] == span[1]:
@@ -883,16 +935,27 @@ def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str,
         if s.tokenizer is None:
             rows.append({"name": s.name, "path": s.path, "error": s.error})
             continue
-        rows.append({
-            "name": s.name, "path": s.path, "tokens": tokens[k],
-            "chars_per_token": round(n_chars / tokens[k], 6) if tokens[k] else None,
-            "bytes_per_token": round(n_bytes / tokens[k], 6) if tokens[k] else None,
-            "per_script": {n: {"tokens": round(v[0], 6), "chars": v[1], "bytes": v[2]} for n, v in scripts[k].items()},
-        })
+        rows.append(
+            {
+                "name": s.name,
+                "path": s.path,
+                "tokens": tokens[k],
+                "chars_per_token": round(n_chars / tokens[k], 6) if tokens[k] else None,
+                "bytes_per_token": round(n_bytes / tokens[k], 6) if tokens[k] else None,
+                "per_script": {
+                    n: {"tokens": round(v[0], 6), "chars": v[1], "bytes": v[2]} for n, v in scripts[k].items()
+                },
+            }
+        )
 
     def matrix(unit: str) -> list[list[float | None]]:
-        return [[round(cut_ratios(cuts[i][unit], cuts[j][unit]).f1, 6) if i in ok and j in ok else None
-                 for j in range(len(sides))] for i in range(len(sides))]
+        return [
+            [
+                round(cut_ratios(cuts[i][unit], cuts[j][unit]).f1, 6) if i in ok and j in ok else None
+                for j in range(len(sides))
+            ]
+            for i in range(len(sides))
+        ]
 
     overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
     pos = {k: n for n, k in enumerate(ok)}
@@ -900,10 +963,15 @@ def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str,
         "text": {"chars": n_chars, "bytes": n_bytes, "words": n_words, "documents": n_docs},
         "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
         "tokenizers": rows,
-        "boundary_f1": {"char_raw": matrix("char_raw"), "char_collapsed": matrix("char_collapsed"),
-                        "byte": matrix("byte")},
-        "vocab_overlap_l0": [[overlap[pos[i]][pos[j]] if i in pos and j in pos else None
-                              for j in range(len(sides))] for i in range(len(sides))],
+        "boundary_f1": {
+            "char_raw": matrix("char_raw"),
+            "char_collapsed": matrix("char_collapsed"),
+            "byte": matrix("byte"),
+        },
+        "vocab_overlap_l0": [
+            [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(len(sides))]
+            for i in range(len(sides))
+        ],
     }
 
 
@@ -944,8 +1012,10 @@ class Analysis:
 
 def _display_units(seg: Segmentation, ix: TextIndex) -> tuple[DisplayToken, ...]:
     ids = seg.ids
-    return tuple(DisplayToken(s, e, tuple(m), (ids[m[0]],) if len(m) == 1 else tuple(ids[i] for i in m))
-                 for (s, e), m in _char_units(seg, ix))
+    return tuple(
+        DisplayToken(s, e, tuple(m), (ids[m[0]],) if len(m) == 1 else tuple(ids[i] for i in m))
+        for (s, e), m in _char_units(seg, ix)
+    )
 
 
 def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None = None) -> Analysis:
@@ -954,11 +1024,21 @@ def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None 
     smap = ix.memo("script-map", ix, lambda: ScriptMap(ix))
     units = [ix.memo("display", seg, lambda seg=seg: _display_units(seg, ix)) for seg in segs]
     cuts: dict[str, tuple[frozenset[int], ...]] = {}
-    for key, unit, collapse in (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False)):
+    for key, unit, collapse in (
+        ("char_raw", "char", False),
+        ("char_collapsed", "char", True),
+        ("byte", "byte", False),
+    ):
         cuts[key] = tuple(_cut_frozen(s, ix, unit, collapse) for s in segs)  # type: ignore[arg-type]
     return Analysis(
-        text=text, names=tuple(s.name for s in segs), n_chars=ix.n_chars, n_bytes=ix.n_bytes,
-        n_words=count_words(text), tokens=tuple(s.n_tokens for s in segs), units=tuple(units), cuts=cuts,
+        text=text,
+        names=tuple(s.name for s in segs),
+        n_chars=ix.n_chars,
+        n_bytes=ix.n_bytes,
+        n_words=count_words(text),
+        tokens=tuple(s.n_tokens for s in segs),
+        units=tuple(units),
+        cuts=cuts,
         f1={k: f1_matrix(list(v)) for k, v in cuts.items()},  # type: ignore[arg-type]
         votes={k: dict(votes(list(v))) for k, v in cuts.items()},  # type: ignore[arg-type]
         span_shared=tuple(span_agreement(segs, ix)),

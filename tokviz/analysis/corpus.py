@@ -103,7 +103,8 @@ def corpus_files(path: str | os.PathLike[str]) -> list[Path]:
     p = Path(path)
     if p.is_dir():
         return sorted(
-            f for f in p.rglob("*")
+            f
+            for f in p.rglob("*")
             if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
         )
     if not p.exists():
@@ -116,7 +117,7 @@ def _check_mode(mode: str) -> str | None:
     if mode in ("whole", "lines", "paragraphs"):
         return None
     if mode.startswith("jsonl:") and len(mode) > len("jsonl:"):
-        return mode[len("jsonl:"):]
+        return mode[len("jsonl:") :]
     raise ValueError(f"unknown document mode {mode!r}: expected whole, lines, paragraphs or jsonl:FIELD")
 
 
@@ -141,6 +142,7 @@ def iter_documents(
     done_before = 0
     index = 0
     for f in files:
+
         def prog(done: int, _total: int, base: int = done_before) -> None:
             if progress is not None:
                 progress(base + done, total)
@@ -193,7 +195,9 @@ def _json_field(line_text: str, field_name: str, f: Path, line: int) -> str | No
     try:
         obj = json.loads(line_text)
     except json.JSONDecodeError as exc:
-        raise TokvizFormatError(f"line {line} is not JSON: {exc.msg} (column {exc.colno})", source=str(f)) from None
+        raise TokvizFormatError(
+            f"line {line} is not JSON: {exc.msg} (column {exc.colno})", source=str(f)
+        ) from None
     value = obj.get(field_name) if isinstance(obj, dict) else None
     if not isinstance(value, str):
         return None  # counted as skipped: the object has no string field of that name
@@ -409,10 +413,18 @@ class CorpusReport:
                 continue
             rows.append(_row_json(t, self, ref))
         return {
-            "corpus": {"path": self.path, "mode": self.mode, "documents": self.n_doc, "chars": self.n_char,
-                       "bytes": self.n_byte, "words": self.n_word, "token_budget": self.budget,
-                       "reference": ref.name if ref is not None else None,
-                       "seconds": round(self.seconds, 3), "workers": self.workers},
+            "corpus": {
+                "path": self.path,
+                "mode": self.mode,
+                "documents": self.n_doc,
+                "chars": self.n_char,
+                "bytes": self.n_byte,
+                "words": self.n_word,
+                "token_budget": self.budget,
+                "reference": ref.name if ref is not None else None,
+                "seconds": round(self.seconds, 3),
+                "workers": self.workers,
+            },
             "tokenizers": rows,
             "most_divergent_documents": list(self.divergent),
         }
@@ -423,9 +435,24 @@ class CorpusReport:
         import io
 
         rows = self.to_json()["tokenizers"]
-        cols = ["name", "path", "error", "tokens", "chars_per_token", "bytes_per_token", "tokens_per_word",
-                "tokens_per_1k_chars", "premium_vs_reference", "distinct_ids", "vocab_utilisation", "unk_rate",
-                "byte_fallback_rate", "lossless_rate", "over_budget_documents", "renyi_efficiency_2_5"]
+        cols = [
+            "name",
+            "path",
+            "error",
+            "tokens",
+            "chars_per_token",
+            "bytes_per_token",
+            "tokens_per_word",
+            "tokens_per_1k_chars",
+            "premium_vs_reference",
+            "distinct_ids",
+            "vocab_utilisation",
+            "unk_rate",
+            "byte_fallback_rate",
+            "lossless_rate",
+            "over_budget_documents",
+            "renyi_efficiency_2_5",
+        ]
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
@@ -446,22 +473,35 @@ def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 6) if b else None
 
 
-def _row_json(t: TokenizerCorpusStats, rep: CorpusReport, ref: TokenizerCorpusStats | None) -> dict[str, object]:
+def _row_json(
+    t: TokenizerCorpusStats, rep: CorpusReport, ref: TokenizerCorpusStats | None
+) -> dict[str, object]:
     lengths = sorted(t.lengths)
     return {
-        "name": t.name, "path": t.path, "tokens": t.n_tok,
-        "chars_per_token": _ratio(rep.n_char, t.n_tok), "bytes_per_token": _ratio(rep.n_byte, t.n_tok),
-        "tokens_per_word": _ratio(t.n_tok, rep.n_word), "tokens_per_1k_chars": _ratio(1000 * t.n_tok, rep.n_char),
+        "name": t.name,
+        "path": t.path,
+        "tokens": t.n_tok,
+        "chars_per_token": _ratio(rep.n_char, t.n_tok),
+        "bytes_per_token": _ratio(rep.n_byte, t.n_tok),
+        "tokens_per_word": _ratio(t.n_tok, rep.n_word),
+        "tokens_per_1k_chars": _ratio(1000 * t.n_tok, rep.n_char),
         "premium_vs_reference": _ratio(t.n_tok, ref.n_tok) if ref is not None and ref.error is None else None,
-        "distinct_ids": t.distinct_ids, "vocab_size": t.vocab_size,
+        "distinct_ids": t.distinct_ids,
+        "vocab_size": t.vocab_size,
         "vocab_utilisation": _ratio(t.distinct_ids, t.vocab_size),
-        "unk_rate": _ratio(t.unk, t.n_tok), "byte_fallback_rate": _ratio(t.byte_fallback, t.n_tok),
+        "unk_rate": _ratio(t.unk, t.n_tok),
+        "byte_fallback_rate": _ratio(t.byte_fallback, t.n_tok),
         "lossless_rate": _ratio(t.lossless_docs, rep.n_doc),
-        "first_lossy_document": (None if t.first_loss is None
-                                 else {"document": t.first_loss[0], "char": t.first_loss[1]}),
-        "tokens_per_document": {"min": lengths[0] if lengths else 0, "p50": _percentile(lengths, 0.5),
-                                "p90": _percentile(lengths, 0.9), "p99": _percentile(lengths, 0.99),
-                                "max": lengths[-1] if lengths else 0},
+        "first_lossy_document": (
+            None if t.first_loss is None else {"document": t.first_loss[0], "char": t.first_loss[1]}
+        ),
+        "tokens_per_document": {
+            "min": lengths[0] if lengths else 0,
+            "p50": _percentile(lengths, 0.5),
+            "p90": _percentile(lengths, 0.9),
+            "p99": _percentile(lengths, 0.99),
+            "max": lengths[-1] if lengths else 0,
+        },
         "over_budget_documents": sum(1 for n in lengths if n > rep.budget),
         "top_ids": [{"id": i, "token": s, "count": c} for i, s, c in t.top_ids],
         "renyi_efficiency_2_5": t.renyi_efficiency,
@@ -514,8 +554,14 @@ class _Merger:
 def _script_table(m: _Merger, p: _Partial, *, strr: bool) -> dict[str, dict[str, float | int | None]]:
     out = {}
     for name in sorted(set(m.script_chars) | set(p.script_tokens), key=lambda n: (-m.script_chars[n], n)):
-        st = ScriptStats(name, p.script_tokens[name], m.script_chars[name], m.script_bytes[name],
-                         m.script_words[name], p.script_single[name])
+        st = ScriptStats(
+            name,
+            p.script_tokens[name],
+            m.script_chars[name],
+            m.script_bytes[name],
+            m.script_words[name],
+            p.script_single[name],
+        )
         out[name] = st.to_json()
         if not strr:
             out[name]["strr"] = None  # not computed (run_corpus(strr=True) computes it)
@@ -563,10 +609,24 @@ def run_corpus(
         infos = _describe(loaded, errors, _top_ids(merger, top_k))
     else:  # the workers load the tokenizers; one of them describes them at the end
         infos = _run_pool(specs, batches, merger, n_workers, opts, cancelled, top_k)
-    stats = tuple(_final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos)))
+    stats = tuple(
+        _final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos))
+    )
     divergent = _most_divergent(stats, reference, docs_meta, divergent_k)
-    return CorpusReport(str(path), mode, merger.n_doc, merger.n_char, merger.n_byte, merger.n_word, budget,
-                        reference, stats, divergent, time.perf_counter() - t0, n_workers)
+    return CorpusReport(
+        str(path),
+        mode,
+        merger.n_doc,
+        merger.n_char,
+        merger.n_byte,
+        merger.n_word,
+        budget,
+        reference,
+        stats,
+        divergent,
+        time.perf_counter() - t0,
+        n_workers,
+    )
 
 
 class _DocIndex:
@@ -612,10 +672,19 @@ def _batches(docs: Iterator[Document], meta: _DocIndex) -> Iterator[list[tuple[i
         yield batch
 
 
-def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, cancelled,  # noqa: ANN001
-              top_k: int) -> list[_TokInfo]:
+def _run_pool(
+    specs,
+    batches,
+    merger: _Merger,
+    n_workers: int,
+    opts: _Options,
+    cancelled,  # noqa: ANN001
+    top_k: int,
+) -> list[_TokInfo]:
     ctx = get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(list(specs),))
+    pool = ProcessPoolExecutor(
+        max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(list(specs),)
+    )
     pending: dict[int, Future] = {}
     done: dict[int, _BatchResult] = {}
     next_merge = 0
@@ -640,8 +709,10 @@ def _run_pool(specs, batches, merger: _Merger, n_workers: int, opts: _Options, c
                 try:
                     done[k] = pending.pop(k).result()
                 except BrokenProcessPool:
-                    raise TokvizFormatError("a worker process died (out of memory?); try fewer workers",
-                                            source="corpus statistics") from None
+                    raise TokvizFormatError(
+                        "a worker process died (out of memory?); try fewer workers",
+                        source="corpus statistics",
+                    ) from None
             while next_merge in done:  # merge in document order
                 merger.add(done.pop(next_merge))
                 next_merge += 1
@@ -662,9 +733,19 @@ def _final_stats(
     ranked = sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
     top = tuple((i, info.tokens.get(i, ""), c) for i, c in ranked)
     return TokenizerCorpusStats(
-        spec.name, spec.path, None, n_tok=p.n_tok, vocab_size=size, distinct_ids=len(p.ids), unk=p.unk,
-        byte_fallback=p.byte_fallback, lossless_docs=p.lossless_docs, first_loss=p.first_loss,
-        lengths=tuple(p.per_doc), top_ids=top, renyi_efficiency=_renyi(p.ids, size),
+        spec.name,
+        spec.path,
+        None,
+        n_tok=p.n_tok,
+        vocab_size=size,
+        distinct_ids=len(p.ids),
+        unk=p.unk,
+        byte_fallback=p.byte_fallback,
+        lossless_docs=p.lossless_docs,
+        first_loss=p.first_loss,
+        lengths=tuple(p.per_doc),
+        top_ids=top,
+        renyi_efficiency=_renyi(p.ids, size),
         per_script=_script_table(m, p, strr=opts.strr),
     )
 
@@ -683,6 +764,15 @@ def _most_divergent(stats, reference: int, meta: _DocIndex, k: int) -> tuple[dic
     out = []
     for neg, d in scored[:k]:
         src, off, line, preview = meta.where(d)
-        out.append({"document": d, "file": src, "byte_offset": off, "line": line, "preview": preview,
-                    "max_token_delta": -neg, "tokens": {s.name: s.lengths[d] for s in ok}})
+        out.append(
+            {
+                "document": d,
+                "file": src,
+                "byte_offset": off,
+                "line": line,
+                "preview": preview,
+                "max_token_delta": -neg,
+                "tokens": {s.name: s.lengths[d] for s in ok},
+            }
+        )
     return tuple(out)

@@ -27,8 +27,19 @@ from typing import Any
 from ..engine.tokenizer import Tokenizer
 from .compare import surface_ids, surface_table
 
-__all__ = ["EntryChange", "MergeChange", "PipelineChange", "VocabDiff", "RegressionCase", "RegressionReport",
-           "vocab_diff", "merge_order", "special_map", "pipeline_tree", "regression_check"]
+__all__ = [
+    "EntryChange",
+    "MergeChange",
+    "PipelineChange",
+    "VocabDiff",
+    "RegressionCase",
+    "RegressionReport",
+    "vocab_diff",
+    "merge_order",
+    "special_map",
+    "pipeline_tree",
+    "regression_check",
+]
 
 SAMPLE = 20  # entries listed per category (the counts are always complete)
 
@@ -97,17 +108,26 @@ class VocabDiff:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "old": self.old_name, "new": self.new_name,
-            "entries": {"unit": "surfaces (exact bytes, specials excluded)", "old": self.old_size,
-                        "new": self.new_size, "same": self.same, "added": self.added, "deleted": self.deleted,
-                        "remapped": self.remapped,
-                        "added_sample": [e.to_json() for e in self.added_sample],
-                        "deleted_sample": [e.to_json() for e in self.deleted_sample],
-                        "remapped_sample": [e.to_json() for e in self.remapped_sample]},
+            "old": self.old_name,
+            "new": self.new_name,
+            "entries": {
+                "unit": "surfaces (exact bytes, specials excluded)",
+                "old": self.old_size,
+                "new": self.new_size,
+                "same": self.same,
+                "added": self.added,
+                "deleted": self.deleted,
+                "remapped": self.remapped,
+                "added_sample": [e.to_json() for e in self.added_sample],
+                "deleted_sample": [e.to_json() for e in self.deleted_sample],
+                "remapped_sample": [e.to_json() for e in self.remapped_sample],
+            },
             "merges": {**self.merges, "changed_sample": [m.to_json() for m in self.merges_sample]},
-            "specials": {"added": [list(x) for x in self.specials_added],
-                         "deleted": [list(x) for x in self.specials_deleted],
-                         "remapped": [{"literal": s, "old_id": a, "new_id": b} for s, a, b in self.specials_remapped]},
+            "specials": {
+                "added": [list(x) for x in self.specials_added],
+                "deleted": [list(x) for x in self.specials_deleted],
+                "remapped": [{"literal": s, "old_id": a, "new_id": b} for s, a, b in self.specials_remapped],
+            },
             "pipeline": [c.to_json() for c in self.pipeline],
         }
 
@@ -139,7 +159,8 @@ def merge_order(tok: Tokenizer) -> dict[bytes, int] | None:
     if mtype == "SentencePieceBPE":
         spm = model.spm
         ranked = sorted(
-            (-score, i) for i, (p, score, t) in enumerate(zip(spm.pieces, spm.scores, spm.types))
+            (-score, i)
+            for i, (p, score, t) in enumerate(zip(spm.pieces, spm.scores, spm.types))
             if t == 1 and len(p) > 1
         )
         for _, i in ranked:
@@ -155,9 +176,16 @@ def _merge_diff(old: Tokenizer, new: Tokenizer) -> tuple[dict[str, object], tupl
         return {"comparable": False, "why": f"{which} has no merges (WordPiece or Unigram model)"}, ()
     common = a.keys() & b.keys()
     changed = sorted((s for s in common if a[s] != b[s]), key=lambda s: b[s])
-    counts = {"comparable": True, "unit": "merges, by the surface they produce; rank = position in merge order",
-              "old": len(a), "new": len(b), "same_rank": len(common) - len(changed), "rank_changed": len(changed),
-              "added": len(b.keys() - a.keys()), "deleted": len(a.keys() - b.keys())}
+    counts = {
+        "comparable": True,
+        "unit": "merges, by the surface they produce; rank = position in merge order",
+        "old": len(a),
+        "new": len(b),
+        "same_rank": len(common) - len(changed),
+        "rank_changed": len(changed),
+        "added": len(b.keys() - a.keys()),
+        "deleted": len(a.keys() - b.keys()),
+    }
     return counts, tuple(MergeChange(s, a[s], b[s]) for s in changed[:SAMPLE])
 
 
@@ -239,9 +267,19 @@ def vocab_diff(old: Tokenizer, new: Tokenizer, *, old_name: str = "old", new_nam
     merges, merges_sample = _merge_diff(old, new)
     spa, spb = special_map(old), special_map(new)
     return VocabDiff(
-        old_name, new_name, len(sa), len(sb), len(common) - len(remapped), len(added), len(deleted), len(remapped),
-        tuple(map(change, added[:SAMPLE])), tuple(map(change, deleted[:SAMPLE])),
-        tuple(map(change, remapped[:SAMPLE])), merges, merges_sample,
+        old_name,
+        new_name,
+        len(sa),
+        len(sb),
+        len(common) - len(remapped),
+        len(added),
+        len(deleted),
+        len(remapped),
+        tuple(map(change, added[:SAMPLE])),
+        tuple(map(change, deleted[:SAMPLE])),
+        tuple(map(change, remapped[:SAMPLE])),
+        merges,
+        merges_sample,
         tuple(sorted((s, i) for s, i in spb.items() if s not in spa)),
         tuple(sorted((s, i) for s, i in spa.items() if s not in spb)),
         tuple(sorted((s, spa[s], spb[s]) for s in spa.keys() & spb.keys() if spa[s] != spb[s])),
@@ -265,11 +303,20 @@ class RegressionCase:
     new_tokens: int
 
     def to_json(self) -> dict[str, object]:
-        return {"document": self.document, "preview": self.preview, "token_index": self.token_index,
-                "char_offset": self.char_offset,
-                "old_token": None if self.old_token is None else {"id": self.old_token[0], "token": self.old_token[1]},
-                "new_token": None if self.new_token is None else {"id": self.new_token[0], "token": self.new_token[1]},
-                "old_tokens": self.old_tokens, "new_tokens": self.new_tokens}
+        return {
+            "document": self.document,
+            "preview": self.preview,
+            "token_index": self.token_index,
+            "char_offset": self.char_offset,
+            "old_token": None
+            if self.old_token is None
+            else {"id": self.old_token[0], "token": self.old_token[1]},
+            "new_token": None
+            if self.new_token is None
+            else {"id": self.new_token[0], "token": self.new_token[1]},
+            "old_tokens": self.old_tokens,
+            "new_tokens": self.new_tokens,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,12 +332,19 @@ class RegressionReport:
         return not self.changed and not self.roundtrip_lost
 
     def to_json(self) -> dict[str, object]:
-        return {"documents": self.documents, "changed": self.changed, "roundtrip_lost": self.roundtrip_lost,
-                "passed": self.passed, "cases": [c.to_json() for c in self.cases],
-                "roundtrip_lost_documents": list(self.roundtrip_cases)}
+        return {
+            "documents": self.documents,
+            "changed": self.changed,
+            "roundtrip_lost": self.roundtrip_lost,
+            "passed": self.passed,
+            "cases": [c.to_json() for c in self.cases],
+            "roundtrip_lost_documents": list(self.roundtrip_cases),
+        }
 
 
-def regression_check(old: Tokenizer, new: Tokenizer, documents: Iterable[str], *, limit: int = 50) -> RegressionReport:
+def regression_check(
+    old: Tokenizer, new: Tokenizer, documents: Iterable[str], *, limit: int = 50
+) -> RegressionReport:
     """Re-encode every document with both; list the first ``limit`` that differ (by id), each with
     its first differing token, and count round-trips lost (seed §4.5 item 5)."""
     n = changed = lost = 0

@@ -16,12 +16,16 @@ __all__ = ["register", "run", "load_sides"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("compare", help="compare tokenizers on one text or corpus file (boundary F1, per script, overlap)")
+    p = sub.add_parser(
+        "compare", help="compare tokenizers on one text or corpus file (boundary F1, per script, overlap)"
+    )
     p.add_argument("tokenizers", nargs="+", type=Path, metavar="TOK", help="tokenizer files (two or more)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="the text to compare on")
     src.add_argument("--file", type=Path, help="a UTF-8 file (or folder with --stats) to compare on")
-    p.add_argument("--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD")
+    p.add_argument(
+        "--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD"
+    )
     p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
     p.add_argument("--workers", type=int, default=None, help="processes for --stats (default: every core)")
     p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
@@ -97,8 +101,10 @@ def format_report(report: dict) -> str:  # type: ignore[type-arg]
             lines.append(f"{row['name']:<24} error: {row['error']}")
             continue
         cpt = row["chars_per_token"]
-        lines.append(f"{row['name']:<24} {row['tokens']:>8,} tokens  "
-                     f"{cpt if cpt is not None else 'n/a'} chars/token  {row['bytes_per_token']} bytes/token")
+        lines.append(
+            f"{row['name']:<24} {row['tokens']:>8,} tokens  "
+            f"{cpt if cpt is not None else 'n/a'} chars/token  {row['bytes_per_token']} bytes/token"
+        )
     lines.append("boundary F1 (char cuts, whitespace collapsed):")
     for name, r in zip(names, report["boundary_f1"]["char_collapsed"]):
         cells = " ".join("   -  " if v is None else f"{v:6.3f}" for v in r)

@@ -127,9 +127,11 @@ class CompareTab(QWidget):
         self.details.addTab(self._build_corpus(), "Corpus")
         centre = QSplitter(Qt.Orientation.Vertical)
         centre.setChildrenCollapsible(False)
-        head = QLabel("<b>Tokens, aligned on characters</b>&nbsp;&nbsp;<span style='color:gray'>"
-                      "cut marks: number = tokenizers cutting there (contested), dotted = all agree · "
-                      "hover a token to see it in every row · click to open it in Inspect</span>")
+        head = QLabel(
+            "<b>Tokens, aligned on characters</b>&nbsp;&nbsp;<span style='color:gray'>"
+            "cut marks: number = tokenizers cutting there (contested), dotted = all agree · "
+            "hover a token to see it in every row · click to open it in Inspect</span>"
+        )
         head.setWordWrap(True)
         top = QWidget()
         tl = QVBoxLayout(top)
@@ -216,8 +218,10 @@ class CompareTab(QWidget):
         lay.addWidget(self.inspect_text_button)
         self.collapse_box = QCheckBox("Collapse whitespace at cuts")
         self.collapse_box.setChecked(True)
-        self.collapse_box.setToolTip("A cut anywhere in a run of spaces counts at the run's start, so 'space "
-                                     "belongs to the next token' and 'space is dropped' (BERT) agree")
+        self.collapse_box.setToolTip(
+            "A cut anywhere in a run of spaces counts at the run's start, so 'space "
+            "belongs to the next token' and 'space is dropped' (BERT) agree"
+        )
         self.collapse_box.toggled.connect(self._on_collapse)
         lay.addWidget(self.collapse_box)
         self.text_stats = QLabel()
@@ -313,8 +317,9 @@ class CompareTab(QWidget):
         self._fill_f1()
         self._fill_scripts()
         if a is not None:
-            self.text_stats.setText(f"{a.n_chars:,} chars (code points) · {a.n_bytes:,} bytes (UTF-8) · "
-                                    f"{a.n_words:,} words")
+            self.text_stats.setText(
+                f"{a.n_chars:,} chars (code points) · {a.n_bytes:,} bytes (UTF-8) · {a.n_words:,} words"
+            )
 
     def _on_click(self, side: int, start: int, end: int) -> None:
         ready = [k for k, r in enumerate(self.vm.rows) if r.ready]
@@ -335,10 +340,21 @@ class CompareTab(QWidget):
         w = QWidget()
         lay = QHBoxLayout(w)
         lay.setContentsMargins(2, 2, 2, 2)
-        self.summary = _table(["tokenizer", "tokens", "chars/token", "bytes/token", "tokens/word",
-                               "shared spans", "shared spans (trimmed)"])
-        self.summary.setToolTip("tokens exclude special tokens; shared spans = share of a tokenizer's "
-                                "tokens whose char span every other tokenizer also has (%)")
+        self.summary = _table(
+            [
+                "tokenizer",
+                "tokens",
+                "chars/token",
+                "bytes/token",
+                "tokens/word",
+                "shared spans",
+                "shared spans (trimmed)",
+            ]
+        )
+        self.summary.setToolTip(
+            "tokens exclude special tokens; shared spans = share of a tokenizer's "
+            "tokens whose char span every other tokenizer also has (%)"
+        )
         lay.addWidget(self.summary, 3)
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -393,11 +409,19 @@ class CompareTab(QWidget):
         for i in range(n):
             for j in range(n):
                 v = m[i][j]
-                it = _item(f"{v:.3f}", tip=f"{a.names[i]} vs {a.names[j]}: F1 {v:.4f} ({_F1_UNITS[self.f1_unit.currentIndex()][0]})")
+                it = _item(
+                    f"{v:.3f}",
+                    tip=f"{a.names[i]} vs {a.names[j]}: F1 {v:.4f} ({_F1_UNITS[self.f1_unit.currentIndex()][0]})",
+                )
                 # low agreement = strong colour, so disagreements stand out
                 f = 1.0 - v
-                it.setBackground(QColor(int(lo.red() + (hi.red() - lo.red()) * f), int(lo.green() + (hi.green() - lo.green()) * f),
-                                        int(lo.blue() + (hi.blue() - lo.blue()) * f)))
+                it.setBackground(
+                    QColor(
+                        int(lo.red() + (hi.red() - lo.red()) * f),
+                        int(lo.green() + (hi.green() - lo.green()) * f),
+                        int(lo.blue() + (hi.blue() - lo.blue()) * f),
+                    )
+                )
                 if f > 0.55:
                     it.setForeground(QColor("white"))
                 t.setItem(i, j, it)
@@ -415,9 +439,11 @@ class CompareTab(QWidget):
         ll.addLayout(row)
         self.script_table = QTableWidget(0, 0)
         self.script_table.verticalHeader().setVisible(False)
-        self.script_table.setToolTip("Unicode Script (UAX #24) per code point; a token's weight is shared among the "
-                                     "scripts of its bytes (Common only if it has no other); n/a = no words or a "
-                                     "script written without spaces")
+        self.script_table.setToolTip(
+            "Unicode Script (UAX #24) per code point; a token's weight is shared among the "
+            "scripts of its bytes (Common only if it has no other); n/a = no words or a "
+            "script written without spaces"
+        )
         ll.addWidget(self.script_table, 1)
         lay.addWidget(left, 3)
         self.script_chart = pg.PlotWidget()
@@ -456,7 +482,9 @@ class CompareTab(QWidget):
             for k, table in enumerate(a.scripts):
                 st = table.get(s)
                 v = getattr(st, attr) if st is not None else None
-                t.setItem(r, 4 + k, _item(_fmt(v, 2 if attr == "tokens" else 3), tip=f"{a.names[k]} · {s}: {label}"))
+                t.setItem(
+                    r, 4 + k, _item(_fmt(v, 2 if attr == "tokens" else 3), tip=f"{a.names[k]} · {s}: {label}")
+                )
         t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self._chart_scripts(a, scripts, attr, label)
 
@@ -473,7 +501,9 @@ class CompareTab(QWidget):
                     xs.append(i - 0.4 + width * (k + 0.5))
                     hs.append(v)
             color = SET_COLORS[k % len(SET_COLORS)]
-            chart.addItem(pg.BarGraphItem(x=xs, height=hs, width=width * 0.95, brush=color, pen=None, name=name))
+            chart.addItem(
+                pg.BarGraphItem(x=xs, height=hs, width=width * 0.95, brush=color, pen=None, name=name)
+            )
         chart.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(scripts)]])
         chart.setLabel("left", label)
 
@@ -483,8 +513,10 @@ class CompareTab(QWidget):
         lay = QHBoxLayout(w)
         lay.setContentsMargins(2, 2, 2, 2)
         self.overlap_table = QTableWidget(0, 0)
-        self.overlap_table.setToolTip("|Σ(A) ∩ Σ(B)|: surfaces (exact bytes, L0) in both vocabularies, specials "
-                                      "excluded; the diagonal is |Σ|; Jaccard in the tooltip")
+        self.overlap_table.setToolTip(
+            "|Σ(A) ∩ Σ(B)|: surfaces (exact bytes, L0) in both vocabularies, specials "
+            "excluded; the diagonal is |Σ|; Jaccard in the tooltip"
+        )
         lay.addWidget(self.overlap_table, 1)
         self.overlap_view = OverlapView()
         lay.addWidget(self.overlap_view, 1)
@@ -506,8 +538,11 @@ class CompareTab(QWidget):
             for j in range(n):
                 v = res.matrix[i][j]
                 union = res.sizes[i] + res.sizes[j] - v
-                tip = (f"|Σ| = {v:,} surfaces" if i == j else
-                       f"{res.names[i]} ∩ {res.names[j]}: {v:,} surfaces · Jaccard {v / union if union else 1:.4f}")
+                tip = (
+                    f"|Σ| = {v:,} surfaces"
+                    if i == j
+                    else f"{res.names[i]} ∩ {res.names[j]}: {v:,} surfaces · Jaccard {v / union if union else 1:.4f}"
+                )
                 t.setItem(i, j, _item(f"{v:,}", tip=tip))
         t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.overlap_view.set_data(res.names, res.sizes, res.patterns)
@@ -562,8 +597,11 @@ class CompareTab(QWidget):
 
         d, reg = result
         out = d.to_json()
-        out["regression"] = {"corpus": self.diff_corpus.text().strip() or "this text", "mode": "lines",
-                             **reg.to_json()}
+        out["regression"] = {
+            "corpus": self.diff_corpus.text().strip() or "this text",
+            "mode": "lines",
+            **reg.to_json(),
+        }
         self.diff_text.setPlainText(format_diff(out))
 
     # ------------------------------------------------------------------ corpus
@@ -585,8 +623,10 @@ class CompareTab(QWidget):
         self.corpus_mode = QComboBox()
         self.corpus_mode.setEditable(True)
         self.corpus_mode.addItems(["lines", "paragraphs", "whole", "jsonl:text"])
-        self.corpus_mode.setToolTip("lines: one document per line (newline not encoded) · paragraphs: blank-line "
-                                    "separated · whole: one per file (counts the newline tokens) · jsonl:FIELD")
+        self.corpus_mode.setToolTip(
+            "lines: one document per line (newline not encoded) · paragraphs: blank-line "
+            "separated · whole: one per file (counts the newline tokens) · jsonl:FIELD"
+        )
         row.addWidget(self.corpus_mode)
         self.corpus_run = QPushButton("Run")
         self.corpus_run.clicked.connect(self.run_corpus)
@@ -603,14 +643,33 @@ class CompareTab(QWidget):
         self.corpus_status = QLabel("Statistics of every tokenizer opened from a file, on all cores.")
         self.corpus_status.setStyleSheet("color: gray")
         lay.addWidget(self.corpus_status)
-        self.corpus_table = _table(["tokenizer", "tokens", "chars/token", "bytes/token", "tokens/word",
-                                    "premium (× ref)", "unk rate", "byte-fallback rate", "lossless docs",
-                                    "tokens/doc p50", "p90", "p99", "max", "distinct ids", "vocab used"])
+        self.corpus_table = _table(
+            [
+                "tokenizer",
+                "tokens",
+                "chars/token",
+                "bytes/token",
+                "tokens/word",
+                "premium (× ref)",
+                "unk rate",
+                "byte-fallback rate",
+                "lossless docs",
+                "tokens/doc p50",
+                "p90",
+                "p99",
+                "max",
+                "distinct ids",
+                "vocab used",
+            ]
+        )
         lay.addWidget(self.corpus_table, 1)
         row = QHBoxLayout()
         row.addStretch(1)
-        for label, fn in (("Export CSV…", self._export_csv), ("Export JSON…", self._export_json),
-                          ("Export chart…", self._export_chart)):
+        for label, fn in (
+            ("Export CSV…", self._export_csv),
+            ("Export JSON…", self._export_json),
+            ("Export chart…", self._export_chart),
+        ):
             b = QPushButton(label)
             b.clicked.connect(fn)
             row.addWidget(b)
@@ -656,7 +715,8 @@ class CompareTab(QWidget):
         c = j["corpus"]
         self.corpus_status.setText(
             f"{c['documents']:,} documents ({c['mode']}) · {c['chars']:,} chars · {c['bytes']:,} bytes · "
-            f"{c['words']:,} words · {c['seconds']:.1f} s on {c['workers']} process(es) · premium vs {c['reference']}")
+            f"{c['words']:,} words · {c['seconds']:.1f} s on {c['workers']} process(es) · premium vs {c['reference']}"
+        )
         rows = j["tokenizers"]
         t = self.corpus_table
         t.setRowCount(len(rows))
@@ -667,29 +727,49 @@ class CompareTab(QWidget):
                 continue
             d = r["tokens_per_document"]
             pct = lambda v: "n/a" if v is None else f"{100 * v:.2f} %"  # noqa: E731
-            vals = [f"{r['tokens']:,}", _fmt(r["chars_per_token"]), _fmt(r["bytes_per_token"]),
-                    _fmt(r["tokens_per_word"]), _fmt(r["premium_vs_reference"]), pct(r["unk_rate"]),
-                    pct(r["byte_fallback_rate"]), pct(r["lossless_rate"]), f"{d['p50']:,}", f"{d['p90']:,}",
-                    f"{d['p99']:,}", f"{d['max']:,}", f"{r['distinct_ids']:,}", pct(r["vocab_utilisation"])]
+            vals = [
+                f"{r['tokens']:,}",
+                _fmt(r["chars_per_token"]),
+                _fmt(r["bytes_per_token"]),
+                _fmt(r["tokens_per_word"]),
+                _fmt(r["premium_vs_reference"]),
+                pct(r["unk_rate"]),
+                pct(r["byte_fallback_rate"]),
+                pct(r["lossless_rate"]),
+                f"{d['p50']:,}",
+                f"{d['p90']:,}",
+                f"{d['p99']:,}",
+                f"{d['max']:,}",
+                f"{r['distinct_ids']:,}",
+                pct(r["vocab_utilisation"]),
+            ]
             for c_, v in enumerate(vals, start=1):
                 t.setItem(k, c_, _item(v))
 
     def _export_csv(self) -> None:
         if self.corpus_report is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export corpus statistics", "corpus-stats.csv", "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export corpus statistics", "corpus-stats.csv", "CSV (*.csv)"
+        )
         if path:
             Path(path).write_bytes(self.corpus_report.to_csv().encode("utf-8"))
 
     def _export_json(self) -> None:
         if self.corpus_report is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export corpus statistics", "corpus-stats.json", "JSON (*.json)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export corpus statistics", "corpus-stats.json", "JSON (*.json)"
+        )
         if path:
-            Path(path).write_bytes(json.dumps(self.corpus_report.to_json(), ensure_ascii=False, indent=1).encode("utf-8"))
+            Path(path).write_bytes(
+                json.dumps(self.corpus_report.to_json(), ensure_ascii=False, indent=1).encode("utf-8")
+            )
 
     def _export_chart(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export chart", "per-script.png", "PNG image (*.png);;SVG image (*.svg)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export chart", "per-script.png", "PNG image (*.png);;SVG image (*.svg)"
+        )
         if path:
             export_widget(self.script_chart, path)
 
@@ -706,5 +786,5 @@ class CompareTab(QWidget):
 
 
 def _short_name(name: str) -> str:
-    """"cl100k_base — GPT-4 (tiktoken)" -> "cl100k_base"; other names as they are."""
+    """ "cl100k_base — GPT-4 (tiktoken)" -> "cl100k_base"; other names as they are."""
     return name.split(" — ")[0].split(" (")[0]

@@ -73,7 +73,9 @@ class CompareViewModel(QObject):
     corpus_failed = Signal(str)  # message ("cancelled" when cancelled)
     inspect_requested = Signal(object, int, int)  # path, char start, char end
 
-    def __init__(self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None) -> None:
+    def __init__(
+        self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None
+    ) -> None:
         super().__init__(parent)
         self.inspect = inspect
         self._lanes = lanes or Lanes(self)
@@ -110,8 +112,12 @@ class CompareViewModel(QObject):
 
             return job
 
-        self._lanes.submit(f"compare-load-{row.id}", prepare, lambda r: self._loaded(row.id, *r),
-                           lambda msg: self._failed(row.id, msg))
+        self._lanes.submit(
+            f"compare-load-{row.id}",
+            prepare,
+            lambda r: self._loaded(row.id, *r),
+            lambda msg: self._failed(row.id, msg),
+        )
         return row.id
 
     def add_loaded(self, tok: Any, *, name: str, path: str | None = None) -> int:
@@ -180,7 +186,9 @@ class CompareViewModel(QObject):
             emit(self.analysis_changed, None)
             self._schedule_overlap()
             return
-        cached = {r.id: self._segs[r.id][1] for r in rows if r.id in self._segs and self._segs[r.id][0] == text}
+        cached = {
+            r.id: self._segs[r.id][1] for r in rows if r.id in self._segs and self._segs[r.id][0] == text
+        }
         if self._index is None or self._index.text != text:
             self._index = TextIndex(text)  # per-side results are memoized on it (see analyze)
         index = self._index
@@ -220,10 +228,14 @@ class CompareViewModel(QObject):
         def prepare():  # noqa: ANN202
             def job(_token: CancelToken) -> OverlapResult:
                 sets = [r.sigma for r in rows]
-                matrix = tuple(tuple(len(a & b) if i != j else len(a) for j, b in enumerate(sets))  # type: ignore[operator]
-                               for i, a in enumerate(sets))
+                matrix = tuple(
+                    tuple(len(a & b) if i != j else len(a) for j, b in enumerate(sets))  # type: ignore[operator]
+                    for i, a in enumerate(sets)
+                )
                 patterns = dict(membership_patterns(sets)) if sets else {}  # type: ignore[arg-type]
-                return OverlapResult(tuple(r.name for r in rows), tuple(len(s) for s in sets), matrix, patterns)  # type: ignore[arg-type]
+                return OverlapResult(
+                    tuple(r.name for r in rows), tuple(len(s) for s in sets), matrix, patterns
+                )  # type: ignore[arg-type]
 
             return job
 
@@ -282,7 +294,9 @@ class CompareViewModel(QObject):
     # ------------------------------------------------------------------ diff of two rows
     def compute_diff(self, a: int, b: int, *, corpus: str | None = None, mode: str = "lines") -> None:
         """Vocabulary diff of rows ``a`` (old) and ``b`` (new), with the regression check on ``corpus``."""
-        if not (0 <= a < len(self.rows) and 0 <= b < len(self.rows)) or not (self.rows[a].ready and self.rows[b].ready):
+        if not (0 <= a < len(self.rows) and 0 <= b < len(self.rows)) or not (
+            self.rows[a].ready and self.rows[b].ready
+        ):
             emit(self.error_raised, "Diff needs two loaded tokenizers")
             return
         old, new = self.rows[a], self.rows[b]
@@ -315,9 +329,14 @@ class CompareViewModel(QObject):
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
-                return run_corpus(specs, path, mode=mode, workers=workers,
-                                  progress=lambda d, t: emit(self.corpus_progress, d, t),
-                                  cancelled=lambda: token.cancelled)
+                return run_corpus(
+                    specs,
+                    path,
+                    mode=mode,
+                    workers=workers,
+                    progress=lambda d, t: emit(self.corpus_progress, d, t),
+                    cancelled=lambda: token.cancelled,
+                )
 
             return job
 
@@ -340,5 +359,6 @@ class CompareViewModel(QObject):
 
     def is_busy(self) -> bool:
         return any(r.loading for r in self.rows) or any(
-            self._lanes.is_busy(lane) for lane in ("compare-analysis", "compare-overlap", "compare-diff", "compare-corpus")
+            self._lanes.is_busy(lane)
+            for lane in ("compare-analysis", "compare-overlap", "compare-diff", "compare-corpus")
         )

@@ -184,8 +184,11 @@ class CompareRows(QWidget):
         p.fillRect(event.rect(), self.theme.base)
         if self.analysis is None:
             p.setPen(self.theme.muted)
-            p.drawText(self.rect().adjusted(12, 12, -12, -12), Qt.AlignmentFlag.AlignLeft,
-                       "Add two or more tokenizers to compare them on this text.")
+            p.drawText(
+                self.rect().adjusted(12, 12, -12, -12),
+                Qt.AlignmentFlag.AlignLeft,
+                "Add two or more tokenizers to compare them on this text.",
+            )
             return
         bh = self._block_h()
         first = max(0, event.rect().top() // bh)
@@ -214,14 +217,20 @@ class CompareRows(QWidget):
         fm = QFontMetrics(self.font())
         y_text = y0 + strip
         p.setPen(th.muted)
-        p.drawText(QRect(4, y_text, LABEL_W - 10, rh), Qt.AlignmentFlag.AlignVCenter, fm.elidedText(
-            f"text {line.start}–{line.end}", Qt.TextElideMode.ElideRight, LABEL_W - 10))
+        p.drawText(
+            QRect(4, y_text, LABEL_W - 10, rh),
+            Qt.AlignmentFlag.AlignVCenter,
+            fm.elidedText(f"text {line.start}–{line.end}", Qt.TextElideMode.ElideRight, LABEL_W - 10),
+        )
         for r in range(n):
             yr = y_text + rh * (r + 1)
             p.setPen(th.text)
             label = f"{a.names[r]} · {a.tokens[r]:,}"
-            p.drawText(QRect(4, yr, LABEL_W - 10, rh), Qt.AlignmentFlag.AlignVCenter,
-                       fm.elidedText(label, Qt.TextElideMode.ElideMiddle, LABEL_W - 10))
+            p.drawText(
+                QRect(4, yr, LABEL_W - 10, rh),
+                Qt.AlignmentFlag.AlignVCenter,
+                fm.elidedText(label, Qt.TextElideMode.ElideMiddle, LABEL_W - 10),
+            )
         # the text row (muted glyphs)
         text = a.text
         for i in range(line.start, line.end):
@@ -346,7 +355,7 @@ class CompareRows(QWidget):
         a = self.analysis
         assert a is not None
         u = a.units[r][j]
-        piece = a.text[u.start:u.end]
+        piece = a.text[u.start : u.end]
         ids = ", ".join(map(str, u.ids))
         extra = f" ({len(u.ids)} byte tokens in one character)" if len(u.ids) > 1 else ""
         return f"{a.names[r]}: {piece!r} · id {ids}{extra} · chars {u.start}–{u.end}"

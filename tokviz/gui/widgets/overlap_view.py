@@ -14,8 +14,20 @@ from PySide6.QtWidgets import QWidget
 
 __all__ = ["OverlapView", "SET_COLORS"]
 
-SET_COLORS = ["#1c64f2", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626",
-              "#4b5563", "#c026d3", "#ca8a04", "#0d9488"]
+SET_COLORS = [
+    "#1c64f2",
+    "#d97706",
+    "#059669",
+    "#db2777",
+    "#7c3aed",
+    "#0891b2",
+    "#65a30d",
+    "#dc2626",
+    "#4b5563",
+    "#c026d3",
+    "#ca8a04",
+    "#0d9488",
+]
 TOP_PATTERNS = 16
 
 
@@ -53,11 +65,17 @@ class OverlapView(QWidget):
         p.fillRect(self.rect(), self.base)
         p.setPen(self.text_color)
         if len(self.names) < 2:
-            p.drawText(self.rect().adjusted(10, 10, -10, -10), Qt.AlignmentFlag.AlignLeft,
-                       "Vocabulary overlap needs two or more loaded tokenizers.")
+            p.drawText(
+                self.rect().adjusted(10, 10, -10, -10),
+                Qt.AlignmentFlag.AlignLeft,
+                "Vocabulary overlap needs two or more loaded tokenizers.",
+            )
             return
-        p.drawText(QRectF(8, 4, self.width() - 16, 18), Qt.AlignmentFlag.AlignLeft,
-                   "surfaces (exact bytes, L0, specials excluded) in exactly these vocabularies")
+        p.drawText(
+            QRectF(8, 4, self.width() - 16, 18),
+            Qt.AlignmentFlag.AlignLeft,
+            "surfaces (exact bytes, L0, specials excluded) in exactly these vocabularies",
+        )
         if len(self.names) <= 3:
             self._venn(p)
         else:
@@ -72,8 +90,11 @@ class OverlapView(QWidget):
         if n == 2:
             centers = [QPointF(cx - r * 0.55, cy), QPointF(cx + r * 0.55, cy)]
         else:
-            centers = [QPointF(cx - r * 0.55, cy - r * 0.35), QPointF(cx + r * 0.55, cy - r * 0.35),
-                       QPointF(cx, cy + r * 0.55)]
+            centers = [
+                QPointF(cx - r * 0.55, cy - r * 0.35),
+                QPointF(cx + r * 0.55, cy - r * 0.35),
+                QPointF(cx, cy + r * 0.55),
+            ]
         for k, c in enumerate(centers):
             col = QColor(SET_COLORS[k])
             fill = QColor(col)
@@ -95,20 +116,32 @@ class OverlapView(QWidget):
                 norm = max(1e-6, (dx * dx + dy * dy) ** 0.5)
                 pt = QPointF(centers[k].x() + dx / norm * r * 0.45, centers[k].y() + dy / norm * r * 0.45)
             else:
-                pt = QPointF(sum(centers[k].x() for k in members) / len(members),
-                             sum(centers[k].y() for k in members) / len(members))
+                pt = QPointF(
+                    sum(centers[k].x() for k in members) / len(members),
+                    sum(centers[k].y() for k in members) / len(members),
+                )
                 if len(members) == 2 and n == 3:
                     out = next(j for j in range(n) if j not in members)
-                    pt = QPointF(pt.x() + (pt.x() - centers[out].x()) * 0.35, pt.y() + (pt.y() - centers[out].y()) * 0.35)
+                    pt = QPointF(
+                        pt.x() + (pt.x() - centers[out].x()) * 0.35,
+                        pt.y() + (pt.y() - centers[out].y()) * 0.35,
+                    )
             label = f"{count:,}"
             p.setPen(self.text_color)
-            p.drawText(QRectF(pt.x() - 60, pt.y() - fm.height() / 2, 120, fm.height()), Qt.AlignmentFlag.AlignCenter, label)
+            p.drawText(
+                QRectF(pt.x() - 60, pt.y() - fm.height() / 2, 120, fm.height()),
+                Qt.AlignmentFlag.AlignCenter,
+                label,
+            )
         for k, c in enumerate(centers):
             p.setPen(QColor(SET_COLORS[k]))
             name = f"{self.names[k]} ({self.sizes[k]:,})"
             y = c.y() - r - fm.height() - 2 if (n == 2 or k < 2) else c.y() + r + 2
-            p.drawText(QRectF(c.x() - r, y, 2 * r, fm.height() + 2), Qt.AlignmentFlag.AlignCenter,
-                       fm.elidedText(name, Qt.TextElideMode.ElideMiddle, int(2 * r)))
+            p.drawText(
+                QRectF(c.x() - r, y, 2 * r, fm.height() + 2),
+                Qt.AlignmentFlag.AlignCenter,
+                fm.elidedText(name, Qt.TextElideMode.ElideMiddle, int(2 * r)),
+            )
 
     # ------------------------------------------------------------------ UpSet (> 3)
     def _upset(self, p: QPainter) -> None:
@@ -122,13 +155,18 @@ class OverlapView(QWidget):
         # column headers: set names, rotated would be unreadable on small widths; use a legend
         for k in range(n):
             p.setPen(QColor(SET_COLORS[k % len(SET_COLORS)]))
-            p.drawText(QRectF(x_dots + k * dot_w, y, dot_w, fm.height()), Qt.AlignmentFlag.AlignCenter, str(k + 1))
+            p.drawText(
+                QRectF(x_dots + k * dot_w, y, dot_w, fm.height()), Qt.AlignmentFlag.AlignCenter, str(k + 1)
+            )
         p.setPen(self.text_color)
         legend_x = x_dots + n * dot_w + 8 + 110 + 70
         for k, name in enumerate(self.names):
             p.setPen(QColor(SET_COLORS[k % len(SET_COLORS)]))
-            p.drawText(QRectF(legend_x, y + k * (fm.height() + 1), name_w + 120, fm.height()),
-                       Qt.AlignmentFlag.AlignLeft, f"{k + 1} {name} ({self.sizes[k]:,})")
+            p.drawText(
+                QRectF(legend_x, y + k * (fm.height() + 1), name_w + 120, fm.height()),
+                Qt.AlignmentFlag.AlignLeft,
+                f"{k + 1} {name} ({self.sizes[k]:,})",
+            )
         y += fm.height() + 4
         top = max((c for _, c in rows), default=1)
         bar_x = x_dots + n * dot_w + 8
@@ -153,5 +191,8 @@ class OverlapView(QWidget):
             y += row_h
         if len(self.patterns) > len(rows):
             rest = sum(c for m, c in self.patterns.items() if (m, c) not in rows)
-            p.drawText(QRectF(x_dots, y + 2, 400, row_h), Qt.AlignmentFlag.AlignVCenter,
-                       f"… {len(self.patterns) - len(rows)} more patterns, {rest:,} surfaces")
+            p.drawText(
+                QRectF(x_dots, y + 2, 400, row_h),
+                Qt.AlignmentFlag.AlignVCenter,
+                f"… {len(self.patterns) - len(rows)} more patterns, {rest:,} surfaces",
+            )
