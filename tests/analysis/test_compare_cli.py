@@ -81,6 +81,20 @@ class TestCompareCommand:
                                 "--file", str(p), "--mode", "lines", "--stats", "--json"])
         assert out["tokenizers"][0]["tokens"] == sum(len(ref.encode(t)) for t in lines)
         assert out["corpus"]["corpus"]["documents"] == 3
+        # micro F1 over the lines: the cut sets of all lines pooled, from tiktoken's token bytes
+        pooled: list[set[tuple[int, int]]] = [set(), set()]
+        for k, rel in enumerate(TIK[:2]):
+            enc = tiktoken_of(rel)
+            for d, line in enumerate(lines):
+                spans, pos = [], 0
+                for i in enc.encode(line):
+                    n = len(enc.decode_single_token_bytes(i))
+                    spans.append((pos, pos + n))
+                    pos += n
+                seg = Segmentation.from_spans("x", spans)
+                pooled[k] |= {(d, c) for c in cut_set(seg, TextIndex(line), unit="byte", collapse=False)}
+        want = cut_ratios(pooled[0], pooled[1]).f1
+        assert out["boundary_f1"]["byte"][0][1] == pytest.approx(want, abs=1e-6)
         whole = run_json(capsys, ["compare", str(bundle_path(TIK[0])), str(bundle_path(TIK[1])), "--file", str(p), "--json"])
         assert whole["tokenizers"][0]["tokens"] == len(ref.encode("\n".join(lines)))
 

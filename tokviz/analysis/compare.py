@@ -891,13 +891,32 @@ class Side:
     error: str | None = None
 
 
-def _doc_cuts(seg: Segmentation, index: TextIndex, d: int) -> dict[str, set[tuple[int, int]]]:
-    """The three cut sets of one document, keyed by (document, position) so documents stay apart."""
-    return {
-        "char_raw": {(d, p) for p in cut_set(seg, index, unit="char", collapse=False)},
-        "char_collapsed": {(d, p) for p in cut_set(seg, index, unit="char", collapse=True)},
-        "byte": {(d, p) for p in cut_set(seg, index, unit="byte", collapse=False)},
-    }
+_REPORT_UNITS = (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False))
+
+
+class _CutTotals:
+    """Running |A|, |B| and |A∩B| over documents (micro-averaged F1 without keeping any cut set)."""
+
+    def __init__(self, n: int) -> None:
+        self.size = {u: [0] * n for u, _, _ in _REPORT_UNITS}
+        self.common = {u: [[0] * n for _ in range(n)] for u, _, _ in _REPORT_UNITS}
+
+    def add(self, per_side: dict[int, Segmentation], index: TextIndex) -> None:
+        for key, unit, collapse in _REPORT_UNITS:
+            sets = {k: _cut_frozen(seg, index, unit, collapse) for k, seg in per_side.items()}  # type: ignore[arg-type]
+            for i, a in sets.items():
+                self.size[key][i] += len(a)
+                for j, b in sets.items():
+                    if j > i:
+                        c = len(a & b)
+                        self.common[key][i][j] += c
+                        self.common[key][j][i] += c
+
+    def f1(self, key: str, i: int, j: int) -> float:
+        if i == j:
+            return 1.0
+        total = self.size[key][i] + self.size[key][j]
+        return 2 * self.common[key][i][j] / total if total else 1.0
 
 
 def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
@@ -906,30 +925,31 @@ def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str,
     ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
     in the order of ``sides``, with None in the rows and columns of a side that failed to load;
     ``vocab_overlap_l0[i][j]`` = |Σ(A)∩Σ(B)| at L0 with specials excluded. Boundary F1 over
-    several documents is micro-averaged (cuts of all documents pooled).
+    several documents is micro-averaged (cuts of all documents pooled, counted as the documents
+    stream by: nothing of a document is kept once it is counted).
     """
     ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
     n_chars = n_bytes = n_words = n_docs = 0
     tokens = [0] * len(sides)
-    cuts = [{"char_raw": set(), "char_collapsed": set(), "byte": set()} for _ in sides]
+    totals = _CutTotals(len(sides))
     scripts: list[dict[str, list[float]]] = [{} for _ in sides]
-    for d, text in enumerate(documents):
+    for text in documents:
         index = TextIndex(text)
         smap = ScriptMap(index)
         n_docs += 1
         n_chars += index.n_chars
         n_bytes += index.n_bytes
         n_words += count_words(text)
+        per_side = {}
         for k in ok:
-            seg = segment(sides[k].tokenizer, text, name=sides[k].name)  # type: ignore[arg-type]
+            seg = per_side[k] = segment(sides[k].tokenizer, text, name=sides[k].name)  # type: ignore[arg-type]
             tokens[k] += seg.n_tokens
-            for unit, s in _doc_cuts(seg, index, d).items():
-                cuts[k][unit] |= s
             for name, st in per_script(seg, index, script_map=smap).items():
                 acc = scripts[k].setdefault(name, [0.0, 0, 0])
                 acc[0] += st.tokens
                 acc[1] += st.chars
                 acc[2] += st.bytes
+        totals.add(per_side, index)
     rows = []
     for k, s in enumerate(sides):
         if s.tokenizer is None:
@@ -951,7 +971,7 @@ def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str,
     def matrix(unit: str) -> list[list[float | None]]:
         return [
             [
-                round(cut_ratios(cuts[i][unit], cuts[j][unit]).f1, 6) if i in ok and j in ok else None
+                round(totals.f1(unit, i, j), 6) if i in ok and j in ok else None
                 for j in range(len(sides))
             ]
             for i in range(len(sides))
