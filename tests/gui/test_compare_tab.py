@@ -117,6 +117,23 @@ class TestRows:
         assert tab.vm.analysis.tokens == (2, 2)
 
 
+class TestExactText:
+    def test_the_editor_never_rewrites_the_text(self, qtbot) -> None:  # noqa: ANN001
+        from tokviz.gui.compare_tab import CompareTab
+        from tokviz.gui.viewmodel import InspectViewModel
+
+        text = "a\u00a0b\r\nc\td\u2029e"  # a QPlainTextEdit turns NBSP, CRLF and U+2029 into its own
+        inspect = InspectViewModel()
+        inspect.set_text(text, from_editor=False)
+        t = CompareTab(inspect)
+        qtbot.addWidget(t)
+        qtbot.wait(400)  # longer than the editor's debounce
+        assert t.vm.text == text
+        t.use_inspect_text()
+        qtbot.wait(400)
+        assert t.vm.text == text
+
+
 class TestHoverAndClick:
     def _point(self, tab, row: int, char: int) -> QPoint:  # noqa: ANN001
         from tokviz.gui.widgets.compare_rows import LABEL_W

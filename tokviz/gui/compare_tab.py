@@ -166,8 +166,7 @@ class CompareTab(QWidget):
             inspect_vm.text_replaced.connect(self._follow_inspect)
             vm.error_raised.connect(inspect_vm.error_raised)  # one error bar for the window
         self._populate_catalog()
-        self.text_edit.setPlainText(vm.text)
-        self._text_edited = False
+        self._show_text(vm.text)
 
     # ------------------------------------------------------------------ left column
     def _build_left(self) -> QWidget:
@@ -278,16 +277,22 @@ class CompareTab(QWidget):
     def use_inspect_text(self) -> None:
         insp = self.vm.inspect
         if insp is not None:
-            self.text_edit.setPlainText(insp.text)
             self._text_timer.stop()
+            self._show_text(insp.text)
             self.vm.set_text(insp.text)
             self._text_edited = False
 
+    def _show_text(self, text: str) -> None:
+        """Show ``text`` in the editor without making the editor's copy the source: a
+        QPlainTextEdit turns CR/LF and separators into its own line ends, the view-model keeps
+        the exact text until the user types here."""
+        self.text_edit.blockSignals(True)
+        self.text_edit.setPlainText(text)
+        self.text_edit.blockSignals(False)
+
     def _follow_inspect(self, text: str) -> None:
         if not self._text_edited:
-            self.text_edit.blockSignals(True)
-            self.text_edit.setPlainText(text)
-            self.text_edit.blockSignals(False)
+            self._show_text(text)
             self.vm.set_text(text)
 
     def _on_collapse(self, on: bool) -> None:
