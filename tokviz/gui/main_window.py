@@ -222,6 +222,13 @@ class MainWindow(QMainWindow):
         self.vocab_tab = VocabTab(self.vm)
         self.tabs.addTab(self.vocab_tab, "Vocabulary")
         self.vocab_tab.inspect_requested.connect(lambda: self.tabs.setCurrentWidget(self.inspect))
+        from .compare_tab import CompareTab
+
+        self.compare_tab = CompareTab(self.vm)
+        self.tabs.addTab(self.compare_tab, "Compare")
+        # the debugging tabs first, after Inspect: Compare, Vocabulary, Chat; then Train, Lattice
+        for k, w in enumerate((self.compare_tab, self.vocab_tab, self.chat_tab), start=1):
+            self.tabs.tabBar().moveTab(self.tabs.indexOf(w), k)
 
         central = QWidget()
         cl = QVBoxLayout(central)
@@ -566,6 +573,7 @@ class MainWindow(QMainWindow):
         self.chat_tab.set_theme(theme)
         self.caret_panel.set_theme(theme)
         self.vocab_tab.set_theme(theme)
+        self.compare_tab.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(

@@ -1,0 +1,163 @@
+"""Compare-tab speed: corpus statistics on all cores vs one, tokviz vs the reference batch encoders,
+and the time to add a fifth tokenizer to a 100 KB comparison. Ratios come from one run.
+
+* corpus: `tokviz.analysis.corpus.run_corpus` for 4 tokenizers (r50k, cl100k, o200k, Qwen3) over
+  the mixed corpus (bench/corpus.py) in ``lines`` mode, with 1 process and with every core;
+  the speed-up target is close to the core count.
+* throughput: tokens/s of that run (all four tokenizers, C9 statistics included: decode for the
+  lossless check, per-script sweep) vs tiktoken ``encode_ordinary_batch`` and HF tokenizers
+  ``encode_batch`` on the same documents (their own thread pools, every core).
+* fifth tokenizer: a `CompareViewModel` holding 4 analysed rows over 100 KB of the corpus; time
+  from ``add_tokenizer(path)`` to the analysis with 5 rows (load + encode + analysis), and from
+  ``add_loaded`` (tokenizer already in memory: encode + analysis only). Target: under 1 s.
+
+    python bench/bench_compare.py                # 10 % of the mixed corpus
+    python bench/bench_compare.py --scale 1.0    # all of it (~2.9 MB)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from corpus import mixed_corpus, shared_dir  # noqa: E402
+
+BUNDLES = {
+    "r50k": "gpt2/r50k_base.tiktoken",
+    "cl100k": "cl100k_base/cl100k_base.tiktoken",
+    "o200k": "o200k_base/o200k_base.tiktoken",
+    "qwen3": "qwen3/tokenizer.json",
+}
+FIFTH = "mistral-7b-v0.1/tokenizer.json"
+
+
+def bundle(rel: str) -> Path:
+    return shared_dir() / "bundles" / rel
+
+
+def corpus_bench(path: Path, lines: list[str]) -> None:
+    from tokviz.analysis.corpus import TokenizerSpec, run_corpus
+
+    specs = [TokenizerSpec(k, str(bundle(rel))) for k, rel in BUNDLES.items()]
+    cores = os.cpu_count() or 1
+    c0 = _cpu()
+    one = run_corpus(specs, path, mode="lines", workers=1)
+    c1 = _cpu()
+    many = run_corpus(specs, path, mode="lines", workers=cores)
+    c2 = _cpu()
+    assert [t.n_tok for t in one.tokenizers] == [t.n_tok for t in many.tokenizers]
+    tokens = sum(t.n_tok for t in one.tokenizers)
+    print(f"corpus: {one.n_doc:,} documents, {one.n_byte / 1e6:.2f} MB, 4 tokenizers, {tokens:,} tokens")
+    print(f"  1 process      {one.seconds:7.2f} s wall, {c1 - c0:7.2f} s CPU")
+    print(f"  {cores} processes    {many.seconds:7.2f} s wall, {c2 - c1:7.2f} s CPU (parent + workers)   "
+          f"speed-up {one.seconds / many.seconds:.2f}x (target ~{cores}x)")
+    print(f"  CPU this run got: {(c2 - c1) / many.seconds:.2f} of {cores} cores (a loaded machine caps the speed-up); "
+          f"pool overhead {(c2 - c1) / (c1 - c0):.2f}x the CPU of one process")
+    ref_s = reference_seconds(lines)
+    ours = tokens / many.seconds
+    theirs = tokens / ref_s
+    print(f"throughput: tokviz {ours:,.0f} tokens/s (C9 stats, {cores} processes) vs references "
+          f"{theirs:,.0f} tokens/s (batch encoders, {cores} threads) -> ratio {ours / theirs:.3f}")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the pool's workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def reference_seconds(lines: list[str]) -> float:
+    import tiktoken
+    import tokenizers
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tokviz.io.tiktoken_ranks import preset_for
+
+    total = 0.0
+    cores = os.cpu_count() or 1
+    for name, rel in BUNDLES.items():
+        data = bundle(rel).read_bytes()
+        if rel.endswith(".tiktoken"):
+            preset = preset_for(data)
+            with tempfile.NamedTemporaryFile(suffix=".tiktoken", delete=False) as fh:
+                fh.write(data)
+            enc = tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=load_tiktoken_bpe(fh.name),
+                                    special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)
+            t0 = time.perf_counter()
+            enc.encode_ordinary_batch(lines, num_threads=cores)
+        else:
+            tok = tokenizers.Tokenizer.from_str(data.decode("utf-8"))
+            t0 = time.perf_counter()
+            tok.encode_batch(lines, add_special_tokens=False)
+        dt = time.perf_counter() - t0
+        print(f"  reference {name:<7} {dt:7.3f} s")
+        total += dt
+    return total
+
+
+def fifth_bench(text: str) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    import tokviz
+    from tokviz.gui.compare_viewmodel import CompareViewModel
+
+    app = QApplication.instance() or QApplication([])
+    vm = CompareViewModel()
+    vm.set_text(text)
+    for name, rel in BUNDLES.items():
+        vm.add_loaded(tokviz.load(bundle(rel)), name=name, path=str(bundle(rel)))
+
+    def wait(n: int) -> None:
+        while not (vm.analysis is not None and len(vm.analysis.names) == n and not vm.is_busy()):
+            app.processEvents()
+            time.sleep(0.001)
+
+    wait(4)
+    t0 = time.perf_counter()
+    vm.add_tokenizer(bundle(FIFTH), name="mistral")
+    while not (vm.analysis is not None and len(vm.analysis.names) == 5):
+        app.processEvents()
+        time.sleep(0.001)
+    cold = time.perf_counter() - t0
+    wait(5)
+    vm.remove(4)
+    wait(4)
+    tok = tokviz.load(bundle(FIFTH))
+    t0 = time.perf_counter()
+    vm.add_loaded(tok, name="mistral", path=str(bundle(FIFTH)))
+    while not (vm.analysis is not None and len(vm.analysis.names) == 5):
+        app.processEvents()
+        time.sleep(0.001)
+    warm = time.perf_counter() - t0
+    wait(5)
+    print(f"fifth tokenizer on {len(text.encode()) / 1e3:.0f} KB: from a file {cold:.2f} s (load + encode + "
+          f"analysis), already loaded {warm:.2f} s (encode + analysis); target < 1 s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=0.1, help="fraction of the mixed corpus")
+    ap.add_argument("--skip-corpus", action="store_true")
+    args = ap.parse_args()
+    corpus = mixed_corpus(scale=args.scale)
+    text = corpus.text
+    lines = [x for x in text.split("\n") if x]
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "mixed.txt"
+        path.write_bytes(text.encode("utf-8"))
+        if not args.skip_corpus:
+            corpus_bench(path, lines)
+    full = mixed_corpus(scale=1.0).text
+    hundred_kb = full.encode("utf-8")[:100_000].decode("utf-8", "ignore")
+    fifth_bench(hundred_kb)
+
+
+if __name__ == "__main__":
+    main()

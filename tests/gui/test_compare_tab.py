@@ -1,0 +1,203 @@
+"""The Compare tab: add / remove / reorder tokenizers, aligned rows, hover and click, corpus run with cancel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from tokviz.resources import resource_path
+
+from tokviz.analysis.compare import TextIndex, cut_ratios, cut_set, segment
+
+TEXT = "The naïve café in 東京 costs ¥1,234."
+BUNDLES = {
+    "r50k": "gpt2/r50k_base.tiktoken",
+    "cl100k": "cl100k_base/cl100k_base.tiktoken",
+    "bert": "bert-base-uncased/tokenizer.json",
+}
+
+
+def bundle(rel: str) -> Path:
+    return resource_path("bundles", *(rel + ".gz").split("/"))
+
+
+@pytest.fixture
+def tab(qtbot):  # noqa: ANN001, ANN201
+    from tokviz.gui.compare_tab import CompareTab
+    from tokviz.gui.viewmodel import InspectViewModel
+
+    inspect = InspectViewModel()
+    inspect.set_text(TEXT, from_editor=False)
+    t = CompareTab(inspect)
+    qtbot.addWidget(t)
+    t.resize(1300, 850)
+    t.show()
+    return t
+
+
+def add_all(qtbot, tab, names=tuple(BUNDLES)) -> None:  # noqa: ANN001
+    for n in names:
+        tab.vm.add_tokenizer(bundle(BUNDLES[n]), name=n)
+    wait_ready(qtbot, tab, len(names))
+
+
+def wait_ready(qtbot, tab, n: int) -> None:  # noqa: ANN001
+    def ok() -> bool:
+        a = tab.vm.analysis
+        ready = [r.name for r in tab.vm.rows if r.ready]
+        return (len(ready) == n and a is not None and list(a.names) == ready and a.text == tab.vm.text
+                and not tab.vm.is_busy())
+
+    qtbot.waitUntil(ok, timeout=30000)
+
+
+class TestRows:
+    def test_add_shows_rows_and_matches_the_analysis(self, qtbot, tab) -> None:  # noqa: ANN001
+        assert tab.vm.text == TEXT  # follows the Inspect text
+        add_all(qtbot, tab)
+        a = tab.vm.analysis
+        assert tab.list.count() == 3 and a.names == ("r50k", "cl100k", "bert")
+        # the matrix equals the analysis functions run directly on the engine's segmentations
+        import tokviz
+
+        ix = TextIndex(TEXT)
+        cuts = [cut_set(segment(tokviz.load(bundle(BUNDLES[n])), TEXT), ix) for n in BUNDLES]
+        assert a.f1["char_collapsed"] == [[cut_ratios(x, y).f1 for y in cuts] for x in cuts]
+        assert tab.summary.rowCount() == 3 and tab.summary.item(0, 1).text() == str(a.tokens[0])
+        assert tab.f1_table.rowCount() == 3
+        qtbot.waitUntil(lambda: tab.vm.overlap is not None and len(tab.vm.overlap.names) == 3, timeout=30000)
+        assert tab.overlap_table.rowCount() == 3
+
+    def test_remove_and_reorder(self, qtbot, tab) -> None:  # noqa: ANN001
+        add_all(qtbot, tab)
+        before = tab.vm.analysis.f1["byte"]
+        tab.list.setCurrentRow(0)
+        tab.down_button.click()  # r50k moves below cl100k
+        wait_ready(qtbot, tab, 3)
+        assert tab.vm.analysis.names == ("cl100k", "r50k", "bert")
+        assert tab.list.currentRow() == 1
+        # the matrix follows the order: rows 0 and 1 swap
+        after = tab.vm.analysis.f1["byte"]
+        assert after[0][1] == before[1][0] and after[2][0] == before[2][1]
+        tab.list.setCurrentRow(2)
+        tab.remove_button.click()
+        wait_ready(qtbot, tab, 2)
+        assert tab.vm.analysis.names == ("cl100k", "r50k") and tab.list.count() == 2
+
+    def test_a_file_that_fails_keeps_its_row(self, qtbot, tab, tmp_path: Path) -> None:  # noqa: ANN001
+        bad = tmp_path / "broken.json"
+        bad.write_text("{", encoding="utf-8")
+        errors: list[str] = []
+        tab.vm.error_raised.connect(errors.append)
+        tab.vm.add_tokenizer(bad)
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        qtbot.waitUntil(lambda: tab.vm.rows[0].error is not None, timeout=10000)
+        assert "broken.json" in errors[0]
+        assert "error" in tab.list.item(0).text()
+        assert tab.vm.analysis.names == ("r50k", "cl100k")
+
+    def test_eight_rows_and_the_limit(self, qtbot, tab) -> None:  # noqa: ANN001
+        tab.add_defaults(8)
+        wait_ready(qtbot, tab, 8)
+        assert len(tab.vm.analysis.units) == 8
+        from tokviz.gui.compare_viewmodel import MAX_ROWS
+
+        tok = tab.vm.rows[0].tokenizer
+        while len(tab.vm.rows) < MAX_ROWS:
+            tab.vm.add_loaded(tok, name="again")
+        assert tab.vm.add_loaded(tok, name="one too many") == -1
+        wait_ready(qtbot, tab, MAX_ROWS)  # no job may outlive the tab (pytest-qt deletes it first)
+
+    def test_text_edit_reanalyses(self, qtbot, tab) -> None:  # noqa: ANN001
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        tab.text_edit.setPlainText("hello world")
+        qtbot.waitUntil(lambda: tab.vm.analysis is not None and tab.vm.analysis.text == "hello world"
+                        and not tab.vm.is_busy(), timeout=10000)
+        assert tab.vm.analysis.tokens == (2, 2)
+
+
+class TestExactText:
+    def test_the_editor_never_rewrites_the_text(self, qtbot) -> None:  # noqa: ANN001
+        from tokviz.gui.compare_tab import CompareTab
+        from tokviz.gui.viewmodel import InspectViewModel
+
+        text = "a\u00a0b\r\nc\td\u2029e"  # a QPlainTextEdit turns NBSP, CRLF and U+2029 into its own
+        inspect = InspectViewModel()
+        inspect.set_text(text, from_editor=False)
+        t = CompareTab(inspect)
+        qtbot.addWidget(t)
+        qtbot.wait(400)  # longer than the editor's debounce
+        assert t.vm.text == text
+        t.use_inspect_text()
+        qtbot.wait(400)
+        assert t.vm.text == text
+
+
+class TestHoverAndClick:
+    def _point(self, tab, row: int, char: int) -> QPoint:  # noqa: ANN001
+        from tokviz.gui.widgets.compare_rows import LABEL_W
+
+        v = tab.rows_view
+        cw, rh, strip, _ = v._metrics()  # noqa: SLF001 - the geometry the test aims at
+        return QPoint(LABEL_W + v._col[char] * cw + cw // 2, strip + rh * (row + 1) + rh // 2)  # noqa: SLF001
+
+    def test_hover_highlights_the_span_in_every_row(self, qtbot, tab) -> None:  # noqa: ANN001
+        add_all(qtbot, tab)
+        pt = self._point(tab, 1, 5)  # cl100k, inside "naïve"
+        side, j = tab.rows_view.hit(pt)
+        unit = tab.vm.analysis.units[side][j]
+        assert side == 1 and unit.start <= 5 < unit.end
+        qtbot.mouseMove(tab.rows_view, pt)
+        qtbot.waitUntil(lambda: tab.vm.hovered == (unit.start, unit.end), timeout=5000)
+        assert tab.rows_view.highlight == (unit.start, unit.end)
+
+    def test_click_opens_inspect_on_that_tokenizer_and_token(self, qtbot, tab) -> None:  # noqa: ANN001
+        add_all(qtbot, tab)
+        insp = tab.vm.inspect
+        pt = self._point(tab, 0, 19)  # r50k, on 東
+        qtbot.mouseClick(tab.rows_view, Qt.MouseButton.LeftButton, pos=pt)
+        qtbot.waitUntil(lambda: insp.tokenizer is not None and insp.selected >= 0 and insp.encoding is not None,
+                        timeout=20000)
+        assert Path(insp.tokenizer_path) == bundle(BUNDLES["r50k"])
+        s, e = insp.encoding.offsets[insp.selected]
+        assert s <= 19 < e
+
+
+class TestCorpusMode:
+    def test_run_cancel_and_run_again(self, qtbot, tab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        import tokviz.analysis.corpus as corpus
+
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        p = tmp_path / "c.txt"
+        p.write_text("\n".join(f"line {i} 東京は晴れ" for i in range(3000)), encoding="utf-8")
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 500)  # many batches: time to cancel between them
+        tab.corpus_path.setText(str(p))
+        tab.corpus_mode.setCurrentText("lines")
+        tab.run_corpus(workers=1)
+        assert tab.corpus_cancel.isEnabled() and not tab.corpus_run.isEnabled()
+        tab.corpus_cancel.click()
+        assert tab.corpus_status.text() == "Cancelled."
+        assert tab.corpus_run.isEnabled()
+        qtbot.waitUntil(lambda: not tab.vm.is_busy(), timeout=60000)
+        assert tab.corpus_report is None  # the cancelled run's result is dropped
+        tab.run_corpus(workers=1)
+        qtbot.waitUntil(lambda: tab.corpus_report is not None, timeout=60000)
+        assert tab.corpus_bar.value() == 1000
+        assert tab.corpus_table.rowCount() == 2
+        rows = tab.corpus_report.to_json()["tokenizers"]
+        assert tab.corpus_table.item(0, 1).text() == f"{rows[0]['tokens']:,}"
+        assert tab.corpus_report.n_doc == 3000
+
+
+class TestScreenshot:
+    def test_compare_tab_screenshot(self, tmp_path: Path) -> None:
+        import subprocess
+        import sys
+
+        out = tmp_path / "compare.png"
+        r = subprocess.run([sys.executable, "-m", "tokviz", "gui", "--screenshot", str(out), "--tab", "compare",
+                            "--text", TEXT, "--size", "1400x900"], capture_output=True, text=True, timeout=300,
+                           cwd=str(Path(__file__).resolve().parents[2]))
+        assert r.returncode == 0, r.stderr
+        assert out.stat().st_size > 10_000

@@ -1,0 +1,1081 @@
+"""Comparing N tokenizers on one text: cut sets, boundary agreement, atoms, per-script cost, overlap.
+
+The definitions are those of the wave-2 spec §1.ii (C1–C8). Everything is computed from the
+exact UTF-8 byte spans of the engine (``Encoding.byte_offsets``), never from HF-convention char
+offsets: a byte-level token holding the first byte of ``東`` has the char span of the whole
+character, which would fake a cut between a space and ``東`` (spec 1.iii-B, the test C1 passes).
+
+Units are always named: **char** = code points of the original text, **byte** = its UTF-8.
+
+Neighbours: `tokviz.analysis.corpus` runs these measures over a file of documents;
+`tokviz.analysis.vocab_diff` compares two vocabularies entry by entry (ids, merges, pipeline).
+
+>>> a = cut_ratios({2, 7}, {2, 5, 7})
+>>> round(a.f1, 3), a.precision, a.recall
+(0.8, 0.6666666666666666, 1.0)
+
+Performance notes: scripts are found with one alternation of ``\\p{sc=X}+`` groups (a C-level
+pass per text); a per-character ``regex.match`` loop was ~40× slower. Cut sets are plain Python
+sets of ints (a 100 KB text has ~30k cuts; set intersection is C-level).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate, chain, repeat
+from typing import Literal
+
+import regex
+
+from ..engine.byte_alphabet import CHAR_TO_BYTE
+from ..engine.encoding import Encoding
+from ..engine.tokenizer import Tokenizer
+
+__all__ = [
+    "WORD_PATTERN",
+    "NO_SEPARATOR_SCRIPTS",
+    "TextIndex",
+    "Segmentation",
+    "PairScore",
+    "Atom",
+    "ScriptStats",
+    "ScriptMap",
+    "SurfaceTable",
+    "OverlapStats",
+    "segment",
+    "cuts_byte",
+    "cuts_char",
+    "collapse_whitespace",
+    "cut_set",
+    "cut_ratios",
+    "f1_matrix",
+    "votes",
+    "span_agreement",
+    "atoms",
+    "script_runs",
+    "per_script",
+    "surface_table",
+    "vocab_overlap",
+    "overlap_matrix",
+    "same_surface_tokens",
+    "count_words",
+    "unk_ids_of",
+    "surface_ids",
+    "Side",
+    "compare_report",
+    "DisplayToken",
+    "Analysis",
+    "analyze",
+    "membership_patterns",
+]
+
+#: A word (spec §0): a maximal run of letters, marks, numbers and connector punctuation.
+WORD_PATTERN = r"[\p{L}\p{M}\p{N}\p{Pc}]+"
+_WORD = regex.compile(WORD_PATTERN)
+#: Scripts written without spaces between words: per-word figures are "n/a" for them.
+NO_SEPARATOR_SCRIPTS = frozenset(
+    {"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"}
+)
+_WHITE_SPACE = regex.compile(r"\p{White_Space}+")
+_WS_CHARS = frozenset(regex.findall(r"\p{White_Space}", "".join(map(chr, range(0x3001)))))  # all are ≤ U+3000
+
+Unit = Literal["char", "byte"]
+
+
+# ---------------------------------------------------------------------- text coordinates
+class TextIndex:
+    """The coordinates of one text: code point boundaries in bytes (β), White_Space runs, scripts.
+
+    >>> ix = TextIndex("é!")
+    >>> ix.boundaries, ix.char_of_byte(2), ix.char_of_byte(1)
+    ([0, 2, 3], 1, None)
+    """
+
+    __slots__ = ("text", "n_chars", "n_bytes", "boundaries", "_char_at", "_ws_runs", "_floor", "_units")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n_chars = len(text)
+        # β(p): byte offset of code point boundary p (UTF-8 length by code point range)
+        self.boundaries = (
+            [0, *accumulate(map(_utf8_len, text))] if not text.isascii() else list(range(len(text) + 1))
+        )
+        self.n_bytes = self.boundaries[-1]
+        self._char_at: dict[int, int] | None = None
+        self._ws_runs: list[tuple[int, int]] | None = None
+        self._floor: list[int] | None = None  # code point holding each byte (built on first use)
+        # (what, id(segmentation)) -> (the segmentation, value): per-side results, so that a view
+        # adding one tokenizer recomputes only that side's units, cuts, scripts
+        self._units: dict[tuple[str, int], tuple[object, object]] = {}
+
+    def memo(self, what: str, seg: object, make):  # noqa: ANN001, ANN201
+        """``make()`` once per (what, segmentation) for this text."""
+        key = (what, id(seg))
+        hit = self._units.get(key)
+        if hit is not None and hit[0] is seg:
+            return hit[1]
+        value = make()
+        self._units[key] = (seg, value)
+        return value
+
+    def char_of_byte(self, b: int) -> int | None:
+        """p with β(p) = b, or None when byte b lies inside a multi-byte code point."""
+        if self.n_bytes == self.n_chars:
+            return b if 0 <= b <= self.n_chars else None
+        if self._char_at is None:
+            self._char_at = {bb: p for p, bb in enumerate(self.boundaries)}
+        return self._char_at.get(b)
+
+    def floor_table(self) -> list[int]:
+        """``floor[b]`` = index of the code point holding byte b (``floor[n_bytes]`` = n_chars)."""
+        if self._floor is None:
+            if self.n_bytes == self.n_chars:
+                self._floor = list(range(self.n_chars + 1))
+            else:
+                b = self.boundaries
+                self._floor = list(
+                    chain.from_iterable(repeat(p, b[p + 1] - b[p]) for p in range(self.n_chars))
+                )
+                self._floor.append(self.n_chars)
+        return self._floor
+
+    def floor_char(self, b: int) -> int:
+        """Index of the code point that contains byte b (n at the end)."""
+        return self.floor_table()[b]
+
+    def ceil_char(self, b: int) -> int:
+        """The first code point boundary at or after byte b."""
+        p = self.floor_table()[b]
+        return p if self.boundaries[p] == b else p + 1
+
+    def whitespace_runs(self) -> list[tuple[int, int]]:
+        """Maximal runs [a, b) of White_Space code points, in chars."""
+        if self._ws_runs is None:
+            self._ws_runs = [m.span() for m in _WHITE_SPACE.finditer(self.text)]
+        return self._ws_runs
+
+
+def _utf8_len(c: str) -> int:
+    o = ord(c)
+    return 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+
+
+# ---------------------------------------------------------------------- surfaces (§0)
+class SurfaceTable:
+    """``surface(t)``: the exact bytes a token string stands for, for one tokenizer's family.
+
+    byte-level (Ġ) strings through the inverse GPT-2 byte map; SentencePiece ``▁`` -> 0x20 and
+    ``<0xNN>`` -> byte NN (only for byte pieces); WordPiece ``##x`` -> ``x`` with the continuation
+    flag. Never ``decode([t])``: decoders strip and clean.
+    """
+
+    __slots__ = ("family", "prefix", "replacement", "byte_pieces", "_memo")
+
+    def __init__(
+        self, family: str, *, prefix: str = "##", replacement: str = "▁", byte_pieces: bool = False
+    ) -> None:
+        self.family = family  # "byte_level" | "sentencepiece" | "wordpiece"
+        self.prefix = prefix
+        self.replacement = replacement
+        self.byte_pieces = byte_pieces
+        self._memo: dict[str, tuple[bytes, bool]] = {}
+
+    def of(self, token: str) -> tuple[bytes, bool]:
+        """(surface bytes, continuation flag) of a vocabulary string."""
+        hit = self._memo.get(token)
+        if hit is None:
+            hit = self._memo[token] = self._compute(token)
+        return hit
+
+    def _compute(self, token: str) -> tuple[bytes, bool]:
+        if self.family == "byte_level":
+            if all(c in CHAR_TO_BYTE for c in token):
+                return bytes(CHAR_TO_BYTE[c] for c in token), False
+            return token.encode("utf-8", "surrogatepass"), False
+        if self.family == "wordpiece":
+            if self.prefix and token.startswith(self.prefix) and len(token) > len(self.prefix):
+                return token[len(self.prefix) :].encode("utf-8"), True
+            return token.encode("utf-8"), False
+        if self.byte_pieces and len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
+            try:
+                return bytes([int(token[3:5], 16)]), False
+            except ValueError:
+                pass
+        return token.replace(self.replacement, " ").encode("utf-8", "surrogatepass"), False
+
+
+def _walk(component: object) -> Iterable[object]:
+    if component is None:
+        return
+    yield component
+    for attr in ("pre_tokenizers", "pretokenizers", "normalizers", "decoders"):
+        for child in getattr(component, attr, None) or ():
+            yield from _walk(child)
+
+
+def _has_type(component: object, name: str) -> bool:
+    return any(getattr(c, "type_name", type(c).__name__) == name for c in _walk(component))
+
+
+@lru_cache(maxsize=64)
+def _surface_table_cached(tok: Tokenizer) -> SurfaceTable:
+    model = tok.model
+    mtype = getattr(model, "type_name", type(model).__name__)
+    if mtype == "WordPiece":
+        return SurfaceTable("wordpiece", prefix=getattr(model, "continuing_subword_prefix", "##") or "")
+    if _has_type(tok.pre_tokenizer, "ByteLevel") or _has_type(tok.decoder, "ByteLevel"):
+        return SurfaceTable("byte_level")
+    replacement = "▁"
+    for c in _walk(tok.pre_tokenizer):
+        replacement = getattr(c, "replacement", replacement)
+    return SurfaceTable(
+        "sentencepiece", replacement=replacement, byte_pieces=bool(getattr(model, "byte_fallback", False))
+    )
+
+
+def surface_table(tok: Tokenizer) -> SurfaceTable:
+    """The `SurfaceTable` of ``tok`` (one per tokenizer object, memoized)."""
+    return _surface_table_cached(tok)
+
+
+# ---------------------------------------------------------------------- segmentations (C1)
+@dataclass(frozen=True, slots=True)
+class Segmentation:
+    """One tokenizer's tokens over one text: ids, strings, exact byte spans, surfaces, specials."""
+
+    name: str
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    byte_spans: tuple[tuple[int, int], ...]
+    surfaces: tuple[bytes, ...]
+    special: tuple[bool, ...]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_tokens(self) -> int:
+        """Tokens that are not special (the count the CLI reports)."""
+        return sum(1 for s in self.special if not s)
+
+    @classmethod
+    def from_spans(
+        cls,
+        name: str,
+        spans: Sequence[tuple[int, int]],
+        *,
+        surfaces: Sequence[bytes] | None = None,
+        ids: Sequence[int] | None = None,
+        special: Sequence[bool] | None = None,
+    ) -> Segmentation:
+        """A segmentation given by byte spans only (toy cases, tests)."""
+        n = len(spans)
+        return cls(
+            name,
+            tuple(ids if ids is not None else range(n)),
+            tuple("" for _ in range(n)),
+            tuple(tuple(s) for s in spans),
+            tuple(surfaces if surfaces is not None else [b""] * n),
+            tuple(special if special is not None else [False] * n),
+        )
+
+
+def segment(
+    tok: Tokenizer, text: str, *, name: str | None = None, encoding: Encoding | None = None
+) -> Segmentation:
+    """Encode ``text`` without added special tokens and keep what the comparisons need."""
+    enc = encoding if encoding is not None else tok.encode(text, add_special_tokens=False)
+    table = surface_table(tok)
+    special = tuple(bool(m) for m in enc.special_tokens_mask)
+    surfaces = tuple(t.encode("utf-8") if sp else table.of(t)[0] for t, sp in zip(enc.tokens, special))
+    return Segmentation(
+        name if name is not None else (tok.name or "tokenizer"),
+        tuple(enc.ids),
+        tuple(enc.tokens),
+        tuple(enc.byte_offsets),
+        surfaces,
+        special,
+    )
+
+
+def cuts_byte(seg: Segmentation, n_bytes: int) -> set[int]:
+    """C1: ``{b : b is a start or end of a non-special, non-zero-width token, 0 < b < n_bytes}``."""
+    out: set[int] = set()
+    for (s, e), sp in zip(seg.byte_spans, seg.special):
+        if sp or s == e:
+            continue
+        out.add(s)
+        out.add(e)
+    out.discard(0)
+    out.discard(n_bytes)
+    return {b for b in out if 0 < b < n_bytes}
+
+
+def cuts_char(seg: Segmentation, index: TextIndex) -> set[int]:
+    """C1: ``{p : β(p) ∈ cuts_byte}`` — a byte cut inside a code point is not a char cut."""
+    floor, bounds = index.floor_table(), index.boundaries
+    cuts = cuts_byte(seg, index.n_bytes)
+    if index.n_bytes == index.n_chars:
+        return cuts
+    return {floor[b] for b in cuts if bounds[floor[b]] == b}
+
+
+def collapse_whitespace(cuts: Iterable[int], index: TextIndex, *, unit: Unit = "char") -> set[int]:
+    """C2: every cut p with a ≤ p ≤ b for a White_Space run [a, b) becomes a (in ``unit``)."""
+    runs = index.whitespace_runs()
+    if unit == "byte":
+        runs = [(index.boundaries[a], index.boundaries[b]) for a, b in runs]
+    if not runs:
+        return set(cuts)
+
+    starts = [a for a, _ in runs]
+    out = set()
+    for p in cuts:
+        k = bisect_right(starts, p) - 1
+        if k >= 0 and runs[k][0] <= p <= runs[k][1]:
+            p = runs[k][0]
+        out.add(p)
+    # a run that starts at the text start collapses onto 0, which is not a cut
+    out.discard(0)
+    return out
+
+
+def cut_set(seg: Segmentation, index: TextIndex, *, unit: Unit = "char", collapse: bool = True) -> set[int]:
+    """The cut set of ``seg`` in ``unit``, whitespace-collapsed or raw (memoized on the index)."""
+    return set(_cut_frozen(seg, index, unit, collapse))
+
+
+def _cut_frozen(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> frozenset[int]:
+    return index.memo(f"cuts-{unit}-{collapse}", seg, lambda: frozenset(_cut_set(seg, index, unit, collapse)))
+
+
+def _cut_set(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> set[int]:
+    cuts = cuts_char(seg, index) if unit == "char" else cuts_byte(seg, index.n_bytes)
+    return collapse_whitespace(cuts, index, unit=unit) if collapse else cuts
+
+
+# ---------------------------------------------------------------------- agreement (C3)
+@dataclass(frozen=True, slots=True)
+class PairScore:
+    """C3 for cut sets A (reference) and B: ``P(B|A) = |A∩B|/|B|``, ``R(B|A) = |A∩B|/|A|``."""
+
+    common: int
+    size_a: int
+    size_b: int
+    precision: float
+    recall: float
+    f1: float
+    jaccard: float
+
+
+def cut_ratios(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> PairScore:
+    """Precision, recall, F1 (symmetric; 1 when both are empty) and Jaccard of two cut sets."""
+    common = len(a & b)
+    union = len(a) + len(b) - common
+    return PairScore(
+        common=common,
+        size_a=len(a),
+        size_b=len(b),
+        precision=common / len(b) if b else 1.0 if not a else 0.0,
+        recall=common / len(a) if a else 1.0 if not b else 0.0,
+        f1=2 * common / (len(a) + len(b)) if (a or b) else 1.0,
+        jaccard=common / union if union else 1.0,
+    )
+
+
+def f1_matrix(cut_sets: Sequence[set[int]]) -> list[list[float]]:
+    """The N×N boundary-F1 matrix, in the order given (F1 is symmetric: each pair once)."""
+    n = len(cut_sets)
+    m = [[1.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            m[i][j] = m[j][i] = cut_ratios(cut_sets[i], cut_sets[j]).f1
+    return m
+
+
+def votes(cut_sets: Sequence[set[int]]) -> Counter[int]:
+    """votes(p): how many of the cut sets cut at p. Consensus: votes == N; contested: 0 < votes < N."""
+    c: Counter[int] = Counter()
+    for s in cut_sets:
+        c.update(s)
+    return c
+
+
+# ---------------------------------------------------------------------- span agreement (C4)
+def _char_units(seg: Segmentation, index: TextIndex) -> list[tuple[tuple[int, int], list[int]]]:
+    """Non-special tokens as char spans; tokens that split one code point merge into one unit.
+    Memoized on the index (the views ask for it several times per segmentation)."""
+    return index.memo("units", seg, lambda: _char_units_of(seg, index))
+
+
+def _char_units_of(seg: Segmentation, index: TextIndex) -> list[tuple[tuple[int, int], list[int]]]:
+    floor = index.floor_table()
+    bounds = index.boundaries
+    units: list[tuple[tuple[int, int], list[int]]] = []
+    prev_end = -1
+    for i, ((s, e), sp) in enumerate(zip(seg.byte_spans, seg.special)):
+        if sp or s == e:
+            continue
+        cs = floor[s]
+        ce = floor[e]
+        if bounds[ce] != e:
+            ce += 1
+        if cs < prev_end:  # shares a code point with the previous token
+            (ps, pe), members = units[-1]
+            members.append(i)
+            prev_end = max(pe, ce)
+            units[-1] = ((ps, prev_end), members)
+        else:
+            units.append(((cs, ce), [i]))
+            prev_end = ce
+    return units
+
+
+def _trim(span: tuple[int, int], text: str) -> tuple[int, int]:
+    s, e = span
+    if s < e and text[s] not in _WS_CHARS and text[e - 1] not in _WS_CHARS:
+        return span
+    while s < e and _WHITE_SPACE.match(text[s]):
+        s += 1
+    while e > s and _WHITE_SPACE.match(text[e - 1]):
+        e -= 1
+    return (s, e)
+
+
+def _trimmed_spans(seg: Segmentation, index: TextIndex) -> list[tuple[int, int]]:
+    """The char units of ``seg`` with leading/trailing White_Space removed (memoized)."""
+    text = index.text
+    return index.memo("trimmed", seg, lambda: [_trim(u, text) for u, _ in _char_units(seg, index)])
+
+
+def span_agreement(segs: Sequence[Segmentation], index: TextIndex, *, trimmed: bool = False) -> list[float]:
+    """C4: per side, the share of its token spans (char units) present in every other side's list."""
+    spans = [
+        _trimmed_spans(seg, index) if trimmed else [u for u, _ in _char_units(seg, index)] for seg in segs
+    ]
+    # a span of side k is in every other side's list iff all N sides hold it
+    held: Counter[tuple[int, int]] = Counter()
+    for sp in spans:
+        held.update(sp)  # (a side's units never repeat a span)
+    n = len(spans)
+    out = []
+    for sp in spans:
+        shared = sum(map(n.__eq__, map(held.__getitem__, sp)))
+        out.append(shared / len(sp) if sp else 1.0)
+    return out
+
+
+# ---------------------------------------------------------------------- atoms (C5)
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """One piece of the text between consecutive cuts of the union, and how each side covers it.
+
+    ``covers[k]`` is the char span of side k's covering token unit, or None (status ``gap``).
+    """
+
+    start: int
+    end: int
+    status: str  # same | id-only | surface | boundary | gap
+    covers: tuple[tuple[int, int] | None, ...]
+    ids: tuple[tuple[int, ...] | None, ...]
+
+
+def atoms(segs: Sequence[Segmentation], index: TextIndex, *, compare_ids: bool = False) -> list[Atom]:
+    """C5: the union of all raw char cuts plus {0, n} cuts the text into atoms; each gets a status.
+
+    ``compare_ids`` only for tokenizers that share an id space (r50k/p50k, cl100k/Llama-3):
+    equal spans and surfaces with different ids are then ``id-only``.
+    """
+    per_side = [_char_units(seg, index) for seg in segs]
+    bounds = {0, index.n_chars}
+    for units in per_side:
+        for (s, e), _ in units:
+            bounds.add(s)
+            bounds.add(e)
+    edges = sorted(bounds)
+    cursors = [0] * len(segs)
+    out = []
+    for a, b in zip(edges, edges[1:]):
+        covers, ids, surf = [], [], []
+        for k, units in enumerate(per_side):
+            while cursors[k] < len(units) and units[cursors[k]][0][1] <= a:
+                cursors[k] += 1
+            u = units[cursors[k]] if cursors[k] < len(units) else None
+            if u is not None and u[0][0] <= a and b <= u[0][1]:
+                covers.append(u[0])
+                ids.append(tuple(segs[k].ids[i] for i in u[1]))
+                surf.append(b"".join(segs[k].surfaces[i] for i in u[1]))
+            else:
+                covers.append(None)
+                ids.append(None)
+                surf.append(None)
+        out.append(Atom(a, b, _status(covers, ids, surf, compare_ids), tuple(covers), tuple(ids)))
+    return out
+
+
+def _status(covers: list, ids: list, surf: list, compare_ids: bool) -> str:
+    if any(c is None for c in covers):
+        return "gap"
+    if len(set(covers)) > 1:
+        return "boundary"
+    if len(set(surf)) > 1:
+        return "surface"
+    if compare_ids and len(set(ids)) > 1:
+        return "id-only"
+    return "same"
+
+
+# ---------------------------------------------------------------------- scripts (C6)
+# Unicode Script property values known to ``regex`` (UAX #24 long names). The final catch-all
+# group keeps the pass total if ``regex`` knows a newer script than this list.
+_SCRIPTS = (
+    "Common Latin Han Hiragana Katakana Cyrillic Greek Arabic Hebrew Hangul Devanagari Thai Inherited "
+    "Adlam Ahom Anatolian_Hieroglyphs Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Beria_Erfe "
+    "Bhaiksuki Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma "
+    "Cham Cherokee Chorasmian Coptic Cuneiform Cypriot Cypro_Minoan Deseret Dives_Akuru Dogra Duployan "
+    "Egyptian_Hieroglyphs Elbasan Elymaic Ethiopic Garay Georgian Glagolitic Gothic Grantha Gujarati "
+    "Gunjala_Gondi Gurmukhi Gurung_Khema Hanifi_Rohingya Hanunoo Hatran Imperial_Aramaic Inscriptional_Pahlavi "
+    "Inscriptional_Parthian Javanese Kaithi Kannada Kawi Kayah_Li Kharoshthi Khitan_Small_Script Khmer Khojki "
+    "Khudawadi Kirat_Rai Lao Lepcha Limbu Linear_A Linear_B Lisu Lycian Lydian Mahajani Makasar Malayalam "
+    "Mandaic Manichaean Marchen Masaram_Gondi Medefaidrin Meetei_Mayek Mende_Kikakui Meroitic_Cursive "
+    "Meroitic_Hieroglyphs Miao Modi Mongolian Mro Multani Myanmar Nabataean Nag_Mundari Nandinagari "
+    "New_Tai_Lue Newa Nko Nushu Nyiakeng_Puachue_Hmong Ogham Ol_Chiki Ol_Onal Old_Hungarian Old_Italic "
+    "Old_North_Arabian Old_Permic Old_Persian Old_Sogdian Old_South_Arabian Old_Turkic Old_Uyghur Oriya Osage "
+    "Osmanya Pahawh_Hmong Palmyrene Pau_Cin_Hau Phags_Pa Phoenician Psalter_Pahlavi Rejang Runic Samaritan "
+    "Saurashtra Sharada Shavian Siddham Sidetic SignWriting Sinhala Sogdian Sora_Sompeng Soyombo Sundanese "
+    "Sunuwar Syloti_Nagri Syriac Tagalog Tagbanwa Tai_Le Tai_Tham Tai_Viet Tai_Yo Takri Tamil Tangsa Tangut "
+    "Telugu Thaana Tibetan Tifinagh Tirhuta Todhri Tolong_Siki Toto Tulu_Tigalari Ugaritic Vai Vithkuqi "
+    "Wancho Warang_Citi Yezidi Yi Zanabazar_Square"
+).split()
+
+
+_ASCII_RUNS = regex.compile(r"[A-Za-z]+|[^A-Za-z]+")
+
+
+@lru_cache(maxsize=1)
+def _script_regex() -> regex.Pattern[str]:
+    groups = []
+    for name in _SCRIPTS:
+        try:
+            regex.compile(rf"\p{{sc={name}}}")
+        except regex.error:  # an older `regex` without this script
+            continue
+        groups.append(rf"(?P<{name}>\p{{sc={name}}}+)")
+    return regex.compile("|".join(groups) + r"|(?P<Unknown>[\s\S])")
+
+
+def script_runs(text: str) -> list[tuple[int, int, str]]:
+    """Maximal runs (start, end, script) in chars of the resolved Script (UAX #24 ``sc``).
+
+    ``Inherited`` takes the script of the preceding code point (Common at the text start).
+
+    >>> script_runs("ab 東京é\\u0301")
+    [(0, 2, 'Latin'), (2, 3, 'Common'), (3, 5, 'Han'), (5, 7, 'Latin')]
+    """
+    if text.isascii():  # ASCII: letters are Latin, everything else (digits, punctuation, controls) Common
+        return [
+            (m.start(), m.end(), "Latin" if m.group()[0].isalpha() else "Common")
+            for m in _ASCII_RUNS.finditer(text)
+        ]
+    out: list[tuple[int, int, str]] = []
+    for m in _script_regex().finditer(text):
+        name = m.lastgroup or "Unknown"
+        s, e = m.span()
+        if name == "Inherited":
+            name = out[-1][2] if out else "Common"
+        if out and out[-1][2] == name and out[-1][1] == s:
+            out[-1] = (out[-1][0], e, name)
+        else:
+            out.append((s, e, name))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptStats:
+    """C6 for one script and one tokenizer. ``tokens`` is byte-weighted (a fraction in general)."""
+
+    script: str
+    tokens: float
+    chars: int
+    bytes: int
+    words: int
+    single_token_words: int  # words covered by exactly one token span (trimmed): STRR's numerator
+
+    @property
+    def tokens_per_char(self) -> float | None:
+        return self.tokens / self.chars if self.chars else None
+
+    @property
+    def tokens_per_byte(self) -> float | None:
+        return self.tokens / self.bytes if self.bytes else None
+
+    @property
+    def chars_per_token(self) -> float | None:
+        return self.chars / self.tokens if self.tokens else None
+
+    @property
+    def bytes_per_token(self) -> float | None:
+        return self.bytes / self.tokens if self.tokens else None
+
+    @property
+    def tokens_per_word(self) -> float | None:
+        """Fertility; None ("n/a") for scripts written without separators or without words."""
+        if self.script in NO_SEPARATOR_SCRIPTS or not self.words:
+            return None
+        return self.tokens / self.words
+
+    @property
+    def strr(self) -> float | None:
+        if self.script in NO_SEPARATOR_SCRIPTS or not self.words:
+            return None
+        return self.single_token_words / self.words
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tokens": round(self.tokens, 6),
+            "chars": self.chars,
+            "bytes": self.bytes,
+            "words": self.words,
+            "tokens_per_char": _r(self.tokens_per_char),
+            "tokens_per_byte": _r(self.tokens_per_byte),
+            "chars_per_token": _r(self.chars_per_token),
+            "bytes_per_token": _r(self.bytes_per_token),
+            "tokens_per_word": _r(self.tokens_per_word),
+            "strr": _r(self.strr),
+        }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+class ScriptMap:
+    """The script runs of one text in chars and bytes (build once, share among tokenizers)."""
+
+    def __init__(self, index: TextIndex) -> None:
+        runs = script_runs(index.text)
+        b = index.boundaries
+        self.runs = [(b[s], b[e], name) for s, e, name in runs]
+        self.char_runs = runs
+        self.starts = [r[0] for r in self.runs]
+        # run index of every byte: most tokens lie in one run, found by two lookups
+        self.run_at = list(chain.from_iterable(repeat(k, be - bs) for k, (bs, be, _) in enumerate(self.runs)))
+
+    def bytes_by_script(self, s: int, e: int) -> dict[str, int]:
+        k = max(0, bisect_right(self.starts, s) - 1)
+        out: dict[str, int] = {}
+        runs = self.runs
+        while k < len(runs) and runs[k][0] < e:
+            rs, re_, name = runs[k]
+            n = min(e, re_) - max(s, rs)
+            if n > 0:
+                out[name] = out.get(name, 0) + n
+            k += 1
+        return out
+
+
+def per_script(
+    seg: Segmentation,
+    index: TextIndex,
+    *,
+    include_special: bool = False,
+    script_map: ScriptMap | None = None,
+    strr: bool = True,
+) -> dict[str, ScriptStats]:
+    """C6 of one segmentation: byte-weighted token counts per script, with chars, bytes, words.
+    ``strr=False`` skips the single-token-word count (the only per-word figure that needs the
+    token spans; corpus runs leave it off unless asked).
+
+    A token with any non-Common bytes is shared among its non-Common scripts by bytes; a token of
+    Common bytes only counts 1 to Common. A byte token holding part of a Han character counts to Han.
+    """
+    smap = script_map if script_map is not None else ScriptMap(index)
+    tokens: dict[str, float] = {}
+    run_at, runs = smap.run_at, smap.runs
+    for (s, e), sp in zip(seg.byte_spans, seg.special):
+        if (sp and not include_special) or s == e:
+            continue
+        ra, rb = run_at[s], run_at[e - 1]
+        if ra == rb:  # one run: the whole weight to its script (Common alone counts 1 too)
+            name = runs[ra][2]
+            tokens[name] = tokens.get(name, 0.0) + 1.0
+            continue
+        names = {runs[k][2] for k in range(ra, rb + 1)} - {"Common"}
+        if len(names) <= 1:  # " the": Common + one script -> all to that script
+            name = names.pop() if names else "Common"
+            tokens[name] = tokens.get(name, 0.0) + 1.0
+            continue
+        by = smap.bytes_by_script(s, e)
+        rest = {k: v for k, v in by.items() if k != "Common"}
+        if rest:
+            total = sum(rest.values())
+            for k, v in rest.items():
+                tokens[k] = tokens.get(k, 0.0) + v / total
+        else:
+            tokens["Common"] = tokens.get("Common", 0.0) + 1.0
+    chars: Counter[str] = Counter()
+    nbytes: Counter[str] = Counter()
+    for (s, e, name), (bs, be, _) in zip(smap.char_runs, smap.runs):
+        chars[name] += e - s
+        nbytes[name] += be - bs
+    words = Counter(name for _, name in _word_scripts(index, smap))
+    single = _single_token_words(seg, index, smap) if strr else Counter()
+    names = set(chars) | set(tokens)
+    return {
+        n: ScriptStats(n, tokens.get(n, 0.0), chars[n], nbytes[n], words[n], single[n])
+        for n in sorted(names, key=lambda n: (-chars[n], n))
+    }
+
+
+def _word_scripts(index: TextIndex, smap: ScriptMap) -> list[tuple[tuple[int, int], str]]:
+    """Every word's char span and the script of its first code point (memoized on the index)."""
+
+    def make() -> list[tuple[tuple[int, int], str]]:
+        starts = [r[0] for r in smap.char_runs]
+        out = []
+        for m in _WORD.finditer(index.text):
+            k = bisect_right(starts, m.start()) - 1
+            out.append((m.span(), smap.char_runs[k][2] if k >= 0 else "Common"))
+        return out
+
+    return index.memo("words", index, make)
+
+
+def _single_token_words(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> Counter[str]:
+    """Per script, the words covered by exactly one (trimmed) token span: STRR's numerator."""
+    spans = set(_trimmed_spans(seg, index))
+    return Counter(name for span, name in _word_scripts(index, smap) if span in spans)
+
+
+def count_words(text: str) -> int:
+    """Words of ``text`` by `WORD_PATTERN`."""
+    return sum(1 for _ in _WORD.finditer(text))
+
+
+# ---------------------------------------------------------------------- vocabulary overlap (C7, C8)
+_PLACEHOLDER = regex.compile(r"\[unused\d+\]|<\|reserved_special_token_\d+\|>|<extra_id_\d+>")
+
+
+def unk_ids_of(tok) -> frozenset[int]:  # noqa: ANN001
+    """The unknown token's id(s): the model's unk_token, unk_id or SentencePiece UNKNOWN piece."""
+    model = tok.model
+    out = set()
+    unk = getattr(model, "unk_token", None)
+    if isinstance(unk, str) and tok.token_to_id(unk) is not None:
+        out.add(tok.token_to_id(unk))
+    unk_id = getattr(model, "unk_id", None)
+    if isinstance(unk_id, int):
+        out.add(unk_id)
+    spm = getattr(model, "spm", None)
+    if spm is not None:
+        out.add(spm.unk_id)
+    return frozenset(out)
+
+
+def _excluded_ids(tok: Tokenizer) -> set[int]:
+    """Ids that are no surface: added/special tokens, unk, SentencePiece control/unknown/unused
+    pieces (reserved placeholders such as BERT's ``[unusedN]`` are dropped by `_PLACEHOLDER`)."""
+    out = {t.id for t in tok.added_tokens} | unk_ids_of(tok)
+    spm = getattr(tok.model, "spm", None)
+    if spm is not None:
+        out.update(i for i, t in enumerate(spm.types) if t in (2, 3, 5))  # UNKNOWN, CONTROL, UNUSED
+    return out
+
+
+def surface_ids(tok: Tokenizer, *, level: Literal["L0", "L1", "L2"] = "L0") -> dict[bytes, list[int]]:
+    """Σ(V) with the ids holding each surface (a vocab may hold one surface under two ids:
+    Mistral's ``<0x41>`` and ``A``; the set counts it once).
+
+    L0: exact bytes (``Ġthe`` ≡ ``▁the`` ≡ b" the"). L1: WordPiece word-initial ``x`` ≡ b" x",
+    ``##x`` ≡ b"x" (other families as L0). L2: cores, one leading 0x20 stripped (and ``##``).
+    """
+    table = surface_table(tok)
+    excluded = _excluded_ids(tok)
+    out: dict[bytes, list[int]] = {}
+    for token, id_ in tok.model.get_vocab().items():
+        if id_ in excluded or _PLACEHOLDER.fullmatch(token):
+            continue
+        surf, cont = table.of(token)
+        if level == "L1" and table.family == "wordpiece" and not cont:
+            surf = b" " + surf
+        elif level == "L2" and surf.startswith(b" "):
+            surf = surf[1:]  # b"Ġ" keeps its empty core (one entry of Σ at L2)
+        out.setdefault(surf, []).append(id_)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapStats:
+    """C7/C8 for two surface sets (one level): sizes, intersection, Jaccard, id agreement."""
+
+    level: str
+    size_a: int
+    size_b: int
+    common: int
+    jaccard: float
+    a_only: int
+    b_only: int
+    same_id: int | None  # None at L2 and across WordPiece (no id comparison there)
+    remapped: int | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "level": self.level,
+            "size_a": self.size_a,
+            "size_b": self.size_b,
+            "common": self.common,
+            "jaccard": round(self.jaccard, 6),
+            "a_only": self.a_only,
+            "b_only": self.b_only,
+            "same_id": self.same_id,
+            "remapped": self.remapped,
+        }
+
+
+def vocab_overlap(a: Tokenizer, b: Tokenizer, *, level: Literal["L0", "L1", "L2"] = "L0") -> OverlapStats:
+    """C7 (and C8 at the vocab level) for two tokenizers."""
+    sa, sb = surface_ids(a, level=level), surface_ids(b, level=level)
+    common = sa.keys() & sb.keys()
+    union = len(sa) + len(sb) - len(common)
+    same = remapped = None
+    if level == "L0":
+        same = sum(1 for s in common if set(sa[s]) & set(sb[s]))
+        remapped = len(common) - same
+    return OverlapStats(
+        level,
+        len(sa),
+        len(sb),
+        len(common),
+        len(common) / union if union else 1.0,
+        len(sa) - len(common),
+        len(sb) - len(common),
+        same,
+        remapped,
+    )
+
+
+def overlap_matrix(toks: Sequence[Tokenizer], *, level: Literal["L0", "L1", "L2"] = "L0") -> list[list[int]]:
+    """``m[i][j] = |Σ(T_i) ∩ Σ(T_j)|`` (the diagonal is |Σ(T_i)|), in the order given."""
+    sets = [set(surface_ids(t, level=level)) for t in toks]
+    return [[len(x & y) for y in sets] for x in sets]
+
+
+def same_surface_tokens(a: Segmentation, b: Segmentation) -> list[tuple[bytes, tuple[int, int], int, int]]:
+    """C8 at the encoding level: tokens of both sides with equal byte span and equal surface, as
+    (surface, byte span, id in a, id in b); compare the ids to see which were remapped."""
+    where = {
+        (span, surf): id_ for span, surf, id_, sp in zip(b.byte_spans, b.surfaces, b.ids, b.special) if not sp
+    }
+    out = []
+    for span, surf, id_, sp in zip(a.byte_spans, a.surfaces, a.ids, a.special):
+        if sp or span[0] == span[1]:
+            continue
+        other = where.get((span, surf))
+        if other is not None:
+            out.append((surf, span, id_, other))
+    return out
+
+
+# ---------------------------------------------------------------------- the report (CLI --json, GUI export)
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One row of a comparison: a loaded tokenizer, or the error that stopped its loading."""
+
+    name: str
+    path: str
+    tokenizer: Tokenizer | None
+    error: str | None = None
+
+
+_REPORT_UNITS = (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False))
+
+
+class _CutTotals:
+    """Running |A|, |B| and |A∩B| over documents (micro-averaged F1 without keeping any cut set)."""
+
+    def __init__(self, n: int) -> None:
+        self.size = {u: [0] * n for u, _, _ in _REPORT_UNITS}
+        self.common = {u: [[0] * n for _ in range(n)] for u, _, _ in _REPORT_UNITS}
+
+    def add(self, per_side: dict[int, Segmentation], index: TextIndex) -> None:
+        for key, unit, collapse in _REPORT_UNITS:
+            sets = {k: _cut_frozen(seg, index, unit, collapse) for k, seg in per_side.items()}  # type: ignore[arg-type]
+            for i, a in sets.items():
+                self.size[key][i] += len(a)
+                for j, b in sets.items():
+                    if j > i:
+                        c = len(a & b)
+                        self.common[key][i][j] += c
+                        self.common[key][j][i] += c
+
+    def f1(self, key: str, i: int, j: int) -> float:
+        if i == j:
+            return 1.0
+        total = self.size[key][i] + self.size[key][j]
+        return 2 * self.common[key][i][j] / total if total else 1.0
+
+
+def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
+    """The ``tokviz compare --json`` object over one text (one document) or several documents.
+
+    ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
+    in the order of ``sides``, with None in the rows and columns of a side that failed to load;
+    ``vocab_overlap_l0[i][j]`` = |Σ(A)∩Σ(B)| at L0 with specials excluded. Boundary F1 over
+    several documents is micro-averaged (cuts of all documents pooled, counted as the documents
+    stream by: nothing of a document is kept once it is counted).
+    """
+    ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
+    n_chars = n_bytes = n_words = n_docs = 0
+    tokens = [0] * len(sides)
+    totals = _CutTotals(len(sides))
+    scripts: list[dict[str, list[float]]] = [{} for _ in sides]
+    for text in documents:
+        index = TextIndex(text)
+        smap = ScriptMap(index)
+        n_docs += 1
+        n_chars += index.n_chars
+        n_bytes += index.n_bytes
+        n_words += count_words(text)
+        per_side = {}
+        for k in ok:
+            seg = per_side[k] = segment(sides[k].tokenizer, text, name=sides[k].name)  # type: ignore[arg-type]
+            tokens[k] += seg.n_tokens
+            for name, st in per_script(seg, index, script_map=smap).items():
+                acc = scripts[k].setdefault(name, [0.0, 0, 0])
+                acc[0] += st.tokens
+                acc[1] += st.chars
+                acc[2] += st.bytes
+        totals.add(per_side, index)
+    rows = []
+    for k, s in enumerate(sides):
+        if s.tokenizer is None:
+            rows.append({"name": s.name, "path": s.path, "error": s.error})
+            continue
+        rows.append(
+            {
+                "name": s.name,
+                "path": s.path,
+                "tokens": tokens[k],
+                "chars_per_token": round(n_chars / tokens[k], 6) if tokens[k] else None,
+                "bytes_per_token": round(n_bytes / tokens[k], 6) if tokens[k] else None,
+                "per_script": {
+                    n: {"tokens": round(v[0], 6), "chars": v[1], "bytes": v[2]} for n, v in scripts[k].items()
+                },
+            }
+        )
+
+    def matrix(unit: str) -> list[list[float | None]]:
+        return [
+            [
+                round(totals.f1(unit, i, j), 6) if i in ok and j in ok else None
+                for j in range(len(sides))
+            ]
+            for i in range(len(sides))
+        ]
+
+    overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
+    pos = {k: n for n, k in enumerate(ok)}
+    return {
+        "text": {"chars": n_chars, "bytes": n_bytes, "words": n_words, "documents": n_docs},
+        "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
+        "tokenizers": rows,
+        "boundary_f1": {
+            "char_raw": matrix("char_raw"),
+            "char_collapsed": matrix("char_collapsed"),
+            "byte": matrix("byte"),
+        },
+        "vocab_overlap_l0": [
+            [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(len(sides))]
+            for i in range(len(sides))
+        ],
+    }
+
+
+# ---------------------------------------------------------------------- one analysis of N segmentations
+@dataclass(frozen=True, slots=True)
+class DisplayToken:
+    """A token unit for an aligned view: char span (C1-derived: tokens splitting one code point
+    are one unit), the token indices it holds, and their ids."""
+
+    start: int
+    end: int
+    indices: tuple[int, ...]
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """Everything the Compare tab shows for N segmentations of one text (no Qt, no vocabularies).
+
+    ``cuts[unit][k]``: side k's cut set for unit ``char_raw`` / ``char_collapsed`` / ``byte``;
+    ``f1[unit]`` the N×N matrix; ``votes[unit]`` votes per position.
+    """
+
+    text: str
+    names: tuple[str, ...]
+    n_chars: int
+    n_bytes: int
+    n_words: int
+    tokens: tuple[int, ...]
+    units: tuple[tuple[DisplayToken, ...], ...]
+    cuts: dict[str, tuple[frozenset[int], ...]]
+    f1: dict[str, list[list[float]]]
+    votes: dict[str, dict[int, int]]
+    span_shared: tuple[float, ...]
+    span_shared_trimmed: tuple[float, ...]
+    scripts: tuple[dict[str, ScriptStats], ...]
+
+
+def _display_units(seg: Segmentation, ix: TextIndex) -> tuple[DisplayToken, ...]:
+    ids = seg.ids
+    return tuple(
+        DisplayToken(s, e, tuple(m), (ids[m[0]],) if len(m) == 1 else tuple(ids[i] for i in m))
+        for (s, e), m in _char_units(seg, ix)
+    )
+
+
+def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None = None) -> Analysis:
+    """C1–C6 for N segmentations of ``text`` in one call (what a comparison view needs)."""
+    ix = index if index is not None else TextIndex(text)
+    smap = ix.memo("script-map", ix, lambda: ScriptMap(ix))
+    units = [ix.memo("display", seg, lambda seg=seg: _display_units(seg, ix)) for seg in segs]
+    cuts: dict[str, tuple[frozenset[int], ...]] = {}
+    for key, unit, collapse in (
+        ("char_raw", "char", False),
+        ("char_collapsed", "char", True),
+        ("byte", "byte", False),
+    ):
+        cuts[key] = tuple(_cut_frozen(s, ix, unit, collapse) for s in segs)  # type: ignore[arg-type]
+    return Analysis(
+        text=text,
+        names=tuple(s.name for s in segs),
+        n_chars=ix.n_chars,
+        n_bytes=ix.n_bytes,
+        n_words=count_words(text),
+        tokens=tuple(s.n_tokens for s in segs),
+        units=tuple(units),
+        cuts=cuts,
+        f1={k: f1_matrix(list(v)) for k, v in cuts.items()},  # type: ignore[arg-type]
+        votes={k: dict(votes(list(v))) for k, v in cuts.items()},  # type: ignore[arg-type]
+        span_shared=tuple(span_agreement(segs, ix)),
+        span_shared_trimmed=tuple(span_agreement(segs, ix, trimmed=True)),
+        scripts=tuple(ix.memo("scripts", s, lambda s=s: per_script(s, ix, script_map=smap)) for s in segs),
+    )
+
+
+def membership_patterns(sets: Sequence[frozenset[bytes] | set[bytes]]) -> Counter[int]:
+    """UpSet counts: for each bit mask of sides, how many surfaces are in exactly those sides.
+
+    >>> sorted(membership_patterns([{b"a", b"b"}, {b"b", b"c"}]).items())
+    [(1, 1), (2, 1), (3, 1)]
+    """
+    masks: dict[bytes, int] = {}
+    for k, s in enumerate(sets):
+        bit = 1 << k
+        for x in s:
+            masks[x] = masks.get(x, 0) | bit
+    return Counter(masks.values())

@@ -1,0 +1,778 @@
+"""Corpus-file statistics for N tokenizers (spec C9): streamed, byte-exact, on every core.
+
+A corpus is a file or a folder of files, read through `tokviz.io.textfile.iter_text_blocks`
+(UTF-8 exactly; invalid bytes stop the run with the byte offset). It is cut into *documents* by a
+mode recorded with the numbers: ``whole`` (one document per file), ``lines`` (split on ``\\n``,
+the newline not encoded, empty lines skipped), ``paragraphs`` (blank-line separated) or
+``jsonl:FIELD`` (one JSON object per line, the string ``FIELD``). ``lines`` and ``whole`` differ
+by the newline tokens (spec 1.iii-H).
+
+Documents go in batches to a process pool (the engine is pure Python, so threads would share one
+core); each worker loads the tokenizers once from their files. Results merge in the parent in
+document order, so the numbers do not depend on the number of workers.
+
+Neighbour: `tokviz.analysis.compare` measures one text (cuts, atoms, F1); this module counts.
+
+Performance notes: workers receive batches of ~64 KB of text (fewer round trips than one
+document each; small enough for a responsive cancel). Sending per-document token counts back
+as ``array('I')`` keeps the pickles small. Forking a process that runs Qt is unsafe, so the
+pool uses the "spawn" start method (each worker pays one import and one load).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import regex
+
+from ..engine.errors import TokvizFormatError
+from ..io.textfile import BLOCK_BYTES, iter_text_blocks
+from .compare import (
+    ScriptMap,
+    ScriptStats,
+    Segmentation,
+    TextIndex,
+    count_words,
+    per_script,
+    surface_table,
+    unk_ids_of,
+)
+
+__all__ = [
+    "MODES",
+    "TokenizerSpec",
+    "Document",
+    "TokenizerCorpusStats",
+    "CorpusReport",
+    "iter_documents",
+    "corpus_files",
+    "run_corpus",
+    "CorpusCancelled",
+]
+
+MODES = ("whole", "lines", "paragraphs", "jsonl:FIELD")
+BATCH_CHARS = 64_000
+_PARAGRAPH_SEP = regex.compile(r"\n(?:[ \t\r\f\v]*\n)+")
+
+
+class CorpusCancelled(Exception):
+    """The run was cancelled (the caller's ``cancelled()`` said so)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerSpec:
+    """How a worker process loads one tokenizer: a file and the load options."""
+
+    name: str
+    path: str
+    pattern: str | None = None
+    special_tokens: tuple[tuple[str, int], ...] | None = None
+
+    def load(self):  # noqa: ANN201 - a Tokenizer
+        from ..io.detect import load
+
+        specials = dict(self.special_tokens) if self.special_tokens is not None else None
+        return load(self.path, pattern=self.pattern, special_tokens=specials)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document: its text, the file it is in and where (byte offset, 1-based line)."""
+
+    index: int
+    text: str
+    source: str
+    byte_offset: int
+    line: int
+
+
+# ---------------------------------------------------------------------- documents
+def corpus_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The file itself, or a folder's regular files (recursively, sorted, hidden ones skipped)."""
+    p = Path(path)
+    if p.is_dir():
+        return sorted(
+            f
+            for f in p.rglob("*")
+            if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+        )
+    if not p.exists():
+        raise TokvizFormatError("no such file or folder", source=str(p))
+    return [p]
+
+
+def _check_mode(mode: str) -> str | None:
+    """The jsonl field of ``mode`` (None for the other modes); ValueError for an unknown mode."""
+    if mode in ("whole", "lines", "paragraphs"):
+        return None
+    if mode.startswith("jsonl:") and len(mode) > len("jsonl:"):
+        return mode[len("jsonl:") :]
+    raise ValueError(f"unknown document mode {mode!r}: expected whole, lines, paragraphs or jsonl:FIELD")
+
+
+def iter_documents(
+    path: str | os.PathLike[str],
+    mode: str = "whole",
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    block_bytes: int = BLOCK_BYTES,
+) -> Iterator[Document]:
+    """Stream the documents of a file or folder in ``mode``; ``progress(done_bytes, total_bytes)``.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "c.txt"
+    >>> _ = p.write_bytes(b"a b\\n\\nc\\n")
+    >>> [d.text for d in iter_documents(p, "lines")]
+    ['a b', 'c']
+    """
+    field_name = _check_mode(mode)
+    files = corpus_files(path)
+    total = sum(f.stat().st_size for f in files)
+    done_before = 0
+    index = 0
+    for f in files:
+
+        def prog(done: int, _total: int, base: int = done_before) -> None:
+            if progress is not None:
+                progress(base + done, total)
+
+        blocks = iter_text_blocks(f, progress=prog, block_bytes=block_bytes)
+        if mode == "whole":
+            text = "".join(blocks)
+            if text:
+                yield Document(index, text, str(f), 0, 1)
+                index += 1
+        else:
+            for text, off, line in _split(blocks, "paragraphs" if mode == "paragraphs" else "lines"):
+                if field_name is not None:
+                    text = _json_field(text, field_name, f, line)
+                    if text is None:
+                        continue
+                if text:
+                    yield Document(index, text, str(f), off, line)
+                    index += 1
+        done_before += f.stat().st_size
+
+
+def _split(blocks: Iterator[str], how: str) -> Iterator[tuple[str, int, int]]:
+    """(piece, byte offset, 1-based line) of each line or paragraph of a stream of blocks."""
+    sep = _PARAGRAPH_SEP if how == "paragraphs" else regex.compile(r"\n")
+    rest = ""
+    offset = 0  # byte offset of ``rest``
+    line = 1  # line number of ``rest``
+    for block in blocks:
+        buf = rest + block
+        pos = 0
+        for m in sep.finditer(buf):
+            # a paragraph separator may continue in the next block: keep the tail for later
+            if how == "paragraphs" and m.end() == len(buf):
+                break
+            piece = buf[pos : m.start()]
+            yield piece, offset, line
+            sep_text = buf[m.start() : m.end()]
+            offset += len((piece + sep_text).encode("utf-8"))
+            line += piece.count("\n") + sep_text.count("\n")
+            pos = m.end()
+        rest = buf[pos:]
+    if rest:
+        yield rest, offset, line
+
+
+def _json_field(line_text: str, field_name: str, f: Path, line: int) -> str | None:
+    if not line_text.strip():
+        return None
+    try:
+        obj = json.loads(line_text)
+    except json.JSONDecodeError as exc:
+        raise TokvizFormatError(
+            f"line {line} is not JSON: {exc.msg} (column {exc.colno})", source=str(f)
+        ) from None
+    value = obj.get(field_name) if isinstance(obj, dict) else None
+    if not isinstance(value, str):
+        return None  # counted as skipped: the object has no string field of that name
+    return value
+
+
+# ---------------------------------------------------------------------- per-batch work (worker side)
+_WORKER_TOKS: list = []
+_WORKER_ERRORS: list = []
+
+
+def _load_all(specs: Sequence[TokenizerSpec]) -> tuple[list, list[str | None]]:
+    """The tokenizers of ``specs`` (None where loading failed) and the error messages."""
+    toks: list = []
+    errors: list[str | None] = []
+    for spec in specs:
+        try:
+            toks.append(spec.load())
+            errors.append(None)
+        except (TokvizFormatError, OSError, ValueError) as exc:
+            toks.append(None)
+            errors.append(str(exc))
+    return toks, errors
+
+
+def _init_worker(specs: Sequence[TokenizerSpec]) -> None:
+    toks, errors = _load_all(specs)
+    _WORKER_TOKS[:] = toks
+    _WORKER_ERRORS[:] = errors
+
+
+@dataclass(frozen=True, slots=True)
+class _TokInfo:
+    """What the final report needs from a tokenizer (so a pooled run never loads it in the parent)."""
+
+    error: str | None
+    vocab_size: int
+    tokens: dict[int, str]  # the strings of the top ids
+
+
+def _describe(toks: Sequence, errors: Sequence[str | None], tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
+    out = []
+    for tok, err, ids in zip(toks, errors, tops):
+        if tok is None:
+            out.append(_TokInfo(err or "failed to load", 0, {}))
+        else:
+            out.append(_TokInfo(None, tok.vocab_size, {i: tok.id_to_token(i) or "" for i in ids}))
+    return out
+
+
+def _worker_describe(tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
+    return _describe(_WORKER_TOKS, _WORKER_ERRORS, tops)
+
+
+def _top_ids(m: _Merger, top_k: int) -> list[list[int]]:
+    return [[i for i, _ in sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]] for p in m.parts]
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    lossless: bool  # decode every document and compare (tokenizer-arena's check)
+    strr: bool  # count the words kept as one token (needs every token's char span)
+
+
+@dataclass(slots=True)
+class _Partial:
+    """One tokenizer's counts over one batch (merged in the parent)."""
+
+    n_tok: int = 0
+    per_doc: array = field(default_factory=lambda: array("I"))
+    ids: Counter = field(default_factory=Counter)
+    unk: int = 0
+    byte_fallback: int = 0
+    lossless_docs: int = 0
+    first_loss: tuple[int, int] | None = None  # (document index, first differing char)
+    script_tokens: Counter = field(default_factory=Counter)
+    script_single: Counter = field(default_factory=Counter)
+
+
+@dataclass(slots=True)
+class _BatchResult:
+    n_char: int
+    n_byte: int
+    n_word: int
+    n_doc: int
+    script_chars: Counter
+    script_bytes: Counter
+    script_words: Counter
+    partials: list[_Partial | None]
+
+
+def _first_difference(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def _byte_piece_ids(tok) -> frozenset[int]:  # noqa: ANN001
+    if not surface_table(tok).byte_pieces:
+        return frozenset()
+    out = set()
+    for b in range(256):
+        i = tok.model.token_to_id(f"<0x{b:02X}>")
+        if i is not None:
+            out.add(i)
+    return frozenset(out)
+
+
+def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, opts: _Options) -> _BatchResult:
+    """Count one batch of (document index, text) for every tokenizer (None = failed to load)."""
+    res = _BatchResult(0, 0, 0, len(docs), Counter(), Counter(), Counter(), [])
+    indexes = []
+    for _, text in docs:
+        ix = TextIndex(text)
+        smap = ScriptMap(ix)
+        indexes.append((ix, smap))
+        res.n_char += ix.n_chars
+        res.n_byte += ix.n_bytes
+        res.n_word += count_words(text)
+    for tok in toks:
+        if tok is None:
+            res.partials.append(None)
+            continue
+        res.partials.append(_count_one(tok, docs, indexes, res, opts))
+    return res
+
+
+def _count_one(tok, docs, indexes, res: _BatchResult, opts: _Options) -> _Partial:  # noqa: ANN001
+    part = _Partial()
+    unk_ids = unk_ids_of(tok)
+    bf_ids = _byte_piece_ids(tok)
+    # chars/bytes/words per script do not depend on the tokenizer: the first one fills them
+    fill_scripts = not res.script_chars
+    for (doc_index, text), (ix, smap) in zip(docs, indexes):
+        enc = tok.encode(text, add_special_tokens=False)
+        mask = enc.special_tokens_mask
+        ids = [i for i, m in zip(enc.ids, mask) if not m] if any(mask) else enc.ids
+        part.n_tok += len(ids)
+        part.per_doc.append(len(ids))
+        part.ids.update(ids)
+        if unk_ids:
+            part.unk += sum(1 for i in ids if i in unk_ids)
+        if bf_ids:
+            part.byte_fallback += sum(1 for i in ids if i in bf_ids)
+        if opts.lossless:
+            back = tok.decode(enc.ids)
+            if back == text:
+                part.lossless_docs += 1
+            elif part.first_loss is None:
+                part.first_loss = (doc_index, _first_difference(back, text))
+        seg = Segmentation("", tuple(enc.ids), (), tuple(enc.byte_offsets), (), tuple(bool(m) for m in mask))
+        for name, st in per_script(seg, ix, script_map=smap, strr=opts.strr).items():
+            part.script_tokens[name] += st.tokens
+            part.script_single[name] += st.single_token_words
+            if fill_scripts:
+                res.script_chars[name] += st.chars
+                res.script_bytes[name] += st.bytes
+                res.script_words[name] += st.words
+    return part
+
+
+def _worker_batch(docs: Sequence[tuple[int, str]], opts: _Options) -> _BatchResult:
+    return _process_batch(docs, _WORKER_TOKS, opts)
+
+
+# ---------------------------------------------------------------------- merged results
+@dataclass(frozen=True, slots=True)
+class TokenizerCorpusStats:
+    """C9 for one tokenizer over the whole corpus. Special tokens are excluded from every count."""
+
+    name: str
+    path: str
+    error: str | None
+    n_tok: int = 0
+    vocab_size: int = 0
+    distinct_ids: int = 0
+    unk: int = 0
+    byte_fallback: int = 0
+    lossless_docs: int = 0
+    first_loss: tuple[int, int] | None = None
+    lengths: tuple[int, ...] = ()  # tokens per document, in document order
+    top_ids: tuple[tuple[int, str, int], ...] = ()  # (id, token, count)
+    renyi_efficiency: float | None = None
+    per_script: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusReport:
+    """Everything a corpus run measured, with the mode and units recorded."""
+
+    path: str
+    mode: str
+    n_doc: int
+    n_char: int
+    n_byte: int
+    n_word: int
+    budget: int
+    reference: int
+    tokenizers: tuple[TokenizerCorpusStats, ...]
+    divergent: tuple[dict[str, object], ...]
+    seconds: float
+    workers: int
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict; every ratio's unit is in its name."""
+        ref = self.tokenizers[self.reference] if self.tokenizers else None
+        rows = []
+        for t in self.tokenizers:
+            if t.error is not None:
+                rows.append({"name": t.name, "path": t.path, "error": t.error})
+                continue
+            rows.append(_row_json(t, self, ref))
+        return {
+            "corpus": {
+                "path": self.path,
+                "mode": self.mode,
+                "documents": self.n_doc,
+                "chars": self.n_char,
+                "bytes": self.n_byte,
+                "words": self.n_word,
+                "token_budget": self.budget,
+                "reference": ref.name if ref is not None else None,
+                "seconds": round(self.seconds, 3),
+                "workers": self.workers,
+            },
+            "tokenizers": rows,
+            "most_divergent_documents": list(self.divergent),
+        }
+
+    def to_csv(self) -> str:
+        """One row per tokenizer (the scalar columns of `to_json`)."""
+        import csv
+        import io
+
+        rows = self.to_json()["tokenizers"]
+        cols = [
+            "name",
+            "path",
+            "error",
+            "tokens",
+            "chars_per_token",
+            "bytes_per_token",
+            "tokens_per_word",
+            "tokens_per_1k_chars",
+            "premium_vs_reference",
+            "distinct_ids",
+            "vocab_utilisation",
+            "unk_rate",
+            "byte_fallback_rate",
+            "lossless_rate",
+            "over_budget_documents",
+            "renyi_efficiency_2_5",
+        ]
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        for r in rows:  # type: ignore[union-attr]
+            w.writerow({c: r.get(c, "") for c in cols})  # type: ignore[union-attr]
+        return buf.getvalue()
+
+
+def _percentile(sorted_values: Sequence[int], q: float) -> int:
+    """Nearest-rank percentile (the smallest value with at least q of the values at or below it)."""
+    if not sorted_values:
+        return 0
+    k = max(0, math.ceil(q * len(sorted_values)) - 1)
+    return sorted_values[k]
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 6) if b else None
+
+
+def _row_json(
+    t: TokenizerCorpusStats, rep: CorpusReport, ref: TokenizerCorpusStats | None
+) -> dict[str, object]:
+    lengths = sorted(t.lengths)
+    return {
+        "name": t.name,
+        "path": t.path,
+        "tokens": t.n_tok,
+        "chars_per_token": _ratio(rep.n_char, t.n_tok),
+        "bytes_per_token": _ratio(rep.n_byte, t.n_tok),
+        "tokens_per_word": _ratio(t.n_tok, rep.n_word),
+        "tokens_per_1k_chars": _ratio(1000 * t.n_tok, rep.n_char),
+        "premium_vs_reference": _ratio(t.n_tok, ref.n_tok) if ref is not None and ref.error is None else None,
+        "distinct_ids": t.distinct_ids,
+        "vocab_size": t.vocab_size,
+        "vocab_utilisation": _ratio(t.distinct_ids, t.vocab_size),
+        "unk_rate": _ratio(t.unk, t.n_tok),
+        "byte_fallback_rate": _ratio(t.byte_fallback, t.n_tok),
+        "lossless_rate": _ratio(t.lossless_docs, rep.n_doc),
+        "first_lossy_document": (
+            None if t.first_loss is None else {"document": t.first_loss[0], "char": t.first_loss[1]}
+        ),
+        "tokens_per_document": {
+            "min": lengths[0] if lengths else 0,
+            "p50": _percentile(lengths, 0.5),
+            "p90": _percentile(lengths, 0.9),
+            "p99": _percentile(lengths, 0.99),
+            "max": lengths[-1] if lengths else 0,
+        },
+        "over_budget_documents": sum(1 for n in lengths if n > rep.budget),
+        "top_ids": [{"id": i, "token": s, "count": c} for i, s, c in t.top_ids],
+        "renyi_efficiency_2_5": t.renyi_efficiency,
+        "per_script": t.per_script,
+    }
+
+
+def _renyi(ids: Counter, vocab_size: int, alpha: float = 2.5) -> float | None:
+    """Rényi entropy (order α) of the unigram id distribution over log2 |V| (Zouhar et al. 2023)."""
+    total = sum(ids.values())
+    if not total or vocab_size < 2:
+        return None
+    h = math.log2(sum((c / total) ** alpha for c in ids.values())) / (1 - alpha)
+    return round(h / math.log2(vocab_size), 6)
+
+
+class _Merger:
+    """Accumulates batch results in document order."""
+
+    def __init__(self, n_tok: int) -> None:
+        self.n_char = self.n_byte = self.n_word = self.n_doc = 0
+        self.script_chars: Counter = Counter()
+        self.script_bytes: Counter = Counter()
+        self.script_words: Counter = Counter()
+        self.parts = [_Partial() for _ in range(n_tok)]
+
+    def add(self, r: _BatchResult) -> None:
+        self.n_char += r.n_char
+        self.n_byte += r.n_byte
+        self.n_word += r.n_word
+        self.n_doc += r.n_doc
+        self.script_chars.update(r.script_chars)
+        self.script_bytes.update(r.script_bytes)
+        self.script_words.update(r.script_words)
+        for acc, p in zip(self.parts, r.partials):
+            if p is None:
+                continue
+            acc.n_tok += p.n_tok
+            acc.per_doc.extend(p.per_doc)
+            acc.ids.update(p.ids)
+            acc.unk += p.unk
+            acc.byte_fallback += p.byte_fallback
+            acc.lossless_docs += p.lossless_docs
+            if acc.first_loss is None:
+                acc.first_loss = p.first_loss
+            acc.script_tokens.update(p.script_tokens)
+            acc.script_single.update(p.script_single)
+
+
+def _script_table(m: _Merger, p: _Partial, *, strr: bool) -> dict[str, dict[str, float | int | None]]:
+    out = {}
+    for name in sorted(set(m.script_chars) | set(p.script_tokens), key=lambda n: (-m.script_chars[n], n)):
+        st = ScriptStats(
+            name,
+            p.script_tokens[name],
+            m.script_chars[name],
+            m.script_bytes[name],
+            m.script_words[name],
+            p.script_single[name],
+        )
+        out[name] = st.to_json()
+        if not strr:
+            out[name]["strr"] = None  # not computed (run_corpus(strr=True) computes it)
+    return out
+
+
+def run_corpus(
+    specs: Sequence[TokenizerSpec],
+    path: str | os.PathLike[str],
+    *,
+    mode: str = "whole",
+    workers: int | None = None,
+    reference: int = 0,
+    budget: int = 512,
+    top_k: int = 20,
+    divergent_k: int = 10,
+    lossless: bool = True,
+    strr: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> CorpusReport:
+    """C9 for every tokenizer of ``specs`` over the corpus at ``path``.
+
+    ``workers``: processes (default: every core; 1 runs in this process). A tokenizer that fails
+    to load gets its error in its row; the others go on. ``cancelled()`` is polled between batches
+    and raises `CorpusCancelled`. ``strr`` adds the share of words kept as one token per script
+    (off by default: it needs every token's char span, about doubling the cost of the statistics).
+    """
+    _check_mode(mode)
+    opts = _Options(lossless=lossless, strr=strr)
+    t0 = time.perf_counter()
+    if workers is None:  # every core, unless the corpus is too small to pay for starting processes
+        small = sum(f.stat().st_size for f in corpus_files(path)) < 2 * BATCH_CHARS
+        workers = 1 if small else (os.cpu_count() or 1)
+    n_workers = max(1, workers)
+    merger = _Merger(len(specs))
+    docs_meta = _DocIndex()
+    batches = _batches(iter_documents(path, mode, progress=progress), docs_meta)
+    if n_workers == 1:
+        loaded, errors = _load_all(specs)
+        for batch in batches:
+            if cancelled is not None and cancelled():
+                raise CorpusCancelled()
+            merger.add(_process_batch(batch, loaded, opts))
+        infos = _describe(loaded, errors, _top_ids(merger, top_k))
+    else:  # the workers load the tokenizers; one of them describes them at the end
+        infos = _run_pool(specs, batches, merger, n_workers, opts, cancelled, top_k)
+    stats = tuple(
+        _final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos))
+    )
+    divergent = _most_divergent(stats, reference, docs_meta, divergent_k)
+    return CorpusReport(
+        str(path),
+        mode,
+        merger.n_doc,
+        merger.n_char,
+        merger.n_byte,
+        merger.n_word,
+        budget,
+        reference,
+        stats,
+        divergent,
+        time.perf_counter() - t0,
+        n_workers,
+    )
+
+
+class _DocIndex:
+    """Where each document is (file, byte offset, line) in compact arrays: a 100 MB corpus in
+    ``lines`` mode has millions of documents; previews are read back only for the ones reported."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.file_of = array("I")
+        self.offset = array("Q")
+        self.line = array("Q")
+
+    def append(self, d: Document) -> None:
+        if not self.files or self.files[-1] != d.source:
+            self.files.append(d.source)
+        self.file_of.append(len(self.files) - 1)
+        self.offset.append(d.byte_offset)
+        self.line.append(d.line)
+
+    def where(self, k: int) -> tuple[str, int, int, str]:
+        """(file, byte offset, line, a preview of up to 80 chars) of document k."""
+        src, off = self.files[self.file_of[k]], self.offset[k]
+        try:
+            with open(src, "rb") as fh:
+                fh.seek(off)
+                head = fh.read(400).decode("utf-8", "ignore")
+        except OSError:
+            head = ""
+        return src, off, self.line[k], head.split("\n", 1)[0][:80]
+
+
+def _batches(docs: Iterator[Document], meta: _DocIndex) -> Iterator[list[tuple[int, str]]]:
+    batch: list[tuple[int, str]] = []
+    size = 0
+    for d in docs:
+        meta.append(d)
+        batch.append((d.index, d.text))
+        size += len(d.text)
+        if size >= BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _run_pool(
+    specs,
+    batches,
+    merger: _Merger,
+    n_workers: int,
+    opts: _Options,
+    cancelled,  # noqa: ANN001
+    top_k: int,
+) -> list[_TokInfo]:
+    ctx = get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(list(specs),)
+    )
+    pending: dict[int, Future] = {}
+    done: dict[int, _BatchResult] = {}
+    next_merge = 0
+    submitted = 0
+    try:
+        it = iter(batches)
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * n_workers:
+                b = next(it, None)
+                if b is None:
+                    exhausted = True
+                    break
+                pending[submitted] = pool.submit(_worker_batch, b, opts)
+                submitted += 1
+            if not pending:
+                break
+            finished, _ = wait(list(pending.values()), timeout=0.2, return_when=FIRST_COMPLETED)
+            if cancelled is not None and cancelled():
+                raise CorpusCancelled()
+            for k in [k for k, f in pending.items() if f in finished]:
+                try:
+                    done[k] = pending.pop(k).result()
+                except BrokenProcessPool:
+                    raise TokvizFormatError(
+                        "a worker process died (out of memory?); try fewer workers",
+                        source="corpus statistics",
+                    ) from None
+            while next_merge in done:  # merge in document order
+                merger.add(done.pop(next_merge))
+                next_merge += 1
+        return pool.submit(_worker_describe, _top_ids(merger, top_k)).result()
+    finally:
+        for f in pending.values():
+            f.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _final_stats(
+    spec: TokenizerSpec, info: _TokInfo, m: _Merger, k: int, top_k: int, opts: _Options
+) -> TokenizerCorpusStats:
+    if info.error is not None:
+        return TokenizerCorpusStats(spec.name, spec.path, info.error)
+    p = m.parts[k]
+    size = info.vocab_size
+    ranked = sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+    top = tuple((i, info.tokens.get(i, ""), c) for i, c in ranked)
+    return TokenizerCorpusStats(
+        spec.name,
+        spec.path,
+        None,
+        n_tok=p.n_tok,
+        vocab_size=size,
+        distinct_ids=len(p.ids),
+        unk=p.unk,
+        byte_fallback=p.byte_fallback,
+        lossless_docs=p.lossless_docs,
+        first_loss=p.first_loss,
+        lengths=tuple(p.per_doc),
+        top_ids=top,
+        renyi_efficiency=_renyi(p.ids, size),
+        per_script=_script_table(m, p, strr=opts.strr),
+    )
+
+
+def _most_divergent(stats, reference: int, meta: _DocIndex, k: int) -> tuple[dict[str, object], ...]:  # noqa: ANN001
+    ok = [s for s in stats if s.error is None]
+    if len(ok) < 2 or not (0 <= reference < len(stats)) or stats[reference].error is not None:
+        return ()
+    ref = stats[reference].lengths
+    scored = []
+    for d in range(len(ref)):
+        delta = max(abs(s.lengths[d] - ref[d]) for s in ok)
+        if delta:
+            scored.append((-delta, d))
+    scored.sort()
+    out = []
+    for neg, d in scored[:k]:
+        src, off, line, preview = meta.where(d)
+        out.append(
+            {
+                "document": d,
+                "file": src,
+                "byte_offset": off,
+                "line": line,
+                "preview": preview,
+                "max_token_delta": -neg,
+                "tokens": {s.name: s.lengths[d] for s in ok},
+            }
+        )
+    return tuple(out)

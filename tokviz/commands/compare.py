@@ -1,0 +1,112 @@
+"""``tokviz compare``: N tokenizers on one text or one corpus file (boundary F1, per-script cost,
+vocabulary overlap), the scripting face of the Compare tab (`tokviz.analysis.compare`).
+
+``--stats`` adds the corpus statistics of `tokviz.analysis.corpus` (C9) for ``--file``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..engine.errors import TokvizFormatError
+
+__all__ = ["register", "run", "load_sides"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "compare", help="compare tokenizers on one text or corpus file (boundary F1, per script, overlap)"
+    )
+    p.add_argument("tokenizers", nargs="+", type=Path, metavar="TOK", help="tokenizer files (two or more)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text", help="the text to compare on")
+    src.add_argument("--file", type=Path, help="a UTF-8 file (or folder with --stats) to compare on")
+    p.add_argument(
+        "--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD"
+    )
+    p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
+    p.add_argument("--workers", type=int, default=None, help="processes for --stats (default: every core)")
+    p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    from ..cli import add_load_options
+
+    add_load_options(p)
+    p.set_defaults(func=run)
+
+
+def load_sides(args: argparse.Namespace) -> list:  # noqa: ANN201 - list[Side]
+    """One `Side` per tokenizer argument; a file that fails to load keeps its error and the row."""
+    from ..analysis.compare import Side
+    from ..cli import load_tokenizer
+
+    sides = []
+    for path in args.tokenizers:
+        one = argparse.Namespace(tokenizer=path, pattern=args.pattern, special_tokens=args.special_tokens)
+        try:
+            tok = load_tokenizer(one)
+            sides.append(Side(tok.name or path.stem, str(path), tok))
+        except (TokvizFormatError, OSError, ValueError) as exc:
+            sides.append(Side(path.name, str(path), None, str(exc)))
+    return sides
+
+
+def _documents(args: argparse.Namespace):  # noqa: ANN202
+    from ..analysis.corpus import iter_documents
+
+    if args.text is not None:
+        if args.mode != "whole":
+            raise ValueError("--mode applies to --file only")
+        return [args.text]
+    return (d.text for d in iter_documents(args.file, args.mode))
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis.compare import compare_report
+
+    if len(args.tokenizers) < 2:
+        raise ValueError("compare needs at least two tokenizers")
+    sides = load_sides(args)
+    if all(s.tokenizer is None for s in sides):
+        raise TokvizFormatError(sides[0].error or "cannot load", source="compare: no tokenizer loaded")
+    report = compare_report(sides, _documents(args))
+    if args.stats:
+        report["corpus"] = _corpus_stats(args, sides)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def _corpus_stats(args: argparse.Namespace, sides: list) -> dict:  # type: ignore[type-arg]
+    from ..analysis.corpus import TokenizerSpec, run_corpus
+
+    if args.file is None:
+        raise ValueError("--stats needs --file")
+    specials = tuple(json.loads(args.special_tokens).items()) if args.special_tokens else None
+    specs = [TokenizerSpec(s.name, s.path, args.pattern, specials) for s in sides]
+    return run_corpus(specs, args.file, mode=args.mode, workers=args.workers, strr=args.strr).to_json()
+
+
+def format_report(report: dict) -> str:  # type: ignore[type-arg]
+    """The human-readable form: one line per tokenizer, then the collapsed char F1 matrix."""
+    t = report["text"]
+    lines = [f"text: {t['chars']:,} chars (code points), {t['bytes']:,} bytes (UTF-8), {t['words']:,} words"]
+    names = []
+    for row in report["tokenizers"]:
+        names.append(row["name"])
+        if "error" in row:
+            lines.append(f"{row['name']:<24} error: {row['error']}")
+            continue
+        cpt = row["chars_per_token"]
+        lines.append(
+            f"{row['name']:<24} {row['tokens']:>8,} tokens  "
+            f"{cpt if cpt is not None else 'n/a'} chars/token  {row['bytes_per_token']} bytes/token"
+        )
+    lines.append("boundary F1 (char cuts, whitespace collapsed):")
+    for name, r in zip(names, report["boundary_f1"]["char_collapsed"]):
+        cells = " ".join("   -  " if v is None else f"{v:6.3f}" for v in r)
+        lines.append(f"  {name:<22} {cells}")
+    return "\n".join(lines)
