@@ -44,6 +44,7 @@ from itertools import accumulate, chain, compress, filterfalse, islice, pairwise
 from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
 from typing import Any
 
+from .. import kernels
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
 from . import DictVocabModel, ModelToken, read_vocab
@@ -145,6 +146,7 @@ class BPE(DictVocabModel):
         # rank mode does not cut by default (see _merge_plain); the cut is exact either way
         self._cut_rank_tables = False
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
+        self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
         self._reset_cache()
 
     # ------------------------------------------------------------------ construction
@@ -326,7 +328,13 @@ class BPE(DictVocabModel):
             i = vocab.get(text)
             if i is not None:
                 return ((i, 0, len(text)),)
-        if deterministic and self._plain and all(map(vocab.__contains__, text)):
+        table = self._native_table if deterministic else None
+        if table is not None and self._plain:
+            # every char a symbol: the native merge loop (None: a char is no token)
+            out = self._native.bpe_merge_text(table, text)  # type: ignore[union-attr]
+            if out is not None:
+                return out
+        elif deterministic and self._plain and all(map(vocab.__contains__, text)):
             # Hot path: every char is a symbol (always so for byte-level vocabs).
             if len(text) == 1:
                 return ((vocab[text], 0, 1),)
@@ -346,12 +354,41 @@ class BPE(DictVocabModel):
         deterministic = self._deterministic
         vocab = self._vocab
         syms, starts, ends = self._initial(text)
+        table = self._native_table if deterministic and len(syms) > 1 else None
+        if table is not None:
+            merged = self._native.bpe_merge_ids(table, list(map(vocab.__getitem__, syms)))  # type: ignore[union-attr]
+            return tuple((i, starts[a], ends[b - 1]) for i, a, b in merged)
         if len(syms) > 1:
             if deterministic and len(syms) <= _LIST_LIMIT:
                 syms, starts, ends = self._merge_list_spans(syms, starts, ends)
             else:
                 syms, starts, ends, _, _ = self._merge_heap(syms, starts, ends, trace=False)
         return tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
+
+    @cached_property
+    def _native_table(self) -> Any:
+        """The pair table of the native merge loop (built on first use), or None: pure Python.
+
+        One table serves both modes: ``(left id, right id) -> (rank, merged id)``; in rank mode
+        it holds every split of a token into two tokens. Symbols are ids there, so a vocab in
+        which two tokens share an id keeps the Python kernels (they compare strings)."""
+        native = self._native
+        if native is None or len(self._vocab_r) != len(self._vocab):
+            return None
+        vocab = self._vocab
+        if self._rank_mode:
+            return native.bpe_rank_table(list(vocab), list(vocab.values()))
+        vget = vocab.__getitem__
+        pairs = list(self._ranks)
+        singles = [t for t in vocab if len(t) == 1]
+        return native.bpe_table(
+            list(map(vget, map(itemgetter(0), pairs))),
+            list(map(vget, map(itemgetter(1), pairs))),
+            list(self._ranks.values()),
+            list(map(vget, map(self._merged.__getitem__, pairs))),
+            "".join(singles),
+            list(map(vget, singles)),
+        )
 
     @cached_property
     def _cuttable(self) -> bool:
@@ -426,7 +463,6 @@ class BPE(DictVocabModel):
         results = list(map(cache.get, pieces))
         if None in results:
             capacity = self.cache_capacity
-            vocab_get = vocab.__getitem__
             fresh: dict[str, tuple[ModelToken, ...]] = {}
             for k in compress(range(len(pieces)), map(is_, results, repeat(None))):
                 piece = pieces[k]
@@ -436,9 +472,7 @@ class BPE(DictVocabModel):
                     if len(piece) == 1 and piece in vocab:
                         toks = ((vocab[piece], 0, 1),)
                     elif all(map(vocab.__contains__, piece)):
-                        syms = self._merge_whole(piece)
-                        ends = list(accumulate(map(len, syms)))
-                        toks = tuple(zip(map(vocab_get, syms), [0, *ends], ends))
+                        toks = self._plain_tokens(piece)
                     else:
                         toks = self._tokenize_initial(piece)
                     fresh[piece] = toks
@@ -618,6 +652,15 @@ class BPE(DictVocabModel):
                 syms += hit
             start = stop
         return syms
+
+    def _plain_tokens(self, text: str) -> tuple[ModelToken, ...]:
+        """Tokens of a plain chunk merged without cutting (deterministic)."""
+        table = self._native_table
+        if table is not None:
+            return self._native.bpe_merge_text(table, text)  # type: ignore[union-attr]
+        syms = self._merge_whole(text)
+        ends = list(accumulate(map(len, syms)))
+        return tuple(zip(map(self._vocab.__getitem__, syms), [0, *ends], ends))
 
     def _merge_whole(self, text: str) -> list[str]:
         """Final symbols of a plain chunk merged without cutting (flat list or heap by size)."""

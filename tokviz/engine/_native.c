@@ -1,0 +1,765 @@
+/* tokviz.engine._native: the optional native core, the engine's two hot loops in C.
+ *
+ * 1. The BPE merge loop over a pair table: (left id, right id) -> (rank, merged id). Both BPE
+ *    modes reduce to it: in merges mode a pair's rank is its line in the merges list, in rank
+ *    mode (tiktoken) it is the rank of the merged token, and the table holds every split of a
+ *    token into two tokens. The rule is the one of tokviz.engine.models.bpe: repeatedly merge
+ *    the adjacent pair with the lowest rank, the leftmost one on ties. Short pieces use a flat
+ *    array scanned for the minimum (O(n*m), cheap and cache-friendly for the usual word-sized
+ *    chunk); long pieces a binary heap of (rank, position) keys over a linked list
+ *    (O(n log n)). Both give the same result; the choice is speed only.
+ * 2. The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
+ *    float32 (``Unigram._dp_sp``: path scores stored as C floats, ties kept by the earlier
+ *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
+ *    functions are the reference; this file mirrors them statement by statement.
+ *
+ * Traces (merge history, lattices), dropout and everything else stay in Python. Tables are
+ * opaque capsules built once per model from the Python model's own data.
+ *
+ * Performance notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for
+ * short pieces; above it the heap wins); one open-addressing table type (64-bit keys,
+ * splitmix64 hash) serves pairs, single characters and trie edges; the GIL is released around
+ * the loops of long inputs (they read only this module's memory and an immutable str).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FLAT_LIMIT 128
+#define NOGIL_MIN 4096
+#define EMPTY UINT64_MAX
+#define NO_RANK INT64_MAX
+
+/* ------------------------------------------------------------------ hash table */
+typedef struct {
+    uint64_t *keys;
+    int64_t *vals;
+    size_t mask; /* capacity - 1, capacity a power of two */
+    size_t used;
+} Table;
+
+static inline uint64_t mix(uint64_t x) {
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int table_init(Table *t, size_t expected) {
+    size_t cap = 16;
+    while (cap < expected * 2 + 1) cap <<= 1;
+    t->keys = PyMem_RawMalloc(cap * sizeof(uint64_t));
+    t->vals = PyMem_RawMalloc(cap * sizeof(int64_t));
+    if (!t->keys || !t->vals) {
+        PyMem_RawFree(t->keys); PyMem_RawFree(t->vals);
+        t->keys = NULL; t->vals = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(t->keys, 0xff, cap * sizeof(uint64_t));
+    t->mask = cap - 1;
+    t->used = 0;
+    return 0;
+}
+
+static void table_free(Table *t) {
+    PyMem_RawFree(t->keys); PyMem_RawFree(t->vals);
+    t->keys = NULL; t->vals = NULL;
+}
+
+/* Insert or overwrite (a later entry wins, as a Python dict built in order). The table is
+ * sized for the expected count; it grows when it fills past half. */
+static int table_put(Table *t, uint64_t key, int64_t val) {
+    if ((t->used + 1) * 2 > t->mask + 1) {
+        Table bigger;
+        if (table_init(&bigger, t->used + 1) < 0) return -1;
+        for (size_t k = 0; k <= t->mask; k++)
+            if (t->keys[k] != EMPTY) table_put(&bigger, t->keys[k], t->vals[k]);
+        table_free(t);
+        *t = bigger;
+    }
+    size_t h = mix(key) & t->mask;
+    while (t->keys[h] != EMPTY && t->keys[h] != key) h = (h + 1) & t->mask;
+    if (t->keys[h] == EMPTY) { t->keys[h] = key; t->used++; }
+    t->vals[h] = val;
+    return 0;
+}
+
+static inline int table_get(const Table *t, uint64_t key, int64_t *val) {
+    size_t h = mix(key) & t->mask;
+    for (;;) {
+        uint64_t k = t->keys[h];
+        if (k == key) { *val = t->vals[h]; return 1; }
+        if (k == EMPTY) return 0;
+        h = (h + 1) & t->mask;
+    }
+}
+
+/* ------------------------------------------------------------------ helpers */
+static int read_ints(PyObject *seq, const char *what, int64_t **out, Py_ssize_t *n) {
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    int64_t *buf = PyMem_RawMalloc((len ? len : 1) * sizeof(int64_t));
+    if (!buf) { Py_DECREF(fast); PyErr_NoMemory(); return -1; }
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t k = 0; k < len; k++) {
+        long long v = PyLong_AsLongLong(items[k]);
+        if (v == -1 && PyErr_Occurred()) { PyMem_RawFree(buf); Py_DECREF(fast); return -1; }
+        buf[k] = v;
+    }
+    Py_DECREF(fast);
+    *out = buf;
+    *n = len;
+    return 0;
+}
+
+static int check_id(int64_t v, const char *what) {
+    if (v < 0 || v > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s %lld is outside 0..2**31-1", what, (long long)v);
+        return -1;
+    }
+    return 0;
+}
+
+static inline uint64_t pair_key(int64_t left, int64_t right) {
+    return ((uint64_t)left << 32) | (uint64_t)right;
+}
+
+/* ------------------------------------------------------------------ BPE tables */
+typedef struct {
+    Table pairs; /* pair_key(left, right) -> rank << 32 | merged id */
+    Table chars; /* code point -> id of the one-char token */
+} Bpe;
+
+static void bpe_destroy(PyObject *capsule) {
+    Bpe *b = PyCapsule_GetPointer(capsule, "tokviz.bpe");
+    if (!b) return;
+    table_free(&b->pairs);
+    table_free(&b->chars);
+    PyMem_RawFree(b);
+}
+
+static Bpe *bpe_new(size_t pairs, size_t chars) {
+    Bpe *b = PyMem_RawMalloc(sizeof(Bpe));
+    if (!b) { PyErr_NoMemory(); return NULL; }
+    if (table_init(&b->pairs, pairs) < 0) { PyMem_RawFree(b); return NULL; }
+    if (table_init(&b->chars, chars) < 0) { table_free(&b->pairs); PyMem_RawFree(b); return NULL; }
+    return b;
+}
+
+static PyObject *bpe_capsule(Bpe *b) {
+    PyObject *cap = PyCapsule_New(b, "tokviz.bpe", bpe_destroy);
+    if (!cap) { table_free(&b->pairs); table_free(&b->chars); PyMem_RawFree(b); }
+    return cap;
+}
+
+/* The one-char tokens: ``chars`` a str, ``ids`` their ids in the same order. */
+static int bpe_fill_chars(Bpe *b, PyObject *chars, PyObject *ids_seq) {
+    int64_t *ids; Py_ssize_t n;
+    if (!PyUnicode_Check(chars)) { PyErr_SetString(PyExc_TypeError, "chars must be a str"); return -1; }
+    if (read_ints(ids_seq, "char ids must be a sequence", &ids, &n) < 0) return -1;
+    if (n != PyUnicode_GET_LENGTH(chars)) {
+        PyMem_RawFree(ids);
+        PyErr_SetString(PyExc_ValueError, "chars and char ids differ in length");
+        return -1;
+    }
+    int kind = PyUnicode_KIND(chars);
+    const void *data = PyUnicode_DATA(chars);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (check_id(ids[k], "id") < 0 || table_put(&b->chars, PyUnicode_READ(kind, data, k), ids[k]) < 0) {
+            PyMem_RawFree(ids);
+            return -1;
+        }
+    }
+    PyMem_RawFree(ids);
+    return 0;
+}
+
+/* bpe_table(lefts, rights, ranks, results, chars, char_ids): merges mode, four parallel
+ * sequences of ints (one merge each; a later duplicate pair wins) and the one-char tokens. */
+static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
+    PyObject *lo, *ro, *ko, *mo, *chars, *cids;
+    if (!PyArg_ParseTuple(args, "OOOOUO", &lo, &ro, &ko, &mo, &chars, &cids)) return NULL;
+    int64_t *l = NULL, *r = NULL, *k = NULL, *m = NULL;
+    Py_ssize_t nl, nr, nk, nm;
+    PyObject *result = NULL;
+    Bpe *b = NULL;
+    if (read_ints(lo, "lefts", &l, &nl) < 0 || read_ints(ro, "rights", &r, &nr) < 0
+        || read_ints(ko, "ranks", &k, &nk) < 0 || read_ints(mo, "results", &m, &nm) < 0)
+        goto done;
+    if (nl != nr || nl != nk || nl != nm) {
+        PyErr_SetString(PyExc_ValueError, "pair columns differ in length");
+        goto done;
+    }
+    b = bpe_new((size_t)nl, (size_t)PyUnicode_GET_LENGTH(chars));
+    if (!b) goto done;
+    for (Py_ssize_t i = 0; i < nl; i++) {
+        if (check_id(l[i], "id") < 0 || check_id(r[i], "id") < 0 || check_id(k[i], "rank") < 0
+            || check_id(m[i], "id") < 0)
+            goto fail;
+        if (table_put(&b->pairs, pair_key(l[i], r[i]), (k[i] << 32) | m[i]) < 0) goto fail;
+    }
+    if (bpe_fill_chars(b, chars, cids) < 0) goto fail;
+    result = bpe_capsule(b);
+    goto done;
+fail:
+    table_free(&b->pairs); table_free(&b->chars); PyMem_RawFree(b);
+done:
+    PyMem_RawFree(l); PyMem_RawFree(r); PyMem_RawFree(k); PyMem_RawFree(m);
+    return result;
+}
+
+/* Polynomial hash of code points, so that the hash of any prefix and suffix of a token comes
+ * from running values: H(s) = sum s[i] * P^(n-1-i) (mod 2**64). */
+#define POLY 0x100000001b3ULL
+
+static uint64_t str_hash(int kind, const void *data, Py_ssize_t a, Py_ssize_t b) {
+    uint64_t h = 0;
+    for (Py_ssize_t i = a; i < b; i++) h = h * POLY + PyUnicode_READ(kind, data, i) + 1;
+    return h;
+}
+
+/* POLY^-1 mod 2**64 (POLY is odd): Newton's iteration doubles the correct low bits each step. */
+static uint64_t poly_inverse(void) {
+    uint64_t x = POLY;
+    for (int k = 0; k < 6; k++) x *= 2 - POLY * x;
+    return x;
+}
+
+/* A content hash as a table key (EMPTY marks a free slot). */
+static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
+
+/* Find the token equal to ``s[a:b]`` among ``tokens`` (a content-hash table of indexes). */
+static int64_t find_token(const Table *t, PyObject **tokens, uint64_t h, PyObject *s, Py_ssize_t a,
+                          Py_ssize_t b) {
+    h = as_key(h);
+    size_t slot = mix(h) & t->mask;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (;;) {
+        uint64_t key = t->keys[slot];
+        if (key == EMPTY) return -1;
+        if (key == h) {
+            PyObject *u = tokens[t->vals[slot]];
+            if (PyUnicode_GET_LENGTH(u) == b - a) {
+                int ukind = PyUnicode_KIND(u);
+                const void *udata = PyUnicode_DATA(u);
+                Py_ssize_t i = 0;
+                while (i < b - a && PyUnicode_READ(ukind, udata, i) == PyUnicode_READ(kind, data, a + i)) i++;
+                if (i == b - a) return t->vals[slot];
+            }
+        }
+        slot = (slot + 1) & t->mask;
+    }
+}
+
+/* bpe_rank_table(tokens, ids): rank mode. The pair table holds every split of a token into two
+ * tokens, with the token's id as its rank; the one-char tokens go to the char table. */
+static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
+    PyObject *tok_seq, *id_seq;
+    if (!PyArg_ParseTuple(args, "OO", &tok_seq, &id_seq)) return NULL;
+    PyObject *fast = PySequence_Fast(tok_seq, "tokens must be a sequence");
+    if (!fast) return NULL;
+    int64_t *ids = NULL;
+    Py_ssize_t n, nid;
+    PyObject *result = NULL;
+    Bpe *b = NULL;
+    Table content = {NULL, NULL, 0, 0};
+    const uint64_t inverse = poly_inverse();
+    if (read_ints(id_seq, "ids must be a sequence", &ids, &nid) < 0) goto done;
+    n = PySequence_Fast_GET_SIZE(fast);
+    PyObject **tokens = PySequence_Fast_ITEMS(fast);
+    if (nid != n) { PyErr_SetString(PyExc_ValueError, "tokens and ids differ in length"); goto done; }
+    if (table_init(&content, (size_t)n) < 0) goto done;
+    b = bpe_new((size_t)n * 2, 256);
+    if (!b) goto done;
+    /* The content table has the hash as its key; equal hashes of different tokens probe on
+     * (table_put would overwrite them, so they go in by linear probing here). */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = tokens[i];
+        if (!PyUnicode_Check(t)) { PyErr_SetString(PyExc_TypeError, "tokens must be str"); goto fail; }
+        if (check_id(ids[i], "rank") < 0) goto fail;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+        if (len == 1 && table_put(&b->chars, PyUnicode_READ_CHAR(t, 0), ids[i]) < 0) goto fail;
+        if ((content.used + 1) * 2 > content.mask + 1) {
+            PyErr_SetString(PyExc_RuntimeError, "content table full");
+            goto fail;
+        }
+        uint64_t h = as_key(str_hash(PyUnicode_KIND(t), PyUnicode_DATA(t), 0, len));
+        size_t slot = mix(h) & content.mask;
+        while (content.keys[slot] != EMPTY) slot = (slot + 1) & content.mask;
+        content.keys[slot] = h;
+        content.vals[slot] = i;
+        content.used++;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = tokens[i];
+        Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+        if (len < 2) continue;
+        int kind = PyUnicode_KIND(t);
+        const void *data = PyUnicode_DATA(t);
+        uint64_t full = str_hash(kind, data, 0, len);
+        uint64_t pre = 0, pw = 1; /* hash of t[:k]; POLY^(len-k) */
+        for (Py_ssize_t k = 0; k < len; k++) pw *= POLY;
+        /* H(t) = H(t[:k]) * POLY^(len-k) + H(t[k:]) */
+        for (Py_ssize_t k = 1; k < len; k++) {
+            pre = pre * POLY + PyUnicode_READ(kind, data, k - 1) + 1;
+            pw *= inverse; /* now POLY^(len-k) */
+            uint64_t suf = full - pre * pw;
+            int64_t a = find_token(&content, tokens, pre, t, 0, k);
+            if (a < 0) continue;
+            int64_t c = find_token(&content, tokens, suf, t, k, len);
+            if (c < 0) continue;
+            if (table_put(&b->pairs, pair_key(ids[a], ids[c]), (ids[i] << 32) | ids[i]) < 0) goto fail;
+        }
+    }
+    result = bpe_capsule(b);
+    goto done;
+fail:
+    table_free(&b->pairs); table_free(&b->chars); PyMem_RawFree(b);
+done:
+    table_free(&content);
+    PyMem_RawFree(ids);
+    Py_DECREF(fast);
+    return result;
+}
+
+/* ------------------------------------------------------------------ the merge loop */
+static PyObject *triple(int64_t a, int64_t b, int64_t c) {
+    PyObject *x = PyLong_FromLongLong(a), *y = PyLong_FromLongLong(b), *z = PyLong_FromLongLong(c);
+    PyObject *t = (x && y && z) ? PyTuple_Pack(3, x, y, z) : NULL;
+    Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z);
+    return t;
+}
+
+static inline int64_t pair_of(const Table *pairs, int64_t left, int64_t right) {
+    int64_t v;
+    return table_get(pairs, pair_key(left, right), &v) ? v : -1;
+}
+#define RANK(v) ((v) >> 32)
+#define MERGED(v) ((v) & 0xffffffff)
+
+/* Flat scan: ``id``/``pos`` hold the symbols and the index of each one's first initial symbol;
+ * ``val[i]`` is the pair at i (rank << 32 | merged, -1 none). Returns the final count. */
+static Py_ssize_t merge_flat(const Table *pairs, int64_t *id, int64_t *pos, int64_t *val, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(pairs, id[i], id[i + 1]);
+    while (n > 1) {
+        int64_t best = NO_RANK;
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) { /* strict <: the leftmost of equal ranks */
+            if (val[i] >= 0 && RANK(val[i]) < best) { best = RANK(val[i]); at = i; }
+        }
+        if (at < 0) break;
+        id[at] = MERGED(val[at]);
+        memmove(id + at + 1, id + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(pos + at + 1, pos + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(val + at, val + at + 1, (n - at - 2) * sizeof(int64_t));
+        n--;
+        if (at + 1 < n) val[at] = pair_of(pairs, id[at], id[at + 1]);
+        if (at > 0) val[at - 1] = pair_of(pairs, id[at - 1], id[at]);
+    }
+    return n;
+}
+
+typedef struct { uint64_t *a; Py_ssize_t n; } Heap;
+
+static inline void heap_push(Heap *h, uint64_t x) {
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (h->a[p] <= x) break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = x;
+}
+
+static inline uint64_t heap_pop(Heap *h) {
+    uint64_t top = h->a[0], x = h->a[--h->n];
+    Py_ssize_t i = 0, n = h->n;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h->a[c + 1] < h->a[c]) c++;
+        if (x <= h->a[c]) break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (n) h->a[i] = x;
+    return top;
+}
+
+/* Heap of keys rank << 32 | position over a linked list (``nxt``/``prv``); ``val[i]`` is the
+ * current pair at i, so an entry whose rank differs from it is stale. Positions never move,
+ * so the smallest key is the lowest rank, leftmost. Leaves the survivors linked from 0. */
+static int merge_heap(const Table *pairs, int64_t *id, int64_t *val, int64_t *nxt, int64_t *prv, Py_ssize_t n) {
+    Heap h = {PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(uint64_t)), 0};
+    Py_ssize_t cap = 3 * n + 1;
+    if (!h.a) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nxt[i] = i + 1 < n ? i + 1 : -1;
+        prv[i] = i - 1;
+        val[i] = i + 1 < n ? pair_of(pairs, id[i], id[i + 1]) : -1;
+        if (val[i] >= 0) h.a[h.n++] = ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i;
+    }
+    for (Py_ssize_t i = h.n / 2 - 1; i >= 0; i--) { /* heapify */
+        uint64_t x = h.a[i];
+        Py_ssize_t k = i;
+        for (;;) {
+            Py_ssize_t c = 2 * k + 1;
+            if (c >= h.n) break;
+            if (c + 1 < h.n && h.a[c + 1] < h.a[c]) c++;
+            if (x <= h.a[c]) break;
+            h.a[k] = h.a[c];
+            k = c;
+        }
+        h.a[k] = x;
+    }
+    while (h.n) {
+        uint64_t key = heap_pop(&h);
+        int64_t i = (int64_t)(key & 0xffffffff);
+        if (val[i] < 0 || (uint64_t)RANK(val[i]) != key >> 32) continue; /* stale */
+        int64_t j = nxt[i];
+        id[i] = MERGED(val[i]);
+        val[j] = -1;
+        int64_t k = nxt[j];
+        nxt[i] = k;
+        if (h.n + 2 > cap) { /* each merge pushes at most two entries: never more than 3n */
+            PyMem_RawFree(h.a);
+            return -1;
+        }
+        if (k >= 0) {
+            prv[k] = i;
+            val[i] = pair_of(pairs, id[i], id[k]);
+            if (val[i] >= 0) heap_push(&h, ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i);
+        } else {
+            val[i] = -1;
+        }
+        int64_t p = prv[i];
+        if (p >= 0) {
+            val[p] = pair_of(pairs, id[p], id[i]);
+            if (val[p] >= 0) heap_push(&h, ((uint64_t)RANK(val[p]) << 32) | (uint64_t)p);
+        }
+    }
+    PyMem_RawFree(h.a);
+    return 0;
+}
+
+/* Merge n symbols (``id`` initial ids) and build the result: a tuple of (id, first, end)
+ * triples, ``first``/``end`` indexes of initial symbols. */
+static PyObject *merge_and_pack(const Table *pairs, int64_t *id, Py_ssize_t n) {
+    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    if (!work) return PyErr_NoMemory();
+    int64_t *a = work, *b = work + n, *c = work + 2 * n;
+    PyObject *out = NULL;
+    if (n <= FLAT_LIMIT) {
+        for (Py_ssize_t i = 0; i < n; i++) a[i] = i;
+        Py_ssize_t m = merge_flat(pairs, id, a, b, n);
+        out = PyTuple_New(m);
+        if (!out) goto done;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *t = triple(id[i], a[i], i + 1 < m ? a[i + 1] : n);
+            if (!t) { Py_CLEAR(out); goto done; }
+            PyTuple_SET_ITEM(out, i, t);
+        }
+        goto done;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = merge_heap(pairs, id, a, b, c, n);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t m = 0;
+    for (int64_t i = 0; i >= 0; i = b[i]) m++;
+    out = PyTuple_New(m);
+    if (!out) goto done;
+    Py_ssize_t k = 0;
+    for (int64_t i = 0; i >= 0; i = b[i], k++) {
+        PyObject *t = triple(id[i], i, b[i] >= 0 ? b[i] : n);
+        if (!t) { Py_CLEAR(out); goto done; }
+        PyTuple_SET_ITEM(out, k, t);
+    }
+done:
+    PyMem_RawFree(work);
+    return out;
+}
+
+/* bpe_merge_text(table, text): the tokens of a chunk whose every char is a one-char token, as
+ * (id, start, end) char spans; None when some char is not one. */
+static PyObject *py_bpe_merge_text(PyObject *self, PyObject *args) {
+    PyObject *cap, *text;
+    if (!PyArg_ParseTuple(args, "OU", &cap, &text)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    if (!id) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!table_get(&b->chars, PyUnicode_READ(kind, data, i), &id[i])) {
+            PyMem_RawFree(id);
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = merge_and_pack(&b->pairs, id, n);
+    PyMem_RawFree(id);
+    return out;
+}
+
+/* bpe_merge_ids(table, ids): merge given initial symbol ids; (id, first, end) over symbol
+ * indexes (the caller maps them to char spans). */
+static PyObject *py_bpe_merge_ids(PyObject *self, PyObject *args) {
+    PyObject *cap, *seq;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &seq)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    int64_t *id;
+    Py_ssize_t n;
+    if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
+    PyObject *out = merge_and_pack(&b->pairs, id, n);
+    PyMem_RawFree(id);
+    return out;
+}
+
+/* ------------------------------------------------------------------ Unigram trie + Viterbi */
+typedef struct {
+    Table edges;   /* node << 21 | code point -> child node */
+    double *score; /* score of the piece ending at a node */
+    int64_t *id;   /* its id; -1: no candidate ends here */
+    Py_ssize_t nodes;
+} Trie;
+
+static void trie_destroy(PyObject *capsule) {
+    Trie *t = PyCapsule_GetPointer(capsule, "tokviz.trie");
+    if (!t) return;
+    table_free(&t->edges);
+    PyMem_RawFree(t->score);
+    PyMem_RawFree(t->id);
+    PyMem_RawFree(t);
+}
+
+/* unigram_trie(kids, node_score, node_id): the model's trie (``kids[n]``: {char: child},
+ * ``node_score[n]``: float or None for no candidate, ``node_id[n]``: the piece's id). */
+static PyObject *py_unigram_trie(PyObject *self, PyObject *args) {
+    PyObject *kids, *scores, *ids;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &kids, &PyList_Type, &scores, &PyList_Type, &ids))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(kids);
+    if (PyList_GET_SIZE(scores) != n || PyList_GET_SIZE(ids) != n) {
+        PyErr_SetString(PyExc_ValueError, "trie columns differ in length");
+        return NULL;
+    }
+    Trie *t = PyMem_RawMalloc(sizeof(Trie));
+    if (!t) return PyErr_NoMemory();
+    t->score = PyMem_RawMalloc((size_t)(n + 1) * sizeof(double));
+    t->id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    t->nodes = n;
+    if (!t->score || !t->id || table_init(&t->edges, (size_t)n) < 0) {
+        PyMem_RawFree(t->score); PyMem_RawFree(t->id); PyMem_RawFree(t);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *d = PyList_GET_ITEM(kids, k), *s = PyList_GET_ITEM(scores, k);
+        if (!PyDict_Check(d)) { PyErr_SetString(PyExc_TypeError, "kids must be dicts"); goto fail; }
+        if (s == Py_None) {
+            t->id[k] = -1;
+            t->score[k] = 0.0;
+        } else {
+            t->score[k] = PyFloat_AsDouble(s);
+            t->id[k] = PyLong_AsLongLong(PyList_GET_ITEM(ids, k));
+            if (PyErr_Occurred()) goto fail;
+            if (t->id[k] < 0) { PyErr_SetString(PyExc_ValueError, "negative piece id"); goto fail; }
+        }
+        PyObject *key, *val;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(d, &pos, &key, &val)) {
+            if (!PyUnicode_Check(key) || PyUnicode_GET_LENGTH(key) != 1) {
+                PyErr_SetString(PyExc_TypeError, "trie edges must be one char");
+                goto fail;
+            }
+            long long child = PyLong_AsLongLong(val);
+            if (child == -1 && PyErr_Occurred()) goto fail;
+            uint64_t edge = ((uint64_t)k << 21) | PyUnicode_READ_CHAR(key, 0);
+            if (table_put(&t->edges, edge, child) < 0) goto fail;
+        }
+    }
+    PyObject *cap = PyCapsule_New(t, "tokviz.trie", trie_destroy);
+    if (cap) return cap;
+fail:
+    table_free(&t->edges);
+    PyMem_RawFree(t->score); PyMem_RawFree(t->id); PyMem_RawFree(t);
+    return NULL;
+}
+
+#define RESET 100000.0 /* sentencepiece's kScoreResetThreshold */
+
+/* The float32 DP of ``Unigram._dp_sp``: ``best`` holds C floats; ``cand`` is the exact double
+ * sum, rounded when stored; a better double that rounds to the stored float changes nothing.
+ * Returns 0, or 1 when a position has no candidate and there is no unk id. */
+static int viterbi_f32(const Trie *t, int kind, const void *data, Py_ssize_t n, double start,
+                       double unk_score, int64_t unk_id, int64_t *starts, int64_t *ids, double *end_score) {
+    float *best = PyMem_RawCalloc((size_t)n + 1, sizeof(float));
+    if (!best) return -1;
+    best[0] = (float)start;
+    for (Py_ssize_t i = 0; i <= n; i++) starts[i] = -1;
+    Py_ssize_t frontier = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        double base = best[s];
+        if (base < -RESET || base > RESET) {
+            for (Py_ssize_t i = s; i <= frontier; i++)
+                if (i == s || starts[i] != -1) best[i] = (float)((double)best[i] - base);
+            base = 0.0;
+        }
+        int64_t node = 0, child;
+        Py_ssize_t e = s;
+        int single = 0;
+        while (e < n) {
+            uint64_t edge = ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e);
+            if (!table_get(&t->edges, edge, &child)) break;
+            e++;
+            node = child;
+            if (t->id[node] < 0) continue;
+            if (e > frontier) frontier = e;
+            double cand = base + t->score[node];
+            if (starts[e] == -1) {
+                best[e] = (float)cand;
+                starts[e] = s;
+                ids[e] = t->id[node];
+            } else if (cand > best[e]) {
+                float old = best[e];
+                best[e] = (float)cand;
+                if (best[e] != old) { starts[e] = s; ids[e] = t->id[node]; }
+            }
+            if (e == s + 1) single = 1;
+        }
+        if (!single) {
+            if (unk_id < 0) { PyMem_RawFree(best); return 1; }
+            e = s + 1;
+            if (e > frontier) frontier = e;
+            double cand = base + unk_score;
+            if (starts[e] == -1) {
+                best[e] = (float)cand;
+                starts[e] = s;
+                ids[e] = unk_id;
+            } else if (cand > best[e]) {
+                float old = best[e];
+                best[e] = (float)cand;
+                if (best[e] != old) { starts[e] = s; ids[e] = unk_id; }
+            }
+        }
+    }
+    *end_score = best[n];
+    PyMem_RawFree(best);
+    return 0;
+}
+
+/* The float64 DP of ``Unigram._viterbi_f64`` (HF): the later of two equal scores loses. */
+static int viterbi_f64(const Trie *t, int kind, const void *data, Py_ssize_t n, double start,
+                       double unk_score, int64_t unk_id, int64_t *starts, int64_t *ids, double *end_score) {
+    double *best = PyMem_RawCalloc((size_t)n + 1, sizeof(double));
+    if (!best) return -1;
+    best[0] = start;
+    for (Py_ssize_t i = 0; i <= n; i++) starts[i] = -1;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        double base = best[s];
+        int64_t node = 0, child;
+        Py_ssize_t e = s;
+        int single = 0;
+        while (e < n) {
+            uint64_t edge = ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e);
+            if (!table_get(&t->edges, edge, &child)) break;
+            e++;
+            node = child;
+            if (t->id[node] < 0) continue;
+            double cand = base + t->score[node];
+            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = s; ids[e] = t->id[node]; }
+            if (e == s + 1) single = 1;
+        }
+        if (!single) {
+            if (unk_id < 0) { PyMem_RawFree(best); return 1; }
+            e = s + 1;
+            double cand = base + unk_score;
+            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = s; ids[e] = unk_id; }
+        }
+    }
+    *end_score = best[n];
+    PyMem_RawFree(best);
+    return 0;
+}
+
+/* unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32): the best path as columns
+ * (ids, starts, ends) and the score at the end; None when a char has no candidate and unk_id
+ * is negative (the caller raises its own error). */
+static PyObject *py_unigram_viterbi(PyObject *self, PyObject *args) {
+    PyObject *cap, *text;
+    double start, unk_score;
+    long long unk_id;
+    int f32;
+    if (!PyArg_ParseTuple(args, "OUddLp", &cap, &text, &start, &unk_score, &unk_id, &f32)) return NULL;
+    Trie *t = PyCapsule_GetPointer(cap, "tokviz.trie");
+    if (!t) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int64_t *starts = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    int64_t *ids = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    PyObject *result = NULL, *o_ids = NULL, *o_starts = NULL, *o_ends = NULL;
+    if (!starts || !ids) { PyErr_NoMemory(); goto done; }
+    double end_score = start;
+    int rc;
+    if (n >= NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, kind, data, n, start, unk_score, unk_id, starts, ids, &end_score);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, kind, data, n, start, unk_score, unk_id, starts, ids, &end_score);
+    }
+    if (rc < 0) { PyErr_NoMemory(); goto done; }
+    if (rc > 0) { result = Py_NewRef(Py_None); goto done; }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t e = n; e > 0; e = starts[e]) m++;
+    o_ids = PyList_New(m);
+    o_starts = PyList_New(m);
+    o_ends = PyList_New(m);
+    if (!o_ids || !o_starts || !o_ends) goto done;
+    Py_ssize_t k = m;
+    for (Py_ssize_t e = n; e > 0; e = starts[e]) {
+        k--;
+        PyObject *a = PyLong_FromLongLong(ids[e]), *b = PyLong_FromSsize_t(starts[e]), *c = PyLong_FromSsize_t(e);
+        if (!a || !b || !c) { Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c); goto done; }
+        PyList_SET_ITEM(o_ids, k, a);
+        PyList_SET_ITEM(o_starts, k, b);
+        PyList_SET_ITEM(o_ends, k, c);
+    }
+    result = Py_BuildValue("(OOOd)", o_ids, o_starts, o_ends, end_score);
+done:
+    Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
+    PyMem_RawFree(starts);
+    PyMem_RawFree(ids);
+    return result;
+}
+
+/* ------------------------------------------------------------------ module */
+static PyMethodDef methods[] = {
+    {"bpe_table", py_bpe_table, METH_VARARGS,
+     "bpe_table(lefts, rights, ranks, results, chars, char_ids) -> table (merges mode)"},
+    {"bpe_rank_table", py_bpe_rank_table, METH_VARARGS,
+     "bpe_rank_table(tokens, ids) -> table (rank mode: every split of a token into two tokens)"},
+    {"bpe_merge_text", py_bpe_merge_text, METH_VARARGS,
+     "bpe_merge_text(table, text) -> ((id, start, end), ...) or None when a char is no token"},
+    {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,
+     "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
+    {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},
+    {"unigram_viterbi", py_unigram_viterbi, METH_VARARGS,
+     "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32) -> (ids, starts, ends, score) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "tokviz.engine._native",
+    "The optional native core: the BPE merge loop and the Unigram Viterbi (see _native.c).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
