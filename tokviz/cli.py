@@ -174,6 +174,8 @@ def format_info(info: dict) -> str:  # type: ignore[type-arg]
         else:
             shown = "unknown" if value is None else f"{value:,}"
         lines.append(f"{label:<28}{shown}")
+    if "backend" in info:
+        lines.append(f"{'engine kernels':<28}{info['backend']}")
     return "\n".join(lines)
 
 
@@ -186,8 +188,10 @@ def _policy(policy: object) -> str:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from .engine import backend
+
     tok = load_tokenizer(args)
-    info = tok.info()
+    info = {**tok.info(), "backend": backend()}
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
     else:
