@@ -126,92 +126,8 @@ static inline uint64_t pair_key(int64_t left, int64_t right) {
     return ((uint64_t)left << 32) | (uint64_t)right;
 }
 
-/* ------------------------------------------------------------------ BPE tables */
-typedef struct {
-    Table pairs; /* pair_key(left, right) -> rank << 32 | merged id */
-    Table chars; /* code point -> id of the one-char token */
-} Bpe;
-
-static void bpe_destroy(PyObject *capsule) {
-    Bpe *b = PyCapsule_GetPointer(capsule, "tokviz.bpe");
-    if (!b) return;
-    table_free(&b->pairs);
-    table_free(&b->chars);
-    PyMem_RawFree(b);
-}
-
-static Bpe *bpe_new(size_t pairs, size_t chars) {
-    Bpe *b = PyMem_RawMalloc(sizeof(Bpe));
-    if (!b) { PyErr_NoMemory(); return NULL; }
-    if (table_init(&b->pairs, pairs) < 0) { PyMem_RawFree(b); return NULL; }
-    if (table_init(&b->chars, chars) < 0) { table_free(&b->pairs); PyMem_RawFree(b); return NULL; }
-    return b;
-}
-
-static PyObject *bpe_capsule(Bpe *b) {
-    PyObject *cap = PyCapsule_New(b, "tokviz.bpe", bpe_destroy);
-    if (!cap) { table_free(&b->pairs); table_free(&b->chars); PyMem_RawFree(b); }
-    return cap;
-}
-
-/* The one-char tokens: ``chars`` a str, ``ids`` their ids in the same order. */
-static int bpe_fill_chars(Bpe *b, PyObject *chars, PyObject *ids_seq) {
-    int64_t *ids; Py_ssize_t n;
-    if (!PyUnicode_Check(chars)) { PyErr_SetString(PyExc_TypeError, "chars must be a str"); return -1; }
-    if (read_ints(ids_seq, "char ids must be a sequence", &ids, &n) < 0) return -1;
-    if (n != PyUnicode_GET_LENGTH(chars)) {
-        PyMem_RawFree(ids);
-        PyErr_SetString(PyExc_ValueError, "chars and char ids differ in length");
-        return -1;
-    }
-    int kind = PyUnicode_KIND(chars);
-    const void *data = PyUnicode_DATA(chars);
-    for (Py_ssize_t k = 0; k < n; k++) {
-        if (check_id(ids[k], "id") < 0 || table_put(&b->chars, PyUnicode_READ(kind, data, k), ids[k]) < 0) {
-            PyMem_RawFree(ids);
-            return -1;
-        }
-    }
-    PyMem_RawFree(ids);
-    return 0;
-}
-
-/* bpe_table(lefts, rights, ranks, results, chars, char_ids): merges mode, four parallel
- * sequences of ints (one merge each; a later duplicate pair wins) and the one-char tokens. */
-static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
-    PyObject *lo, *ro, *ko, *mo, *chars, *cids;
-    if (!PyArg_ParseTuple(args, "OOOOUO", &lo, &ro, &ko, &mo, &chars, &cids)) return NULL;
-    int64_t *l = NULL, *r = NULL, *k = NULL, *m = NULL;
-    Py_ssize_t nl, nr, nk, nm;
-    PyObject *result = NULL;
-    Bpe *b = NULL;
-    if (read_ints(lo, "lefts", &l, &nl) < 0 || read_ints(ro, "rights", &r, &nr) < 0
-        || read_ints(ko, "ranks", &k, &nk) < 0 || read_ints(mo, "results", &m, &nm) < 0)
-        goto done;
-    if (nl != nr || nl != nk || nl != nm) {
-        PyErr_SetString(PyExc_ValueError, "pair columns differ in length");
-        goto done;
-    }
-    b = bpe_new((size_t)nl, (size_t)PyUnicode_GET_LENGTH(chars));
-    if (!b) goto done;
-    for (Py_ssize_t i = 0; i < nl; i++) {
-        if (check_id(l[i], "id") < 0 || check_id(r[i], "id") < 0 || check_id(k[i], "rank") < 0
-            || check_id(m[i], "id") < 0)
-            goto fail;
-        if (table_put(&b->pairs, pair_key(l[i], r[i]), (k[i] << 32) | m[i]) < 0) goto fail;
-    }
-    if (bpe_fill_chars(b, chars, cids) < 0) goto fail;
-    result = bpe_capsule(b);
-    goto done;
-fail:
-    table_free(&b->pairs); table_free(&b->chars); PyMem_RawFree(b);
-done:
-    PyMem_RawFree(l); PyMem_RawFree(r); PyMem_RawFree(k); PyMem_RawFree(m);
-    return result;
-}
-
-/* Polynomial hash of code points, so that the hash of any prefix and suffix of a token comes
- * from running values: H(s) = sum s[i] * P^(n-1-i) (mod 2**64). */
+/* Polynomial hash of code points (+1, so that U+0000 counts): H(s) = sum (s[i]+1) * POLY^(n-1-i)
+ * mod 2**64, so the hash of any span of a text comes from its prefix hashes. */
 #define POLY 0x100000001b3ULL
 
 static uint64_t str_hash(int kind, const void *data, Py_ssize_t a, Py_ssize_t b) {
@@ -220,109 +136,167 @@ static uint64_t str_hash(int kind, const void *data, Py_ssize_t a, Py_ssize_t b)
     return h;
 }
 
-/* POLY^-1 mod 2**64 (POLY is odd): Newton's iteration doubles the correct low bits each step. */
-static uint64_t poly_inverse(void) {
-    uint64_t x = POLY;
-    for (int k = 0; k < 6; k++) x *= 2 - POLY * x;
-    return x;
-}
-
+/* ------------------------------------------------------------------ BPE tables */
 /* A content hash as a table key (EMPTY marks a free slot). */
 static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
 
-/* Find the token equal to ``s[a:b]`` among ``tokens`` (a content-hash table of indexes). */
-static int64_t find_token(const Table *t, PyObject **tokens, uint64_t h, PyObject *s, Py_ssize_t a,
-                          Py_ssize_t b) {
+typedef struct {
+    int rank_mode;
+    Table pairs;        /* merges mode: pair_key(left id, right id) -> rank << 32 | merged id */
+    Table chars;        /* code point -> id of the one-char token */
+    Table content;      /* rank mode: content hash -> index into tokens (equal hashes probe on) */
+    PyObject **tokens;  /* rank mode: the tokens (strong references) */
+    int64_t *ranks;     /* rank mode: the rank of tokens[k], which is also its id */
+    Py_ssize_t ntokens;
+} Bpe;
+
+static void bpe_free(Bpe *b) {
+    if (!b) return;
+    table_free(&b->pairs);
+    table_free(&b->chars);
+    table_free(&b->content);
+    for (Py_ssize_t k = 0; k < b->ntokens; k++) Py_XDECREF(b->tokens[k]);
+    PyMem_RawFree(b->tokens);
+    PyMem_RawFree(b->ranks);
+    PyMem_RawFree(b);
+}
+
+static void bpe_destroy(PyObject *capsule) { bpe_free(PyCapsule_GetPointer(capsule, "tokviz.bpe")); }
+
+static Bpe *bpe_new(int rank_mode, size_t pairs, size_t tokens) {
+    Bpe *b = PyMem_RawCalloc(1, sizeof(Bpe));
+    if (!b) { PyErr_NoMemory(); return NULL; }
+    b->rank_mode = rank_mode;
+    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0
+        || table_init(&b->content, rank_mode ? tokens : 0) < 0) {
+        bpe_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static PyObject *bpe_capsule(Bpe *b) {
+    PyObject *cap = PyCapsule_New(b, "tokviz.bpe", bpe_destroy);
+    if (!cap) bpe_free(b);
+    return cap;
+}
+
+/* vocab[key] as an id, or -1 with an exception set. */
+static int64_t vocab_id(PyObject *vocab, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(vocab, key);
+    if (!v) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_KeyError, "%R is not in the vocab", key);
+        return -1;
+    }
+    int64_t id = PyLong_AsLongLong(v);
+    if (id == -1 && PyErr_Occurred()) return -1;
+    return check_id(id, "id") < 0 ? -1 : id;
+}
+
+/* The one-char tokens of ``vocab`` into the char table. */
+static int fill_chars(Bpe *b, PyObject *vocab) {
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
+        if (PyUnicode_GET_LENGTH(key) != 1) continue;
+        int64_t id = PyLong_AsLongLong(val);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        if (table_put(&b->chars, PyUnicode_READ_CHAR(key, 0), id) < 0) return -1;
+    }
+    return 0;
+}
+
+/* bpe_table(ranks, merged, vocab): merges mode, from the model's own dicts
+ * ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token: id}``. */
+static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
+    PyObject *ranks, *merged, *vocab;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab))
+        return NULL;
+    Bpe *b = bpe_new(0, (size_t)PyDict_GET_SIZE(ranks), 0);
+    if (!b) return NULL;
+    PyObject *pair, *rank;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ranks, &pos, &pair, &rank)) {
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "merge keys must be (left, right) tuples");
+            goto fail;
+        }
+        PyObject *new = PyDict_GetItemWithError(merged, pair);
+        if (!new) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a merge has no merged string");
+            goto fail;
+        }
+        int64_t l = vocab_id(vocab, PyTuple_GET_ITEM(pair, 0)), r = vocab_id(vocab, PyTuple_GET_ITEM(pair, 1));
+        int64_t m = vocab_id(vocab, new), k = PyLong_AsLongLong(rank);
+        if (l < 0 || r < 0 || m < 0 || (k == -1 && PyErr_Occurred()) || check_id(k, "rank") < 0) goto fail;
+        if (table_put(&b->pairs, pair_key(l, r), (k << 32) | m) < 0) goto fail;
+    }
+    if (fill_chars(b, vocab) < 0) goto fail;
+    return bpe_capsule(b);
+fail:
+    bpe_free(b);
+    return NULL;
+}
+
+/* The token equal to ``text[a:b]`` (content hash ``h``), or -1. */
+static int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    const Table *t = &b->content;
     h = as_key(h);
     size_t slot = mix(h) & t->mask;
-    int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
     for (;;) {
         uint64_t key = t->keys[slot];
         if (key == EMPTY) return -1;
         if (key == h) {
-            PyObject *u = tokens[t->vals[slot]];
-            if (PyUnicode_GET_LENGTH(u) == b - a) {
+            PyObject *u = b->tokens[t->vals[slot]];
+            if (PyUnicode_GET_LENGTH(u) == e - a) {
                 int ukind = PyUnicode_KIND(u);
                 const void *udata = PyUnicode_DATA(u);
                 Py_ssize_t i = 0;
-                while (i < b - a && PyUnicode_READ(ukind, udata, i) == PyUnicode_READ(kind, data, a + i)) i++;
-                if (i == b - a) return t->vals[slot];
+                while (i < e - a && PyUnicode_READ(ukind, udata, i) == PyUnicode_READ(kind, data, a + i)) i++;
+                if (i == e - a) return t->vals[slot];
             }
         }
         slot = (slot + 1) & t->mask;
     }
 }
 
-/* bpe_rank_table(tokens, ids): rank mode. The pair table holds every split of a token into two
- * tokens, with the token's id as its rank; the one-char tokens go to the char table. */
+/* bpe_rank_table(vocab): rank mode (tiktoken), from ``{token: rank}``. Two adjacent parts merge
+ * when their concatenation is a token, with its rank: looked up by content, as tiktoken does. */
 static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
-    PyObject *tok_seq, *id_seq;
-    if (!PyArg_ParseTuple(args, "OO", &tok_seq, &id_seq)) return NULL;
-    PyObject *fast = PySequence_Fast(tok_seq, "tokens must be a sequence");
-    if (!fast) return NULL;
-    int64_t *ids = NULL;
-    Py_ssize_t n, nid;
-    PyObject *result = NULL;
-    Bpe *b = NULL;
-    Table content = {NULL, NULL, 0, 0};
-    const uint64_t inverse = poly_inverse();
-    if (read_ints(id_seq, "ids must be a sequence", &ids, &nid) < 0) goto done;
-    n = PySequence_Fast_GET_SIZE(fast);
-    PyObject **tokens = PySequence_Fast_ITEMS(fast);
-    if (nid != n) { PyErr_SetString(PyExc_ValueError, "tokens and ids differ in length"); goto done; }
-    if (table_init(&content, (size_t)n) < 0) goto done;
-    b = bpe_new((size_t)n * 2, 256);
-    if (!b) goto done;
-    /* The content table has the hash as its key; equal hashes of different tokens probe on
-     * (table_put would overwrite them, so they go in by linear probing here). */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *t = tokens[i];
-        if (!PyUnicode_Check(t)) { PyErr_SetString(PyExc_TypeError, "tokens must be str"); goto fail; }
-        if (check_id(ids[i], "rank") < 0) goto fail;
-        Py_ssize_t len = PyUnicode_GET_LENGTH(t);
-        if (len == 1 && table_put(&b->chars, PyUnicode_READ_CHAR(t, 0), ids[i]) < 0) goto fail;
-        if ((content.used + 1) * 2 > content.mask + 1) {
-            PyErr_SetString(PyExc_RuntimeError, "content table full");
-            goto fail;
-        }
-        uint64_t h = as_key(str_hash(PyUnicode_KIND(t), PyUnicode_DATA(t), 0, len));
-        size_t slot = mix(h) & content.mask;
-        while (content.keys[slot] != EMPTY) slot = (slot + 1) & content.mask;
-        content.keys[slot] = h;
-        content.vals[slot] = i;
-        content.used++;
+    PyObject *vocab;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
+    Py_ssize_t n = PyDict_GET_SIZE(vocab);
+    Bpe *b = bpe_new(1, 0, (size_t)n);
+    if (!b) return NULL;
+    b->tokens = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
+    b->ranks = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
+    if (!b->tokens || !b->ranks) { PyErr_NoMemory(); goto fail; }
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        Py_ssize_t k = b->ntokens;
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); goto fail; }
+        int64_t r = PyLong_AsLongLong(val);
+        if ((r == -1 && PyErr_Occurred()) || check_id(r, "rank") < 0) goto fail;
+        Py_INCREF(key);
+        b->tokens[k] = key;
+        b->ranks[k] = r;
+        b->ntokens++;
+        /* linear probing past equal hashes: every token keeps its own slot */
+        Table *t = &b->content;
+        uint64_t h = as_key(str_hash(PyUnicode_KIND(key), PyUnicode_DATA(key), 0, PyUnicode_GET_LENGTH(key)));
+        size_t slot = mix(h) & t->mask;
+        while (t->keys[slot] != EMPTY) slot = (slot + 1) & t->mask;
+        t->keys[slot] = h;
+        t->vals[slot] = k;
+        t->used++;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *t = tokens[i];
-        Py_ssize_t len = PyUnicode_GET_LENGTH(t);
-        if (len < 2) continue;
-        int kind = PyUnicode_KIND(t);
-        const void *data = PyUnicode_DATA(t);
-        uint64_t full = str_hash(kind, data, 0, len);
-        uint64_t pre = 0, pw = 1; /* hash of t[:k]; POLY^(len-k) */
-        for (Py_ssize_t k = 0; k < len; k++) pw *= POLY;
-        /* H(t) = H(t[:k]) * POLY^(len-k) + H(t[k:]) */
-        for (Py_ssize_t k = 1; k < len; k++) {
-            pre = pre * POLY + PyUnicode_READ(kind, data, k - 1) + 1;
-            pw *= inverse; /* now POLY^(len-k) */
-            uint64_t suf = full - pre * pw;
-            int64_t a = find_token(&content, tokens, pre, t, 0, k);
-            if (a < 0) continue;
-            int64_t c = find_token(&content, tokens, suf, t, k, len);
-            if (c < 0) continue;
-            if (table_put(&b->pairs, pair_key(ids[a], ids[c]), (ids[i] << 32) | ids[i]) < 0) goto fail;
-        }
-    }
-    result = bpe_capsule(b);
-    goto done;
+    if (fill_chars(b, vocab) < 0) goto fail;
+    return bpe_capsule(b);
 fail:
-    table_free(&b->pairs); table_free(&b->chars); PyMem_RawFree(b);
-done:
-    table_free(&content);
-    PyMem_RawFree(ids);
-    Py_DECREF(fast);
-    return result;
+    bpe_free(b);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ the merge loop */
@@ -333,17 +307,34 @@ static PyObject *triple(int64_t a, int64_t b, int64_t c) {
     return t;
 }
 
-static inline int64_t pair_of(const Table *pairs, int64_t left, int64_t right) {
-    int64_t v;
-    return table_get(pairs, pair_key(left, right), &v) ? v : -1;
-}
+/* One merge run: the table, and in rank mode the chunk's text with its prefix hashes. */
+typedef struct {
+    const Bpe *b;
+    int kind;
+    const void *data;
+    uint64_t *pre; /* pre[i]: hash of text[:i] */
+    uint64_t *pw;  /* pw[k]: POLY^k */
+} Run;
+
 #define RANK(v) ((v) >> 32)
 #define MERGED(v) ((v) & 0xffffffff)
 
+/* The pair of the symbols ``left`` (initial symbols s..m) and ``right`` (m..e): rank << 32 |
+ * merged id, or -1 when they never merge. Merges mode looks up the ids, rank mode the text. */
+static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ssize_t s, Py_ssize_t e) {
+    int64_t v;
+    if (!run->b->rank_mode) return table_get(&run->b->pairs, pair_key(left, right), &v) ? v : -1;
+    uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
+    int64_t k = find_span(run->b, h, run->kind, run->data, s, e);
+    return k < 0 ? -1 : (run->b->ranks[k] << 32) | run->b->ranks[k];
+}
+
 /* Flat scan: ``id``/``pos`` hold the symbols and the index of each one's first initial symbol;
- * ``val[i]`` is the pair at i (rank << 32 | merged, -1 none). Returns the final count. */
-static Py_ssize_t merge_flat(const Table *pairs, int64_t *id, int64_t *pos, int64_t *val, Py_ssize_t n) {
-    for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(pairs, id[i], id[i + 1]);
+ * ``val[i]`` is the pair at i. ``total`` initial symbols; returns the final count. */
+static Py_ssize_t merge_flat(const Run *run, int64_t *id, int64_t *pos, int64_t *val, Py_ssize_t n) {
+    const Py_ssize_t total = n;
+#define END_OF_PAIR(i) ((i) + 2 < n ? pos[(i) + 2] : total)
+    for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(run, id[i], id[i + 1], pos[i], END_OF_PAIR(i));
     while (n > 1) {
         int64_t best = NO_RANK;
         Py_ssize_t at = -1;
@@ -356,9 +347,10 @@ static Py_ssize_t merge_flat(const Table *pairs, int64_t *id, int64_t *pos, int6
         memmove(pos + at + 1, pos + at + 2, (n - at - 2) * sizeof(int64_t));
         memmove(val + at, val + at + 1, (n - at - 2) * sizeof(int64_t));
         n--;
-        if (at + 1 < n) val[at] = pair_of(pairs, id[at], id[at + 1]);
-        if (at > 0) val[at - 1] = pair_of(pairs, id[at - 1], id[at]);
+        if (at + 1 < n) val[at] = pair_of(run, id[at], id[at + 1], pos[at], END_OF_PAIR(at));
+        if (at > 0) val[at - 1] = pair_of(run, id[at - 1], id[at], pos[at - 1], END_OF_PAIR(at - 1));
     }
+#undef END_OF_PAIR
     return n;
 }
 
@@ -375,9 +367,8 @@ static inline void heap_push(Heap *h, uint64_t x) {
     h->a[i] = x;
 }
 
-static inline uint64_t heap_pop(Heap *h) {
-    uint64_t top = h->a[0], x = h->a[--h->n];
-    Py_ssize_t i = 0, n = h->n;
+static inline void heap_sift_down(Heap *h, Py_ssize_t i, uint64_t x) {
+    Py_ssize_t n = h->n;
     for (;;) {
         Py_ssize_t c = 2 * i + 1;
         if (c >= n) break;
@@ -386,36 +377,33 @@ static inline uint64_t heap_pop(Heap *h) {
         h->a[i] = h->a[c];
         i = c;
     }
-    if (n) h->a[i] = x;
+    h->a[i] = x;
+}
+
+static inline uint64_t heap_pop(Heap *h) {
+    uint64_t top = h->a[0], last = h->a[--h->n];
+    if (h->n) heap_sift_down(h, 0, last);
     return top;
 }
 
 /* Heap of keys rank << 32 | position over a linked list (``nxt``/``prv``); ``val[i]`` is the
  * current pair at i, so an entry whose rank differs from it is stale. Positions never move,
  * so the smallest key is the lowest rank, leftmost. Leaves the survivors linked from 0. */
-static int merge_heap(const Table *pairs, int64_t *id, int64_t *val, int64_t *nxt, int64_t *prv, Py_ssize_t n) {
+static int merge_heap(const Run *run, int64_t *id, int64_t *val, int64_t *nxt, int64_t *prv, Py_ssize_t n) {
+    /* each merge pushes at most two entries: never more than 3n */
     Heap h = {PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(uint64_t)), 0};
-    Py_ssize_t cap = 3 * n + 1;
     if (!h.a) return -1;
+#define END_OF_PAIR(i) (nxt[nxt[i]] >= 0 ? nxt[nxt[i]] : n)
     for (Py_ssize_t i = 0; i < n; i++) {
         nxt[i] = i + 1 < n ? i + 1 : -1;
         prv[i] = i - 1;
-        val[i] = i + 1 < n ? pair_of(pairs, id[i], id[i + 1]) : -1;
+    }
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        val[i] = pair_of(run, id[i], id[i + 1], i, END_OF_PAIR(i));
         if (val[i] >= 0) h.a[h.n++] = ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i;
     }
-    for (Py_ssize_t i = h.n / 2 - 1; i >= 0; i--) { /* heapify */
-        uint64_t x = h.a[i];
-        Py_ssize_t k = i;
-        for (;;) {
-            Py_ssize_t c = 2 * k + 1;
-            if (c >= h.n) break;
-            if (c + 1 < h.n && h.a[c + 1] < h.a[c]) c++;
-            if (x <= h.a[c]) break;
-            h.a[k] = h.a[c];
-            k = c;
-        }
-        h.a[k] = x;
-    }
+    val[n - 1] = -1;
+    for (Py_ssize_t i = h.n / 2 - 1; i >= 0; i--) heap_sift_down(&h, i, h.a[i]);
     while (h.n) {
         uint64_t key = heap_pop(&h);
         int64_t i = (int64_t)(key & 0xffffffff);
@@ -425,37 +413,38 @@ static int merge_heap(const Table *pairs, int64_t *id, int64_t *val, int64_t *nx
         val[j] = -1;
         int64_t k = nxt[j];
         nxt[i] = k;
-        if (h.n + 2 > cap) { /* each merge pushes at most two entries: never more than 3n */
-            PyMem_RawFree(h.a);
-            return -1;
-        }
         if (k >= 0) {
             prv[k] = i;
-            val[i] = pair_of(pairs, id[i], id[k]);
+            val[i] = pair_of(run, id[i], id[k], i, END_OF_PAIR(i));
             if (val[i] >= 0) heap_push(&h, ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i);
         } else {
             val[i] = -1;
         }
         int64_t p = prv[i];
         if (p >= 0) {
-            val[p] = pair_of(pairs, id[p], id[i]);
+            val[p] = pair_of(run, id[p], id[i], p, END_OF_PAIR(p));
             if (val[p] >= 0) heap_push(&h, ((uint64_t)RANK(val[p]) << 32) | (uint64_t)p);
         }
     }
+#undef END_OF_PAIR
     PyMem_RawFree(h.a);
     return 0;
 }
 
 /* Merge n symbols (``id`` initial ids) and build the result: a tuple of (id, first, end)
  * triples, ``first``/``end`` indexes of initial symbols. */
-static PyObject *merge_and_pack(const Table *pairs, int64_t *id, Py_ssize_t n) {
+static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n) {
+    if (n >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
+        return NULL;
+    }
     int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
     if (!work) return PyErr_NoMemory();
     int64_t *a = work, *b = work + n, *c = work + 2 * n;
     PyObject *out = NULL;
     if (n <= FLAT_LIMIT) {
         for (Py_ssize_t i = 0; i < n; i++) a[i] = i;
-        Py_ssize_t m = merge_flat(pairs, id, a, b, n);
+        Py_ssize_t m = merge_flat(run, id, a, b, n);
         out = PyTuple_New(m);
         if (!out) goto done;
         for (Py_ssize_t i = 0; i < m; i++) {
@@ -467,7 +456,7 @@ static PyObject *merge_and_pack(const Table *pairs, int64_t *id, Py_ssize_t n) {
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = merge_heap(pairs, id, a, b, c, n);
+    rc = merge_heap(run, id, a, b, c, n);
     Py_END_ALLOW_THREADS
     if (rc < 0) { PyErr_NoMemory(); goto done; }
     Py_ssize_t m = 0;
@@ -493,32 +482,49 @@ static PyObject *py_bpe_merge_text(PyObject *self, PyObject *args) {
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
+    Run run = {b, PyUnicode_KIND(text), PyUnicode_DATA(text), NULL, NULL};
     int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
     if (!id) return PyErr_NoMemory();
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!table_get(&b->chars, PyUnicode_READ(kind, data, i), &id[i])) {
+        if (!table_get(&b->chars, PyUnicode_READ(run.kind, run.data, i), &id[i])) {
             PyMem_RawFree(id);
             Py_RETURN_NONE;
         }
     }
-    PyObject *out = merge_and_pack(&b->pairs, id, n);
+    PyObject *out = NULL;
+    if (b->rank_mode) {
+        run.pre = PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
+        if (!run.pre) { PyMem_RawFree(id); return PyErr_NoMemory(); }
+        run.pw = run.pre + n + 1;
+        run.pre[0] = 0;
+        run.pw[0] = 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            run.pre[i + 1] = run.pre[i] * POLY + PyUnicode_READ(run.kind, run.data, i) + 1;
+            run.pw[i + 1] = run.pw[i] * POLY;
+        }
+    }
+    out = merge_and_pack(&run, id, n);
+    PyMem_RawFree(run.pre);
     PyMem_RawFree(id);
     return out;
 }
 
-/* bpe_merge_ids(table, ids): merge given initial symbol ids; (id, first, end) over symbol
- * indexes (the caller maps them to char spans). */
+/* bpe_merge_ids(table, ids): merge given initial symbol ids (merges mode); (id, first, end)
+ * over symbol indexes (the caller maps them to char spans). */
 static PyObject *py_bpe_merge_ids(PyObject *self, PyObject *args) {
     PyObject *cap, *seq;
     if (!PyArg_ParseTuple(args, "OO", &cap, &seq)) return NULL;
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
+    if (b->rank_mode) {
+        PyErr_SetString(PyExc_ValueError, "bpe_merge_ids needs a merges-mode table");
+        return NULL;
+    }
     int64_t *id;
     Py_ssize_t n;
     if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
-    PyObject *out = merge_and_pack(&b->pairs, id, n);
+    Run run = {b, 0, NULL, NULL, NULL};
+    PyObject *out = merge_and_pack(&run, id, n);
     PyMem_RawFree(id);
     return out;
 }
@@ -744,9 +750,9 @@ done:
 /* ------------------------------------------------------------------ module */
 static PyMethodDef methods[] = {
     {"bpe_table", py_bpe_table, METH_VARARGS,
-     "bpe_table(lefts, rights, ranks, results, chars, char_ids) -> table (merges mode)"},
+     "bpe_table(ranks, merged, vocab) -> table (merges mode, from the model's dicts)"},
     {"bpe_rank_table", py_bpe_rank_table, METH_VARARGS,
-     "bpe_rank_table(tokens, ids) -> table (rank mode: every split of a token into two tokens)"},
+     "bpe_rank_table(vocab) -> table (rank mode: a pair merges when its concatenation is a token)"},
     {"bpe_merge_text", py_bpe_merge_text, METH_VARARGS,
      "bpe_merge_text(table, text) -> ((id, start, end), ...) or None when a char is no token"},
     {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,

@@ -354,7 +354,7 @@ class BPE(DictVocabModel):
         deterministic = self._deterministic
         vocab = self._vocab
         syms, starts, ends = self._initial(text)
-        table = self._native_table if deterministic and len(syms) > 1 else None
+        table = self._native_table if deterministic and len(syms) > 1 and not self._rank_mode else None
         if table is not None:
             merged = self._native.bpe_merge_ids(table, list(map(vocab.__getitem__, syms)))  # type: ignore[union-attr]
             return tuple((i, starts[a], ends[b - 1]) for i, a, b in merged)
@@ -369,26 +369,16 @@ class BPE(DictVocabModel):
     def _native_table(self) -> Any:
         """The pair table of the native merge loop (built on first use), or None: pure Python.
 
-        One table serves both modes: ``(left id, right id) -> (rank, merged id)``; in rank mode
-        it holds every split of a token into two tokens. Symbols are ids there, so a vocab in
-        which two tokens share an id keeps the Python kernels (they compare strings)."""
+        Merges mode: ``(left id, right id) -> (rank, merged id)``; rank mode: the tokens by
+        content (two parts merge when their concatenation is a token, with its rank). Symbols
+        are ids there, so a vocab in which two tokens share an id keeps the Python kernels
+        (they compare strings)."""
         native = self._native
         if native is None or len(self._vocab_r) != len(self._vocab):
             return None
-        vocab = self._vocab
         if self._rank_mode:
-            return native.bpe_rank_table(list(vocab), list(vocab.values()))
-        vget = vocab.__getitem__
-        pairs = list(self._ranks)
-        singles = [t for t in vocab if len(t) == 1]
-        return native.bpe_table(
-            list(map(vget, map(itemgetter(0), pairs))),
-            list(map(vget, map(itemgetter(1), pairs))),
-            list(self._ranks.values()),
-            list(map(vget, map(self._merged.__getitem__, pairs))),
-            "".join(singles),
-            list(map(vget, singles)),
-        )
+            return native.bpe_rank_table(self._vocab)
+        return native.bpe_table(self._ranks, self._merged, self._vocab)
 
     @cached_property
     def _cuttable(self) -> bool:
