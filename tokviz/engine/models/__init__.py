@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..encoding import Trace
@@ -41,6 +42,31 @@ class Model(ABC):
     @abstractmethod
     def tokenize_traced(self, text: str) -> tuple[Sequence[ModelToken], Sequence[Trace | None]]:
         """Same tokens as `tokenize`, plus one trace per token."""
+
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns ``(ids, starts, ends)``; models with a columnar kernel override it."""
+        spans = self.tokenize(text)
+        return list(map(itemgetter(0), spans)), list(map(itemgetter(1), spans)), list(map(itemgetter(2), spans))
+
+    def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
+        """The token strings HF shows for one chunk's tokens, given their vocab strings
+        ``values``: the vocab strings themselves, unless a model says otherwise (Unigram's
+        unknown token shows the text it covers)."""
+        return values
+
+    def token_values_columns(
+        self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
+    ) -> list[str]:
+        """`token_values` on columns."""
+        return self.token_values(text, list(zip(ids, starts, ends)), values)
+
+    @property
+    def deterministic(self) -> bool:
+        """False while the model samples (BPE dropout): then no chunk result may be reused."""
+        return True
+
+    def clear_cache(self) -> None:
+        """Forget cached chunks (results never depend on a cache)."""
 
     @abstractmethod
     def token_to_id(self, token: str) -> int | None: ...

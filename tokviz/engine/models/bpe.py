@@ -272,6 +272,11 @@ class BPE(DictVocabModel):
         """Forget cached chunks (results never depend on the cache)."""
         self._reset_cache()
 
+    @property
+    def deterministic(self) -> bool:
+        """False with dropout (each encode samples)."""
+        return not self.dropout
+
     def _reset_cache(self) -> None:
         self._deterministic = self.dropout is None or self.dropout == 0.0
         self._cache = {} if self._deterministic and self.cache_capacity > 0 else None
