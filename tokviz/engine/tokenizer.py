@@ -56,6 +56,7 @@ from .encoding import Encoding, PreToken, Segment, Stages, make_encoding, make_s
 from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
+from .pre_tokenizers.split import split_piece
 from .processors import PostProcessor
 from . import reference
 from .reference import holds_original
@@ -683,10 +684,9 @@ class Tokenizer:
         bpos: _BytePos,
         word: int,
         out: _Columns,
-        first_chunk: int = 0,
     ) -> int:
-        """All chunks of one piece cut by a span pre-tokenizer, in bulk (``spans`` are the
-        piece's chunks from number ``first_chunk`` on).
+        """All chunks of one piece cut by a span pre-tokenizer, in bulk (``spans``: some or all
+        of the piece's chunks, by blocks of `_BLOCK`).
 
         A chunk is ``piece.text[s:e]`` with the piece's alignment sliced (`split_piece`), so the
         model's result is cached under the chunk's text, and a non-empty token ``[a, b)`` of the
@@ -701,7 +701,7 @@ class Tokenizer:
             return word
         if len(spans) > _BLOCK:
             for i in range(0, len(spans), _BLOCK):
-                word = self._encode_spans(piece, spans[i : i + _BLOCK], text, bpos, word, out, first_chunk + i)
+                word = self._encode_spans(piece, spans[i : i + _BLOCK], text, bpos, word, out)
             return word
         cache = self._span_cache if self._deterministic() else _NoCache()
         s_list = list(map(itemgetter(0), spans))
@@ -721,10 +721,11 @@ class Tokenizer:
             byte_offsets = list(zip(map(table.__getitem__, cs), map(table.__getitem__, ce)))
         irregular = list(compress(range(len(entries)), map(itemgetter(4), entries)))
         if irregular:
-            chunks = self.pre_tokenizer.pre_tokenize([piece])  # type: ignore[union-attr]
+            # each such chunk is made from its own span (the pre-tokenizer's chunk, `chunk_spans`):
+            # no second pre-tokenization of the whole piece per block
             at = list(accumulate(counts, initial=0))
             for k in irregular:
-                chunk, entry, a = chunks[first_chunk + k], entries[k], at[k]
+                chunk, entry, a = split_piece(piece, [spans[k]])[0], entries[k], at[k]
                 char_spans = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[3])]
                 offsets[a : at[k + 1]] = char_spans
                 byte_offsets[a : at[k + 1]] = _byte_spans(char_spans, entry[1], bpos)
