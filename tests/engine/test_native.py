@@ -97,6 +97,7 @@ class TestBpeNative:
     def test_merges_mode(self, text: str) -> None:
         fast, ref = self.make(), python_twin(self.make)
         assert fast.tokenize(text) == ref.tokenize(text)
+        assert list(zip(*fast.tokenize_columns(text))) == list(ref.tokenize(text))
 
     @settings(max_examples=300, deadline=None)
     @given(texts)
@@ -108,6 +109,7 @@ class TestBpeNative:
         fast = BPE.from_ranks(table)
         ref = python_twin(lambda: BPE.from_ranks(table))
         assert fast.tokenize(text) == ref.tokenize(text)
+        assert list(zip(*fast.tokenize_columns(text))) == list(ref.tokenize(text))
 
     def test_long_pieces_take_the_heap(self) -> None:
         rng = random.Random(3)

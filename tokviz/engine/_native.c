@@ -431,9 +431,40 @@ static int merge_heap(const Run *run, int64_t *id, int64_t *val, int64_t *nxt, i
     return 0;
 }
 
-/* Merge n symbols (``id`` initial ids) and build the result: a tuple of (id, first, end)
- * triples, ``first``/``end`` indexes of initial symbols. */
-static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n) {
+/* The merged symbols as (id, first, end) triples (``first``/``end``: indexes of initial
+ * symbols), or as three lists when ``columns``. ``ids``/``firsts`` hold m symbols; the last
+ * one ends at n. */
+static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n, int columns) {
+    if (!columns) {
+        PyObject *out = PyTuple_New(m);
+        if (!out) return NULL;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *t = triple(ids[i], firsts[i], i + 1 < m ? firsts[i + 1] : n);
+            if (!t) { Py_DECREF(out); return NULL; }
+            PyTuple_SET_ITEM(out, i, t);
+        }
+        return out;
+    }
+    PyObject *a = PyList_New(m), *b = PyList_New(m), *c = PyList_New(m);
+    if (!a || !b || !c) goto fail;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(ids[i]), *y = PyLong_FromLongLong(firsts[i]);
+        PyObject *z = PyLong_FromLongLong(i + 1 < m ? firsts[i + 1] : n);
+        if (!x || !y || !z) { Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z); goto fail; }
+        PyList_SET_ITEM(a, i, x);
+        PyList_SET_ITEM(b, i, y);
+        PyList_SET_ITEM(c, i, z);
+    }
+    PyObject *out = PyTuple_Pack(3, a, b, c);
+    Py_DECREF(a); Py_DECREF(b); Py_DECREF(c);
+    return out;
+fail:
+    Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c);
+    return NULL;
+}
+
+/* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
+static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int columns) {
     if (n >= ((Py_ssize_t)1 << 31)) {
         PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
         return NULL;
@@ -444,41 +475,33 @@ static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n) {
     PyObject *out = NULL;
     if (n <= FLAT_LIMIT) {
         for (Py_ssize_t i = 0; i < n; i++) a[i] = i;
-        Py_ssize_t m = merge_flat(run, id, a, b, n);
-        out = PyTuple_New(m);
-        if (!out) goto done;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            PyObject *t = triple(id[i], a[i], i + 1 < m ? a[i + 1] : n);
-            if (!t) { Py_CLEAR(out); goto done; }
-            PyTuple_SET_ITEM(out, i, t);
-        }
-        goto done;
+        out = pack(id, a, merge_flat(run, id, a, b, n), n, columns);
+        PyMem_RawFree(work);
+        return out;
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = merge_heap(run, id, a, b, c, n);
     Py_END_ALLOW_THREADS
-    if (rc < 0) { PyErr_NoMemory(); goto done; }
+    if (rc < 0) { PyMem_RawFree(work); return PyErr_NoMemory(); }
+    /* gather the survivors (linked from 0 through b) in order, into the front of id and c */
     Py_ssize_t m = 0;
-    for (int64_t i = 0; i >= 0; i = b[i]) m++;
-    out = PyTuple_New(m);
-    if (!out) goto done;
-    Py_ssize_t k = 0;
-    for (int64_t i = 0; i >= 0; i = b[i], k++) {
-        PyObject *t = triple(id[i], i, b[i] >= 0 ? b[i] : n);
-        if (!t) { Py_CLEAR(out); goto done; }
-        PyTuple_SET_ITEM(out, k, t);
+    for (int64_t i = 0; i >= 0; i = b[i], m++) {
+        id[m] = id[i];
+        c[m] = i;
     }
-done:
+    out = pack(id, c, m, n, columns);
     PyMem_RawFree(work);
     return out;
 }
 
-/* bpe_merge_text(table, text): the tokens of a chunk whose every char is a one-char token, as
- * (id, start, end) char spans; None when some char is not one. */
+/* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
+ * one-char token, as (id, start, end) char spans (or three lists: ids, starts, ends); None
+ * when some char is not one. */
 static PyObject *py_bpe_merge_text(PyObject *self, PyObject *args) {
     PyObject *cap, *text;
-    if (!PyArg_ParseTuple(args, "OU", &cap, &text)) return NULL;
+    int columns = 0;
+    if (!PyArg_ParseTuple(args, "OU|p", &cap, &text, &columns)) return NULL;
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -503,7 +526,7 @@ static PyObject *py_bpe_merge_text(PyObject *self, PyObject *args) {
             run.pw[i + 1] = run.pw[i] * POLY;
         }
     }
-    out = merge_and_pack(&run, id, n);
+    out = merge_and_pack(&run, id, n, columns);
     PyMem_RawFree(run.pre);
     PyMem_RawFree(id);
     return out;
@@ -524,7 +547,7 @@ static PyObject *py_bpe_merge_ids(PyObject *self, PyObject *args) {
     Py_ssize_t n;
     if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
     Run run = {b, 0, NULL, NULL, NULL};
-    PyObject *out = merge_and_pack(&run, id, n);
+    PyObject *out = merge_and_pack(&run, id, n, 0);
     PyMem_RawFree(id);
     return out;
 }
@@ -754,7 +777,7 @@ static PyMethodDef methods[] = {
     {"bpe_rank_table", py_bpe_rank_table, METH_VARARGS,
      "bpe_rank_table(vocab) -> table (rank mode: a pair merges when its concatenation is a token)"},
     {"bpe_merge_text", py_bpe_merge_text, METH_VARARGS,
-     "bpe_merge_text(table, text) -> ((id, start, end), ...) or None when a char is no token"},
+     "bpe_merge_text(table, text, columns=False) -> ((id, start, end), ...) | (ids, starts, ends) | None"},
     {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,
      "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
     {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},

@@ -831,12 +831,9 @@ class Tokenizer:
         byte of a character is aligned to the whole character), relative to the chunk start.
         """
         data = sub.encode("utf-8")
-        spans = self.model.tokenize(bytes_to_proxy(data))
-        ids = list(map(itemgetter(0), spans))
-        toks = self._tokens_of(ids)
-        toks = self.model.token_values(bytes_to_proxy(data), spans, toks)
-        b_start = list(map(itemgetter(1), spans))
-        b_end = list(map(itemgetter(2), spans))
+        proxy = bytes_to_proxy(data)
+        ids, b_start, b_end = self.model.tokenize_columns(proxy)
+        toks = self.model.token_values_columns(proxy, ids, b_start, b_end, self._tokens_of(ids))
         rel_bytes = list(zip(b_start, b_end))
         if len(data) == len(sub):  # ASCII: one byte per character
             rel = rel_bytes

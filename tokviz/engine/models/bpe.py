@@ -301,6 +301,16 @@ class BPE(DictVocabModel):
             return out
         return self._tokenize(text)
 
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns; with the native core a plain chunk goes straight to the merge
+        loop (not cached here: the pipeline caches whole chunk results)."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is not None and not (self.ignore_merges and text in self._vocab):
+            got = self._native.bpe_merge_text(table, text, True)  # type: ignore[union-attr]
+            if got is not None:
+                return got
+        return super().tokenize_columns(text)
+
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
         """Tokens plus, per token, its initial symbols and the merges that built it, in order.
 
