@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     corpus = mixed_corpus(scale=args.scale)
     print(corpus.describe())
+    import tokviz.engine
+
+    print(f"tokviz {tokviz.engine.__file__}, kernels: {tokviz.engine.backend()}")
     names = args.only or list(BUNDLES)
     summary = []
     for name in names:

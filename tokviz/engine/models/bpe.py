@@ -16,17 +16,21 @@ the leftmost one on ties, one pair at a time (merging every occurrence of the be
 as some toy implementations do, is *not* equivalent when a fresh pair outranks the next
 occurrence).
 
-Speed (this is the hot path of every encode): results are cached per chunk (bounded FIFO).
-A chunk whose chars are all symbols is first cut where no merge can ever cross (see
-`BPE._merge_plain`); the pieces are cached too, which is what makes never-repeating Japanese
-sentences cheap (merges mode only: for rank tables the cut costs more than it saves). A long
+Performance notes (this is the hot path of every encode). With the native core
+(`tokviz.engine._native`) a deterministic model hands plain chunks and decorated symbol ids to
+its C merge loop (`_native_table`); the Python kernels below are then the reference and the
+pure-Python backend. Results are cached per chunk (bounded FIFO, evict the older half). A plain
+chunk longer than `_CUT_MIN` chars is first cut where no merge can ever cross (`_merge_plain`)
+and the pieces are cached too, which makes never-repeating Japanese sentences cheap; tried and
+dropped: cutting shorter chunks (on CJK runs the per-boundary passes cost more than the cached
+pieces save) and cutting in rank mode (every multi-byte token is a possible merge result, so few
+boundaries are provably uncrossable and building the tables costs more than it saves). A long
 chunk with chars outside the vocab (a whole document when the tokenizer has no pre-tokenizer,
 as Mistral's tokenizer.json) is cut the same way around its byte-fallback/unk pieces
-(`BPE._tokenize_cut`). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
+(`_tokenize_cut`). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
 ``min``/``index`` scans run in C; longer ones a heap of int keys plus a linked list
-(O(n log n): 10,000 equal chars are fine). Dropout, decorated symbols (prefix/suffix, unk,
-byte fallback) and tracing take the general heap path, which mirrors HF's ``Word::merge_all``
-step by step.
+(O(n log n): 10,000 equal chars are fine). Dropout, tracing, and decorated symbols without the
+native core take the general heap path, which mirrors HF's ``Word::merge_all`` step by step.
 
 Offsets are chars of the chunk. Where HF's own byte bookkeeping drifts (a char dropped for
 lack of an unk token, an unk placed after byte-fallback pieces) the drifted offsets are
@@ -143,8 +147,6 @@ class BPE(DictVocabModel):
         self._junctions: Any = None  # built on first use (see _merge_plain)
         self._cut_stats = [0, 0]  # boundaries looked at, cuts found (see _merge_plain)
         self._long_seen = 0  # symbols of long chunks merged before the cut tables exist
-        # rank mode does not cut by default (see _merge_plain); the cut is exact either way
-        self._cut_rank_tables = False
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
         self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
         self._reset_cache()
@@ -600,17 +602,13 @@ class BPE(DictVocabModel):
         """
         n = len(text)
         if n <= _CUT_MIN:
-            # chunks the chunk cache keeps merge whole: on CJK runs (which rarely repeat) the
-            # cut tables and the per-boundary passes cost more than the cached pieces save
-            # (qwen3 Japanese 4.0 s -> 3.05 s cold, claude-legacy 4.0 -> 3.3 s without them)
+            # chunks the chunk cache keeps merge whole (see the performance notes)
             return self._merge_whole(text)
         pcache = self._piece_cache
         sets = self._junctions
-        if sets is None and self._rank_mode and not self._cut_rank_tables:
-            # Rank tables (tiktoken) never cut: every multi-byte token is a possible merge
-            # result, so few boundaries are provably uncrossable, and building the tables
-            # (~0.7 s for o200k) plus finding cuts cost more than the pieces save (measured on
-            # the mixed corpus: o200k Japanese 4.2 s -> 3.3 s cold, cl100k 3.6 -> 3.3, gpt2 even).
+        if sets is None and self._rank_mode:
+            # rank tables (tiktoken) never cut: every multi-byte token is a possible merge
+            # result, so few boundaries are provably uncrossable (see the performance notes)
             sets = self._junctions = ()
         if sets is None:
             # building the tables costs a few tenths of a second: only once a real amount of
@@ -763,21 +761,16 @@ class BPE(DictVocabModel):
         return out
 
     def _build_junctions(self) -> tuple[set[str], set[str], set[str] | None] | None:
-        """The sets `_merge_plain` cuts with; None: never cut (an empty merge part).
+        """The sets `_merge_plain` cuts with (merges mode); None: never cut (an empty merge part).
 
         ``t2``: 2-char merge results; ``g3``: every 3-char substring of longer merge results;
-        ``jm`` (merges mode): ``left[-1] + right[0]`` of every merge. In rank mode every
-        token of two or more chars is a possible merge result. Built with C-level map/set
-        passes over all results joined by the sentinel.
+        ``jm``: ``left[-1] + right[0]`` of every merge. Built with C-level map/set passes over
+        all results joined by the sentinel.
         """
-        if self._rank_mode:
-            results = [t for t in self._vocab if len(t) > 1]
-            jm = None
-        else:
-            if any(not a or not b for a, b in self._ranks):
-                return None
-            results = list(set(self._merged.values()))
-            jm = {a[-1] + b[0] for a, b in self._ranks}
+        if any(not a or not b for a, b in self._ranks):
+            return None
+        results = list(set(self._merged.values()))
+        jm = {a[-1] + b[0] for a, b in self._ranks}
         sent = self._sentinel
         t2 = {t for t in results if len(t) == 2}
         joined = sent.join([t for t in results if len(t) > 2])
