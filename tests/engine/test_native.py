@@ -192,3 +192,53 @@ class TestUnigramNative:
             text = "".join(rng.choice("▁abcd") for _ in range(rng.randint(1, 40)))
             best = Lattice.build(model, text).viterbi()
             assert list(best.ids) == [i for i, _, _ in model.tokenize(text)]
+
+
+def utf8_reference(model: BPE, text: str) -> tuple:
+    """`tokenize_utf8` computed the plain way: tokenize the proxies, then map bytes to chars."""
+    from tokviz.engine.byte_alphabet import bytes_to_proxy
+
+    data = text.encode("utf-8")
+    spans = model.tokenize(bytes_to_proxy(data))
+    char_of = [k for k, ch in enumerate(text) for _ in ch.encode("utf-8")]
+    return (
+        [i for i, _, _ in spans], [s for _, s, _ in spans], [e for _, _, e in spans],
+        [char_of[s] for _, s, _ in spans], [char_of[e - 1] + 1 for _, _, e in spans], len(data),
+    )
+
+
+@needs_native
+class TestByteLevelNative:
+    """The native byte-level entry (`BPE.tokenize_utf8`) against the proxies through Python."""
+
+    @staticmethod
+    def vocab_and_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
+        from tokviz.engine.byte_alphabet import bytes_to_proxy
+
+        rng = random.Random(21)
+        proxies = [bytes_to_proxy(bytes([b])) for b in range(256)]
+        vocab = {p: k for k, p in enumerate(proxies)}
+        common = [bytes_to_proxy(c.encode()) for c in "ab é日😀"]
+        parts = [p for c in common for p in c]  # the proxies of those chars' bytes
+        merges: list[tuple[str, str]] = []
+        for _ in range(80):
+            a, b = rng.choice(parts), rng.choice(parts)
+            if (a, b) not in merges:
+                merges.append((a, b))
+                vocab.setdefault(a + b, len(vocab))
+                parts.append(a + b)
+        return vocab, merges
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="ab é日😀", max_size=200), st.sampled_from(["merges", "merges-ignore", "ranks"]))
+    def test_same_as_proxies(self, text: str, mode: str) -> None:
+        vocab, merges = self.vocab_and_merges()
+
+        def make() -> BPE:
+            if mode == "ranks":
+                return BPE.from_ranks(vocab)
+            return BPE(vocab, merges, ignore_merges=mode == "merges-ignore")
+
+        fast, ref = make(), python_twin(make)
+        assert ref.tokenize_utf8(text) is None  # (pure Python offers no such entry)
+        assert tuple(fast.tokenize_utf8(text)) == utf8_reference(ref, text)

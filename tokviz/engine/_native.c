@@ -142,11 +142,12 @@ static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
 
 typedef struct {
     int rank_mode;
+    int whole;          /* ignore_merges: a chunk that is a token is that token */
     Table pairs;        /* merges mode: pair_key(left id, right id) -> rank << 32 | merged id */
     Table chars;        /* code point -> id of the one-char token */
-    Table content;      /* rank mode: content hash -> index into tokens (equal hashes probe on) */
-    PyObject **tokens;  /* rank mode: the tokens (strong references) */
-    int64_t *ranks;     /* rank mode: the rank of tokens[k], which is also its id */
+    Table content;      /* rank mode or whole: content hash -> index into tokens (equal hashes probe on) */
+    PyObject **tokens;  /* the tokens by content (strong references) */
+    int64_t *ranks;     /* the id of tokens[k] (in rank mode also its rank) */
     Py_ssize_t ntokens;
 } Bpe;
 
@@ -163,12 +164,13 @@ static void bpe_free(Bpe *b) {
 
 static void bpe_destroy(PyObject *capsule) { bpe_free(PyCapsule_GetPointer(capsule, "tokviz.bpe")); }
 
-static Bpe *bpe_new(int rank_mode, size_t pairs, size_t tokens) {
+static Bpe *bpe_new(int rank_mode, int whole, size_t pairs, size_t tokens) {
     Bpe *b = PyMem_RawCalloc(1, sizeof(Bpe));
     if (!b) { PyErr_NoMemory(); return NULL; }
     b->rank_mode = rank_mode;
+    b->whole = whole;
     if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0
-        || table_init(&b->content, rank_mode ? tokens : 0) < 0) {
+        || table_init(&b->content, rank_mode || whole ? tokens : 0) < 0) {
         bpe_free(b);
         return NULL;
     }
@@ -207,13 +209,17 @@ static int fill_chars(Bpe *b, PyObject *vocab) {
     return 0;
 }
 
-/* bpe_table(ranks, merged, vocab): merges mode, from the model's own dicts
+static int fill_content(Bpe *b, PyObject *vocab);
+
+/* bpe_table(ranks, merged, vocab, ignore_merges): merges mode, from the model's own dicts
  * ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token: id}``. */
 static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
     PyObject *ranks, *merged, *vocab;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab))
+    int whole;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
+                          &whole))
         return NULL;
-    Bpe *b = bpe_new(0, (size_t)PyDict_GET_SIZE(ranks), 0);
+    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks), (size_t)PyDict_GET_SIZE(vocab));
     if (!b) return NULL;
     PyObject *pair, *rank;
     Py_ssize_t pos = 0;
@@ -232,7 +238,7 @@ static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
         if (l < 0 || r < 0 || m < 0 || (k == -1 && PyErr_Occurred()) || check_id(k, "rank") < 0) goto fail;
         if (table_put(&b->pairs, pair_key(l, r), (k << 32) | m) < 0) goto fail;
     }
-    if (fill_chars(b, vocab) < 0) goto fail;
+    if (fill_chars(b, vocab) < 0 || (whole && fill_content(b, vocab) < 0)) goto fail;
     return bpe_capsule(b);
 fail:
     bpe_free(b);
@@ -261,24 +267,19 @@ static int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, P
     }
 }
 
-/* bpe_rank_table(vocab): rank mode (tiktoken), from ``{token: rank}``. Two adjacent parts merge
- * when their concatenation is a token, with its rank: looked up by content, as tiktoken does. */
-static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
-    PyObject *vocab;
-    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
+/* Every token of ``vocab`` into the content table. */
+static int fill_content(Bpe *b, PyObject *vocab) {
     Py_ssize_t n = PyDict_GET_SIZE(vocab);
-    Bpe *b = bpe_new(1, 0, (size_t)n);
-    if (!b) return NULL;
     b->tokens = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
     b->ranks = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
-    if (!b->tokens || !b->ranks) { PyErr_NoMemory(); goto fail; }
+    if (!b->tokens || !b->ranks) { PyErr_NoMemory(); return -1; }
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     while (PyDict_Next(vocab, &pos, &key, &val)) {
         Py_ssize_t k = b->ntokens;
-        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); goto fail; }
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
         int64_t r = PyLong_AsLongLong(val);
-        if ((r == -1 && PyErr_Occurred()) || check_id(r, "rank") < 0) goto fail;
+        if ((r == -1 && PyErr_Occurred()) || check_id(r, "id") < 0) return -1;
         Py_INCREF(key);
         b->tokens[k] = key;
         b->ranks[k] = r;
@@ -292,11 +293,22 @@ static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
         t->vals[slot] = k;
         t->used++;
     }
-    if (fill_chars(b, vocab) < 0) goto fail;
+    return 0;
+}
+
+/* bpe_rank_table(vocab): rank mode (tiktoken), from ``{token: rank}``. Two adjacent parts merge
+ * when their concatenation is a token, with its rank: looked up by content, as tiktoken does.
+ * A chunk that is itself a token is that token (``ignore_merges``, as encode_ordinary). */
+static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
+    PyObject *vocab;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
+    Bpe *b = bpe_new(1, 1, 0, (size_t)PyDict_GET_SIZE(vocab));
+    if (!b) return NULL;
+    if (fill_content(b, vocab) < 0 || fill_chars(b, vocab) < 0) {
+        bpe_free(b);
+        return NULL;
+    }
     return bpe_capsule(b);
-fail:
-    bpe_free(b);
-    return NULL;
 }
 
 /* ------------------------------------------------------------------ the merge loop */
@@ -463,36 +475,70 @@ fail:
     return NULL;
 }
 
+/* Merge n symbols (``id`` initial ids, at least one): afterwards id[0..m) are the merged
+ * symbols and firsts[0..m) the index of each one's first initial symbol. Returns m, or -1
+ * (no memory). */
+static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
+    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    if (!work) return -1;
+    int64_t *b = work, *c = work + n, *d = work + 2 * n;
+    Py_ssize_t m = 0;
+    if (n <= FLAT_LIMIT) {
+        for (Py_ssize_t i = 0; i < n; i++) firsts[i] = i;
+        m = merge_flat(run, id, firsts, b, n);
+    } else {
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = merge_heap(run, id, b, c, d, n);
+        Py_END_ALLOW_THREADS
+        if (rc < 0) { PyMem_RawFree(work); return -1; }
+        /* gather the survivors (linked from 0 through c) in order */
+        for (int64_t i = 0; i >= 0; i = c[i], m++) {
+            id[m] = id[i];
+            firsts[m] = i;
+        }
+    }
+    PyMem_RawFree(work);
+    return m;
+}
+
+/* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
+static int64_t whole_token(const Run *run, Py_ssize_t n) {
+    if (!run->b->whole || n == 0) return -1;
+    uint64_t h = run->pre ? run->pre[n] : str_hash(run->kind, run->data, 0, n);
+    int64_t k = find_span(run->b, h, run->kind, run->data, 0, n);
+    return k < 0 ? -1 : run->b->ranks[k];
+}
+
 /* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
 static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int columns) {
     if (n >= ((Py_ssize_t)1 << 31)) {
         PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
         return NULL;
     }
-    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
-    if (!work) return PyErr_NoMemory();
-    int64_t *a = work, *b = work + n, *c = work + 2 * n;
-    PyObject *out = NULL;
-    if (n <= FLAT_LIMIT) {
-        for (Py_ssize_t i = 0; i < n; i++) a[i] = i;
-        out = pack(id, a, merge_flat(run, id, a, b, n), n, columns);
-        PyMem_RawFree(work);
-        return out;
-    }
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = merge_heap(run, id, a, b, c, n);
-    Py_END_ALLOW_THREADS
-    if (rc < 0) { PyMem_RawFree(work); return PyErr_NoMemory(); }
-    /* gather the survivors (linked from 0 through b) in order, into the front of id and c */
-    Py_ssize_t m = 0;
-    for (int64_t i = 0; i >= 0; i = b[i], m++) {
-        id[m] = id[i];
-        c[m] = i;
-    }
-    out = pack(id, c, m, n, columns);
-    PyMem_RawFree(work);
+    int64_t zero = 0, whole = run->data ? whole_token(run, n) : -1; /* (ids alone: no text) */
+    if (whole >= 0) return pack(&whole, &zero, 1, n, columns);
+    if (n == 0) return pack(id, id, 0, 0, columns);
+    int64_t *firsts = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
+    if (!firsts) return PyErr_NoMemory();
+    Py_ssize_t m = merge_run(run, id, firsts, n);
+    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, columns);
+    PyMem_RawFree(firsts);
     return out;
+}
+
+/* Prefix hashes of the run's text (rank mode looks spans up by content). */
+static int run_hashes(Run *run, Py_ssize_t n) {
+    run->pre = PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
+    if (!run->pre) { PyErr_NoMemory(); return -1; }
+    run->pw = run->pre + n + 1;
+    run->pre[0] = 0;
+    run->pw[0] = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        run->pre[i + 1] = run->pre[i] * POLY + PyUnicode_READ(run->kind, run->data, i) + 1;
+        run->pw[i + 1] = run->pw[i] * POLY;
+    }
+    return 0;
 }
 
 /* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
@@ -515,20 +561,92 @@ static PyObject *py_bpe_merge_text(PyObject *self, PyObject *args) {
         }
     }
     PyObject *out = NULL;
-    if (b->rank_mode) {
-        run.pre = PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
-        if (!run.pre) { PyMem_RawFree(id); return PyErr_NoMemory(); }
-        run.pw = run.pre + n + 1;
-        run.pre[0] = 0;
-        run.pw[0] = 1;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            run.pre[i + 1] = run.pre[i] * POLY + PyUnicode_READ(run.kind, run.data, i) + 1;
-            run.pw[i + 1] = run.pw[i] * POLY;
-        }
-    }
-    out = merge_and_pack(&run, id, n, columns);
+    if (!b->rank_mode || run_hashes(&run, n) == 0) out = merge_and_pack(&run, id, n, columns);
     PyMem_RawFree(run.pre);
     PyMem_RawFree(id);
+    return out;
+}
+
+static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
+    PyObject *out = PyList_New(m);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, x);
+    }
+    return out;
+}
+
+/* bpe_merge_utf8(table, text, proxies): a byte-level chunk given as its original text: its
+ * UTF-8 bytes, each shown as ``proxies[byte]`` (GPT-2's byte alphabet), are the initial
+ * symbols. Returns (ids, byte starts, byte ends, char starts, char ends, byte count); a token's
+ * char span runs from the char holding its first byte to the one holding its last byte (the
+ * char lists are the byte lists for ASCII). None when a proxy is not a one-char token. */
+static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
+    PyObject *cap, *text, *proxies;
+    if (!PyArg_ParseTuple(args, "OUU", &cap, &text, &proxies)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    if (PyUnicode_GET_LENGTH(proxies) != 256) {
+        PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
+        return NULL;
+    }
+    PyObject *data = PyUnicode_AsUTF8String(text);
+    if (!data) return NULL;
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    const unsigned char *u = (const unsigned char *)PyBytes_AS_STRING(data);
+    PyObject *out = NULL;
+    Py_UCS4 *cps = PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
+    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 4 * sizeof(int64_t));
+    if (!cps || !id) { PyErr_NoMemory(); goto done; }
+    int64_t *firsts = id + n + 1, *ends = id + 2 * (n + 1), *char_of = id + 3 * (n + 1);
+    int pkind = PyUnicode_KIND(proxies);
+    const void *pdata = PyUnicode_DATA(proxies);
+    Py_ssize_t chars = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cps[i] = PyUnicode_READ(pkind, pdata, u[i]);
+        if (!table_get(&b->chars, cps[i], &id[i])) { out = Py_NewRef(Py_None); goto done; }
+        if ((u[i] & 0xC0) != 0x80) chars++; /* a lead byte starts the next char */
+        char_of[i] = chars;
+    }
+    Run run = {b, PyUnicode_4BYTE_KIND, cps, NULL, NULL};
+    if (b->rank_mode && run_hashes(&run, n) < 0) goto done;
+    Py_ssize_t m;
+    int64_t whole = whole_token(&run, n);
+    if (n == 0) {
+        m = 0;
+    } else if (whole >= 0) {
+        id[0] = whole;
+        firsts[0] = 0;
+        m = 1;
+    } else {
+        m = merge_run(&run, id, firsts, n);
+    }
+    PyMem_RawFree(run.pre);
+    if (m < 0) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < m; i++) ends[i] = i + 1 < m ? firsts[i + 1] : n;
+    PyObject *o_ids = list_of(id, m), *bs = list_of(firsts, m), *be = list_of(ends, m);
+    PyObject *cs = NULL, *ce = NULL;
+    if (o_ids && bs && be) {
+        if (chars + 1 == n) { /* ASCII: one byte per char */
+            cs = Py_NewRef(bs);
+            ce = Py_NewRef(be);
+        } else {
+            for (Py_ssize_t i = 0; i < m; i++) {
+                ends[i] = char_of[ends[i] - 1] + 1;
+                firsts[i] = char_of[firsts[i]];
+            }
+            cs = list_of(firsts, m);
+            ce = list_of(ends, m);
+        }
+    }
+    if (cs && ce) out = Py_BuildValue("(OOOOOn)", o_ids, bs, be, cs, ce, n);
+    Py_XDECREF(o_ids); Py_XDECREF(bs); Py_XDECREF(be); Py_XDECREF(cs); Py_XDECREF(ce);
+done:
+    PyMem_RawFree(cps);
+    PyMem_RawFree(id);
+    Py_DECREF(data);
     return out;
 }
 
@@ -773,11 +891,13 @@ done:
 /* ------------------------------------------------------------------ module */
 static PyMethodDef methods[] = {
     {"bpe_table", py_bpe_table, METH_VARARGS,
-     "bpe_table(ranks, merged, vocab) -> table (merges mode, from the model's dicts)"},
+     "bpe_table(ranks, merged, vocab, ignore_merges) -> table (merges mode, from the model's dicts)"},
     {"bpe_rank_table", py_bpe_rank_table, METH_VARARGS,
      "bpe_rank_table(vocab) -> table (rank mode: a pair merges when its concatenation is a token)"},
     {"bpe_merge_text", py_bpe_merge_text, METH_VARARGS,
      "bpe_merge_text(table, text, columns=False) -> ((id, start, end), ...) | (ids, starts, ends) | None"},
+    {"bpe_merge_utf8", py_bpe_merge_utf8, METH_VARARGS,
+     "bpe_merge_utf8(table, text, proxies) -> (ids, byte starts, byte ends, char starts, char ends, n bytes) | None"},
     {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,
      "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
     {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},

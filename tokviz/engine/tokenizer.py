@@ -44,6 +44,7 @@ keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is
 from __future__ import annotations
 
 import gc
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
@@ -830,6 +831,12 @@ class Tokenizer:
         holding its last byte: the alignment HF's ByteLevel gives every proxy character (each
         byte of a character is aligned to the whole character), relative to the chunk start.
         """
+        got = self.model.tokenize_utf8(sub)
+        if got is not None:
+            ids, b_start, b_end, c_start, c_end, nbytes = got
+            rel_bytes = list(zip(b_start, b_end))
+            rel = rel_bytes if c_start is b_start else list(zip(c_start, c_end))
+            return (ids, self._tokens_of(ids), rel, rel_bytes, nbytes)
         data = sub.encode("utf-8")
         proxy = bytes_to_proxy(data)
         ids, b_start, b_end = self.model.tokenize_columns(proxy)
@@ -861,8 +868,8 @@ class Tokenizer:
                 id_to_token = self.model.id_to_token
                 return [id_to_token(i) for i in ids]  # type: ignore[misc]
             table = [None] * size  # type: ignore[list-item]
-            for tok, i in vocab.items():
-                table[i] = tok
+            # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
+            deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
             self._id_table = table
         try:
             out = list(map(table.__getitem__, ids))

@@ -48,6 +48,14 @@ class Model(ABC):
         spans = self.tokenize(text)
         return list(map(itemgetter(0), spans)), list(map(itemgetter(1), spans)), list(map(itemgetter(2), spans))
 
+    def tokenize_utf8(self, text: str) -> tuple[list[int], list[int], list[int], list[int], list[int], int] | None:
+        """A byte-level chunk given as its *original* text: `tokenize` of its UTF-8 bytes shown
+        as GPT-2 byte proxies, as ``(ids, byte starts, byte ends, char starts, char ends, n
+        bytes)`` (a token's char span covers the chars holding its first and last byte; the
+        token values are the vocab strings). None: not offered, use `tokenize` on the proxies.
+        BPE offers it with the native core (one C call per chunk)."""
+        return None
+
     def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
         """The token strings HF shows for one chunk's tokens, given their vocab strings
         ``values``: the vocab strings themselves, unless a model says otherwise (Unigram's

@@ -49,6 +49,7 @@ from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
 from typing import Any
 
 from .. import kernels
+from ..byte_alphabet import bytes_to_proxy
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
 from . import DictVocabModel, ModelToken, read_vocab
@@ -67,6 +68,10 @@ _CUT_MIN = CACHE_MAX_CHARS
 _CUT_AFTER = 20_000
 # Larger than any rank: "this pair does not merge".
 _NO_MERGE = 1 << 62
+
+
+# GPT-2's byte alphabet: the proxy char of every byte (`tokenize_utf8`)
+_PROXIES = bytes_to_proxy(bytes(range(256)))
 
 
 def _byte_piece(b: int) -> str:
@@ -313,6 +318,14 @@ class BPE(DictVocabModel):
                 return got
         return super().tokenize_columns(text)
 
+    def tokenize_utf8(self, text: str) -> tuple[list[int], list[int], list[int], list[int], list[int], int] | None:
+        """A byte-level chunk given as its original text (see `Model.tokenize_utf8`), through
+        the native merge loop; None without it, with dropout or with decorated symbols."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is None:
+            return None
+        return self._native.bpe_merge_utf8(table, text, _PROXIES)  # type: ignore[union-attr]
+
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
         """Tokens plus, per token, its initial symbols and the merges that built it, in order.
 
@@ -395,7 +408,7 @@ class BPE(DictVocabModel):
             return None
         if self._rank_mode:
             return native.bpe_rank_table(self._vocab)
-        return native.bpe_table(self._ranks, self._merged, self._vocab)
+        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges)
 
     @cached_property
     def _cuttable(self) -> bool:
