@@ -702,12 +702,6 @@ class Unigram(Model):
         return out
 
     # ------------------------------------------------------------------ lattice
-    def lattice(self, text: str, *, original_spans: Sequence[tuple[int, int]] | None = None):  # noqa: ANN201
-        """The full lattice of a normalized ``text`` (see `tokviz.engine.lattice.Lattice`)."""
-        from ..lattice import Lattice
-
-        return Lattice.build(self, text, original_spans=original_spans)
-
     def candidates(self, text: str, start: int) -> list[tuple[int, int, float]]:
         """SentencePiece ``PopulateNodes`` at one position: ``(id, end, score)`` in trie order
         (shorter first), UNUSED skipped, plus the unknown node when no single-char piece exists.
