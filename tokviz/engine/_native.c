@@ -742,6 +742,22 @@ fail:
 
 #define RESET 100000.0 /* sentencepiece's kScoreResetThreshold */
 
+/* Offer a candidate ending at e (from s, exact double score ``cand``) to the float32 DP: the
+ * first one is stored; a later one wins only when its score beats the stored float and does not
+ * round down to it (float32(cand) > best  <=>  cand > best and the stored value changes). */
+static inline void offer_f32(float *best, int64_t *starts, int64_t *ids, Py_ssize_t s, Py_ssize_t e, double cand,
+                             int64_t id) {
+    if (starts[e] == -1) {
+        best[e] = (float)cand;
+        starts[e] = s;
+        ids[e] = id;
+    } else if (cand > best[e]) {
+        float old = best[e];
+        best[e] = (float)cand;
+        if (best[e] != old) { starts[e] = s; ids[e] = id; }
+    }
+}
+
 /* The float32 DP of ``Unigram._dp_sp``: ``best`` holds C floats; ``cand`` is the exact double
  * sum, rounded when stored; a better double that rounds to the stored float changes nothing.
  * Returns 0, or 1 when a position has no candidate and there is no unk id. */
@@ -763,38 +779,19 @@ static int viterbi_f32(const Trie *t, int kind, const void *data, Py_ssize_t n, 
         Py_ssize_t e = s;
         int single = 0;
         while (e < n) {
-            uint64_t edge = ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e);
-            if (!table_get(&t->edges, edge, &child)) break;
+            if (!table_get(&t->edges, ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e), &child)) break;
             e++;
             node = child;
             if (t->id[node] < 0) continue;
             if (e > frontier) frontier = e;
-            double cand = base + t->score[node];
-            if (starts[e] == -1) {
-                best[e] = (float)cand;
-                starts[e] = s;
-                ids[e] = t->id[node];
-            } else if (cand > best[e]) {
-                float old = best[e];
-                best[e] = (float)cand;
-                if (best[e] != old) { starts[e] = s; ids[e] = t->id[node]; }
-            }
+            offer_f32(best, starts, ids, s, e, base + t->score[node], t->id[node]);
             if (e == s + 1) single = 1;
         }
         if (!single) {
             if (unk_id < 0) { PyMem_RawFree(best); return 1; }
             e = s + 1;
             if (e > frontier) frontier = e;
-            double cand = base + unk_score;
-            if (starts[e] == -1) {
-                best[e] = (float)cand;
-                starts[e] = s;
-                ids[e] = unk_id;
-            } else if (cand > best[e]) {
-                float old = best[e];
-                best[e] = (float)cand;
-                if (best[e] != old) { starts[e] = s; ids[e] = unk_id; }
-            }
+            offer_f32(best, starts, ids, s, e, base + unk_score, unk_id);
         }
     }
     *end_score = best[n];
@@ -815,8 +812,7 @@ static int viterbi_f64(const Trie *t, int kind, const void *data, Py_ssize_t n, 
         Py_ssize_t e = s;
         int single = 0;
         while (e < n) {
-            uint64_t edge = ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e);
-            if (!table_get(&t->edges, edge, &child)) break;
+            if (!table_get(&t->edges, ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e), &child)) break;
             e++;
             node = child;
             if (t->id[node] < 0) continue;
