@@ -29,8 +29,10 @@ byte offsets) is cached under its text. Pre-tokenizers that only cut (BERT's, Wh
 WhitespaceSplit: `PreTokenizer.chunk_spans`) take the span path: the model output is cached per
 chunk text and the offsets of all chunks of a piece come from its alignment in bulk. Other
 pipelines cache the model output per chunk and reuse relative offsets when the chunk is an
-exact copy of its original text. All paths run their columns as C-level passes over all chunks
-and are tested to agree with the chunk-by-chunk path (`tests/engine/test_tokenizer.py`).
+exact copy of its original text. All paths run their columns as C-level passes over all chunks.
+``trace=True`` runs the reference path instead (`tokviz.engine.reference`: the plain loop, no
+caches), which is also the oracle every path is tested against (`tests/engine/test_paths.py`).
+The model kernels come from the optional native core when it is built (`tokviz.engine.backend`).
 
 Byte offsets are exact: a token holding part of a character (byte-level proxies, byte-fallback
 ``<0xNN>`` pieces) gets exactly its bytes; tokens of text that normalization changed get the
