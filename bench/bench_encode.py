@@ -101,6 +101,7 @@ def main() -> None:
     n_bytes = sum(len(d.encode("utf-8")) for d in docs)
     mb = n_bytes / 1e6
     print(f"mixed corpus: {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
+    print(f"tokviz {tokviz.__file__}, kernels: {tokviz.engine.backend()}")
     bundles = shared_dir() / "bundles"
     rows = [(n, "tokenizers", bundles / r) for n, r in HF_BUNDLES.items()]
     rows += [(n, "tiktoken", bundles / r) for n, r in RANK_BUNDLES.items()]

@@ -80,6 +80,7 @@ def bench_encode(name: str, rel: str, parts: list[tuple[str, str]]) -> tuple[flo
 
 
 def bench_lattice(name: str, rel: str, text: str) -> None:
+    from tokviz.engine.lattice import Lattice
     from tokviz.engine.text import NormalizedText
     from tokviz.io.sentencepiece import load_sentencepiece_model
 
@@ -89,7 +90,7 @@ def bench_lattice(name: str, rel: str, text: str) -> None:
     runs = []
     for _ in range(5):
         t = time.perf_counter()
-        lat = tok.model.lattice(norm.text)
+        lat = Lattice.build(tok.model, norm.text)
         lat.marginals()
         runs.append(time.perf_counter() - t)
     t = time.perf_counter()
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     corpus = mixed_corpus(scale=args.scale)
     print(corpus.describe())
+    import tokviz.engine
+
+    print(f"tokviz {tokviz.engine.__file__}, kernels: {tokviz.engine.backend()}")
     names = args.only or list(BUNDLES)
     summary = []
     for name in names:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support import bundle_bytes
 
+from tokviz.engine import backend
 from tokviz.cli import main
 
 R50K = "gpt2/r50k_base.tiktoken"
@@ -108,10 +109,12 @@ class TestInfo:
         assert rows["max id + 1"] == "100,277"  # ids 100261..100275 are unused
         assert rows["embedding rows"] == "unknown"
         assert "pre_tokenizer" in out and "Split" in out
+        assert rows["engine kernels"] == backend()  # native core or pure Python
 
     def test_json(self, capsys, cl100k: Path) -> None:  # noqa: ANN001
         info = json.loads(run(capsys, "info", str(cl100k), "--json")[1])
         assert (info["normal_entries"], info["id_space"]) == (100256, 100277)
+        assert info["backend"] == backend()
 
 
 class TestErrors:

@@ -182,6 +182,8 @@ def format_info(info: dict) -> str:  # type: ignore[type-arg]
         else:
             shown = "unknown" if value is None else f"{value:,}"
         lines.append(f"{label:<28}{shown}")
+    if "backend" in info:
+        lines.append(f"{'engine kernels':<28}{info['backend']}")
     details = info.get("format_details") or {}
     if details:
         lines.append("file format")
@@ -200,10 +202,11 @@ def _policy(policy: object) -> str:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from .engine import backend
     from .io.detect import format_details
 
     tok = load_tokenizer(args)
-    info = tok.info()
+    info = {**tok.info(), "backend": backend()}
     info["format_details"] = format_details(tok)
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2, default=str))

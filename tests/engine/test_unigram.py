@@ -356,7 +356,7 @@ class TestLattice:
         tok = load_sentencepiece_model(bundle_bytes("sentencepiece-test/test_model.model"), source="t")
         for line in ["Hello world, this is a test.", "I was born in Tokyo... ", "ﬁnance 123"]:
             text = tok.normalizer.normalize_str(line)
-            lat = tok.model.lattice(text)
+            lat = Lattice.build(tok.model, text)
             assert list(lat.viterbi().ids) == [i for i, _, _ in tok.model.viterbi(text)]
             best = lat.nbest(5)
             assert best[0].ids == lat.viterbi().ids

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parity.cases import TRICKY, corpus_document, corpus_lines
+from tokviz.engine.lattice import Lattice
 from tokviz.engine.text import NormalizedText, OffsetMap
 
 SP_BUNDLES = {
@@ -159,7 +160,7 @@ def _f32(x: float) -> float:
 
 def _lattice(tok: Any, text: str):  # noqa: ANN202
     norm = tok.normalizer.normalize(NormalizedText.identity(text))
-    return norm, tok.model.lattice(norm.text)
+    return norm, Lattice.build(tok.model, norm.text)
 
 
 def _final_ids(tok: Any, norm: Any, lat: Any, seg: Any) -> list[int]:

@@ -41,12 +41,21 @@ import random
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .models.unigram import Unigram
+__all__ = ["LatticeNode", "Segmentation", "Lattice", "CandidateSource"]
 
-__all__ = ["LatticeNode", "Segmentation", "Lattice"]
+
+class CandidateSource(Protocol):
+    """What a lattice needs from a model (`tokviz.engine.models.unigram.Unigram` is one): the
+    pieces, the unknown id, and the candidates that start at a position."""
+
+    pieces: Sequence[str]
+    unk_id: int | None
+
+    def candidates(self, text: str, start: int) -> list[tuple[int, int, float]]:
+        """``(id, end, score)`` of every node starting at ``start``."""
+        ...
 
 _BOS = -1
 _EOS = -2
@@ -114,7 +123,7 @@ class Lattice:
     @classmethod
     def build(
         cls,
-        model: Unigram,
+        model: CandidateSource,
         text: str,
         *,
         original_spans: Sequence[tuple[int, int]] | None = None,

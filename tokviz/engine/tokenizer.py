@@ -29,8 +29,10 @@ byte offsets) is cached under its text. Pre-tokenizers that only cut (BERT's, Wh
 WhitespaceSplit: `PreTokenizer.chunk_spans`) take the span path: the model output is cached per
 chunk text and the offsets of all chunks of a piece come from its alignment in bulk. Other
 pipelines cache the model output per chunk and reuse relative offsets when the chunk is an
-exact copy of its original text. All paths run their columns as C-level passes over all chunks
-and are tested to agree with the chunk-by-chunk path (`tests/engine/test_tokenizer.py`).
+exact copy of its original text. All paths run their columns as C-level passes over all chunks.
+``trace=True`` runs the reference path instead (`tokviz.engine.reference`: the plain loop, no
+caches), which is also the oracle every path is tested against (`tests/engine/test_paths.py`).
+The model kernels come from the optional native core when it is built (`tokviz.engine.backend`).
 
 Byte offsets are exact: a token holding part of a character (byte-level proxies, byte-fallback
 ``<0xNN>`` pieces) gets exactly its bytes; tokens of text that normalization changed get the
@@ -44,6 +46,7 @@ keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is
 from __future__ import annotations
 
 import gc
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
@@ -52,11 +55,14 @@ from typing import Any, Literal
 
 from .added_tokens import AddedToken, AddedVocabulary
 from .decoders import Decoder
-from .encoding import Encoding, PreToken, Segment, Stages, Trace, bind_source, make_encoding, make_segment, make_stages
+from .encoding import Encoding, PreToken, Segment, Stages, bind_source, make_encoding, make_segment, make_stages
 from .models import Model
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
+from .pre_tokenizers.split import split_piece
 from .processors import PostProcessor
+from . import reference
+from .reference import holds_original
 from .byte_alphabet import bytes_to_proxy, proxy_to_bytes, text_to_proxy
 from .text import NormalizedText, check_text, make_text
 
@@ -380,16 +386,15 @@ def _extend_ids_tokens(out: _Columns, entries: list[tuple]) -> list[int]:
 class _Columns:
     """The growing columns of one encode run."""
 
-    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "specials", "word_ids", "traces")
+    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "specials", "word_ids")
 
-    def __init__(self, trace: bool) -> None:
+    def __init__(self) -> None:
         self.ids: list[int] = []
         self.tokens: list[str] = []
         self.offsets: list[tuple[int, int]] = []
         self.byte_offsets: list[tuple[int, int]] = []
         self.specials: list[int] = []  # positions of special added tokens (the special mask)
         self.word_ids: list[int | None] = []
-        self.traces: list[Trace | None] | None = [] if trace else None
 
 
 class Tokenizer:
@@ -445,12 +450,8 @@ class Tokenizer:
         self._span_cache: dict[str, tuple] = {}
         self._id_table: list[str | None] | None = None
         self._byte_piece_memo: dict[str, bool] = {}  # 6-char token -> is it "<0xNN>" (`_byte_pieces`)
-        self._token_values = getattr(model, "token_values", None)
         # no added tokens and no pre-tokenizer: `_encode_whole`
         self._whole_text = self._added.is_empty and pre_tokenizer is None
-        # optional column forms of `Model.tokenize` / ``token_values`` (lists, no per-token tuples)
-        self._model_columns = getattr(model, "tokenize_columns", None)
-        self._token_values_columns = getattr(model, "token_values_columns", None)
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -488,13 +489,18 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
         check_text(text)
+        if trace:  # traces are data of the plain reference path (no caches there)
+            return bind_source(
+                reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
+                self,
+            )
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
-            return bind_source(self._encode(text, add_special_tokens, allowed_special, trace), self)
+            return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
         # A long text allocates millions of small tuples and lists (no reference cycles);
         # pausing the cycle collector meanwhile saves its repeated full scans (~20% of the run).
         gc.disable()
         try:
-            return bind_source(self._encode(text, add_special_tokens, allowed_special, trace), self)
+            return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
         finally:
             gc.enable()
 
@@ -503,9 +509,8 @@ class Tokenizer:
         text: str,
         add_special_tokens: bool,
         allowed_special: str | set[str] | frozenset[str] | None,
-        trace: bool,
     ) -> Encoding:
-        if self._whole_text and not trace and allowed_special is None:
+        if self._whole_text and allowed_special is None:
             return self._encode_whole(text, add_special_tokens)
         skip = self._skip_ids(allowed_special)
         normalize = self.normalizer.normalize if self.normalizer is not None else None
@@ -519,13 +524,13 @@ class Tokenizer:
         else:
             extracted = self._added.extract(text, normalize, skip_ids=skip)
 
-        out = _Columns(trace)
+        out = _Columns()
         segments: list[Segment] = []
         stage_parts: list[list[NormalizedText] | _FastChunks | _SlicedChunks] = []
         bpos = _BytePos(text)
         added_by_id = self._added.by_id
         pre_tokenizer = self.pre_tokenizer
-        fast = self._fast if not trace else None
+        fast = self._fast
         word = 0
         for piece, added_id in extracted:
             o_start, o_end = piece.orig_start, piece.orig_end
@@ -540,14 +545,14 @@ class Tokenizer:
                 out.offsets.append((s, e))
                 out.byte_offsets.append((bpos.at(s), bpos.at(e)))
                 out.word_ids.append(word)
-                if out.traces is not None:
-                    out.traces.append(None)
                 word += 1
                 continue
             segments.append(Segment(o_start, o_end, piece))
             if fast is not None:
                 ptext = piece.text
-                identity = piece.starts is None or ptext == text[o_start:o_end]
+                # (an identity alignment is not enough: a 1:1 normalization may change a char's
+                # UTF-8 length, e.g. the Kelvin sign lowercased, and the bytes are the chunk's)
+                identity = ptext == text[o_start:o_end]
                 base = o_start if identity else 0
                 parts = fast(ptext)
                 if parts and isinstance(parts[0], tuple):
@@ -563,7 +568,7 @@ class Tokenizer:
                     stage_parts.append(_FastChunks(subs, starts, piece))
                     word = self._encode_fast_normalized(piece, subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
                 continue
-            if self._spans is not None and not trace:
+            if self._spans is not None:
                 spans = self._spans(piece.text)
                 if spans is not None:
                     stage_parts.append(_SlicedChunks(pre_tokenizer, piece))
@@ -571,10 +576,7 @@ class Tokenizer:
                     continue
             chunks = pre_tokenizer.pre_tokenize([piece]) if pre_tokenizer is not None else [piece]
             stage_parts.append(chunks)
-            if trace:
-                word = self._encode_chunks_traced(chunks, text, bpos, word, out)
-            else:
-                word = self._encode_chunks(chunks, text, bpos, word, out)
+            word = self._encode_chunks(chunks, text, bpos, word, out)
 
         n = len(out.ids)
         mask = [0] * n
@@ -590,7 +592,7 @@ class Tokenizer:
             type_ids=[0] * n,
             word_ids=out.word_ids,
             stages=Stages(text, tuple(segments), _PreTokens(stage_parts)),  # type: ignore[arg-type]
-            traces=out.traces,
+            traces=None,
         )
         if self.post_processor is not None:
             enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
@@ -600,7 +602,7 @@ class Tokenizer:
         """`_encode` for pipelines without added tokens and pre-tokenizer (SentencePiece .model
         files): the normalized text is the one chunk. The same steps and values as the general
         loop, without its per-call bookkeeping (one line of text costs a few microseconds here)."""
-        out = _Columns(False)
+        out = _Columns()
         segments: tuple[Segment, ...] = ()
         stage_parts: list = []
         if text:
@@ -686,10 +688,9 @@ class Tokenizer:
         bpos: _BytePos,
         word: int,
         out: _Columns,
-        first_chunk: int = 0,
     ) -> int:
-        """All chunks of one piece cut by a span pre-tokenizer, in bulk (``spans`` are the
-        piece's chunks from number ``first_chunk`` on).
+        """All chunks of one piece cut by a span pre-tokenizer, in bulk (``spans``: some or all
+        of the piece's chunks, by blocks of `_BLOCK`).
 
         A chunk is ``piece.text[s:e]`` with the piece's alignment sliced (`split_piece`), so the
         model's result is cached under the chunk's text, and a non-empty token ``[a, b)`` of the
@@ -704,7 +705,7 @@ class Tokenizer:
             return word
         if len(spans) > _BLOCK:
             for i in range(0, len(spans), _BLOCK):
-                word = self._encode_spans(piece, spans[i : i + _BLOCK], text, bpos, word, out, first_chunk + i)
+                word = self._encode_spans(piece, spans[i : i + _BLOCK], text, bpos, word, out)
             return word
         cache = self._span_cache if self._deterministic() else _NoCache()
         s_list = list(map(itemgetter(0), spans))
@@ -724,10 +725,11 @@ class Tokenizer:
             byte_offsets = list(zip(map(table.__getitem__, cs), map(table.__getitem__, ce)))
         irregular = list(compress(range(len(entries)), map(itemgetter(4), entries)))
         if irregular:
-            chunks = self.pre_tokenizer.pre_tokenize([piece])  # type: ignore[union-attr]
+            # each such chunk is made from its own span (the pre-tokenizer's chunk, `chunk_spans`):
+            # no second pre-tokenization of the whole piece per block
             at = list(accumulate(counts, initial=0))
             for k in irregular:
-                chunk, entry, a = chunks[first_chunk + k], entries[k], at[k]
+                chunk, entry, a = split_piece(piece, [spans[k]])[0], entries[k], at[k]
                 char_spans = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[3])]
                 offsets[a : at[k + 1]] = char_spans
                 byte_offsets[a : at[k + 1]] = _byte_spans(char_spans, entry[1], bpos)
@@ -739,18 +741,8 @@ class Tokenizer:
     def _model_columns_of(self, text: str) -> tuple[list[int], list[str], list[int], list[int]]:
         """The model's result for one chunk text as columns: ids, tokens (the values HF shows:
         e.g. Unigram's unknown token shows its text), and the char spans' starts and ends."""
-        if self._model_columns is not None:
-            ids, s_col, e_col = self._model_columns(text)
-        else:
-            spans = self.model.tokenize(text)
-            ids = list(map(itemgetter(0), spans))
-            s_col = list(map(itemgetter(1), spans))
-            e_col = list(map(itemgetter(2), spans))
-        toks = self._tokens_of(ids)
-        if self._token_values_columns is not None:
-            toks = self._token_values_columns(text, ids, s_col, e_col, toks)
-        elif self._token_values is not None:
-            toks = self._token_values(text, list(zip(ids, s_col, e_col)), toks)
+        ids, s_col, e_col = self.model.tokenize_columns(text)
+        toks = self.model.token_values_columns(text, ids, s_col, e_col, self._tokens_of(ids))
         return ids, toks, s_col, e_col
 
     def _span_entry(self, text: str) -> tuple:
@@ -789,7 +781,10 @@ class Tokenizer:
             n_sub = len(sub)
             if not n_sub:
                 continue
-            cs, ce = pst[ns], pen[ns + n_sub - 1]  # type: ignore[index]
+            if pst is None:  # an identity alignment (the text may still differ)
+                cs, ce = piece.orig_start + ns, piece.orig_start + ns + n_sub
+            else:
+                cs, ce = pst[ns], pen[ns + n_sub - 1]
             if ce - cs == n_sub and text[cs:ce] == sub:
                 entry = cache.get(sub)
                 if entry is None:
@@ -839,14 +834,16 @@ class Tokenizer:
         holding its last byte: the alignment HF's ByteLevel gives every proxy character (each
         byte of a character is aligned to the whole character), relative to the chunk start.
         """
+        got = self.model.tokenize_utf8(sub)
+        if got is not None:
+            ids, b_start, b_end, c_start, c_end, nbytes = got
+            rel_bytes = list(zip(b_start, b_end))
+            rel = rel_bytes if c_start is b_start else list(zip(c_start, c_end))
+            return (ids, self._tokens_of(ids), rel, rel_bytes, nbytes)
         data = sub.encode("utf-8")
-        spans = self.model.tokenize(bytes_to_proxy(data))
-        ids = list(map(itemgetter(0), spans))
-        toks = self._tokens_of(ids)
-        if self._token_values is not None:
-            toks = self._token_values(bytes_to_proxy(data), spans, toks)
-        b_start = list(map(itemgetter(1), spans))
-        b_end = list(map(itemgetter(2), spans))
+        proxy = bytes_to_proxy(data)
+        ids, b_start, b_end = self.model.tokenize_columns(proxy)
+        toks = self.model.token_values_columns(proxy, ids, b_start, b_end, self._tokens_of(ids))
         rel_bytes = list(zip(b_start, b_end))
         if len(data) == len(sub):  # ASCII: one byte per character
             rel = rel_bytes
@@ -862,7 +859,7 @@ class Tokenizer:
 
     def _deterministic(self) -> bool:
         """False while the model samples (BPE dropout): then no chunk result may be reused."""
-        return not getattr(self.model, "dropout", None)
+        return self.model.deterministic
 
     def _tokens_of(self, ids: list[int]) -> list[str]:
         """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
@@ -874,8 +871,8 @@ class Tokenizer:
                 id_to_token = self.model.id_to_token
                 return [id_to_token(i) for i in ids]  # type: ignore[misc]
             table = [None] * size  # type: ignore[list-item]
-            for tok, i in vocab.items():
-                table[i] = tok
+            # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
+            deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
             self._id_table = table
         try:
             out = list(map(table.__getitem__, ids))
@@ -915,17 +912,10 @@ class Tokenizer:
         # (tuples of atoms: the cycle collector stops tracking cached entries after one pass)
         entry = (tuple(ids), tuple(toks), tuple(s_col), None, None, None, tuple(e_col), tuple(safe_s),
                  tuple(safe_l), tuple(empties), tuple(byte_pieces))
-        exact_bytes = False
-        if self._byte_level:
-            try:
-                exact_bytes = proxy_to_bytes(text) == orig.encode("utf-8")
-            except ValueError:
-                exact_bytes = False
-            identity = exact_bytes
-        else:
-            identity = text == orig
-        if not identity:
+        exact_bytes = holds_original(text, orig, byte_level=self._byte_level)
+        if not exact_bytes:
             return entry
+        exact_bytes = self._byte_level
         os_ = chunk.orig_start
         span = chunk.original_span
         rel = []
@@ -1023,7 +1013,9 @@ class Tokenizer:
             orig = text[os_:oe]
             key = chunk.text
             entry = cache.get(key)
-            if entry is None:
+            if entry is None or (entry[3] is None and holds_original(key, orig, byte_level=self._byte_level)):
+                # (new, or cached from an occurrence that was no exact copy while this one is:
+                # only an exact copy's entry carries the offsets exact copies reuse)
                 entry = self._chunk_entry(chunk, orig)
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
@@ -1054,36 +1046,6 @@ class Tokenizer:
                 offsets.extend(c_offsets)
                 byte_offsets.extend(c_bytes)
             word_ids.extend([word] * n)
-            word += 1
-        return word
-
-    def _encode_chunks_traced(
-        self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns
-    ) -> int:
-        """Like `_encode_chunks`, without the cache, attaching each token's model trace."""
-        model = self.model
-        assert out.traces is not None
-        for chunk in chunks:
-            os_, oe = chunk.orig_start, chunk.orig_end
-            orig = text[os_:oe]
-            spans, traces = model.tokenize_traced(chunk.text)
-            entry = self._chunk_entry(chunk, orig)
-            if list(spans) != list(zip(entry[0], entry[2], entry[6])):  # pragma: no cover - a model bug, not user input
-                raise RuntimeError(f"{type(model).__name__}: traced and plain tokenization differ on {chunk.text!r}")
-            n = len(entry[0])
-            out.ids.extend(entry[0])
-            out.tokens.extend(entry[1])
-            if entry[3] == orig:
-                out.offsets.extend([(os_ + a, os_ + b) for a, b in entry[4]])
-                bs = bpos.at(os_)
-                out.byte_offsets.extend([(bs + a, bs + b) for a, b in entry[5]])
-            else:
-                span = chunk.original_span
-                char_spans = [span(s, e) for _, s, e in spans]
-                out.offsets.extend(char_spans)
-                out.byte_offsets.extend(_byte_spans(char_spans, entry[1], bpos))
-            out.traces.extend(traces)
-            out.word_ids.extend([word] * n)
             word += 1
         return word
 

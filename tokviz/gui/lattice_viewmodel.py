@@ -21,6 +21,7 @@ from typing import Any
 from ._compat import emit
 from PySide6.QtCore import QObject, Signal
 
+from ..engine.lattice import Lattice
 from .workers import CancelToken, Lanes
 from .widgets.lattice_view import LatticePicture
 
@@ -327,7 +328,7 @@ def compute_lattice(tok: Any, mode: str, text: str, *, chunk_index: int = -1, nb
     if not 0 <= chunk_index < len(chunks):
         chunk_index = max(range(len(chunks)), key=lambda i: len(chunks[i]))
     chunk = pre[chunk_index]
-    lat = tok.model.lattice(chunk.text)
+    lat = Lattice.build(tok.model, chunk.text)
     vit = lat.viterbi()
     best = tuple(lat.nbest(nbest)) if nbest > 0 else ()
     marg = tuple(lat.marginals())

@@ -354,11 +354,13 @@ class MainWindow(QMainWindow):
 
     def _about(self) -> None:
         from .. import __version__
+        from ..engine import backend
 
         QMessageBox.about(
             self,
             "About tokviz",
             f"<b>tokviz {__version__}</b><br>A tokenizer visualizer and debugger with an exact pure-Python engine.<br>"
+            f"Engine kernels: {backend()} (the optional native core, or pure Python).<br>"
             "Embedded tokenizers are redistributed under their own licenses (see resources/NOTICE).",
         )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..encoding import Trace
@@ -41,6 +42,39 @@ class Model(ABC):
     @abstractmethod
     def tokenize_traced(self, text: str) -> tuple[Sequence[ModelToken], Sequence[Trace | None]]:
         """Same tokens as `tokenize`, plus one trace per token."""
+
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns ``(ids, starts, ends)``; models with a columnar kernel override it."""
+        spans = self.tokenize(text)
+        return list(map(itemgetter(0), spans)), list(map(itemgetter(1), spans)), list(map(itemgetter(2), spans))
+
+    def tokenize_utf8(self, text: str) -> tuple[list[int], list[int], list[int], list[int], list[int], int] | None:
+        """A byte-level chunk given as its *original* text: `tokenize` of its UTF-8 bytes shown
+        as GPT-2 byte proxies, as ``(ids, byte starts, byte ends, char starts, char ends, n
+        bytes)`` (a token's char span covers the chars holding its first and last byte; the
+        token values are the vocab strings). None: not offered, use `tokenize` on the proxies.
+        BPE offers it with the native core (one C call per chunk)."""
+        return None
+
+    def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
+        """The token strings HF shows for one chunk's tokens, given their vocab strings
+        ``values``: the vocab strings themselves, unless a model says otherwise (Unigram's
+        unknown token shows the text it covers)."""
+        return values
+
+    def token_values_columns(
+        self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
+    ) -> list[str]:
+        """`token_values` on columns."""
+        return self.token_values(text, list(zip(ids, starts, ends)), values)
+
+    @property
+    def deterministic(self) -> bool:
+        """False while the model samples (BPE dropout): then no chunk result may be reused."""
+        return True
+
+    def clear_cache(self) -> None:
+        """Forget cached chunks (results never depend on a cache)."""
 
     @abstractmethod
     def token_to_id(self, token: str) -> int | None: ...

@@ -16,17 +16,21 @@ the leftmost one on ties, one pair at a time (merging every occurrence of the be
 as some toy implementations do, is *not* equivalent when a fresh pair outranks the next
 occurrence).
 
-Speed (this is the hot path of every encode): results are cached per chunk (bounded FIFO).
-A chunk whose chars are all symbols is first cut where no merge can ever cross (see
-`BPE._merge_plain`); the pieces are cached too, which is what makes never-repeating Japanese
-sentences cheap (merges mode only: for rank tables the cut costs more than it saves). A long
+Performance notes (this is the hot path of every encode). With the native core
+(`tokviz.engine._native`) a deterministic model hands plain chunks and decorated symbol ids to
+its C merge loop (`_native_table`); the Python kernels below are then the reference and the
+pure-Python backend. Results are cached per chunk (bounded FIFO, evict the older half). A plain
+chunk longer than `_CUT_MIN` chars is first cut where no merge can ever cross (`_merge_plain`)
+and the pieces are cached too, which makes never-repeating Japanese sentences cheap; tried and
+dropped: cutting shorter chunks (on CJK runs the per-boundary passes cost more than the cached
+pieces save) and cutting in rank mode (every multi-byte token is a possible merge result, so few
+boundaries are provably uncrossable and building the tables costs more than it saves). A long
 chunk with chars outside the vocab (a whole document when the tokenizer has no pre-tokenizer,
 as Mistral's tokenizer.json) is cut the same way around its byte-fallback/unk pieces
-(`BPE._tokenize_cut`). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
+(`_tokenize_cut`). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
 ``min``/``index`` scans run in C; longer ones a heap of int keys plus a linked list
-(O(n log n): 10,000 equal chars are fine). Dropout, decorated symbols (prefix/suffix, unk,
-byte fallback) and tracing take the general heap path, which mirrors HF's ``Word::merge_all``
-step by step.
+(O(n log n): 10,000 equal chars are fine). Dropout, tracing, and decorated symbols without the
+native core take the general heap path, which mirrors HF's ``Word::merge_all`` step by step.
 
 Offsets are chars of the chunk. Where HF's own byte bookkeeping drifts (a char dropped for
 lack of an unk token, an unk placed after byte-fallback pieces) the drifted offsets are
@@ -44,6 +48,8 @@ from itertools import accumulate, chain, compress, filterfalse, islice, pairwise
 from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
 from typing import Any
 
+from .. import kernels
+from ..byte_alphabet import bytes_to_proxy
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
 from . import DictVocabModel, ModelToken, read_vocab
@@ -62,6 +68,10 @@ _CUT_MIN = CACHE_MAX_CHARS
 _CUT_AFTER = 20_000
 # Larger than any rank: "this pair does not merge".
 _NO_MERGE = 1 << 62
+
+
+# GPT-2's byte alphabet: the proxy char of every byte (`tokenize_utf8`)
+_PROXIES = bytes_to_proxy(bytes(range(256)))
 
 
 def _byte_piece(b: int) -> str:
@@ -142,9 +152,8 @@ class BPE(DictVocabModel):
         self._junctions: Any = None  # built on first use (see _merge_plain)
         self._cut_stats = [0, 0]  # boundaries looked at, cuts found (see _merge_plain)
         self._long_seen = 0  # symbols of long chunks merged before the cut tables exist
-        # rank mode does not cut by default (see _merge_plain); the cut is exact either way
-        self._cut_rank_tables = False
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
+        self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
         self._reset_cache()
 
     # ------------------------------------------------------------------ construction
@@ -270,6 +279,11 @@ class BPE(DictVocabModel):
         """Forget cached chunks (results never depend on the cache)."""
         self._reset_cache()
 
+    @property
+    def deterministic(self) -> bool:
+        """False with dropout (each encode samples)."""
+        return not self.dropout
+
     def _reset_cache(self) -> None:
         self._deterministic = self.dropout is None or self.dropout == 0.0
         self._cache = {} if self._deterministic and self.cache_capacity > 0 else None
@@ -293,6 +307,24 @@ class BPE(DictVocabModel):
                 cache[text] = out
             return out
         return self._tokenize(text)
+
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns; with the native core a plain chunk goes straight to the merge
+        loop (not cached here: the pipeline caches whole chunk results)."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is not None and not (self.ignore_merges and text in self._vocab):
+            got = self._native.bpe_merge_text(table, text, True)  # type: ignore[union-attr]
+            if got is not None:
+                return got
+        return super().tokenize_columns(text)
+
+    def tokenize_utf8(self, text: str) -> tuple[list[int], list[int], list[int], list[int], list[int], int] | None:
+        """A byte-level chunk given as its original text (see `Model.tokenize_utf8`), through
+        the native merge loop; None without it, with dropout or with decorated symbols."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is None:
+            return None
+        return self._native.bpe_merge_utf8(table, text, _PROXIES)  # type: ignore[union-attr]
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
         """Tokens plus, per token, its initial symbols and the merges that built it, in order.
@@ -326,7 +358,13 @@ class BPE(DictVocabModel):
             i = vocab.get(text)
             if i is not None:
                 return ((i, 0, len(text)),)
-        if deterministic and self._plain and all(map(vocab.__contains__, text)):
+        table = self._native_table if deterministic else None
+        if table is not None and self._plain:
+            # every char a symbol: the native merge loop (None: a char is no token)
+            out = self._native.bpe_merge_text(table, text)  # type: ignore[union-attr]
+            if out is not None:
+                return out
+        elif deterministic and self._plain and all(map(vocab.__contains__, text)):
             # Hot path: every char is a symbol (always so for byte-level vocabs).
             if len(text) == 1:
                 return ((vocab[text], 0, 1),)
@@ -346,12 +384,31 @@ class BPE(DictVocabModel):
         deterministic = self._deterministic
         vocab = self._vocab
         syms, starts, ends = self._initial(text)
+        table = self._native_table if deterministic and len(syms) > 1 and not self._rank_mode else None
+        if table is not None:
+            merged = self._native.bpe_merge_ids(table, list(map(vocab.__getitem__, syms)))  # type: ignore[union-attr]
+            return tuple((i, starts[a], ends[b - 1]) for i, a, b in merged)
         if len(syms) > 1:
             if deterministic and len(syms) <= _LIST_LIMIT:
                 syms, starts, ends = self._merge_list_spans(syms, starts, ends)
             else:
                 syms, starts, ends, _, _ = self._merge_heap(syms, starts, ends, trace=False)
         return tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
+
+    @cached_property
+    def _native_table(self) -> Any:
+        """The pair table of the native merge loop (built on first use), or None: pure Python.
+
+        Merges mode: ``(left id, right id) -> (rank, merged id)``; rank mode: the tokens by
+        content (two parts merge when their concatenation is a token, with its rank). Symbols
+        are ids there, so a vocab in which two tokens share an id keeps the Python kernels
+        (they compare strings)."""
+        native = self._native
+        if native is None or len(self._vocab_r) != len(self._vocab):
+            return None
+        if self._rank_mode:
+            return native.bpe_rank_table(self._vocab)
+        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges)
 
     @cached_property
     def _cuttable(self) -> bool:
@@ -426,7 +483,6 @@ class BPE(DictVocabModel):
         results = list(map(cache.get, pieces))
         if None in results:
             capacity = self.cache_capacity
-            vocab_get = vocab.__getitem__
             fresh: dict[str, tuple[ModelToken, ...]] = {}
             for k in compress(range(len(pieces)), map(is_, results, repeat(None))):
                 piece = pieces[k]
@@ -436,9 +492,7 @@ class BPE(DictVocabModel):
                     if len(piece) == 1 and piece in vocab:
                         toks = ((vocab[piece], 0, 1),)
                     elif all(map(vocab.__contains__, piece)):
-                        syms = self._merge_whole(piece)
-                        ends = list(accumulate(map(len, syms)))
-                        toks = tuple(zip(map(vocab_get, syms), [0, *ends], ends))
+                        toks = self._plain_tokens(piece)
                     else:
                         toks = self._tokenize_initial(piece)
                     fresh[piece] = toks
@@ -561,17 +615,13 @@ class BPE(DictVocabModel):
         """
         n = len(text)
         if n <= _CUT_MIN:
-            # chunks the chunk cache keeps merge whole: on CJK runs (which rarely repeat) the
-            # cut tables and the per-boundary passes cost more than the cached pieces save
-            # (qwen3 Japanese 4.0 s -> 3.05 s cold, claude-legacy 4.0 -> 3.3 s without them)
+            # chunks the chunk cache keeps merge whole (see the performance notes)
             return self._merge_whole(text)
         pcache = self._piece_cache
         sets = self._junctions
-        if sets is None and self._rank_mode and not self._cut_rank_tables:
-            # Rank tables (tiktoken) never cut: every multi-byte token is a possible merge
-            # result, so few boundaries are provably uncrossable, and building the tables
-            # (~0.7 s for o200k) plus finding cuts cost more than the pieces save (measured on
-            # the mixed corpus: o200k Japanese 4.2 s -> 3.3 s cold, cl100k 3.6 -> 3.3, gpt2 even).
+        if sets is None and self._rank_mode:
+            # rank tables (tiktoken) never cut: every multi-byte token is a possible merge
+            # result, so few boundaries are provably uncrossable (see the performance notes)
             sets = self._junctions = ()
         if sets is None:
             # building the tables costs a few tenths of a second: only once a real amount of
@@ -618,6 +668,15 @@ class BPE(DictVocabModel):
                 syms += hit
             start = stop
         return syms
+
+    def _plain_tokens(self, text: str) -> tuple[ModelToken, ...]:
+        """Tokens of a plain chunk merged without cutting (deterministic)."""
+        table = self._native_table
+        if table is not None:
+            return self._native.bpe_merge_text(table, text)  # type: ignore[union-attr]
+        syms = self._merge_whole(text)
+        ends = list(accumulate(map(len, syms)))
+        return tuple(zip(map(self._vocab.__getitem__, syms), [0, *ends], ends))
 
     def _merge_whole(self, text: str) -> list[str]:
         """Final symbols of a plain chunk merged without cutting (flat list or heap by size)."""
@@ -715,21 +774,16 @@ class BPE(DictVocabModel):
         return out
 
     def _build_junctions(self) -> tuple[set[str], set[str], set[str] | None] | None:
-        """The sets `_merge_plain` cuts with; None: never cut (an empty merge part).
+        """The sets `_merge_plain` cuts with (merges mode); None: never cut (an empty merge part).
 
         ``t2``: 2-char merge results; ``g3``: every 3-char substring of longer merge results;
-        ``jm`` (merges mode): ``left[-1] + right[0]`` of every merge. In rank mode every
-        token of two or more chars is a possible merge result. Built with C-level map/set
-        passes over all results joined by the sentinel.
+        ``jm``: ``left[-1] + right[0]`` of every merge. Built with C-level map/set passes over
+        all results joined by the sentinel.
         """
-        if self._rank_mode:
-            results = [t for t in self._vocab if len(t) > 1]
-            jm = None
-        else:
-            if any(not a or not b for a, b in self._ranks):
-                return None
-            results = list(set(self._merged.values()))
-            jm = {a[-1] + b[0] for a, b in self._ranks}
+        if any(not a or not b for a, b in self._ranks):
+            return None
+        results = list(set(self._merged.values()))
+        jm = {a[-1] + b[0] for a, b in self._ranks}
         sent = self._sentinel
         t2 = {t for t in results if len(t) == 2}
         joined = sent.join([t for t in results if len(t) > 2])

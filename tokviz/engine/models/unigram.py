@@ -34,6 +34,7 @@ from operator import is_, itemgetter
 from collections.abc import Sequence
 from typing import Any
 
+from .. import kernels
 from ..encoding import UnigramTrace
 from ..errors import TokvizFormatError
 from ..unicode_tables import chars_class
@@ -108,6 +109,8 @@ class Unigram(Model):
         self._token_to_id: dict[str, int] = {}
         for i, p in enumerate(pieces):
             self._token_to_id.setdefault(p, i)
+        self._native = kernels.native  # the native Viterbi, or None (see `_native_trie`)
+        self._native_trie: Any = None
         self._build()
         self._cache: dict[str, tuple[ModelToken, ...]] = {}
         self._chunk_cache: dict[str, _Entry] = {}
@@ -259,13 +262,33 @@ class Unigram(Model):
         the pipeline caches whole chunk results)."""
         if not text:
             return [], [], []
-        if self.spm is not None:
+        native = self._native_path(text)
+        if native is not None:
+            ids, starts, ends = native
+            if self.spm is not None:
+                return self.spm.finish_columns(text, ids, starts, ends)
+            raw = self._hf_finish(text, list(zip(ids, starts, ends)))
+        elif self.spm is not None:
             if self._chunker is not None:
                 return self.spm.finish_columns(text, *self._sp_columns(text))
             raw = self.spm.finish(text, self._dp_sp(text, 0.0)[0])
         else:
             raw = self._hf_finish(text, self.viterbi(text))
         return [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw]
+
+    def _native_path(self, text: str) -> tuple[list[int], list[int], list[int]] | None:
+        """The best path of the whole ``text`` from the native Viterbi (SentencePiece's float32
+        DP or HF's float64 one, as `_dp_sp` / `_viterbi_f64`); None: the Python kernels run
+        (no native core, or a char with no candidate and no unk id, whose error they raise).
+        The native DP needs no chunk cache: it is the exact DP the cached chunks reproduce."""
+        if self._native is None:
+            return None
+        trie = self._native_trie
+        if trie is None:
+            trie = self._native_trie = self._native.unigram_trie(self._kids, self._node_score, self._node_id)
+        unk = -1 if self.unk_id is None else self.unk_id
+        got = self._native.unigram_viterbi(trie, text, 0.0, self.unk_score, unk, self.sentencepiece)
+        return None if got is None else got[:3]
 
     def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
         """The token strings of a chunk: an unknown token shows the text it covers (HF's Unigram
@@ -679,12 +702,6 @@ class Unigram(Model):
         return out
 
     # ------------------------------------------------------------------ lattice
-    def lattice(self, text: str, *, original_spans: Sequence[tuple[int, int]] | None = None):  # noqa: ANN201
-        """The full lattice of a normalized ``text`` (see `tokviz.engine.lattice.Lattice`)."""
-        from ..lattice import Lattice
-
-        return Lattice.build(self, text, original_spans=original_spans)
-
     def candidates(self, text: str, start: int) -> list[tuple[int, int, float]]:
         """SentencePiece ``PopulateNodes`` at one position: ``(id, end, score)`` in trie order
         (shorter first), UNUSED skipped, plus the unknown node when no single-char piece exists.

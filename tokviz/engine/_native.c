@@ -1,0 +1,910 @@
+/* tokviz.engine._native: the optional native core, the engine's two hot loops in C.
+ *
+ * 1. The BPE merge loop over a pair table: (left id, right id) -> (rank, merged id). Both BPE
+ *    modes reduce to it: in merges mode a pair's rank is its line in the merges list, in rank
+ *    mode (tiktoken) it is the rank of the merged token, and the table holds every split of a
+ *    token into two tokens. The rule is the one of tokviz.engine.models.bpe: repeatedly merge
+ *    the adjacent pair with the lowest rank, the leftmost one on ties. Short pieces use a flat
+ *    array scanned for the minimum (O(n*m), cheap and cache-friendly for the usual word-sized
+ *    chunk); long pieces a binary heap of (rank, position) keys over a linked list
+ *    (O(n log n)). Both give the same result; the choice is speed only.
+ * 2. The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
+ *    float32 (``Unigram._dp_sp``: path scores stored as C floats, ties kept by the earlier
+ *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
+ *    functions are the reference; this file mirrors them statement by statement.
+ *
+ * Traces (merge history, lattices), dropout and everything else stay in Python. Tables are
+ * opaque capsules built once per model from the Python model's own data.
+ *
+ * Performance notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for
+ * short pieces; above it the heap wins); one open-addressing table type (64-bit keys,
+ * splitmix64 hash) serves pairs, single characters and trie edges; the GIL is released around
+ * the loops of long inputs (they read only this module's memory and an immutable str).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FLAT_LIMIT 128
+#define NOGIL_MIN 4096
+#define EMPTY UINT64_MAX
+#define NO_RANK INT64_MAX
+
+/* ------------------------------------------------------------------ hash table */
+typedef struct {
+    uint64_t *keys;
+    int64_t *vals;
+    size_t mask; /* capacity - 1, capacity a power of two */
+    size_t used;
+} Table;
+
+static inline uint64_t mix(uint64_t x) {
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int table_init(Table *t, size_t expected) {
+    size_t cap = 16;
+    while (cap < expected * 2 + 1) cap <<= 1;
+    t->keys = PyMem_RawMalloc(cap * sizeof(uint64_t));
+    t->vals = PyMem_RawMalloc(cap * sizeof(int64_t));
+    if (!t->keys || !t->vals) {
+        PyMem_RawFree(t->keys); PyMem_RawFree(t->vals);
+        t->keys = NULL; t->vals = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(t->keys, 0xff, cap * sizeof(uint64_t));
+    t->mask = cap - 1;
+    t->used = 0;
+    return 0;
+}
+
+static void table_free(Table *t) {
+    PyMem_RawFree(t->keys); PyMem_RawFree(t->vals);
+    t->keys = NULL; t->vals = NULL;
+}
+
+/* Insert or overwrite (a later entry wins, as a Python dict built in order). The table is
+ * sized for the expected count; it grows when it fills past half. */
+static int table_put(Table *t, uint64_t key, int64_t val) {
+    if ((t->used + 1) * 2 > t->mask + 1) {
+        Table bigger;
+        if (table_init(&bigger, t->used + 1) < 0) return -1;
+        for (size_t k = 0; k <= t->mask; k++)
+            if (t->keys[k] != EMPTY) table_put(&bigger, t->keys[k], t->vals[k]);
+        table_free(t);
+        *t = bigger;
+    }
+    size_t h = mix(key) & t->mask;
+    while (t->keys[h] != EMPTY && t->keys[h] != key) h = (h + 1) & t->mask;
+    if (t->keys[h] == EMPTY) { t->keys[h] = key; t->used++; }
+    t->vals[h] = val;
+    return 0;
+}
+
+static inline int table_get(const Table *t, uint64_t key, int64_t *val) {
+    size_t h = mix(key) & t->mask;
+    for (;;) {
+        uint64_t k = t->keys[h];
+        if (k == key) { *val = t->vals[h]; return 1; }
+        if (k == EMPTY) return 0;
+        h = (h + 1) & t->mask;
+    }
+}
+
+/* ------------------------------------------------------------------ helpers */
+static int read_ints(PyObject *seq, const char *what, int64_t **out, Py_ssize_t *n) {
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    int64_t *buf = PyMem_RawMalloc((len ? len : 1) * sizeof(int64_t));
+    if (!buf) { Py_DECREF(fast); PyErr_NoMemory(); return -1; }
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    for (Py_ssize_t k = 0; k < len; k++) {
+        long long v = PyLong_AsLongLong(items[k]);
+        if (v == -1 && PyErr_Occurred()) { PyMem_RawFree(buf); Py_DECREF(fast); return -1; }
+        buf[k] = v;
+    }
+    Py_DECREF(fast);
+    *out = buf;
+    *n = len;
+    return 0;
+}
+
+static int check_id(int64_t v, const char *what) {
+    if (v < 0 || v > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s %lld is outside 0..2**31-1", what, (long long)v);
+        return -1;
+    }
+    return 0;
+}
+
+static inline uint64_t pair_key(int64_t left, int64_t right) {
+    return ((uint64_t)left << 32) | (uint64_t)right;
+}
+
+/* Polynomial hash of code points (+1, so that U+0000 counts): H(s) = sum (s[i]+1) * POLY^(n-1-i)
+ * mod 2**64, so the hash of any span of a text comes from its prefix hashes. */
+#define POLY 0x100000001b3ULL
+
+static uint64_t str_hash(int kind, const void *data, Py_ssize_t a, Py_ssize_t b) {
+    uint64_t h = 0;
+    for (Py_ssize_t i = a; i < b; i++) h = h * POLY + PyUnicode_READ(kind, data, i) + 1;
+    return h;
+}
+
+/* ------------------------------------------------------------------ BPE tables */
+/* A content hash as a table key (EMPTY marks a free slot). */
+static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
+
+typedef struct {
+    int rank_mode;
+    int whole;          /* ignore_merges: a chunk that is a token is that token */
+    Table pairs;        /* merges mode: pair_key(left id, right id) -> rank << 32 | merged id */
+    Table chars;        /* code point -> id of the one-char token */
+    Table content;      /* rank mode or whole: content hash -> index into tokens (equal hashes probe on) */
+    PyObject **tokens;  /* the tokens by content (strong references) */
+    int64_t *ranks;     /* the id of tokens[k] (in rank mode also its rank) */
+    Py_ssize_t ntokens;
+} Bpe;
+
+static void bpe_free(Bpe *b) {
+    if (!b) return;
+    table_free(&b->pairs);
+    table_free(&b->chars);
+    table_free(&b->content);
+    for (Py_ssize_t k = 0; k < b->ntokens; k++) Py_XDECREF(b->tokens[k]);
+    PyMem_RawFree(b->tokens);
+    PyMem_RawFree(b->ranks);
+    PyMem_RawFree(b);
+}
+
+static void bpe_destroy(PyObject *capsule) { bpe_free(PyCapsule_GetPointer(capsule, "tokviz.bpe")); }
+
+static Bpe *bpe_new(int rank_mode, int whole, size_t pairs, size_t tokens) {
+    Bpe *b = PyMem_RawCalloc(1, sizeof(Bpe));
+    if (!b) { PyErr_NoMemory(); return NULL; }
+    b->rank_mode = rank_mode;
+    b->whole = whole;
+    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0
+        || table_init(&b->content, rank_mode || whole ? tokens : 0) < 0) {
+        bpe_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static PyObject *bpe_capsule(Bpe *b) {
+    PyObject *cap = PyCapsule_New(b, "tokviz.bpe", bpe_destroy);
+    if (!cap) bpe_free(b);
+    return cap;
+}
+
+/* vocab[key] as an id, or -1 with an exception set. */
+static int64_t vocab_id(PyObject *vocab, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(vocab, key);
+    if (!v) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_KeyError, "%R is not in the vocab", key);
+        return -1;
+    }
+    int64_t id = PyLong_AsLongLong(v);
+    if (id == -1 && PyErr_Occurred()) return -1;
+    return check_id(id, "id") < 0 ? -1 : id;
+}
+
+/* The one-char tokens of ``vocab`` into the char table. */
+static int fill_chars(Bpe *b, PyObject *vocab) {
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
+        if (PyUnicode_GET_LENGTH(key) != 1) continue;
+        int64_t id = PyLong_AsLongLong(val);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        if (table_put(&b->chars, PyUnicode_READ_CHAR(key, 0), id) < 0) return -1;
+    }
+    return 0;
+}
+
+static int fill_content(Bpe *b, PyObject *vocab);
+
+/* bpe_table(ranks, merged, vocab, ignore_merges): merges mode, from the model's own dicts
+ * ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token: id}``. */
+static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
+    PyObject *ranks, *merged, *vocab;
+    int whole;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
+                          &whole))
+        return NULL;
+    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks), (size_t)PyDict_GET_SIZE(vocab));
+    if (!b) return NULL;
+    PyObject *pair, *rank;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ranks, &pos, &pair, &rank)) {
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "merge keys must be (left, right) tuples");
+            goto fail;
+        }
+        PyObject *new = PyDict_GetItemWithError(merged, pair);
+        if (!new) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a merge has no merged string");
+            goto fail;
+        }
+        int64_t l = vocab_id(vocab, PyTuple_GET_ITEM(pair, 0)), r = vocab_id(vocab, PyTuple_GET_ITEM(pair, 1));
+        int64_t m = vocab_id(vocab, new), k = PyLong_AsLongLong(rank);
+        if (l < 0 || r < 0 || m < 0 || (k == -1 && PyErr_Occurred()) || check_id(k, "rank") < 0) goto fail;
+        if (table_put(&b->pairs, pair_key(l, r), (k << 32) | m) < 0) goto fail;
+    }
+    if (fill_chars(b, vocab) < 0 || (whole && fill_content(b, vocab) < 0)) goto fail;
+    return bpe_capsule(b);
+fail:
+    bpe_free(b);
+    return NULL;
+}
+
+/* The token equal to ``text[a:b]`` (content hash ``h``), or -1. */
+static int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    const Table *t = &b->content;
+    h = as_key(h);
+    size_t slot = mix(h) & t->mask;
+    for (;;) {
+        uint64_t key = t->keys[slot];
+        if (key == EMPTY) return -1;
+        if (key == h) {
+            PyObject *u = b->tokens[t->vals[slot]];
+            if (PyUnicode_GET_LENGTH(u) == e - a) {
+                int ukind = PyUnicode_KIND(u);
+                const void *udata = PyUnicode_DATA(u);
+                Py_ssize_t i = 0;
+                while (i < e - a && PyUnicode_READ(ukind, udata, i) == PyUnicode_READ(kind, data, a + i)) i++;
+                if (i == e - a) return t->vals[slot];
+            }
+        }
+        slot = (slot + 1) & t->mask;
+    }
+}
+
+/* Every token of ``vocab`` into the content table. */
+static int fill_content(Bpe *b, PyObject *vocab) {
+    Py_ssize_t n = PyDict_GET_SIZE(vocab);
+    b->tokens = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
+    b->ranks = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
+    if (!b->tokens || !b->ranks) { PyErr_NoMemory(); return -1; }
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        Py_ssize_t k = b->ntokens;
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
+        int64_t r = PyLong_AsLongLong(val);
+        if ((r == -1 && PyErr_Occurred()) || check_id(r, "id") < 0) return -1;
+        Py_INCREF(key);
+        b->tokens[k] = key;
+        b->ranks[k] = r;
+        b->ntokens++;
+        /* linear probing past equal hashes: every token keeps its own slot */
+        Table *t = &b->content;
+        uint64_t h = as_key(str_hash(PyUnicode_KIND(key), PyUnicode_DATA(key), 0, PyUnicode_GET_LENGTH(key)));
+        size_t slot = mix(h) & t->mask;
+        while (t->keys[slot] != EMPTY) slot = (slot + 1) & t->mask;
+        t->keys[slot] = h;
+        t->vals[slot] = k;
+        t->used++;
+    }
+    return 0;
+}
+
+/* bpe_rank_table(vocab): rank mode (tiktoken), from ``{token: rank}``. Two adjacent parts merge
+ * when their concatenation is a token, with its rank: looked up by content, as tiktoken does.
+ * A chunk that is itself a token is that token (``ignore_merges``, as encode_ordinary). */
+static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
+    PyObject *vocab;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
+    Bpe *b = bpe_new(1, 1, 0, (size_t)PyDict_GET_SIZE(vocab));
+    if (!b) return NULL;
+    if (fill_content(b, vocab) < 0 || fill_chars(b, vocab) < 0) {
+        bpe_free(b);
+        return NULL;
+    }
+    return bpe_capsule(b);
+}
+
+/* ------------------------------------------------------------------ the merge loop */
+static PyObject *triple(int64_t a, int64_t b, int64_t c) {
+    PyObject *x = PyLong_FromLongLong(a), *y = PyLong_FromLongLong(b), *z = PyLong_FromLongLong(c);
+    PyObject *t = (x && y && z) ? PyTuple_Pack(3, x, y, z) : NULL;
+    Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z);
+    return t;
+}
+
+/* One merge run: the table, and in rank mode the chunk's text with its prefix hashes. */
+typedef struct {
+    const Bpe *b;
+    int kind;
+    const void *data;
+    uint64_t *pre; /* pre[i]: hash of text[:i] */
+    uint64_t *pw;  /* pw[k]: POLY^k */
+} Run;
+
+#define RANK(v) ((v) >> 32)
+#define MERGED(v) ((v) & 0xffffffff)
+
+/* The pair of the symbols ``left`` (initial symbols s..m) and ``right`` (m..e): rank << 32 |
+ * merged id, or -1 when they never merge. Merges mode looks up the ids, rank mode the text. */
+static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ssize_t s, Py_ssize_t e) {
+    int64_t v;
+    if (!run->b->rank_mode) return table_get(&run->b->pairs, pair_key(left, right), &v) ? v : -1;
+    uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
+    int64_t k = find_span(run->b, h, run->kind, run->data, s, e);
+    return k < 0 ? -1 : (run->b->ranks[k] << 32) | run->b->ranks[k];
+}
+
+/* Flat scan: ``id``/``pos`` hold the symbols and the index of each one's first initial symbol;
+ * ``val[i]`` is the pair at i. ``total`` initial symbols; returns the final count. */
+static Py_ssize_t merge_flat(const Run *run, int64_t *id, int64_t *pos, int64_t *val, Py_ssize_t n) {
+    const Py_ssize_t total = n;
+#define END_OF_PAIR(i) ((i) + 2 < n ? pos[(i) + 2] : total)
+    for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(run, id[i], id[i + 1], pos[i], END_OF_PAIR(i));
+    while (n > 1) {
+        int64_t best = NO_RANK;
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) { /* strict <: the leftmost of equal ranks */
+            if (val[i] >= 0 && RANK(val[i]) < best) { best = RANK(val[i]); at = i; }
+        }
+        if (at < 0) break;
+        id[at] = MERGED(val[at]);
+        memmove(id + at + 1, id + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(pos + at + 1, pos + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(val + at, val + at + 1, (n - at - 2) * sizeof(int64_t));
+        n--;
+        if (at + 1 < n) val[at] = pair_of(run, id[at], id[at + 1], pos[at], END_OF_PAIR(at));
+        if (at > 0) val[at - 1] = pair_of(run, id[at - 1], id[at], pos[at - 1], END_OF_PAIR(at - 1));
+    }
+#undef END_OF_PAIR
+    return n;
+}
+
+typedef struct { uint64_t *a; Py_ssize_t n; } Heap;
+
+static inline void heap_push(Heap *h, uint64_t x) {
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (h->a[p] <= x) break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = x;
+}
+
+static inline void heap_sift_down(Heap *h, Py_ssize_t i, uint64_t x) {
+    Py_ssize_t n = h->n;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h->a[c + 1] < h->a[c]) c++;
+        if (x <= h->a[c]) break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    h->a[i] = x;
+}
+
+static inline uint64_t heap_pop(Heap *h) {
+    uint64_t top = h->a[0], last = h->a[--h->n];
+    if (h->n) heap_sift_down(h, 0, last);
+    return top;
+}
+
+/* Heap of keys rank << 32 | position over a linked list (``nxt``/``prv``); ``val[i]`` is the
+ * current pair at i, so an entry whose rank differs from it is stale. Positions never move,
+ * so the smallest key is the lowest rank, leftmost. Leaves the survivors linked from 0. */
+static int merge_heap(const Run *run, int64_t *id, int64_t *val, int64_t *nxt, int64_t *prv, Py_ssize_t n) {
+    /* each merge pushes at most two entries: never more than 3n */
+    Heap h = {PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(uint64_t)), 0};
+    if (!h.a) return -1;
+#define END_OF_PAIR(i) (nxt[nxt[i]] >= 0 ? nxt[nxt[i]] : n)
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nxt[i] = i + 1 < n ? i + 1 : -1;
+        prv[i] = i - 1;
+    }
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        val[i] = pair_of(run, id[i], id[i + 1], i, END_OF_PAIR(i));
+        if (val[i] >= 0) h.a[h.n++] = ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i;
+    }
+    val[n - 1] = -1;
+    for (Py_ssize_t i = h.n / 2 - 1; i >= 0; i--) heap_sift_down(&h, i, h.a[i]);
+    while (h.n) {
+        uint64_t key = heap_pop(&h);
+        int64_t i = (int64_t)(key & 0xffffffff);
+        if (val[i] < 0 || (uint64_t)RANK(val[i]) != key >> 32) continue; /* stale */
+        int64_t j = nxt[i];
+        id[i] = MERGED(val[i]);
+        val[j] = -1;
+        int64_t k = nxt[j];
+        nxt[i] = k;
+        if (k >= 0) {
+            prv[k] = i;
+            val[i] = pair_of(run, id[i], id[k], i, END_OF_PAIR(i));
+            if (val[i] >= 0) heap_push(&h, ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i);
+        } else {
+            val[i] = -1;
+        }
+        int64_t p = prv[i];
+        if (p >= 0) {
+            val[p] = pair_of(run, id[p], id[i], p, END_OF_PAIR(p));
+            if (val[p] >= 0) heap_push(&h, ((uint64_t)RANK(val[p]) << 32) | (uint64_t)p);
+        }
+    }
+#undef END_OF_PAIR
+    PyMem_RawFree(h.a);
+    return 0;
+}
+
+/* The merged symbols as (id, first, end) triples (``first``/``end``: indexes of initial
+ * symbols), or as three lists when ``columns``. ``ids``/``firsts`` hold m symbols; the last
+ * one ends at n. */
+static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n, int columns) {
+    if (!columns) {
+        PyObject *out = PyTuple_New(m);
+        if (!out) return NULL;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *t = triple(ids[i], firsts[i], i + 1 < m ? firsts[i + 1] : n);
+            if (!t) { Py_DECREF(out); return NULL; }
+            PyTuple_SET_ITEM(out, i, t);
+        }
+        return out;
+    }
+    PyObject *a = PyList_New(m), *b = PyList_New(m), *c = PyList_New(m);
+    if (!a || !b || !c) goto fail;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(ids[i]), *y = PyLong_FromLongLong(firsts[i]);
+        PyObject *z = PyLong_FromLongLong(i + 1 < m ? firsts[i + 1] : n);
+        if (!x || !y || !z) { Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z); goto fail; }
+        PyList_SET_ITEM(a, i, x);
+        PyList_SET_ITEM(b, i, y);
+        PyList_SET_ITEM(c, i, z);
+    }
+    PyObject *out = PyTuple_Pack(3, a, b, c);
+    Py_DECREF(a); Py_DECREF(b); Py_DECREF(c);
+    return out;
+fail:
+    Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c);
+    return NULL;
+}
+
+/* Merge n symbols (``id`` initial ids, at least one): afterwards id[0..m) are the merged
+ * symbols and firsts[0..m) the index of each one's first initial symbol. Returns m, or -1
+ * (no memory). */
+static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
+    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    if (!work) return -1;
+    int64_t *b = work, *c = work + n, *d = work + 2 * n;
+    Py_ssize_t m = 0;
+    if (n <= FLAT_LIMIT) {
+        for (Py_ssize_t i = 0; i < n; i++) firsts[i] = i;
+        m = merge_flat(run, id, firsts, b, n);
+    } else {
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = merge_heap(run, id, b, c, d, n);
+        Py_END_ALLOW_THREADS
+        if (rc < 0) { PyMem_RawFree(work); return -1; }
+        /* gather the survivors (linked from 0 through c) in order */
+        for (int64_t i = 0; i >= 0; i = c[i], m++) {
+            id[m] = id[i];
+            firsts[m] = i;
+        }
+    }
+    PyMem_RawFree(work);
+    return m;
+}
+
+/* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
+static int64_t whole_token(const Run *run, Py_ssize_t n) {
+    if (!run->b->whole || n == 0) return -1;
+    uint64_t h = run->pre ? run->pre[n] : str_hash(run->kind, run->data, 0, n);
+    int64_t k = find_span(run->b, h, run->kind, run->data, 0, n);
+    return k < 0 ? -1 : run->b->ranks[k];
+}
+
+/* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
+static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int columns) {
+    if (n >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
+        return NULL;
+    }
+    int64_t zero = 0, whole = run->data ? whole_token(run, n) : -1; /* (ids alone: no text) */
+    if (whole >= 0) return pack(&whole, &zero, 1, n, columns);
+    if (n == 0) return pack(id, id, 0, 0, columns);
+    int64_t *firsts = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
+    if (!firsts) return PyErr_NoMemory();
+    Py_ssize_t m = merge_run(run, id, firsts, n);
+    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, columns);
+    PyMem_RawFree(firsts);
+    return out;
+}
+
+/* Prefix hashes of the run's text (rank mode looks spans up by content). */
+static int run_hashes(Run *run, Py_ssize_t n) {
+    run->pre = PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
+    if (!run->pre) { PyErr_NoMemory(); return -1; }
+    run->pw = run->pre + n + 1;
+    run->pre[0] = 0;
+    run->pw[0] = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        run->pre[i + 1] = run->pre[i] * POLY + PyUnicode_READ(run->kind, run->data, i) + 1;
+        run->pw[i + 1] = run->pw[i] * POLY;
+    }
+    return 0;
+}
+
+/* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
+ * one-char token, as (id, start, end) char spans (or three lists: ids, starts, ends); None
+ * when some char is not one. */
+static PyObject *py_bpe_merge_text(PyObject *self, PyObject *args) {
+    PyObject *cap, *text;
+    int columns = 0;
+    if (!PyArg_ParseTuple(args, "OU|p", &cap, &text, &columns)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Run run = {b, PyUnicode_KIND(text), PyUnicode_DATA(text), NULL, NULL};
+    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    if (!id) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!table_get(&b->chars, PyUnicode_READ(run.kind, run.data, i), &id[i])) {
+            PyMem_RawFree(id);
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = NULL;
+    if (!b->rank_mode || run_hashes(&run, n) == 0) out = merge_and_pack(&run, id, n, columns);
+    PyMem_RawFree(run.pre);
+    PyMem_RawFree(id);
+    return out;
+}
+
+static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
+    PyObject *out = PyList_New(m);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, x);
+    }
+    return out;
+}
+
+/* bpe_merge_utf8(table, text, proxies): a byte-level chunk given as its original text: its
+ * UTF-8 bytes, each shown as ``proxies[byte]`` (GPT-2's byte alphabet), are the initial
+ * symbols. Returns (ids, byte starts, byte ends, char starts, char ends, byte count); a token's
+ * char span runs from the char holding its first byte to the one holding its last byte (the
+ * char lists are the byte lists for ASCII). None when a proxy is not a one-char token. */
+static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
+    PyObject *cap, *text, *proxies;
+    if (!PyArg_ParseTuple(args, "OUU", &cap, &text, &proxies)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    if (PyUnicode_GET_LENGTH(proxies) != 256) {
+        PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
+        return NULL;
+    }
+    PyObject *data = PyUnicode_AsUTF8String(text);
+    if (!data) return NULL;
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    const unsigned char *u = (const unsigned char *)PyBytes_AS_STRING(data);
+    PyObject *out = NULL;
+    Py_UCS4 *cps = PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
+    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 4 * sizeof(int64_t));
+    if (!cps || !id) { PyErr_NoMemory(); goto done; }
+    int64_t *firsts = id + n + 1, *ends = id + 2 * (n + 1), *char_of = id + 3 * (n + 1);
+    int pkind = PyUnicode_KIND(proxies);
+    const void *pdata = PyUnicode_DATA(proxies);
+    Py_ssize_t chars = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cps[i] = PyUnicode_READ(pkind, pdata, u[i]);
+        if (!table_get(&b->chars, cps[i], &id[i])) { out = Py_NewRef(Py_None); goto done; }
+        if ((u[i] & 0xC0) != 0x80) chars++; /* a lead byte starts the next char */
+        char_of[i] = chars;
+    }
+    Run run = {b, PyUnicode_4BYTE_KIND, cps, NULL, NULL};
+    if (b->rank_mode && run_hashes(&run, n) < 0) goto done;
+    Py_ssize_t m;
+    int64_t whole = whole_token(&run, n);
+    if (n == 0) {
+        m = 0;
+    } else if (whole >= 0) {
+        id[0] = whole;
+        firsts[0] = 0;
+        m = 1;
+    } else {
+        m = merge_run(&run, id, firsts, n);
+    }
+    PyMem_RawFree(run.pre);
+    if (m < 0) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < m; i++) ends[i] = i + 1 < m ? firsts[i + 1] : n;
+    PyObject *o_ids = list_of(id, m), *bs = list_of(firsts, m), *be = list_of(ends, m);
+    PyObject *cs = NULL, *ce = NULL;
+    if (o_ids && bs && be) {
+        if (chars + 1 == n) { /* ASCII: one byte per char */
+            cs = Py_NewRef(bs);
+            ce = Py_NewRef(be);
+        } else {
+            for (Py_ssize_t i = 0; i < m; i++) {
+                ends[i] = char_of[ends[i] - 1] + 1;
+                firsts[i] = char_of[firsts[i]];
+            }
+            cs = list_of(firsts, m);
+            ce = list_of(ends, m);
+        }
+    }
+    if (cs && ce) out = Py_BuildValue("(OOOOOn)", o_ids, bs, be, cs, ce, n);
+    Py_XDECREF(o_ids); Py_XDECREF(bs); Py_XDECREF(be); Py_XDECREF(cs); Py_XDECREF(ce);
+done:
+    PyMem_RawFree(cps);
+    PyMem_RawFree(id);
+    Py_DECREF(data);
+    return out;
+}
+
+/* bpe_merge_ids(table, ids): merge given initial symbol ids (merges mode); (id, first, end)
+ * over symbol indexes (the caller maps them to char spans). */
+static PyObject *py_bpe_merge_ids(PyObject *self, PyObject *args) {
+    PyObject *cap, *seq;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &seq)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    if (b->rank_mode) {
+        PyErr_SetString(PyExc_ValueError, "bpe_merge_ids needs a merges-mode table");
+        return NULL;
+    }
+    int64_t *id;
+    Py_ssize_t n;
+    if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
+    Run run = {b, 0, NULL, NULL, NULL};
+    PyObject *out = merge_and_pack(&run, id, n, 0);
+    PyMem_RawFree(id);
+    return out;
+}
+
+/* ------------------------------------------------------------------ Unigram trie + Viterbi */
+typedef struct {
+    Table edges;   /* node << 21 | code point -> child node */
+    double *score; /* score of the piece ending at a node */
+    int64_t *id;   /* its id; -1: no candidate ends here */
+    Py_ssize_t nodes;
+} Trie;
+
+static void trie_destroy(PyObject *capsule) {
+    Trie *t = PyCapsule_GetPointer(capsule, "tokviz.trie");
+    if (!t) return;
+    table_free(&t->edges);
+    PyMem_RawFree(t->score);
+    PyMem_RawFree(t->id);
+    PyMem_RawFree(t);
+}
+
+/* unigram_trie(kids, node_score, node_id): the model's trie (``kids[n]``: {char: child},
+ * ``node_score[n]``: float or None for no candidate, ``node_id[n]``: the piece's id). */
+static PyObject *py_unigram_trie(PyObject *self, PyObject *args) {
+    PyObject *kids, *scores, *ids;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &kids, &PyList_Type, &scores, &PyList_Type, &ids))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(kids);
+    if (PyList_GET_SIZE(scores) != n || PyList_GET_SIZE(ids) != n) {
+        PyErr_SetString(PyExc_ValueError, "trie columns differ in length");
+        return NULL;
+    }
+    Trie *t = PyMem_RawMalloc(sizeof(Trie));
+    if (!t) return PyErr_NoMemory();
+    t->score = PyMem_RawMalloc((size_t)(n + 1) * sizeof(double));
+    t->id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    t->nodes = n;
+    if (!t->score || !t->id || table_init(&t->edges, (size_t)n) < 0) {
+        PyMem_RawFree(t->score); PyMem_RawFree(t->id); PyMem_RawFree(t);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *d = PyList_GET_ITEM(kids, k), *s = PyList_GET_ITEM(scores, k);
+        if (!PyDict_Check(d)) { PyErr_SetString(PyExc_TypeError, "kids must be dicts"); goto fail; }
+        if (s == Py_None) {
+            t->id[k] = -1;
+            t->score[k] = 0.0;
+        } else {
+            t->score[k] = PyFloat_AsDouble(s);
+            t->id[k] = PyLong_AsLongLong(PyList_GET_ITEM(ids, k));
+            if (PyErr_Occurred()) goto fail;
+            if (t->id[k] < 0) { PyErr_SetString(PyExc_ValueError, "negative piece id"); goto fail; }
+        }
+        PyObject *key, *val;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(d, &pos, &key, &val)) {
+            if (!PyUnicode_Check(key) || PyUnicode_GET_LENGTH(key) != 1) {
+                PyErr_SetString(PyExc_TypeError, "trie edges must be one char");
+                goto fail;
+            }
+            long long child = PyLong_AsLongLong(val);
+            if (child == -1 && PyErr_Occurred()) goto fail;
+            uint64_t edge = ((uint64_t)k << 21) | PyUnicode_READ_CHAR(key, 0);
+            if (table_put(&t->edges, edge, child) < 0) goto fail;
+        }
+    }
+    PyObject *cap = PyCapsule_New(t, "tokviz.trie", trie_destroy);
+    if (cap) return cap;
+fail:
+    table_free(&t->edges);
+    PyMem_RawFree(t->score); PyMem_RawFree(t->id); PyMem_RawFree(t);
+    return NULL;
+}
+
+#define RESET 100000.0 /* sentencepiece's kScoreResetThreshold */
+
+/* Offer a candidate ending at e (from s, exact double score ``cand``) to the float32 DP: the
+ * first one is stored; a later one wins only when its score beats the stored float and does not
+ * round down to it (float32(cand) > best  <=>  cand > best and the stored value changes). */
+static inline void offer_f32(float *best, int64_t *starts, int64_t *ids, Py_ssize_t s, Py_ssize_t e, double cand,
+                             int64_t id) {
+    if (starts[e] == -1) {
+        best[e] = (float)cand;
+        starts[e] = s;
+        ids[e] = id;
+    } else if (cand > best[e]) {
+        float old = best[e];
+        best[e] = (float)cand;
+        if (best[e] != old) { starts[e] = s; ids[e] = id; }
+    }
+}
+
+/* The float32 DP of ``Unigram._dp_sp``: ``best`` holds C floats; ``cand`` is the exact double
+ * sum, rounded when stored; a better double that rounds to the stored float changes nothing.
+ * Returns 0, or 1 when a position has no candidate and there is no unk id. */
+static int viterbi_f32(const Trie *t, int kind, const void *data, Py_ssize_t n, double start,
+                       double unk_score, int64_t unk_id, int64_t *starts, int64_t *ids, double *end_score) {
+    float *best = PyMem_RawCalloc((size_t)n + 1, sizeof(float));
+    if (!best) return -1;
+    best[0] = (float)start;
+    for (Py_ssize_t i = 0; i <= n; i++) starts[i] = -1;
+    Py_ssize_t frontier = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        double base = best[s];
+        if (base < -RESET || base > RESET) {
+            for (Py_ssize_t i = s; i <= frontier; i++)
+                if (i == s || starts[i] != -1) best[i] = (float)((double)best[i] - base);
+            base = 0.0;
+        }
+        int64_t node = 0, child;
+        Py_ssize_t e = s;
+        int single = 0;
+        while (e < n) {
+            if (!table_get(&t->edges, ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e), &child)) break;
+            e++;
+            node = child;
+            if (t->id[node] < 0) continue;
+            if (e > frontier) frontier = e;
+            offer_f32(best, starts, ids, s, e, base + t->score[node], t->id[node]);
+            if (e == s + 1) single = 1;
+        }
+        if (!single) {
+            if (unk_id < 0) { PyMem_RawFree(best); return 1; }
+            e = s + 1;
+            if (e > frontier) frontier = e;
+            offer_f32(best, starts, ids, s, e, base + unk_score, unk_id);
+        }
+    }
+    *end_score = best[n];
+    PyMem_RawFree(best);
+    return 0;
+}
+
+/* The float64 DP of ``Unigram._viterbi_f64`` (HF): the later of two equal scores loses. */
+static int viterbi_f64(const Trie *t, int kind, const void *data, Py_ssize_t n, double start,
+                       double unk_score, int64_t unk_id, int64_t *starts, int64_t *ids, double *end_score) {
+    double *best = PyMem_RawCalloc((size_t)n + 1, sizeof(double));
+    if (!best) return -1;
+    best[0] = start;
+    for (Py_ssize_t i = 0; i <= n; i++) starts[i] = -1;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        double base = best[s];
+        int64_t node = 0, child;
+        Py_ssize_t e = s;
+        int single = 0;
+        while (e < n) {
+            if (!table_get(&t->edges, ((uint64_t)node << 21) | PyUnicode_READ(kind, data, e), &child)) break;
+            e++;
+            node = child;
+            if (t->id[node] < 0) continue;
+            double cand = base + t->score[node];
+            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = s; ids[e] = t->id[node]; }
+            if (e == s + 1) single = 1;
+        }
+        if (!single) {
+            if (unk_id < 0) { PyMem_RawFree(best); return 1; }
+            e = s + 1;
+            double cand = base + unk_score;
+            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = s; ids[e] = unk_id; }
+        }
+    }
+    *end_score = best[n];
+    PyMem_RawFree(best);
+    return 0;
+}
+
+/* unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32): the best path as columns
+ * (ids, starts, ends) and the score at the end; None when a char has no candidate and unk_id
+ * is negative (the caller raises its own error). */
+static PyObject *py_unigram_viterbi(PyObject *self, PyObject *args) {
+    PyObject *cap, *text;
+    double start, unk_score;
+    long long unk_id;
+    int f32;
+    if (!PyArg_ParseTuple(args, "OUddLp", &cap, &text, &start, &unk_score, &unk_id, &f32)) return NULL;
+    Trie *t = PyCapsule_GetPointer(cap, "tokviz.trie");
+    if (!t) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int64_t *starts = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    int64_t *ids = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    PyObject *result = NULL, *o_ids = NULL, *o_starts = NULL, *o_ends = NULL;
+    if (!starts || !ids) { PyErr_NoMemory(); goto done; }
+    double end_score = start;
+    int rc;
+    if (n >= NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, kind, data, n, start, unk_score, unk_id, starts, ids, &end_score);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, kind, data, n, start, unk_score, unk_id, starts, ids, &end_score);
+    }
+    if (rc < 0) { PyErr_NoMemory(); goto done; }
+    if (rc > 0) { result = Py_NewRef(Py_None); goto done; }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t e = n; e > 0; e = starts[e]) m++;
+    o_ids = PyList_New(m);
+    o_starts = PyList_New(m);
+    o_ends = PyList_New(m);
+    if (!o_ids || !o_starts || !o_ends) goto done;
+    Py_ssize_t k = m;
+    for (Py_ssize_t e = n; e > 0; e = starts[e]) {
+        k--;
+        PyObject *a = PyLong_FromLongLong(ids[e]), *b = PyLong_FromSsize_t(starts[e]), *c = PyLong_FromSsize_t(e);
+        if (!a || !b || !c) { Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c); goto done; }
+        PyList_SET_ITEM(o_ids, k, a);
+        PyList_SET_ITEM(o_starts, k, b);
+        PyList_SET_ITEM(o_ends, k, c);
+    }
+    result = Py_BuildValue("(OOOd)", o_ids, o_starts, o_ends, end_score);
+done:
+    Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
+    PyMem_RawFree(starts);
+    PyMem_RawFree(ids);
+    return result;
+}
+
+/* ------------------------------------------------------------------ module */
+static PyMethodDef methods[] = {
+    {"bpe_table", py_bpe_table, METH_VARARGS,
+     "bpe_table(ranks, merged, vocab, ignore_merges) -> table (merges mode, from the model's dicts)"},
+    {"bpe_rank_table", py_bpe_rank_table, METH_VARARGS,
+     "bpe_rank_table(vocab) -> table (rank mode: a pair merges when its concatenation is a token)"},
+    {"bpe_merge_text", py_bpe_merge_text, METH_VARARGS,
+     "bpe_merge_text(table, text, columns=False) -> ((id, start, end), ...) | (ids, starts, ends) | None"},
+    {"bpe_merge_utf8", py_bpe_merge_utf8, METH_VARARGS,
+     "bpe_merge_utf8(table, text, proxies) -> (ids, byte starts, byte ends, char starts, char ends, n bytes) | None"},
+    {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,
+     "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
+    {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},
+    {"unigram_viterbi", py_unigram_viterbi, METH_VARARGS,
+     "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32) -> (ids, starts, ends, score) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "tokviz.engine._native",
+    "The optional native core: the BPE merge loop and the Unigram Viterbi (see _native.c).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

@@ -1,0 +1,154 @@
+"""The reference encode path: the pipeline written plainly, one chunk and one token at a time.
+
+`Tokenizer.encode` has one production path, built for speed (chunk caches, column passes,
+kernels from the optional native core). This module is the other path: what an encode *means*,
+with no cache and no shortcut, in the order HF's ``encode_single_sequence`` runs:
+
+1. added tokens are cut out of the text and every other piece is normalized
+   (`AddedVocabulary.extract`);
+2. each piece is pre-tokenized into chunks (`PreTokenizer.pre_tokenize`);
+3. the model tokenizes each chunk (`Model.tokenize_traced`: tokens plus their traces);
+4. a token's offsets are its chunk's ``original_span`` of the token's range, its byte offsets
+   the UTF-8 positions of those (`OffsetMap`), except where the chunk holds the very bytes of
+   its original text (byte-level proxies): there a token gets exactly the bytes it holds;
+5. the post-processor.
+
+It serves ``encode(..., trace=True)`` (traces are data the token card shows) and is the oracle
+of ``tests/engine/test_paths.py``, which runs both paths on every bundle and every
+pre-tokenizer type. It is slow on purpose: keep it short and obvious rather than fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .byte_alphabet import proxy_to_bytes
+from .encoding import Encoding, PreToken, Segment, Stages, Trace
+from .text import NormalizedText, OffsetMap, check_text
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
+
+__all__ = ["encode", "holds_original"]
+
+
+def encode(
+    tok: Tokenizer,
+    text: str,
+    *,
+    add_special_tokens: bool = True,
+    allowed_special: str | set[str] | frozenset[str] | None = None,
+) -> Encoding:
+    """``tok.encode(text, trace=True)``, computed the plain way (every token has its trace).
+
+    >>> from tokviz.engine.models.wordlevel import WordLevel
+    >>> from tokviz.engine.tokenizer import Tokenizer
+    >>> encode(Tokenizer(WordLevel({"ab": 0}, unk_token="ab")), "ab").ids
+    [0]
+    """
+    check_text(text)
+    normalize = tok.normalizer.normalize if tok.normalizer is not None else None
+    pieces = tok._added.extract(text, normalize, skip_ids=tok._skip_ids(allowed_special))
+    bytes_of = OffsetMap(text).to_utf8
+    ids: list[int] = []
+    tokens: list[str] = []
+    offsets: list[tuple[int, int]] = []
+    byte_offsets: list[tuple[int, int]] = []
+    specials: list[int] = []
+    word_ids: list[int | None] = []
+    traces: list[Trace | None] = []
+    segments: list[Segment] = []
+    pre_tokens: list[PreToken] = []
+    for word, (piece, added_id) in enumerate(_words(tok, pieces, segments)):
+        if added_id is not None:
+            added = tok._added.by_id[added_id]
+            s, e = piece.original_span(0, len(piece.text))
+            if added.special:
+                specials.append(len(ids))
+            ids.append(added_id)
+            tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
+            offsets.append((s, e))
+            byte_offsets.append((bytes_of(s), bytes_of(e)))
+            word_ids.append(word)
+            traces.append(None)
+            continue
+        pre_tokens.append(PreToken(piece.text, piece.orig_start, piece.orig_end))
+        spans, chunk_traces = tok.model.tokenize_traced(piece.text)
+        chunk_ids = [i for i, _, _ in spans]
+        values = tok.model.token_values(piece.text, spans, [tok.model.id_to_token(i) for i in chunk_ids])
+        char_spans = [piece.original_span(s, e) for _, s, e in spans]
+        if tok._byte_level and holds_original(piece.text, text[piece.orig_start : piece.orig_end], byte_level=True):
+            first = bytes_of(piece.orig_start)
+            byte_spans = [(first + s, first + e) for _, s, e in spans]
+        else:
+            byte_spans = _byte_spans(char_spans, values, text, bytes_of)
+        ids += chunk_ids
+        tokens += values
+        offsets += char_spans
+        byte_offsets += byte_spans
+        word_ids += [word] * len(spans)
+        traces += chunk_traces
+    mask = [0] * len(ids)
+    for k in specials:
+        mask[k] = 1
+    enc = Encoding(
+        text=text, ids=ids, tokens=tokens, offsets=offsets, byte_offsets=byte_offsets,
+        special_tokens_mask=mask, type_ids=[0] * len(ids), word_ids=word_ids,
+        stages=Stages(text, tuple(segments), tuple(pre_tokens)), traces=traces,
+    )
+    if tok.post_processor is not None:
+        enc = tok.post_processor.process(enc, add_special_tokens=add_special_tokens)
+    return enc
+
+
+def _words(tok: Tokenizer, pieces: list, segments: list[Segment]) -> list[tuple[NormalizedText, int | None]]:
+    """Every chunk of every ordinary piece, and every added token, in text order (one word id
+    each); records the segments on the way."""
+    out: list[tuple[NormalizedText, int | None]] = []
+    for piece, added_id in pieces:
+        if added_id is not None:
+            segments.append(Segment(piece.orig_start, piece.orig_end, piece, added_id, tok._added.by_id[added_id].special))
+            out.append((piece, added_id))
+            continue
+        segments.append(Segment(piece.orig_start, piece.orig_end, piece))
+        chunks = tok.pre_tokenizer.pre_tokenize([piece]) if tok.pre_tokenizer is not None else [piece]
+        out += [(chunk, None) for chunk in chunks]
+    return out
+
+
+def holds_original(chunk_text: str, orig: str, *, byte_level: bool) -> bool:
+    """True when a chunk is an exact copy of its original text ``orig``: the same text, or for
+    a byte-level chunk the proxies of its very UTF-8 bytes (then a token's byte span is its span
+    in the chunk)."""
+    if not byte_level:
+        return chunk_text == orig
+    try:
+        return proxy_to_bytes(chunk_text) == orig.encode("utf-8")
+    except ValueError:  # not all proxies (a normalizer or pre-tokenizer changed the chunk)
+        return False
+
+
+def _byte_spans(char_spans: list[tuple[int, int]], values: list[str], text: str, bytes_of) -> list[tuple[int, int]]:  # noqa: ANN001
+    """UTF-8 spans of tokens from their char spans; the byte-fallback pieces ``<0xNN>`` of one
+    character get one byte each, in order, instead of the whole character."""
+    out: list[tuple[int, int]] = []
+    cursor = -1  # byte end of the previous token
+    for (cs, ce), value in zip(char_spans, values):
+        bs, be = bytes_of(cs), bytes_of(ce)
+        if _is_byte_piece(value):
+            if cs == ce and cs < len(text):
+                # SentencePiece gives the leading byte pieces of a character an empty span at
+                # its start: their bytes are still that character's
+                be = bs + len(text[cs].encode("utf-8"))
+            bs = cursor if bs <= cursor < be else bs
+            be = min(bs + 1, be) if be > bs else bs
+        out.append((bs, be))
+        cursor = be
+    return out
+
+
+def _is_byte_piece(value: str) -> bool:
+    """``<0xNN>``: a byte-fallback piece."""
+    return len(value) == 6 and value.startswith("<0x") and value.endswith(">") and all(
+        c in "0123456789ABCDEF" for c in value[3:5]
+    )
