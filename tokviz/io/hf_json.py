@@ -21,6 +21,7 @@ from typing import Any
 from ..engine.added_tokens import AddedToken
 from ..engine.decoders import decoder_from_json
 from ..engine.errors import TokvizFormatError
+from ..engine.fields import within
 from ..engine.models import Model, model_from_json
 from ..engine.normalizers import normalizer_from_json
 from ..engine.pre_tokenizers import pre_tokenizer_from_json
@@ -58,14 +59,8 @@ def _section(builder: Callable[..., Any], obj: Any, *, section: str, source: str
     try:
         return builder(obj, where=section)
     except TokvizFormatError as exc:
-        where = exc.where or section
-        if where != section and not where.startswith((section + ".", section + "[")):
-            where = f"{section}.{where}"
-        message = str(exc)
-        prefix = ": ".join(p for p in (exc.source, exc.where) if p)
-        if prefix and message.startswith(prefix + ": "):
-            message = message[len(prefix) + 2 :]
-        raise TokvizFormatError(message, source=source, where=where) from None
+        # the registry already put the section in front of the component's path
+        raise within(exc, None, source=source) from None
 
 
 def read_added_tokens(items: Any, model: Model, *, source: str) -> list[AddedToken]:

@@ -36,6 +36,7 @@ import re
 import regex
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..text import NormalizedText, _arr
 from ..unicode_tables import chars_class
 from . import Normalizer
@@ -297,15 +298,13 @@ class Precompiled(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Precompiled:
-        raw = obj.get("precompiled_charsmap")
-        if raw is None or raw == "":
+        raw = Fields(obj).str("precompiled_charsmap", None, optional=True)
+        if not raw:
             return cls(None)
-        if not isinstance(raw, str):
-            raise TokvizFormatError(f"precompiled_charsmap must be a base64 string, got {type(raw).__name__}")
         try:
             blob = base64.b64decode(raw, validate=True)
         except ValueError:
-            raise TokvizFormatError("precompiled_charsmap is not valid base64") from None
+            raise TokvizFormatError("not valid base64", where="precompiled_charsmap") from None
         return cls(CharsMap.from_bytes(blob, source=None))
 
     def to_json(self) -> dict[str, Any]:
