@@ -13,7 +13,6 @@ counting from the model's vocabulary size.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
@@ -27,6 +26,7 @@ from ..engine.normalizers import normalizer_from_json
 from ..engine.pre_tokenizers import pre_tokenizer_from_json
 from ..engine.processors import post_processor_from_json
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
+from .json_text import loads
 
 __all__ = ["load_hf_json", "parse_json", "read_added_tokens", "read_tokenizer_config"]
 
@@ -37,18 +37,7 @@ def parse_json(data: bytes | str | dict[str, Any], *, source: str) -> dict[str, 
     """The top-level JSON object of ``data`` (bytes, text or an already parsed dict)."""
     if isinstance(data, dict):
         return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        try:
-            data = bytes(data).decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise TokvizFormatError(f"not valid UTF-8 (byte {exc.start})", source=source) from None
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        what = "truncated JSON" if exc.pos >= len(data.rstrip()) else "malformed JSON"
-        raise TokvizFormatError(f"{what}: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise TokvizFormatError("JSON nested too deeply", source=source) from None
+    obj = loads(data, source=source)
     if not isinstance(obj, dict):
         raise TokvizFormatError(f"expected a JSON object at the top level, got {type(obj).__name__}", source=source)
     return obj
