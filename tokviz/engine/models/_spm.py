@@ -99,6 +99,10 @@ class SentencePieceVocab:
         user_defined: list[str] = []
         control: set[int] = set()
         for i, (p, t) in enumerate(zip(self.pieces, self.types)):
+            if not isinstance(p, str):
+                # protobuf hands over a proto2 string that is not UTF-8 as bytes
+                raise TokvizFormatError(f"piece {i} is not valid UTF-8 ({bytes(p)[:20]!r})", source=source,
+                                        where=f"pieces[{i}]")
             if not p:
                 raise TokvizFormatError(f"piece {i} is empty", source=source, where=f"pieces[{i}]")
             if t not in PieceType._value2member_map_:

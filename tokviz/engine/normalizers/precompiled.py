@@ -46,7 +46,10 @@ __all__ = ["CharsMap", "Precompiled", "SentencePieceNormalizer", "SentencePieceT
 SPACE_SYMBOL = "\u2581"  # ▁ LOWER ONE EIGHTH BLOCK, SentencePiece's escaped space
 
 _LEAF_BIT = 1 << 31
-_MAX_KEY_BYTES = 256  # no real rule is this long; a longer walk means a corrupt (cyclic) trie
+_MAX_KEY_BYTES = 256
+# Trie steps allowed per byte of the blob (decoding real maps takes fewer than 2 per byte) and at least.
+_STEPS_PER_BYTE = 8
+_MIN_STEPS = 100_000  # no real rule is this long; a longer walk means a corrupt (cyclic) trie
 
 
 def _offset(unit: int) -> int:
@@ -65,7 +68,7 @@ class CharsMap:
     (1, 'fi')
     """
 
-    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_all")
+    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_all", "_steps", "_budget")
 
     def __init__(self) -> None:
         self.blob = b""
@@ -76,6 +79,8 @@ class CharsMap:
         self._first: dict[str, tuple[int, bytes]] = {}  # first char -> (trie base after it, its bytes)
         self._sub: dict[str, tuple[dict[str, str], tuple[int, ...]]] = {}
         self._all: dict[str, str] | None = None
+        self._steps = 0  # trie steps taken by all walks so far, against `_budget` (`_spend`)
+        self._budget = 0
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -108,6 +113,7 @@ class CharsMap:
             raise bad(f"trie size {trie_size} is not a positive multiple of 4 (uint32 units)")
         units = array("I", struct.unpack_from(f"<{trie_size // 4}I", blob, 4))
         cm._units = units
+        cm._budget = _STEPS_PER_BYTE * len(blob) + _MIN_STEPS
         cm._normalized = normalized = bytes(blob[4 + trie_size :])
         n = len(units)
         n_norm = len(normalized)
@@ -137,6 +143,7 @@ class CharsMap:
         frontier: list[tuple[int, bytes]] = [(_offset(units[0]), b"")]
         while frontier:
             base, key = frontier.pop()
+            cm._spend(len(children.get(base, ())))
             for p in children.get(base, ()):
                 u = units[p]
                 k = key + bytes((u & 0xFF,))
@@ -149,6 +156,12 @@ class CharsMap:
                     continue
                 cm._first[c] = (p, k)
         return cm
+
+    def _spend(self, steps: int) -> None:
+        """Count trie steps against the blob's budget (see `_rules_under`)."""
+        self._steps += steps
+        if self._steps > self._budget:
+            raise self._bad(f"trie walk took more than {self._budget} steps (corrupt offsets make paths multiply)")
 
     def _bad(self, msg: str) -> TokvizFormatError:
         return TokvizFormatError(msg, source=self.source, where="precompiled_charsmap")
@@ -173,8 +186,12 @@ class CharsMap:
         pos, kbytes = self._first[c]
         rules: dict[str, str] = {}
         stack: list[tuple[int, bytes]] = [(pos, kbytes)]
+        # darts-clone shares identical subtrees (a DAWG), so units may be reached more than once;
+        # a corrupt "diamond" of depth d would then have 2**d paths. Every rule costs one step
+        # per byte of its key, so all walks together get a budget proportional to the blob.
         while stack:
             p, key = stack.pop()
+            self._spend(1)
             if len(key) > _MAX_KEY_BYTES:
                 raise self._bad(f"trie walk deeper than {_MAX_KEY_BYTES} bytes (cyclic offsets?)")
             u = units[p]
@@ -236,6 +253,7 @@ class CharsMap:
             frontier = [(q, b"") for q in children.get(base, ())]
             while frontier:
                 q, partial = frontier.pop()
+                self._spend(1)
                 uq = units[q]
                 k = partial + bytes((uq & 0xFF,))
                 try:
