@@ -35,9 +35,8 @@ _FLAGS = ("special", "single_word", "lstrip", "rstrip", "normalized")
 
 def parse_json(data: bytes | str | dict[str, Any], *, source: str) -> dict[str, Any]:
     """The top-level JSON object of ``data`` (bytes, text or an already parsed dict)."""
-    if isinstance(data, dict):
-        return data
-    obj = loads(data, source=source)
+    # an already parsed value is checked like the content of a file
+    obj = loads(data, source=source) if isinstance(data, (bytes, bytearray, memoryview, str)) else data
     if not isinstance(obj, dict):
         raise TokvizFormatError(f"expected a JSON object at the top level, got {type(obj).__name__}", source=source)
     return obj
