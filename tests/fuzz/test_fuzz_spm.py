@@ -23,7 +23,7 @@ SCORES = st.floats(width=32, allow_nan=True, allow_infinity=True) | st.none()
 
 
 @st.composite
-def pieces(draw: st.DrawFn) -> list[tuple[bytes, float | None, int | None]]:
+def pieces(draw: st.DrawFn, byte_fallback: bool) -> list[tuple[bytes, float | None, int | None]]:
     out = base_model_pieces()
     for _ in range(draw(st.integers(0, 6))):
         i = draw(st.integers(0, len(out) - 1))
@@ -47,7 +47,7 @@ def pieces(draw: st.DrawFn) -> list[tuple[bytes, float | None, int | None]]:
         else:
             piece, type_ = draw(st.text(min_size=1, max_size=4)).encode("utf-8", "surrogatepass"), 4
         out[i] = (piece, score, type_)
-    if draw(st.booleans()):  # a byte_fallback model carries all 256 byte pieces
+    if byte_fallback if draw(st.integers(0, 9)) else not byte_fallback:  # usually: all 256 byte pieces iff byte_fallback
         out += [(f"<0x{b:02X}>".encode(), 0.0, 6) for b in range(256)]
     return out
 
@@ -79,9 +79,10 @@ def charsmap(draw: st.DrawFn) -> bytes | None:
 
 @st.composite
 def model(draw: st.DrawFn) -> bytes:
+    byte_fallback = draw(st.booleans())
     trainer = {
-        "model_type": draw(st.sampled_from([1, 1, 2, 2, 3, 4])),
-        "byte_fallback": draw(st.booleans()),
+        "model_type": draw(st.sampled_from([1, 1, 1, 1, 2, 2, 2, 2, 3, 4])),  # WORD, CHAR: unsupported
+        "byte_fallback": byte_fallback,
         "treat_whitespace_as_suffix": draw(st.booleans()),
         "unk_id": draw(st.integers(-2, 400)),
         "bos_id": draw(st.integers(-2, 400)),
@@ -98,7 +99,7 @@ def model(draw: st.DrawFn) -> bytes:
     cm = draw(charsmap())
     if cm is not None:
         normalizer["precompiled_charsmap"] = cm
-    return model_file(draw(pieces()), trainer=trainer, normalizer=normalizer)
+    return model_file(draw(pieces(byte_fallback)), trainer=trainer, normalizer=normalizer)
 
 
 def load_and_probe(data: bytes, text: str) -> None:
