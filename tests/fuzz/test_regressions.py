@@ -8,6 +8,7 @@ RecursionError, TypeError or a hang.
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
 
@@ -159,6 +160,13 @@ class TestSentencePieceCharsmap:
         data = model_file(base_model_pieces(), normalizer={"precompiled_charsmap": diamond_charsmap(24)})
         with pytest.raises(TokvizFormatError, match="precompiled_charsmap"):
             run_case("regress", swallow=False, fn=lambda: tokviz.load(data).encode("ab" * 12))
+
+    def test_trie_size_past_the_end_by_the_header(self) -> None:
+        # found by the file family: the trie size fit the blob but not blob minus its header
+        blob = small_charsmap()
+        cut = blob[: 4 + struct.unpack_from("<I", blob)[0] - 3]
+        with pytest.raises(TokvizFormatError, match="exceeds the blob size"):
+            run_case("regress", swallow=False, fn=lambda: CharsMap.from_bytes(cut))
 
     def test_small_diamond_still_decodes(self) -> None:
         # a shared subtree is legal (darts-clone builds DAWGs): 2**10 keys are within budget

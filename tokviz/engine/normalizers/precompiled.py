@@ -107,8 +107,8 @@ class CharsMap:
         if len(blob) <= 4:
             raise bad(f"blob of {len(blob)} bytes is too short for the 4-byte trie size header")
         (trie_size,) = struct.unpack_from("<I", blob, 0)
-        if trie_size >= len(blob):
-            raise bad(f"trie size {trie_size} exceeds the blob size {len(blob)}")
+        if 4 + trie_size > len(blob):
+            raise bad(f"trie size {trie_size} exceeds the blob size {len(blob)} (after the 4-byte header)")
         if trie_size % 4 or trie_size == 0:
             raise bad(f"trie size {trie_size} is not a positive multiple of 4 (uint32 units)")
         units = array("I", struct.unpack_from(f"<{trie_size // 4}I", blob, 4))
