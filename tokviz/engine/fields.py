@@ -153,37 +153,25 @@ class Fields:
             self._expect(key, value, isinstance(value, bool), "true or false")
         return value
 
-    def int(
-        self,
-        key: str,
-        default: Any = _MISSING,
-        *,
-        optional: bool = False,
-        minimum: int | None = None,
-        maximum: int | None = None,
-    ) -> Any:
-        value, given = self._get(key, default, optional)
-        if given:
-            self._expect(key, value, isinstance(value, int) and not isinstance(value, bool), "an integer")
-            check_range(value, minimum, maximum, self.path(key))
-        return value
+    def int(self, key: str, default: Any = _MISSING, *, optional: bool = False,
+            minimum: int | None = None, maximum: int | None = None) -> Any:
+        return self._numeric(key, default, optional, minimum, maximum, integer=True)
 
-    def number(
-        self,
-        key: str,
-        default: Any = _MISSING,
-        *,
-        optional: bool = False,
-        minimum: float | None = None,
-        maximum: float | None = None,
-    ) -> Any:
+    def number(self, key: str, default: Any = _MISSING, *, optional: bool = False,
+               minimum: float | None = None, maximum: float | None = None) -> Any:
+        """A JSON number (not NaN) as a float."""
+        return self._numeric(key, default, optional, minimum, maximum, integer=False)
+
+    def _numeric(self, key: str, default: Any, optional: bool, minimum: float | None, maximum: float | None,
+                 *, integer: bool) -> Any:
         value, given = self._get(key, default, optional)
-        if given:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
-            self._expect(key, value, ok, "a number")
-            check_range(value, minimum, maximum, self.path(key))
-            return float(value)
-        return value
+        if not given:
+            return value
+        kinds = int if integer else (int, float)
+        ok = isinstance(value, kinds) and not isinstance(value, bool) and value == value  # NaN != NaN
+        self._expect(key, value, ok, "an integer" if integer else "a number")
+        check_range(value, minimum, maximum, self.path(key))
+        return value if integer else float(value)
 
     def choice(self, key: str, choices: Iterable[str], default: Any = _MISSING) -> Any:
         options = tuple(choices)
