@@ -74,6 +74,12 @@ class TestWrongJsonTypes:
         msg = error_of(lambda: load_json(obj))
         assert msg.startswith(f"{SOURCE}: decoder: unknown decoder type an object")
 
+    def test_model_null(self) -> None:
+        # found by the long json run: "model": null reached the added-token code as None
+        obj = json_bundle("bert-base-uncased")
+        obj["model"] = None
+        assert error_of(lambda: load_json(obj)) == f"{SOURCE}: model: expected a model object, got null"
+
     def test_bpe_end_of_word_suffix_object(self) -> None:
         obj = json_bundle("qwen3")
         obj["model"]["end_of_word_suffix"] = {"x": 1}

@@ -97,6 +97,8 @@ def read_vocab(obj: dict[str, Any], model: str) -> dict[str, int]:
 
 
 def model_from_json(obj: Any, *, where: str = "model") -> Model:
+    if obj is None:  # every other section may be null; the model is required
+        raise TokvizFormatError("expected a model object, got null", where=where)
     if isinstance(obj, dict) and "type" not in obj:
         # Old tokenizer.json files omit the model type; HF infers it from the fields.
         if "merges" in obj:
