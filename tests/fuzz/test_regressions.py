@@ -80,6 +80,14 @@ class TestWrongJsonTypes:
         obj["model"] = None
         assert error_of(lambda: load_json(obj)) == f"{SOURCE}: model: expected a model object, got null"
 
+    def test_single_template_with_sequence_b(self) -> None:
+        # found by the long file run: $B in the single template was an IndexError at encode time
+        obj = json_bundle("mistral-7b-v0.1")
+        obj["post_processor"]["single"][1] = {"Sequence": {"id": "B", "type_id": 0}}
+        assert error_of(lambda: load_json(obj)) == (
+            f"{SOURCE}: post_processor.single: the single template uses $B, but a single sequence has only $A"
+        )
+
     def test_bpe_end_of_word_suffix_object(self) -> None:
         obj = json_bundle("qwen3")
         obj["model"]["end_of_word_suffix"] = {"x": 1}

@@ -99,6 +99,9 @@ class TemplateProcessing(ListProcessor):
         self.single = tuple(single)
         self.pair = tuple(pair) if pair is not None else self.single + (Piece("Sequence", "B", 1),)
         self.special_tokens = dict(special_tokens or {})
+        if any(p.kind == "Sequence" and p.id == "B" for p in self.single):
+            # one sequence has no $B to fill in (found by the fuzzer: an IndexError at encode time)
+            raise TokvizFormatError("the single template uses $B, but a single sequence has only $A", where="single")
         for template in (self.single, self.pair):
             for p in template:
                 if p.kind == "SpecialToken" and p.id not in self.special_tokens:
