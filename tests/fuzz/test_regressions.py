@@ -88,6 +88,17 @@ class TestWrongJsonTypes:
             f"{SOURCE}: post_processor.single: the single template uses $B, but a single sequence has only $A"
         )
 
+    def test_lone_surrogate_in_a_file_string(self) -> None:
+        # found by the long json run: a Prepend of "\udcff" crashed BPE's byte fallback at encode
+        obj = json_bundle("mistral-7b-v0.1")
+        obj["normalizer"] = {"type": "Prepend", "prepend": "\udcff"}
+        for load in (lambda: load_json(obj), lambda: load_hf_json(obj, source=SOURCE)):
+            assert "lone surrogate U+DCFF" in error_of(load)
+
+    def test_escaped_surrogate_pair_is_fine(self) -> None:
+        data = b'{"model": {"type": "WordLevel", "vocab": {"\\ud83d\\ude00": 0}, "unk_token": "\\ud83d\\ude00"}}'
+        assert load_hf_json(data, source=SOURCE).encode("\U0001F600").ids == [0]
+
     def test_bpe_end_of_word_suffix_object(self) -> None:
         obj = json_bundle("qwen3")
         obj["model"]["end_of_word_suffix"] = {"x": 1}
@@ -121,6 +132,13 @@ class TestWrongJsonTypes:
         obj = json_bundle("bert-base-uncased")
         obj["decoder"] = {"type": "WordPiece", "prefix": False}
         assert error_of(lambda: load_json(obj)) == f"{SOURCE}: decoder.prefix: expected a string, got a boolean"
+
+    def test_sentencepiece_byte_piece_not_hex(self) -> None:
+        # found by the long spm run: a BYTE piece "<0x>" was an int() ValueError in the decoder
+        pieces = base_model_pieces() + [(f"<0x{b:02X}>".encode(), 0.0, 6) for b in range(256)]
+        pieces[20] = (b"<0x>", 0.0, 6)
+        msg = error_of(lambda: tokviz.load(model_file(pieces, trainer={"byte_fallback": True})))
+        assert msg == "<bytes>: pieces[20]: byte piece '<0x>' is not of the form <0xNN>"
 
     def test_sentencepiece_piece_not_utf8(self) -> None:
         pieces = base_model_pieces()

@@ -269,7 +269,7 @@ def _load_data(
     if kind == "json":
         obj = loads(data, source=source)
         raise TokvizFormatError(
-            f"a JSON {_JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected "
+            f"a JSON {'object' if isinstance(obj, dict) else _JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected "
             "tokenizer.json with a "
             '"model" or a vocab.json token -> id object)',
             source=source,

@@ -26,7 +26,7 @@ from ..engine.normalizers import normalizer_from_json
 from ..engine.pre_tokenizers import pre_tokenizer_from_json
 from ..engine.processors import post_processor_from_json
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
-from .json_text import loads
+from .json_text import CheckedObject, check_unicode, loads
 
 __all__ = ["load_hf_json", "parse_json", "read_added_tokens", "read_tokenizer_config"]
 
@@ -36,7 +36,12 @@ _FLAGS = ("special", "single_word", "lstrip", "rstrip", "normalized")
 def parse_json(data: bytes | str | dict[str, Any], *, source: str) -> dict[str, Any]:
     """The top-level JSON object of ``data`` (bytes, text or an already parsed dict)."""
     # an already parsed value is checked like the content of a file
-    obj = loads(data, source=source) if isinstance(data, (bytes, bytearray, memoryview, str)) else data
+    if isinstance(data, (bytes, bytearray, memoryview, str)):
+        obj = loads(data, source=source)
+    else:
+        obj = data
+        if not isinstance(obj, CheckedObject):
+            check_unicode(obj, source=source)
     if not isinstance(obj, dict):
         raise TokvizFormatError(f"expected a JSON object at the top level, got {type(obj).__name__}", source=source)
     return obj

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engine.errors import TokvizFormatError
 
-__all__ = ["MAX_JSON_DEPTH", "loads", "nesting_depth", "try_loads"]
+__all__ = ["MAX_JSON_DEPTH", "CheckedObject", "check_unicode", "loads", "nesting_depth", "try_loads"]
 
 MAX_JSON_DEPTH = 128
 
@@ -29,6 +29,32 @@ MAX_JSON_DEPTH = 128
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+# a \uD800-\uDFFF escape: the only way a lone surrogate gets into parsed JSON text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class CheckedObject(dict):  # type: ignore[type-arg]
+    """A top-level JSON object that `loads` parsed and checked (so it is not checked again)."""
+
+    __slots__ = ()
+
+
+def check_unicode(value: Any, *, source: str) -> None:
+    """Refuse strings holding a lone surrogate (``"\udcff"`` in JSON): they are not Unicode
+    text, HF's serde_json refuses them too, and they would fail later, at encode time."""
+    try:
+        json.dumps(value, ensure_ascii=False, check_circular=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start]
+        before = exc.object[max(0, exc.start - 40) : exc.start]
+        raise TokvizFormatError(
+            f"a string holds the lone surrogate U+{ord(bad):04X} (after {before!r}); JSON text must be valid Unicode",
+            source=source,
+        ) from None
+    except RecursionError:
+        raise TokvizFormatError("JSON nested too deeply", source=source) from None
+    except (TypeError, ValueError):
+        pass  # not JSON data at all: the loaders say what they expected
 
 
 def nesting_depth(data: bytes | str) -> int:
@@ -55,7 +81,7 @@ def loads(data: bytes | str, *, source: str) -> Any:
             source=source,
         )
     try:
-        return json.loads(data)
+        value = json.loads(data)
     except json.JSONDecodeError as exc:
         what = "not valid JSON (truncated JSON)" if exc.pos >= len(data.rstrip()) else "not valid JSON (malformed JSON)"
         raise TokvizFormatError(
@@ -65,6 +91,9 @@ def loads(data: bytes | str, *, source: str) -> Any:
         raise TokvizFormatError(f"malformed JSON: {exc}", source=source) from None
     except RecursionError:  # unreachable after the depth check; kept so no traceback can escape
         raise TokvizFormatError("JSON nested too deeply", source=source) from None
+    if _SURROGATE_ESCAPE.search(data):
+        check_unicode(value, source=source)
+    return CheckedObject(value) if type(value) is dict else value
 
 
 def try_loads(data: bytes | str) -> Any:

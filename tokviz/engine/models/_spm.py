@@ -33,6 +33,9 @@ class PieceType(IntEnum):
     BYTE = 6
 
 
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+
+
 def byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
@@ -124,6 +127,10 @@ class SentencePieceVocab:
             elif t == PieceType.BYTE and not byte_fallback:
                 raise TokvizFormatError(f"byte piece {p!r} found although byte_fallback is false",
                                         source=source, where=f"pieces[{i}]")
+            if t == PieceType.BYTE and _BYTE_PIECE.fullmatch(p) is None:
+                # SentencePiece writes byte pieces as <0xNN>; the decoder reads NN back
+                raise TokvizFormatError(f"byte piece {p[:20]!r} is not of the form <0xNN>", source=source,
+                                        where=f"pieces[{i}]")
         if unk_id < 0:
             raise TokvizFormatError("the model defines no UNKNOWN piece", source=source, where="pieces")
         self.unk_id = unk_id
