@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,41 @@ def tiktoken_encoding(rel: str):  # noqa: ANN201
         ranks = load_tiktoken_bpe(str(path))
     return tiktoken.Encoding(preset.name, pat_str=preset.pattern, mergeable_ranks=ranks,
                              special_tokens=dict(preset.special_tokens), explicit_n_vocab=preset.explicit_n_vocab)
+
+
+def build_charsmap(rules: dict[str, str]) -> bytes:
+    """A real Darts-clone double array for ``rules`` (each trie node gets its own 256-unit
+    region, so ``base ^ byte == base + byte``), in SentencePiece's blob layout."""
+    trie: dict = {}
+    for key, _ in rules.items():
+        node = trie
+        for b in key.encode("utf-8"):
+            node = node.setdefault(b, {})
+        node[None] = key
+    normalized = bytearray()
+    offsets: dict[str, int] = {}
+    for key, repl in rules.items():
+        offsets[key] = len(normalized)
+        normalized += repl.encode("utf-8") + b"\0"
+    units: dict[int, int] = {}
+    next_region = [1]
+
+    def place(node: dict, pos: int, label: int) -> None:
+        base = 256 * next_region[0]
+        next_region[0] += 1
+        leaf = None in node
+        if pos == 0:
+            units[0] = base << 10
+        else:
+            units[pos] = label | (int(leaf) << 8) | ((pos ^ base) << 10)
+        if leaf:
+            units[base] = (1 << 31) | offsets[node[None]]
+        for b, child in node.items():
+            if b is not None:
+                place(child, base + b, b)
+
+    place(trie, 0, 0)
+    size = max(units) + 1
+    arr = [units.get(i, 0) for i in range(size)]
+    trie_blob = struct.pack(f"<{size}I", *arr)
+    return struct.pack("<I", len(trie_blob)) + trie_blob + bytes(normalized)

@@ -1,12 +1,14 @@
 """The ``tokviz`` command: encode, decode, info, train, gui.
 
-No arguments opens the app. Errors in input files print one line and exit with status 2.
+No arguments opens the app. Errors in input files print one line and exit with status 2 (an internal
+error prints one line too, with status 3; TOKVIZ_DEBUG=1 shows its traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -262,6 +264,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug must still read as one line, never a traceback
+        if os.environ.get("TOKVIZ_DEBUG"):
+            raise
+        print(f"tokviz: internal error: {type(exc).__name__}: {exc} (set TOKVIZ_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ class TestLoad:
 class TestErrors:
     def test_truncated(self) -> None:
         data = json.dumps(minimal()).encode()[:-40]
-        with pytest.raises(TokvizFormatError, match=r"^t\.json: line 1 column \d+: truncated JSON"):
+        with pytest.raises(TokvizFormatError, match=r"^t\.json: line 1 column \d+: not valid JSON \(truncated JSON\)"):
             load_hf_json(data, source="t.json")
 
     def test_malformed(self) -> None:

@@ -125,15 +125,10 @@ class ByteLevelOptions:
 
     @classmethod
     def from_json(cls, obj: dict):  # noqa: ANN206 - returns the subclass
-        from .errors import TokvizFormatError
+        from .fields import Fields
 
-        kwargs = {}
-        for key in ("add_prefix_space", "trim_offsets", "use_regex"):
-            value = obj.get(key, True)
-            if not isinstance(value, bool):
-                raise TokvizFormatError(f"ByteLevel.{key} must be true or false, got {value!r}")
-            kwargs[key] = value
-        return cls(**kwargs)
+        f = Fields(obj)
+        return cls(**{key: f.bool(key, True) for key in ("add_prefix_space", "trim_offsets", "use_regex")})
 
     def to_json(self) -> dict:
         return {

@@ -5,12 +5,12 @@ HF tokenizers compile ``Split``/``Replace`` patterns with Oniguruma (Ruby syntax
 quantifiers and atomic groups. The differences that matter are handled here, once:
 
 * Ruby syntax makes ``^``/``$`` line anchors; we compile with ``MULTILINE`` so they agree.
-* A pattern from a file may backtrack catastrophically; a search with such a pattern runs with
-  the `regex` module's ``timeout`` and raises `PatternTimeoutError` naming the pattern instead of
-  hanging. The timeout costs about as much as the search itself, so it is only armed for
-  patterns that *can* backtrack exponentially (`may_backtrack`: a repeated group that contains
-  a quantifier or an alternation, or a backreference); the real tokenizer patterns (GPT-2,
-  cl100k, o200k, Qwen) have none and run at full speed.
+* A pattern from a file may backtrack catastrophically (exponentially, or polynomially as in
+  ``a*a*a*b``); every search with such a pattern runs with the `regex` module's ``timeout``
+  (cumulative over one ``finditer``/``sub``) and raises `PatternTimeoutError` naming the pattern
+  within about a second instead of hanging. `HFRegex` is the one compile-and-run helper for
+  every regex that comes from a file (Split, the Replace normalizer and decoder, tiktoken
+  presets): nothing else compiles a file's pattern.
 * A pattern that does not compile raises `TokvizFormatError` naming the pattern.
 * The `regex` module knows a newer Unicode than Oniguruma: characters HF sees as unassigned
   (`unicode_tables.UNKNOWN_TO_HF_REGEX`) are replaced by a noncharacter before matching
@@ -48,7 +48,8 @@ __all__ = [
     "hf_regex_view",
     "isolated_spans",
     "isolated_strings",
-    "may_backtrack",
+    "needs_timeout",
+    "trust_patterns",
     "HFRegex",
 ]
 
@@ -56,8 +57,34 @@ Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext"
 BEHAVIORS: tuple[str, ...] = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
 #: Seconds every regex search may take at least, plus this many per character of text searched.
-TIMEOUT_BASE = 5.0
+TIMEOUT_BASE = 1.0
 TIMEOUT_PER_CHAR = 4e-6
+
+# Performance notes: arming the timeout makes a search about 3x slower (the GPT-2 pattern over
+# 2M characters of prose), so the patterns the real tokenizers publish (registered by their
+# modules with `trust_patterns`, plus Qwen2/3's below) and quantifier-free patterns run without
+# it. An earlier policy armed it only for patterns a syntactic test judged able to backtrack
+# exponentially; the fuzzer found patterns it missed (``(?x)(a{1,10}) {1,10}$``, and polynomial
+# cases are beyond such a test), so every other pattern is now bounded.
+
+#: Qwen2/Qwen3's Split pattern (cl100k's with single digits), as their tokenizer.json writes it.
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+#: Llama 3's Split pattern: cl100k as a tokenizer.json writes it (no possessive quantifiers).
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+_TRUSTED: set[str] = {QWEN2_PATTERN, LLAMA3_PATTERN}
+
+
+def trust_patterns(*patterns: str) -> None:
+    """Let published patterns (whose worst cases are the reference libraries' own) run without
+    the timeout; called by the modules that define them (GPT-2, r50k, cl100k, o200k)."""
+    _TRUSTED.update(patterns)
 
 
 class PatternTimeoutError(TokvizFormatError):
@@ -75,94 +102,62 @@ def search_timeout(length: int) -> float:
     return TIMEOUT_BASE + TIMEOUT_PER_CHAR * length
 
 
-def _quantifier_at(p: str, i: int) -> tuple[int, bool]:
-    """Length of the quantifier starting at ``p[i]`` (0 if none) and whether it repeats (> 1)."""
-    if i >= len(p):
-        return 0, False
-    c = p[i]
-    if c in "*+":
-        return 1, True
-    if c == "?":
-        return 1, False
-    if c == "{":
-        m = regex.match(r"\{(\d*)(,?)(\d*)\}", p[i:])
-        if m and (m.group(1) or m.group(3)):
-            hi = m.group(3)
-            repeats = bool(m.group(2)) and (not hi or int(hi) > 1) or (not m.group(2) and int(m.group(1)) > 1)
-            return m.end(), repeats
-    return 0, False
+_BACKREF_ESCAPES = frozenset("123456789kgG")
 
 
 @lru_cache(maxsize=256)
-def may_backtrack(pattern: str) -> bool:
-    r"""Conservative test for exponential backtracking: a repeated group whose body has a
-    quantifier or an alternation (``(a+)+``, ``(a|aa)*``), or a backreference.
+def needs_timeout(pattern: str) -> bool:
+    r"""True unless ``pattern`` is a trusted published pattern or has no quantifier, no
+    backreference and no recursion (then a search is linear in the text).
 
-    >>> may_backtrack(r"(a|aa)+$"), may_backtrack(r"'s|'t| ?\p{L}+|\s+(?!\S)|\s+")
-    (True, False)
+    >>> needs_timeout(r"(a|aa)+$"), needs_timeout(r"\p{N}"), needs_timeout(r"(?x)(a{1,10}) {1,10}$")
+    (True, False, True)
     """
-    stack: list[list[bool]] = [[False, False]]  # per open group: [has_quantifier, has_alternation]
+    if pattern in _TRUSTED:
+        return False
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "\\":
             nxt = pattern[i + 1 : i + 2]
-            if (nxt.isdigit() and nxt != "0") or nxt in ("k", "g"):
-                return True  # backreference
-            if nxt in ("p", "P", "x", "u", "N") and pattern[i + 2 : i + 3] == "{":
-                j = pattern.find("}", i)
-                i = j + 1 if j > 0 else n
-            else:
-                i += 2
-            q, _ = _quantifier_at(pattern, i)
-            if q:
-                stack[-1][0] = True
-                i += q
-            continue
-        if c == "[":
-            j = i + 1
-            depth = 1
-            while j < n and depth:
-                if pattern[j] == "\\":
-                    j += 2
-                    continue
-                if pattern[j] == "[" and j > i + 1:
-                    depth += 1
-                elif pattern[j] == "]" and j > i + 1 + (pattern[i + 1 : i + 2] == "^"):
-                    depth -= 1
-                j += 1
-            i = j
-            q, _ = _quantifier_at(pattern, i)
-            if q:
-                stack[-1][0] = True
-                i += q
-            continue
-        if c == "(":
-            stack.append([False, False])
-            i += 1
-            if pattern[i : i + 1] == "?":  # group syntax, not a quantifier
-                i += 1
-            continue
-        if c == ")":
-            inner = stack.pop() if len(stack) > 1 else [False, False]
-            i += 1
-            q, repeats = _quantifier_at(pattern, i)
-            if repeats and (inner[0] or inner[1]):
+            if nxt in _BACKREF_ESCAPES:
                 return True
-            parent = stack[-1]
-            parent[0] = parent[0] or inner[0] or bool(q)
-            parent[1] = parent[1] or inner[1]
-            i += q
-            continue
-        if c == "|":
-            stack[-1][1] = True
+            i += 2
+            if nxt in "pPxuUN" and pattern[i : i + 1] == "{":  # \p{L}, \x{41}: not a quantifier
+                close = pattern.find("}", i)
+                i = close + 1 if close > 0 else n
+        elif c == "[":
+            i = _class_end(pattern, i)
+        elif c == "(" and pattern[i + 1 : i + 2] == "?":
+            # (?: (?= (?! (?<= (?<! (?> and flag groups are harmless; (?P=name), (?&name),
+            # (?R), (?1), (?(cond) are backreferences, recursion or conditionals
+            if pattern[i + 2 : i + 3] in ("P", "&", "R", "(", "|") or pattern[i + 2 : i + 3].isdigit():
+                return True
+            i += 2
+        elif c in "*+?{":
+            return True
         else:
-            q, _ = _quantifier_at(pattern, i + 1)
-            if q:
-                stack[-1][0] = True
-                i += q
-        i += 1
+            i += 1
     return False
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """Index after the character class opening at ``pattern[i]`` (nested classes, escapes)."""
+    j, depth, n = i + 1, 1, len(pattern)
+    if pattern[j : j + 1] == "^":
+        j += 1
+    if pattern[j : j + 1] == "]":
+        j += 1  # a leading ] is a literal
+    while j < n and depth:
+        if pattern[j] == "\\":
+            j += 2
+            continue
+        if pattern[j] == "[":
+            depth += 1
+        elif pattern[j] == "]":
+            depth -= 1
+        j += 1
+    return j
 
 
 @lru_cache(maxsize=256)
@@ -178,14 +173,16 @@ def compile_pattern(pattern: str, *, literal: bool = False) -> HFRegex:
         raise TokvizFormatError(f"pattern {pattern!r} does not compile: {exc}") from None
 
 
-def pattern_from_json(obj: Any, *, what: str = "pattern") -> tuple[str, bool]:
-    """``{"String": s}`` or ``{"Regex": r}`` -> ``(text, is_regex)``; anything else is an error."""
-    if not isinstance(obj, dict) or len(obj) != 1:
-        raise TokvizFormatError(f'{what}: expected {{"String": ...}} or {{"Regex": ...}}, got {obj!r}')
-    (kind, value), = obj.items()
-    if kind not in ("String", "Regex") or not isinstance(value, str):
-        raise TokvizFormatError(f'{what}: expected {{"String": ...}} or {{"Regex": ...}}, got {obj!r}')
-    return value, kind == "Regex"
+def pattern_from_json(obj: Any, *, where: str = "pattern") -> tuple[str, bool]:
+    """``{"String": s}`` or ``{"Regex": r}`` -> ``(text, is_regex)``; anything else is an error
+    naming ``where`` (the field's path inside its component)."""
+    if isinstance(obj, dict) and len(obj) == 1:
+        (kind, value), = obj.items()
+        if kind in ("String", "Regex") and isinstance(value, str):
+            return value, kind == "Regex"
+    shown = repr(obj)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    raise TokvizFormatError(f'expected {{"String": ...}} or {{"Regex": ...}}, got {shown}', where=where)
 
 
 def pattern_to_json(text: str, is_regex: bool) -> dict[str, str]:
@@ -209,7 +206,8 @@ class HFRegex:
     ``finditer``/``findall``/``search`` take the original text: characters HF's engines do not
     know are hidden first (`hf_regex_view`; match spans stay valid for the original text, and
     ``findall`` returns slices of the original), and a timeout is armed only when the pattern
-    can backtrack exponentially (`may_backtrack`; a caller's ``timeout`` is ignored otherwise).
+    can backtrack (`needs_timeout`; a caller's ``timeout`` is ignored otherwise). A search that
+    times out raises `PatternTimeoutError` from every method here.
     Other attributes come from the underlying `regex` pattern.
     """
 
@@ -219,7 +217,7 @@ class HFRegex:
         self.compiled = compiled
         self.pattern = compiled.pattern
         self.groups = compiled.groups
-        self.risky = may_backtrack(compiled.pattern)
+        self.risky = needs_timeout(compiled.pattern)
 
     def _timeout(self, length: int, timeout: float | None) -> float | None:
         if not self.risky:
@@ -227,17 +225,44 @@ class HFRegex:
         return search_timeout(length) if timeout is None else timeout
 
     def finditer(self, text: str, timeout: float | None = None):  # noqa: ANN201 - iterator of matches
-        return self.compiled.finditer(hf_regex_view(text), timeout=self._timeout(len(text), timeout))
+        it = self.compiled.finditer(hf_regex_view(text), timeout=self._timeout(len(text), timeout))
+        return it if not self.risky else self._guarded(it, len(text))
+
+    def _guarded(self, it, length: int):  # noqa: ANN001, ANN202 - match iterator in, out
+        try:
+            yield from it
+        except TimeoutError:
+            raise PatternTimeoutError(self.pattern, length) from None
 
     def search(self, text: str, timeout: float | None = None):  # noqa: ANN201 - match or None
-        return self.compiled.search(hf_regex_view(text), timeout=self._timeout(len(text), timeout))
+        try:
+            return self.compiled.search(hf_regex_view(text), timeout=self._timeout(len(text), timeout))
+        except TimeoutError:
+            raise PatternTimeoutError(self.pattern, len(text)) from None
 
     def findall(self, text: str, timeout: float | None = None) -> list:
         view = hf_regex_view(text)
         t = self._timeout(len(text), timeout)
-        if view is text or self.groups:
-            return self.compiled.findall(view, timeout=t)
-        return [text[m.start() : m.end()] for m in self.compiled.finditer(view, timeout=t)]
+        try:
+            if view is text or self.groups:
+                return self.compiled.findall(view, timeout=t)
+            return [text[m.start() : m.end()] for m in self.compiled.finditer(view, timeout=t)]
+        except TimeoutError:
+            raise PatternTimeoutError(self.pattern, len(text)) from None
+
+    def sub(self, replacement: str, text: str) -> str:
+        """Every match replaced by ``replacement`` taken literally (no group references)."""
+        pieces: list[str] = []
+        prev = 0
+        for m in self.finditer(text):
+            s, e = m.span()
+            pieces.append(text[prev:s])
+            pieces.append(replacement)
+            prev = e
+        if not pieces:
+            return text
+        pieces.append(text[prev:])
+        return "".join(pieces)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.compiled, name)

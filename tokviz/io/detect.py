@@ -23,13 +23,13 @@ are gigabytes, and only their header is needed.
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.errors import TokvizFormatError
+from .json_text import loads, try_loads
 
 if TYPE_CHECKING:
     from ..engine.tokenizer import Tokenizer
@@ -177,10 +177,9 @@ def _classify(data: bytes) -> tuple[str, Any]:
 
 
 def _sniff_json(data: bytes) -> tuple[str, Any]:
-    try:
-        obj = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return "json", None  # malformed: the JSON branch of `_load_data` names where it broke
+    obj = try_loads(data)
+    if obj is None:
+        return "json", None  # malformed or too deep: the JSON branch of `_load_data` says why
     if isinstance(obj, dict):
         # "model" is also an ordinary token of GPT-2's vocab.json: only an object counts
         if isinstance(obj.get("model"), dict):
@@ -316,16 +315,9 @@ def _load_data(
 
         return load_wordpiece_vocab(_decode_text(data, source), source=source)
     if kind == "json":
-        try:
-            obj = json.loads(data)
-        except UnicodeDecodeError as exc:
-            raise TokvizFormatError(f"not valid UTF-8 (byte {exc.start})", source=source) from None
-        except json.JSONDecodeError as exc:
-            raise TokvizFormatError(
-                f"not valid JSON: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
-            ) from None
+        obj = loads(data, source=source)
         raise TokvizFormatError(
-            f"a JSON {_JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected "
+            f"a JSON {'object' if isinstance(obj, dict) else _JSON_KIND.get(type(obj), 'value')} that is not a tokenizer (expected "
             "tokenizer.json with a "
             '"model" or a vocab.json token -> id object)',
             source=source,

@@ -12,12 +12,12 @@ so the model is an ordinary merges BPE, not the rank mode.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..engine.added_tokens import AddedToken
 from ..engine.errors import TokvizFormatError
+from .json_text import loads
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 
 __all__ = ["parse_vocab_json", "parse_merges", "load_gpt2_files", "looks_like_merges", "GPT2_SPECIALS"]
@@ -33,12 +33,7 @@ def parse_vocab_json(text: str | Mapping[str, Any], *, source: str = "vocab.json
     {'a': 0, 'b': 1}
     """
     if isinstance(text, str):
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TokvizFormatError(
-                f"not valid JSON: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
-            ) from None
+        obj = loads(text, source=source)
     else:
         obj = text
     if not isinstance(obj, Mapping):

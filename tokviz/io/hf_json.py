@@ -13,7 +13,6 @@ counting from the model's vocabulary size.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
@@ -21,11 +20,13 @@ from typing import Any
 from ..engine.added_tokens import AddedToken
 from ..engine.decoders import decoder_from_json
 from ..engine.errors import TokvizFormatError
+from ..engine.fields import within
 from ..engine.models import Model, model_from_json
 from ..engine.normalizers import normalizer_from_json
 from ..engine.pre_tokenizers import pre_tokenizer_from_json
 from ..engine.processors import post_processor_from_json
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
+from .json_text import CheckedObject, check_unicode, loads
 
 __all__ = ["load_hf_json", "parse_json", "read_added_tokens", "read_tokenizer_config"]
 
@@ -34,20 +35,13 @@ _FLAGS = ("special", "single_word", "lstrip", "rstrip", "normalized")
 
 def parse_json(data: bytes | str | dict[str, Any], *, source: str) -> dict[str, Any]:
     """The top-level JSON object of ``data`` (bytes, text or an already parsed dict)."""
-    if isinstance(data, dict):
-        return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        try:
-            data = bytes(data).decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise TokvizFormatError(f"not valid UTF-8 (byte {exc.start})", source=source) from None
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        what = "truncated JSON" if exc.pos >= len(data.rstrip()) else "malformed JSON"
-        raise TokvizFormatError(f"{what}: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise TokvizFormatError("JSON nested too deeply", source=source) from None
+    # an already parsed value is checked like the content of a file
+    if isinstance(data, (bytes, bytearray, memoryview, str)):
+        obj = loads(data, source=source)
+    else:
+        obj = data
+        if not isinstance(obj, CheckedObject):
+            check_unicode(obj, source=source)
     if not isinstance(obj, dict):
         raise TokvizFormatError(f"expected a JSON object at the top level, got {type(obj).__name__}", source=source)
     return obj
@@ -58,14 +52,8 @@ def _section(builder: Callable[..., Any], obj: Any, *, section: str, source: str
     try:
         return builder(obj, where=section)
     except TokvizFormatError as exc:
-        where = exc.where or section
-        if where != section and not where.startswith((section + ".", section + "[")):
-            where = f"{section}.{where}"
-        message = str(exc)
-        prefix = ": ".join(p for p in (exc.source, exc.where) if p)
-        if prefix and message.startswith(prefix + ": "):
-            message = message[len(prefix) + 2 :]
-        raise TokvizFormatError(message, source=source, where=where) from None
+        # the registry already put the section in front of the component's path
+        raise within(exc, None, source=source) from None
 
 
 def read_added_tokens(items: Any, model: Model, *, source: str) -> list[AddedToken]:

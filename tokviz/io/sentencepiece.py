@@ -52,6 +52,11 @@ def parse_model_proto(data: bytes, *, source: str) -> Any:
     for i, p in enumerate(proto.pieces):
         if not p.HasField("piece") or not p.piece:
             raise TokvizFormatError(f"piece {i} is empty", source=source, where=f"pieces[{i}]")
+    # proto2 strings that are not UTF-8 arrive as bytes; the pieces are checked by the vocab
+    for where, value in (("trainer_spec.unk_surface", proto.trainer_spec.unk_surface),
+                         ("normalizer_spec.name", proto.normalizer_spec.name)):
+        if not isinstance(value, str):
+            raise TokvizFormatError(f"not valid UTF-8 ({bytes(value)[:20]!r})", source=source, where=where)
     return proto
 
 

@@ -39,6 +39,7 @@ from types import MappingProxyType
 from ..engine.added_tokens import AddedToken
 from ..engine.byte_alphabet import BYTE_TO_CHAR, proxy_to_bytes
 from ..engine.errors import TokvizFormatError
+from ..engine.patterns import trust_patterns
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 
 __all__ = [
@@ -684,3 +685,7 @@ def _stem(source: str) -> str:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name
+
+
+# The published patterns run as HF's and tiktoken's own do, without a timeout (patterns.py).
+trust_patterns(*(q for p in (R50K_PATTERN, CL100K_PATTERN, O200K_PATTERN) for q in (p, engine_pattern(p))))

@@ -6,9 +6,9 @@ from collections.abc import Sequence as Seq
 from itertools import groupby
 from typing import Any
 
-import regex
-
 from ..errors import TokvizFormatError
+from ..fields import Fields
+from ..patterns import compile_pattern, pattern_from_json
 from . import Decoder, decoder_from_json
 from .wordpiece import cleanup
 
@@ -106,21 +106,11 @@ class Strip(Decoder):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Strip:
-        return cls(content=obj.get("content", " "), start=int(obj.get("start", 0)), stop=int(obj.get("stop", 0)))
+        f = Fields(obj)
+        return cls(content=f.char("content", " "), start=f.int("start", 0, minimum=0), stop=f.int("stop", 0, minimum=0))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
-
-
-def parse_pattern(obj: Any) -> tuple[str, str]:
-    """tokenizer.json ``{"String": "..."}`` / ``{"Regex": "..."}`` -> ``(kind, value)``."""
-    if isinstance(obj, dict) and len(obj) == 1:
-        (kind, value), = obj.items()
-        if kind in ("String", "Regex") and isinstance(value, str):
-            return kind, value
-    if isinstance(obj, str):
-        return "String", obj
-    raise TokvizFormatError(f'expected {{"String": ...}} or {{"Regex": ...}}, got {obj!r:.80}', where="pattern")
 
 
 class Replace(Decoder):
@@ -132,26 +122,21 @@ class Replace(Decoder):
         self.pattern = pattern
         self.content = content
         self.regex_pattern = regex_pattern
-        self._re = regex.compile(pattern) if regex_pattern else None
+        self._re = compile_pattern(pattern) if regex_pattern else None
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         if self._re is None:
             if not self.pattern:
                 return list(tokens)
             return [t.replace(self.pattern, self.content) for t in tokens]
-        content = self.content
-        return [self._re.sub(lambda _m: content, t) for t in tokens]
+        return [self._re.sub(self.content, t) for t in tokens]
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Replace:
-        kind, value = parse_pattern(obj.get("pattern"))
-        content = obj.get("content")
-        if not isinstance(content, str):
-            raise TokvizFormatError("expected a string", where="content")
-        try:
-            return cls(pattern=value, content=content, regex_pattern=kind == "Regex")
-        except regex.error as exc:
-            raise TokvizFormatError(f"bad regex {value!r}: {exc}", where="pattern") from None
+        f = Fields(obj)
+        raw = f.raw("pattern")
+        value, is_regex = (raw, False) if isinstance(raw, str) else pattern_from_json(raw)
+        return cls(pattern=value, content=f.str("content"), regex_pattern=is_regex)
 
     def to_json(self) -> dict[str, Any]:
         kind = "Regex" if self.regex_pattern else "String"
@@ -174,7 +159,7 @@ class BPEDecoder(Decoder):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> BPEDecoder:
-        return cls(suffix=obj.get("suffix", "</w>"))
+        return cls(suffix=Fields(obj).str("suffix", "</w>"))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "BPEDecoder", "suffix": self.suffix}
@@ -204,10 +189,11 @@ class CTC(Decoder):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> CTC:
+        f = Fields(obj)
         return cls(
-            pad_token=obj.get("pad_token", "<pad>"),
-            word_delimiter_token=obj.get("word_delimiter_token", "|"),
-            cleanup=bool(obj.get("cleanup", True)),
+            pad_token=f.str("pad_token", "<pad>"),
+            word_delimiter_token=f.str("word_delimiter_token", "|"),
+            cleanup=f.bool("cleanup", True),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -234,10 +220,11 @@ class Sequence(Decoder):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Sequence:
-        items = obj.get("decoders")
-        if not isinstance(items, list):
-            raise TokvizFormatError("expected a list of decoders", where="decoders")
-        return cls([decoder_from_json(d, where=f"decoders[{i}]") for i, d in enumerate(items)])
+        items = Fields(obj).list("decoders")
+        built = [decoder_from_json(d, where=f"decoders[{i}]") for i, d in enumerate(items)]
+        if None in built:
+            raise TokvizFormatError("expected a decoder object, got null", where=f"decoders[{built.index(None)}]")
+        return cls(built)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Sequence", "decoders": [d.to_json() for d in self.decoders]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from . import Decoder
 
 __all__ = ["Metaspace"]
@@ -43,11 +44,12 @@ class Metaspace(Decoder):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Metaspace:
-        scheme = obj.get("prepend_scheme")
-        if scheme is None:
-            # older files: add_prefix_space true/false
-            scheme = "always" if obj.get("add_prefix_space", True) else "never"
-        return cls(replacement=obj.get("replacement", "\u2581"), prepend_scheme=scheme, split=bool(obj.get("split", True)))
+        f = Fields(obj)
+        if f.has("prepend_scheme"):
+            scheme = f.choice("prepend_scheme", _SCHEMES)
+        else:  # older files: add_prefix_space true/false
+            scheme = "always" if f.bool("add_prefix_space", True, optional=True) else "never"
+        return cls(replacement=f.char("replacement", "\u2581"), prepend_scheme=scheme, split=f.bool("split", True))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}

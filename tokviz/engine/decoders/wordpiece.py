@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fields import Fields
 from . import Decoder
 
 __all__ = ["WordPiece", "cleanup"]
@@ -51,7 +52,8 @@ class WordPiece(Decoder):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WordPiece:
-        return cls(prefix=obj.get("prefix", "##"), cleanup=bool(obj.get("cleanup", True)))
+        f = Fields(obj)
+        return cls(prefix=f.str("prefix", "##"), cleanup=f.bool("cleanup", True))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup}

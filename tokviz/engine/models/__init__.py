@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from ..encoding import Trace
 from ..errors import TokvizFormatError
+from ..fields import describe
 from ..registry import build_component
 
 __all__ = ["Model", "DictVocabModel", "read_vocab", "model_from_json", "TYPES", "ModelToken"]
@@ -122,14 +123,16 @@ def read_vocab(obj: dict[str, Any], model: str) -> dict[str, int]:
     """The ``"vocab"`` object of a tokenizer.json model, checked: ``{token: non-negative int}``."""
     vocab = obj.get("vocab")
     if not isinstance(vocab, dict):
-        raise TokvizFormatError(f'{model} needs a "vocab" object {{token: id}}', where="model.vocab")
+        raise TokvizFormatError(f'{model} needs a "vocab" object {{token: id}}, got {describe(vocab)}', where="vocab")
     if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
         tok, i = next((t, i) for t, i in vocab.items() if type(i) is not int or i < 0)
-        raise TokvizFormatError(f"id of {tok!r} must be a non-negative integer, got {i!r}", where="model.vocab")
+        raise TokvizFormatError(f"expected a non-negative integer, got {i!r:.40}", where=f"vocab[{tok[:40]!r}]")
     return vocab
 
 
 def model_from_json(obj: Any, *, where: str = "model") -> Model:
+    if obj is None:  # every other section may be null; the model is required
+        raise TokvizFormatError("expected a model object, got null", where=where)
     if isinstance(obj, dict) and "type" not in obj:
         # Old tokenizer.json files omit the model type; HF infers it from the fields.
         if "merges" in obj:

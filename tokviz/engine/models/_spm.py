@@ -33,6 +33,9 @@ class PieceType(IntEnum):
     BYTE = 6
 
 
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+
+
 def byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
@@ -99,6 +102,10 @@ class SentencePieceVocab:
         user_defined: list[str] = []
         control: set[int] = set()
         for i, (p, t) in enumerate(zip(self.pieces, self.types)):
+            if not isinstance(p, str):
+                # protobuf hands over a proto2 string that is not UTF-8 as bytes
+                raise TokvizFormatError(f"piece {i} is not valid UTF-8 ({bytes(p)[:20]!r})", source=source,
+                                        where=f"pieces[{i}]")
             if not p:
                 raise TokvizFormatError(f"piece {i} is empty", source=source, where=f"pieces[{i}]")
             if t not in PieceType._value2member_map_:
@@ -120,6 +127,10 @@ class SentencePieceVocab:
             elif t == PieceType.BYTE and not byte_fallback:
                 raise TokvizFormatError(f"byte piece {p!r} found although byte_fallback is false",
                                         source=source, where=f"pieces[{i}]")
+            if t == PieceType.BYTE and _BYTE_PIECE.fullmatch(p) is None:
+                # SentencePiece writes byte pieces as <0xNN>; the decoder reads NN back
+                raise TokvizFormatError(f"byte piece {p[:20]!r} is not of the form <0xNN>", source=source,
+                                        where=f"pieces[{i}]")
         if unk_id < 0:
             raise TokvizFormatError("the model defines no UNKNOWN piece", source=source, where="pieces")
         self.unk_id = unk_id

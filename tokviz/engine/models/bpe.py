@@ -52,6 +52,7 @@ from .. import kernels
 from ..byte_alphabet import bytes_to_proxy
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["BPE", "DEFAULT_CACHE_CAPACITY"]
@@ -105,7 +106,7 @@ class BPE(DictVocabModel):
     ) -> None:
         if dropout is not None and not (0.0 <= dropout <= 1.0):
             raise TokvizFormatError(
-                f"dropout must be between 0 and 1, got {dropout!r}", where="model.dropout"
+                f"dropout must be between 0 and 1, got {dropout!r}", where="dropout"
             )
         self._vocab: dict[str, int] = dict(vocab or {})
         # id -> token (if two tokens share an id, the later one wins; HF's choice is arbitrary)
@@ -142,7 +143,7 @@ class BPE(DictVocabModel):
                     if part not in vocab_:
                         raise TokvizFormatError(
                             f"merge {rank} ({a!r}, {b!r}): {what} is not in the vocab",
-                            where=f"model.merges[{rank}]",
+                            where=f"merges[{rank}]",
                         )
         # a pair listed twice keeps its last rank (later entries overwrite), as HF's map does
         self._ranks = dict(zip(pairs, range(len(pairs))))
@@ -198,31 +199,20 @@ class BPE(DictVocabModel):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> BPE:
-        if obj.get("type", "BPE") != "BPE":
-            raise TokvizFormatError(f"expected a BPE model, got type {obj.get('type')!r}", where="model.type")
+        f = Fields(obj)
+        if f.raw("type", "BPE") != "BPE":
+            f.fail("type", f"expected a BPE model, got type {f.raw('type')!r:.60}")
         vocab = read_vocab(obj, "BPE")
-        merges = obj.get("merges")
-        if merges is None:
-            raise TokvizFormatError('BPE needs a "merges" list', where="model.merges")
-        if not isinstance(merges, list):
-            raise TokvizFormatError(
-                f'"merges" must be a list, got {type(merges).__name__}', where="model.merges"
-            )
-        dropout = obj.get("dropout")
-        if dropout is not None and not isinstance(dropout, (int, float)):
-            raise TokvizFormatError(
-                f"dropout must be a number or null, got {dropout!r}", where="model.dropout"
-            )
         return cls(
             vocab,
-            merges,
-            dropout=None if dropout is None else float(dropout),
-            unk_token=obj.get("unk_token"),
-            continuing_subword_prefix=obj.get("continuing_subword_prefix"),
-            end_of_word_suffix=obj.get("end_of_word_suffix"),
-            fuse_unk=bool(obj.get("fuse_unk") or False),
-            byte_fallback=bool(obj.get("byte_fallback") or False),
-            ignore_merges=bool(obj.get("ignore_merges") or False),
+            f.list("merges"),
+            dropout=f.number("dropout", None, optional=True, minimum=0.0, maximum=1.0),
+            unk_token=f.str("unk_token", None, optional=True),
+            continuing_subword_prefix=f.str("continuing_subword_prefix", None, optional=True),
+            end_of_word_suffix=f.str("end_of_word_suffix", None, optional=True),
+            fuse_unk=f.bool("fuse_unk", False, optional=True),
+            byte_fallback=f.bool("byte_fallback", False, optional=True),
+            ignore_merges=f.bool("ignore_merges", False, optional=True),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -582,7 +572,7 @@ class BPE(DictVocabModel):
                 continue
             if unk_token not in vocab:
                 raise TokvizFormatError(
-                    f"unk_token {unk_token!r} is not in the vocab", where="model.unk_token"
+                    f"unk_token {unk_token!r} is not in the vocab", where="unk_token"
                 )
             if unk is not None:
                 syms.append(unk_token)
@@ -994,12 +984,12 @@ def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
                 continue
             parts = m.split(" ")
             if len(parts) != 2:
-                raise TokvizFormatError(f'expected "a b" (two parts), got {m!r}', where=f"model.merges[{k}]")
+                raise TokvizFormatError(f'expected "a b" (two parts), got {m!r}', where=f"merges[{k}]")
             out.append((parts[0], parts[1]))
         elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
             out.append((m[0], m[1]))
         else:
-            raise TokvizFormatError(f'expected "a b" or ["a", "b"], got {m!r}', where=f"model.merges[{k}]")
+            raise TokvizFormatError(f'expected "a b" or ["a", "b"], got {m!r}', where=f"merges[{k}]")
     return out
 
 

@@ -37,6 +37,7 @@ from typing import Any
 from .. import kernels
 from ..encoding import UnigramTrace
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..unicode_tables import chars_class
 from . import Model, ModelToken
 from ._spm import SPACE, PieceType, SentencePieceVocab, byte_piece, space_chunker, to_float32
@@ -203,19 +204,18 @@ class Unigram(Model):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Unigram:
-        vocab_raw = obj.get("vocab")
-        if not isinstance(vocab_raw, list):
-            raise TokvizFormatError("Unigram.vocab must be a list of [piece, score] pairs")
+        f = Fields(obj)
         vocab: list[tuple[str, float]] = []
-        for k, entry in enumerate(vocab_raw):
+        for k, entry in enumerate(f.list("vocab")):
             if (not isinstance(entry, (list, tuple)) or len(entry) != 2 or not isinstance(entry[0], str)
-                    or not isinstance(entry[1], (int, float))):
-                raise TokvizFormatError(f"Unigram.vocab[{k}]: expected [piece, score], got {entry!r}")
+                    or not isinstance(entry[1], (int, float)) or isinstance(entry[1], bool)
+                    or entry[1] != entry[1]):
+                raise TokvizFormatError(f"expected [piece, score], got {entry!r:.80}", where=f"vocab[{k}]")
             vocab.append((entry[0], float(entry[1])))
-        unk_id = obj.get("unk_id")
-        if unk_id is not None and not isinstance(unk_id, int):
-            raise TokvizFormatError(f"Unigram.unk_id must be an integer or null, got {unk_id!r}")
-        return cls(vocab, unk_id=unk_id, byte_fallback=bool(obj.get("byte_fallback", False)))
+        unk_id = f.int("unk_id", None, optional=True, minimum=0)
+        if unk_id is not None and unk_id >= len(vocab):
+            f.fail("unk_id", f"unk_id {unk_id} is outside the vocabulary of {len(vocab)} pieces")
+        return cls(vocab, unk_id=unk_id, byte_fallback=f.bool("byte_fallback", False, optional=True))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..encoding import Trace
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["WordLevel"]
@@ -35,15 +36,11 @@ class WordLevel(DictVocabModel):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WordLevel:
-        if obj.get("type", "WordLevel") != "WordLevel":
-            raise TokvizFormatError(
-                f"expected a WordLevel model, got type {obj.get('type')!r}", where="model.type"
-            )
+        f = Fields(obj)
+        if f.raw("type", "WordLevel") != "WordLevel":
+            f.fail("type", f"expected a WordLevel model, got type {f.raw('type')!r:.60}")
         vocab = read_vocab(obj, "WordLevel")
-        unk = obj.get("unk_token", "<unk>")
-        if not isinstance(unk, str):
-            raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")
-        return cls(vocab, unk_token=unk)
+        return cls(vocab, unk_token=f.str("unk_token", "<unk>"))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,7 +58,7 @@ class WordLevel(DictVocabModel):
             if i is None:
                 raise TokvizFormatError(
                     f"{text!r} is not in the vocab and unk_token {self.unk_token!r} is missing too",
-                    where="model.unk_token",
+                    where="unk_token",
                 )
         return ((i, 0, len(text)),)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..encoding import WordPieceTrace
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["WordPiece"]
@@ -57,27 +58,16 @@ class WordPiece(DictVocabModel):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> WordPiece:
-        if obj.get("type", "WordPiece") != "WordPiece":
-            raise TokvizFormatError(
-                f"expected a WordPiece model, got type {obj.get('type')!r}", where="model.type"
-            )
+        f = Fields(obj)
+        if f.raw("type", "WordPiece") != "WordPiece":
+            f.fail("type", f"expected a WordPiece model, got type {f.raw('type')!r:.60}")
         vocab = read_vocab(obj, "WordPiece")
-        unk = obj.get("unk_token", "[UNK]")
-        prefix = obj.get("continuing_subword_prefix", "##")
-        max_chars = obj.get("max_input_chars_per_word", 100)
-        if not isinstance(unk, str):
-            raise TokvizFormatError(f"unk_token must be a string, got {unk!r}", where="model.unk_token")
-        if not isinstance(prefix, str):
-            raise TokvizFormatError(
-                f"continuing_subword_prefix must be a string, got {prefix!r}",
-                where="model.continuing_subword_prefix",
-            )
-        if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 0:
-            raise TokvizFormatError(
-                f"max_input_chars_per_word must be a non-negative integer, got {max_chars!r}",
-                where="model.max_input_chars_per_word",
-            )
-        return cls(vocab, unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=max_chars)
+        return cls(
+            vocab,
+            unk_token=f.str("unk_token", "[UNK]"),
+            continuing_subword_prefix=f.str("continuing_subword_prefix", "##"),
+            max_input_chars_per_word=f.int("max_input_chars_per_word", 100, minimum=0),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,7 +88,7 @@ class WordPiece(DictVocabModel):
         i = self._vocab.get(self.unk_token)
         if i is None:
             raise TokvizFormatError(
-                f"unk_token {self.unk_token!r} is not in the vocab", where="model.unk_token"
+                f"unk_token {self.unk_token!r} is not in the vocab", where="unk_token"
             )
         return i
 

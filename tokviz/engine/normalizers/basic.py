@@ -21,6 +21,7 @@ from typing import Any
 import regex
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..patterns import compile_pattern, find_matches, pattern_from_json, pattern_to_json
 from ..text import NormalizedText, make_text
 from ..unicode_tables import COMBINING_MARK, LOWERCASE_EXTRA, WHITE_SPACE, class_runs
@@ -198,13 +199,6 @@ class StripAccents(_Simple):
         return remove_chars(text, COMBINING_MARK)
 
 
-def _bool(obj: dict[str, Any], key: str, default: bool, owner: str) -> bool:
-    value = obj.get(key, default)
-    if not isinstance(value, bool):
-        raise TokvizFormatError(f"{owner}.{key} must be true or false, got {value!r}")
-    return value
-
-
 class Strip(Normalizer):
     """Remove leading and/or trailing whitespace (HF ``Strip``).
 
@@ -235,7 +229,8 @@ class Strip(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Strip:
-        return cls(left=_bool(obj, "strip_left", True, "Strip"), right=_bool(obj, "strip_right", True, "Strip"))
+        f = Fields(obj)
+        return cls(left=f.bool("strip_left", True), right=f.bool("strip_right", True))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Strip", "strip_left": self.left, "strip_right": self.right}
@@ -302,11 +297,8 @@ class Replace(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Replace:
-        pattern, is_regex = pattern_from_json(obj.get("pattern"), what="Replace.pattern")
-        content = obj.get("content")
-        if not isinstance(content, str):
-            raise TokvizFormatError(f"Replace.content must be a string, got {content!r}")
-        return cls(pattern=pattern, content=content, is_regex=is_regex)
+        pattern, is_regex = pattern_from_json(obj.get("pattern"))
+        return cls(pattern=pattern, content=Fields(obj).str("content"), is_regex=is_regex)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Replace", "pattern": pattern_to_json(self.pattern, self.is_regex), "content": self.content}
@@ -342,10 +334,7 @@ class Prepend(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Prepend:
-        value = obj.get("prepend")
-        if not isinstance(value, str):
-            raise TokvizFormatError(f"Prepend.prepend must be a string, got {value!r}")
-        return cls(prepend=value)
+        return cls(prepend=Fields(obj).str("prepend"))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Prepend", "prepend": self.prepend}
@@ -369,14 +358,12 @@ class Sequence(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Sequence:
-        items = obj.get("normalizers")
-        if not isinstance(items, list):
-            raise TokvizFormatError(f"Sequence.normalizers must be a list, got {type(items).__name__}")
+        items = Fields(obj).list("normalizers")
         built = []
         for i, item in enumerate(items):
-            n = normalizer_from_json(item, where=f"normalizer.normalizers[{i}]")
+            n = normalizer_from_json(item, where=f"normalizers[{i}]")
             if n is None:
-                raise TokvizFormatError(f"Sequence.normalizers[{i}] is null")
+                raise TokvizFormatError("expected a normalizer object, got null", where=f"normalizers[{i}]")
             built.append(n)
         return cls(built)
 

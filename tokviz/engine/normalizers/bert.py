@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..text import NormalizedText
 from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, CharSet
 from . import Normalizer
@@ -161,16 +162,9 @@ class BertNormalizer(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> BertNormalizer:
-        kwargs: dict[str, Any] = {}
-        for key in ("clean_text", "handle_chinese_chars", "lowercase"):
-            value = obj.get(key, True)
-            if not isinstance(value, bool):
-                raise TokvizFormatError(f"BertNormalizer.{key} must be true or false, got {value!r}")
-            kwargs[key] = value
-        strip = obj.get("strip_accents")
-        if strip is not None and not isinstance(strip, bool):
-            raise TokvizFormatError(f"BertNormalizer.strip_accents must be true, false or null, got {strip!r}")
-        return cls(strip_accents=strip, **kwargs)
+        f = Fields(obj)
+        kwargs: dict[str, Any] = {key: f.bool(key, True) for key in ("clean_text", "handle_chinese_chars", "lowercase")}
+        return cls(strip_accents=f.bool("strip_accents", None, optional=True), **kwargs)
 
     def to_json(self) -> dict[str, Any]:
         return {

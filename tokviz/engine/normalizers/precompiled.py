@@ -36,6 +36,7 @@ import re
 import regex
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..text import NormalizedText, _arr
 from ..unicode_tables import chars_class
 from . import Normalizer
@@ -45,7 +46,10 @@ __all__ = ["CharsMap", "Precompiled", "SentencePieceNormalizer", "SentencePieceT
 SPACE_SYMBOL = "\u2581"  # ▁ LOWER ONE EIGHTH BLOCK, SentencePiece's escaped space
 
 _LEAF_BIT = 1 << 31
-_MAX_KEY_BYTES = 256  # no real rule is this long; a longer walk means a corrupt (cyclic) trie
+_MAX_KEY_BYTES = 256
+# Trie steps allowed per byte of the blob (decoding real maps takes fewer than 2 per byte) and at least.
+_STEPS_PER_BYTE = 8
+_MIN_STEPS = 100_000  # no real rule is this long; a longer walk means a corrupt (cyclic) trie
 
 
 def _offset(unit: int) -> int:
@@ -64,7 +68,7 @@ class CharsMap:
     (1, 'fi')
     """
 
-    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_all")
+    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_all", "_steps", "_budget")
 
     def __init__(self) -> None:
         self.blob = b""
@@ -75,6 +79,8 @@ class CharsMap:
         self._first: dict[str, tuple[int, bytes]] = {}  # first char -> (trie base after it, its bytes)
         self._sub: dict[str, tuple[dict[str, str], tuple[int, ...]]] = {}
         self._all: dict[str, str] | None = None
+        self._steps = 0  # trie steps taken by all walks so far, against `_budget` (`_spend`)
+        self._budget = 0
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -101,12 +107,13 @@ class CharsMap:
         if len(blob) <= 4:
             raise bad(f"blob of {len(blob)} bytes is too short for the 4-byte trie size header")
         (trie_size,) = struct.unpack_from("<I", blob, 0)
-        if trie_size >= len(blob):
-            raise bad(f"trie size {trie_size} exceeds the blob size {len(blob)}")
+        if 4 + trie_size > len(blob):
+            raise bad(f"trie size {trie_size} exceeds the blob size {len(blob)} (after the 4-byte header)")
         if trie_size % 4 or trie_size == 0:
             raise bad(f"trie size {trie_size} is not a positive multiple of 4 (uint32 units)")
         units = array("I", struct.unpack_from(f"<{trie_size // 4}I", blob, 4))
         cm._units = units
+        cm._budget = _STEPS_PER_BYTE * len(blob) + _MIN_STEPS
         cm._normalized = normalized = bytes(blob[4 + trie_size :])
         n = len(units)
         n_norm = len(normalized)
@@ -136,6 +143,7 @@ class CharsMap:
         frontier: list[tuple[int, bytes]] = [(_offset(units[0]), b"")]
         while frontier:
             base, key = frontier.pop()
+            cm._spend(len(children.get(base, ())))
             for p in children.get(base, ()):
                 u = units[p]
                 k = key + bytes((u & 0xFF,))
@@ -148,6 +156,12 @@ class CharsMap:
                     continue
                 cm._first[c] = (p, k)
         return cm
+
+    def _spend(self, steps: int) -> None:
+        """Count trie steps against the blob's budget (see `_rules_under`)."""
+        self._steps += steps
+        if self._steps > self._budget:
+            raise self._bad(f"trie walk took more than {self._budget} steps (corrupt offsets make paths multiply)")
 
     def _bad(self, msg: str) -> TokvizFormatError:
         return TokvizFormatError(msg, source=self.source, where="precompiled_charsmap")
@@ -172,8 +186,12 @@ class CharsMap:
         pos, kbytes = self._first[c]
         rules: dict[str, str] = {}
         stack: list[tuple[int, bytes]] = [(pos, kbytes)]
+        # darts-clone shares identical subtrees (a DAWG), so units may be reached more than once;
+        # a corrupt "diamond" of depth d would then have 2**d paths. Every rule costs one step
+        # per byte of its key, so all walks together get a budget proportional to the blob.
         while stack:
             p, key = stack.pop()
+            self._spend(1)
             if len(key) > _MAX_KEY_BYTES:
                 raise self._bad(f"trie walk deeper than {_MAX_KEY_BYTES} bytes (cyclic offsets?)")
             u = units[p]
@@ -235,6 +253,7 @@ class CharsMap:
             frontier = [(q, b"") for q in children.get(base, ())]
             while frontier:
                 q, partial = frontier.pop()
+                self._spend(1)
                 uq = units[q]
                 k = partial + bytes((uq & 0xFF,))
                 try:
@@ -297,15 +316,13 @@ class Precompiled(Normalizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Precompiled:
-        raw = obj.get("precompiled_charsmap")
-        if raw is None or raw == "":
+        raw = Fields(obj).str("precompiled_charsmap", None, optional=True)
+        if not raw:
             return cls(None)
-        if not isinstance(raw, str):
-            raise TokvizFormatError(f"precompiled_charsmap must be a base64 string, got {type(raw).__name__}")
         try:
             blob = base64.b64decode(raw, validate=True)
         except ValueError:
-            raise TokvizFormatError("precompiled_charsmap is not valid base64") from None
+            raise TokvizFormatError("not valid base64", where="precompiled_charsmap") from None
         return cls(CharsMap.from_bytes(blob, source=None))
 
     def to_json(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import overload
 
 from ..byte_alphabet import BYTE_TO_CHAR, ByteLevelOptions
 from ..normalizers.basic import prepend
-from ..patterns import compile_pattern, isolated_spans, isolated_strings
+from ..patterns import compile_pattern, isolated_spans, isolated_strings, trust_patterns
 from ..text import NormalizedText, make_text
 from . import PreTokenizer
 from .split import split_piece
@@ -30,6 +30,7 @@ __all__ = ["ByteLevel", "GPT2_PATTERN", "Gathered", "to_byte_level"]
 
 #: The GPT-2 pre-tokenization pattern HF's ByteLevel uses when ``use_regex`` is true.
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+trust_patterns(GPT2_PATTERN)
 
 # str.translate tables: latin-1 char (= one byte) -> proxy; ASCII chars that are not their own proxy.
 _LATIN1_TO_PROXY = {b: c for b, c in enumerate(BYTE_TO_CHAR) if ord(c) != b}

@@ -13,6 +13,7 @@ from array import array
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..normalizers.basic import prepend
 from ..text import NormalizedText, make_text
 from . import PreTokenizer
@@ -109,11 +110,10 @@ class Metaspace(PreTokenizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Metaspace:
-        replacement = obj.get("replacement", "▁")
-        if not isinstance(replacement, str) or len(replacement) != 1:
-            raise TokvizFormatError(f"Metaspace.replacement must be one character, got {replacement!r}")
-        scheme = obj.get("prepend_scheme", "always")
-        legacy = obj.get("add_prefix_space")
+        f = Fields(obj)
+        replacement = f.char("replacement", "▁")
+        scheme = f.choice("prepend_scheme", ("always", "never", "first"), "always")
+        legacy = f.bool("add_prefix_space", None, optional=True)
         if legacy is False:
             # HF refuses add_prefix_space=false unless prepend_scheme is "never" (and the scheme
             # defaults to "always" when absent), so an old file must say both.
@@ -122,10 +122,7 @@ class Metaspace(PreTokenizer):
                     'Metaspace: add_prefix_space=false does not match prepend_scheme '
                     f'{scheme!r} (HF rejects this; use "prepend_scheme": "never")'
                 )
-        split = obj.get("split", True)
-        if not isinstance(split, bool):
-            raise TokvizFormatError(f"Metaspace.split must be true or false, got {split!r}")
-        return cls(replacement=replacement, prepend_scheme=scheme, split=split)
+        return cls(replacement=replacement, prepend_scheme=scheme, split=f.bool("split", True))
 
     def to_json(self) -> dict[str, Any]:
         return {

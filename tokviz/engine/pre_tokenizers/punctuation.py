@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..patterns import split_spans
 from ..text import NormalizedText
 from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, script_of
@@ -114,10 +115,7 @@ class Digits(PreTokenizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Digits:
-        value = obj.get("individual_digits")
-        if not isinstance(value, bool):
-            raise TokvizFormatError(f"Digits.individual_digits must be true or false, got {value!r}")
-        return cls(individual_digits=value)
+        return cls(individual_digits=Fields(obj).bool("individual_digits"))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Digits", "individual_digits": self.individual_digits}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..text import NormalizedText
 from . import PreTokenizer, pre_tokenizer_from_json
 
@@ -51,14 +52,12 @@ class Sequence(PreTokenizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Sequence:
-        items = obj.get("pretokenizers")
-        if not isinstance(items, list):
-            raise TokvizFormatError(f"Sequence.pretokenizers must be a list, got {type(items).__name__}")
+        items = Fields(obj).list("pretokenizers")
         built = []
         for i, item in enumerate(items):
-            p = pre_tokenizer_from_json(item, where=f"pre_tokenizer.pretokenizers[{i}]")
+            p = pre_tokenizer_from_json(item, where=f"pretokenizers[{i}]")
             if p is None:
-                raise TokvizFormatError(f"Sequence.pretokenizers[{i}] is null")
+                raise TokvizFormatError("expected a pre_tokenizer object, got null", where=f"pretokenizers[{i}]")
             built.append(p)
         return cls(built)
 

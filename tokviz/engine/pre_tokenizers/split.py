@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import REQUIRED, Fields
 from ..patterns import (
     BEHAVIORS,
     compile_pattern,
@@ -49,10 +50,7 @@ def split_piece(piece: NormalizedText, spans: Iterable[tuple[int, int]]) -> list
 
 
 def behavior_from_json(obj: dict[str, Any], *, default: str | None = None) -> str:
-    value = obj.get("behavior", default)
-    if value not in BEHAVIORS:
-        raise TokvizFormatError(f"behavior must be one of {', '.join(BEHAVIORS)}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return Fields(obj).choice("behavior", BEHAVIORS, REQUIRED if default is None else default)  # type: ignore[return-value]
 
 
 class Split(PreTokenizer):
@@ -97,10 +95,8 @@ class Split(PreTokenizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Split:
-        pattern, is_regex = pattern_from_json(obj.get("pattern"), what="Split.pattern")
-        invert = obj.get("invert", False)
-        if not isinstance(invert, bool):
-            raise TokvizFormatError(f"Split.invert must be true or false, got {invert!r}")
+        pattern, is_regex = pattern_from_json(obj.get("pattern"))
+        invert = Fields(obj).bool("invert", False)
         return cls(pattern=pattern, is_regex=is_regex, behavior=behavior_from_json(obj), invert=invert)
 
     def to_json(self) -> dict[str, Any]:

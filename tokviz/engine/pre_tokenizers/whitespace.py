@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from ..patterns import compile_pattern
 from ..text import NormalizedText
 from ..unicode_tables import WHITE_SPACE
@@ -120,10 +121,7 @@ class CharDelimiterSplit(PreTokenizer):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> CharDelimiterSplit:
-        d = obj.get("delimiter")
-        if not isinstance(d, str):
-            raise TokvizFormatError(f"CharDelimiterSplit.delimiter must be a one-character string, got {d!r}")
-        return cls(delimiter=d)
+        return cls(delimiter=Fields(obj).char("delimiter"))
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}

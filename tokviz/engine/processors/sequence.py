@@ -7,6 +7,7 @@ from typing import Any
 
 from ..encoding import Encoding
 from ..errors import TokvizFormatError
+from ..fields import Fields
 from . import PostProcessor, post_processor_from_json
 from ._common import ListProcessor
 
@@ -34,10 +35,14 @@ class Sequence(ListProcessor):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Sequence:
-        items = obj.get("processors")
-        if not isinstance(items, list):
-            raise TokvizFormatError("expected a list of processors", where="processors")
-        return cls([post_processor_from_json(p, where=f"processors[{i}]") for i, p in enumerate(items)])
+        built = []
+        for i, item in enumerate(Fields(obj).list("processors")):
+            p = post_processor_from_json(item, where=f"processors[{i}]")
+            if not isinstance(p, ListProcessor):
+                shown = "null" if p is None else f"{type(p).__name__}, which cannot be chained"
+                raise TokvizFormatError(f"expected a post_processor object, got {shown}", where=f"processors[{i}]")
+            built.append(p)
+        return cls(built)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Sequence", "processors": [p.to_json() for p in self.processors]}

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..encoding import Encoding
 from ..errors import TokvizFormatError
+from ..fields import Fields, describe
 from ._common import ListProcessor, surround, with_type_ids
 from .byte_level import trim_offsets
 
@@ -57,12 +58,13 @@ def _parse_piece(obj: Any, where: str) -> Piece:
     if isinstance(obj, dict) and len(obj) == 1:
         (kind, body), = obj.items()
         if kind in ("Sequence", "SpecialToken") and isinstance(body, dict) and "id" in body:
-            type_id = body.get("type_id", 0)
-            if not isinstance(type_id, int):
-                raise TokvizFormatError(f"type_id must be an integer, got {type_id!r}", where=where)
-            if kind == "Sequence" and body["id"] not in ("A", "B"):
-                raise TokvizFormatError(f"unknown sequence {body['id']!r}", where=where)
-            return Piece(kind, str(body["id"]), type_id)
+            f = Fields(body, f"{where}.{kind}")
+            type_id = f.int("type_id", 0, minimum=0)
+            if kind == "Sequence":
+                piece_id = f.choice("id", ("A", "B"))
+            else:
+                piece_id = f.str("id")
+            return Piece(kind, piece_id, type_id)
     raise TokvizFormatError(
         f'expected {{"Sequence": {{...}}}} or {{"SpecialToken": {{...}}}}, got {obj!r:.80}', where=where
     )
@@ -97,6 +99,9 @@ class TemplateProcessing(ListProcessor):
         self.single = tuple(single)
         self.pair = tuple(pair) if pair is not None else self.single + (Piece("Sequence", "B", 1),)
         self.special_tokens = dict(special_tokens or {})
+        if any(p.kind == "Sequence" and p.id == "B" for p in self.single):
+            # one sequence has no $B to fill in (found by the fuzzer: an IndexError at encode time)
+            raise TokvizFormatError("the single template uses $B, but a single sequence has only $A", where="single")
         for template in (self.single, self.pair):
             for p in template:
                 if p.kind == "SpecialToken" and p.id not in self.special_tokens:
@@ -135,20 +140,17 @@ class TemplateProcessing(ListProcessor):
     def from_json(cls, obj: dict[str, Any]) -> TemplateProcessing:
         single = _parse_template(obj.get("single"), "single")
         pair = _parse_template(obj["pair"], "pair") if obj.get("pair") is not None else None
-        specials_obj = obj.get("special_tokens") or {}
-        if not isinstance(specials_obj, dict):
-            raise TokvizFormatError("expected an object", where="special_tokens")
+        specials_obj = Fields(obj).object("special_tokens", {}, optional=True)
         specials: dict[str, SpecialTokenSpec] = {}
         for key, spec in specials_obj.items():
-            where = f"special_tokens[{key!r}]"
-            if not isinstance(spec, dict):
-                raise TokvizFormatError("expected {id, ids, tokens}", where=where)
-            ids, tokens = spec.get("ids"), spec.get("tokens")
-            if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-                raise TokvizFormatError("ids must be a list of integers", where=where)
-            if not isinstance(tokens, list) or len(tokens) != len(ids):
-                raise TokvizFormatError("tokens must be a list as long as ids", where=where)
-            specials[key] = SpecialTokenSpec(str(spec.get("id", key)), tuple(ids), tuple(str(t) for t in tokens))
+            f = Fields(spec, f"special_tokens[{key[:40]!r}]", what="an object {id, ids, tokens}")
+            ids, tokens = f.list("ids"), f.str_list("tokens")
+            for k, i in enumerate(ids):
+                if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                    f.fail("ids", f"expected non-negative integers, got {describe(i)} at [{k}]")
+            if len(tokens) != len(ids):
+                f.fail("tokens", f"expected {len(ids)} tokens (as many as ids), got {len(tokens)}")
+            specials[key] = SpecialTokenSpec(f.str("id", key), tuple(ids), tuple(tokens))
         return cls(single=single, pair=pair, special_tokens=specials)
 
     def to_json(self) -> dict[str, Any]:
@@ -166,7 +168,8 @@ class TemplateProcessing(ListProcessor):
 
 
 def _token_pair(obj: Any, where: str) -> tuple[str, int]:
-    if isinstance(obj, list) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], int):
+    if (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], int)
+            and not isinstance(obj[1], bool) and obj[1] >= 0):
         return obj[0], obj[1]
     raise TokvizFormatError(f'expected ["token", id], got {obj!r:.80}', where=where)
 
@@ -243,8 +246,8 @@ class RobertaProcessing(ListProcessor):
         return cls(
             sep=_token_pair(obj.get("sep"), "sep"),
             cls=_token_pair(obj.get("cls"), "cls"),
-            trim_offsets=bool(obj.get("trim_offsets", True)),
-            add_prefix_space=bool(obj.get("add_prefix_space", True)),
+            trim_offsets=Fields(obj).bool("trim_offsets", True),
+            add_prefix_space=Fields(obj).bool("add_prefix_space", True),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,128 @@
+"""The fuzz suite's harness: profiles, the per-case time guard, the allowed outcomes, counts.
+
+Every fuzz case runs through `run_case`: it arms a hard watchdog (`faulthandler`, which works
+even while C code holds the GIL: it dumps every thread's stack and ends the process, so a hang
+can never stall the run) and measures the case against a soft limit (a case slower than that
+fails as a hang, with hypothesis's shrunk input). The only outcomes allowed are success and the
+documented errors (`TokvizFormatError`, including `PatternTimeoutError`, and the lone-surrogate
+ValueError); anything else is a crash and fails the test with its input.
+
+Profiles (environment):
+
+* ``TOKVIZ_FUZZ`` unset or ``short``: a few dozen derandomized cases per test (CI; the whole
+  suite takes about a minute).
+* ``TOKVIZ_FUZZ=long``: ``TOKVIZ_FUZZ_EXAMPLES`` cases per test (default 10,000), random seeds.
+* ``TOKVIZ_FUZZ_SOFT`` / ``TOKVIZ_FUZZ_HARD``: the soft and hard limits per case in seconds
+  (default 10 and 120; the machine may be loaded).
+* ``TOKVIZ_FUZZ_REPORT=path``: write the per-family outcome counts there as JSON at the end.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+
+from tokviz.engine.errors import TokvizFormatError
+from tokviz.engine.patterns import PatternTimeoutError
+
+PROFILE = os.environ.get("TOKVIZ_FUZZ", "short").strip().lower() or "short"
+LONG = PROFILE == "long"
+LONG_EXAMPLES = int(os.environ.get("TOKVIZ_FUZZ_EXAMPLES", "10000"))
+SOFT_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_SOFT", "10"))
+HARD_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_HARD", "120"))
+
+#: family -> outcome -> count ("ok", or the documented error's class name)
+COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+
+def fuzz_settings(short_examples: int) -> settings:
+    """Hypothesis settings for one fuzz test in the current profile (no deadline: `run_case`
+    keeps time itself, on the wall clock, with a limit meant for a loaded machine)."""
+    return settings(
+        max_examples=LONG_EXAMPLES if LONG else short_examples,
+        deadline=None,
+        derandomize=not LONG,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=True,
+    )
+
+
+def is_documented_error(exc: BaseException) -> bool:
+    if isinstance(exc, TokvizFormatError):
+        return True
+    return type(exc) is ValueError and "lone surrogate" in str(exc)
+
+
+def outcome_name(exc: BaseException) -> str:
+    if isinstance(exc, PatternTimeoutError):
+        return "PatternTimeoutError"
+    if isinstance(exc, TokvizFormatError):
+        return "TokvizFormatError"
+    return "lone-surrogate"
+
+
+def run_case(family: str, fn: Callable[[], Any], *, swallow: bool = True) -> Any:
+    """Run one case under the time guard; return ``fn()``'s value, or None after a documented
+    error (re-raised instead when ``swallow`` is false, for the regression tests). A crash
+    propagates; a case over the soft limit fails as a hang."""
+    faulthandler.dump_traceback_later(HARD_LIMIT, exit=True, file=sys.stderr)
+    start = time.perf_counter()
+    error: Exception | None = None
+    try:
+        result = fn()
+        outcome = "ok"
+    except Exception as exc:
+        if not is_documented_error(exc):
+            COUNTS[family]["crash"] += 1
+            raise
+        one_line(exc)
+        result, outcome, error = None, outcome_name(exc), exc
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    elapsed = time.perf_counter() - start
+    if elapsed > SOFT_LIMIT:
+        COUNTS[family]["hang"] += 1
+        raise AssertionError(f"hang: the case took {elapsed:.1f} s (limit {SOFT_LIMIT} s)")
+    COUNTS[family][outcome] += 1
+    if error is not None and not swallow:
+        raise error
+    return result
+
+
+def one_line(exc: BaseException) -> None:
+    """A documented error must read as one line for the CLI and the error bar."""
+    message = str(exc)
+    assert message and "\n" not in message and "Traceback" not in message, message
+    assert len(message) < 2000, f"error message of {len(message)} characters"
+
+
+def check_encoding(tok: Any, text: str) -> None:
+    """Offsets inside the text (code points, start <= end) and ids that decode to a string."""
+    enc = tok.encode(text)
+    n = len(text)
+    assert len(enc.offsets) == len(enc.ids)
+    for s, e in enc.offsets:
+        assert 0 <= s <= e <= n, (s, e, n)
+    for ids in (enc.ids, [i for i in enc.ids if not tok.is_special_id(i)]):
+        out = tok.decode(ids)
+        assert isinstance(out, str)
+    tok.decode(enc.ids, skip_special_tokens=True)
+
+
+#: texts every loaded fuzz tokenizer encodes (short: each case loads a new tokenizer)
+PROBE_TEXTS = (
+    "",
+    "Hello world! It's 2026.",
+    "  leading and  double  spaces\t\ttabs\r\nCRLF\n",
+    "naïve café Ωμέγα добрый 日本語のテキスト 한국어 🎉👩‍👩‍👧",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!",
+    "<s></s><unk>[CLS][SEP]<|endoftext|>",
+)

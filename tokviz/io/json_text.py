@@ -1,0 +1,104 @@
+"""Parse the JSON of a tokenizer file with bounded nesting: ``loads(data, source=...)``.
+
+Python's ``json`` recurses once per nesting level, so a file 2,000 arrays deep raises
+RecursionError (or, in a thread with a small stack, worse). `nesting_depth` measures the depth
+first with a linear scan (strings removed by one regex, then a running sum over the brackets
+that are left), and `loads` refuses anything deeper than `MAX_JSON_DEPTH` before ``json`` sees
+it: no recursion limit is reachable from a file. Real tokenizer files nest 5 or 6 deep.
+
+The loaders (`hf_json`, `gpt2_files`, `detect`) parse JSON only through this module.
+
+>>> nesting_depth(b'{"a": [1, {"b": "]]]"}]}')
+3
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate
+from typing import Any
+
+from ..engine.errors import TokvizFormatError
+
+__all__ = ["MAX_JSON_DEPTH", "CheckedObject", "check_unicode", "loads", "nesting_depth", "try_loads"]
+
+MAX_JSON_DEPTH = 128
+
+# a JSON string (unrolled loop: runs of plain bytes between escapes); brackets inside it do not nest
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+# a \uD800-\uDFFF escape: the only way a lone surrogate gets into parsed JSON text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class CheckedObject(dict):  # type: ignore[type-arg]
+    """A top-level JSON object that `loads` parsed and checked (so it is not checked again)."""
+
+    __slots__ = ()
+
+
+def check_unicode(value: Any, *, source: str) -> None:
+    """Refuse strings holding a lone surrogate (``"\udcff"`` in JSON): they are not Unicode
+    text, HF's serde_json refuses them too, and they would fail later, at encode time."""
+    try:
+        json.dumps(value, ensure_ascii=False, check_circular=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start]
+        before = exc.object[max(0, exc.start - 40) : exc.start]
+        raise TokvizFormatError(
+            f"a string holds the lone surrogate U+{ord(bad):04X} (after {before!r}); JSON text must be valid Unicode",
+            source=source,
+        ) from None
+    except RecursionError:
+        raise TokvizFormatError("JSON nested too deeply", source=source) from None
+    except (TypeError, ValueError):
+        pass  # not JSON data at all: the loaders say what they expected
+
+
+def nesting_depth(data: bytes | str) -> int:
+    """The deepest nesting of arrays and objects in ``data`` (0 for a scalar). Linear time; on
+    malformed JSON (an unterminated string) the result may be too high, never too low."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def loads(data: bytes | str, *, source: str) -> Any:
+    """The JSON value of ``data``; `TokvizFormatError` naming ``source`` (and the line and column)
+    for invalid UTF-8, malformed or truncated JSON, or nesting deeper than `MAX_JSON_DEPTH`."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        try:
+            data = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise TokvizFormatError(f"not valid UTF-8 (byte {exc.start})", source=source) from None
+    depth = nesting_depth(data)
+    if depth > MAX_JSON_DEPTH:
+        raise TokvizFormatError(
+            f"JSON nested {depth} levels deep (at most {MAX_JSON_DEPTH} allowed; real tokenizer files nest "
+            "about 6 deep)",
+            source=source,
+        )
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError as exc:
+        what = "not valid JSON (truncated JSON)" if exc.pos >= len(data.rstrip()) else "not valid JSON (malformed JSON)"
+        raise TokvizFormatError(
+            f"{what}: {exc.msg}", source=source, where=f"line {exc.lineno} column {exc.colno}"
+        ) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise TokvizFormatError(f"malformed JSON: {exc}", source=source) from None
+    except RecursionError:  # unreachable after the depth check; kept so no traceback can escape
+        raise TokvizFormatError("JSON nested too deeply", source=source) from None
+    if _SURROGATE_ESCAPE.search(data):
+        check_unicode(value, source=source)
+    return CheckedObject(value) if type(value) is dict else value
+
+
+def try_loads(data: bytes | str) -> Any:
+    """The JSON value of ``data``, or None when it is not valid (bounded) JSON (for sniffing)."""
+    try:
+        return loads(data, source="")
+    except TokvizFormatError:
+        return None
