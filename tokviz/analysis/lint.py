@@ -18,6 +18,12 @@ explained by another finding (error) · N1 normalization length change (info).
 Special tokens a post-processor added are skipped. ``exact=True`` lints the exact spans
 instead of the HF-compatible ones (the errors HF's conventions cause then disappear).
 Pure Python over the public engine API; the GUI's lint panel and ``tokviz lint`` share it.
+
+Performance notes: every check is one pass over the tokens or the text; "which tokens hold
+this span" goes through `_Spans` (sorted starts + running maximum of ends, bisect), built once
+per kind of span. The first version scanned every token per finding, quadratic on CJK text
+where byte splits give a finding every few tokens; tests/analysis/test_lint_scaling.py keeps
+those scans as the oracle.
 """
 
 from __future__ import annotations
