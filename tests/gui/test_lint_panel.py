@@ -36,7 +36,7 @@ def linted(qtbot, tok, text: str):  # noqa: ANN001, ANN201
     qtbot.addWidget(panel)
     vm.set_text(text)
     vm.set_tokenizer(tok, name="t")
-    qtbot.waitUntil(lambda: lvm.view is not None and lvm.view.encoding.text == text and not vm.is_busy(), timeout=30000)
+    qtbot.waitUntil(lambda: lvm.view is not None and lvm.view.encoding.text == text and not vm.is_busy() and not lvm.is_busy(), timeout=30000)
     return vm, lvm, panel
 
 

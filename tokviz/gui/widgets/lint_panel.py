@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QTextCharFormat
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -37,6 +37,11 @@ __all__ = ["LintPanel", "paint_marks", "chunk_marks", "lint_selections", "normal
 
 _COLORS = {"error": "#d0342c", "warn": "#d98200", "info": "#3f7fd0"}
 _FINDING = Qt.ItemDataRole.UserRole + 1
+_MORE = Qt.ItemDataRole.UserRole + 2
+_GROUP = Qt.ItemDataRole.UserRole + 3
+
+#: finding rows made per page when a group is opened
+ROWS_PER_PAGE = 200
 
 
 def severity_color(severity: str) -> QColor:
@@ -188,6 +193,9 @@ class LintPanel(QWidget):
         self.tree.header().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setStretchLastSection(True)
         self.tree.currentItemChanged.connect(self._on_current)
+        self.tree.itemExpanded.connect(self._on_expanded)
+        self._groups: dict[str, list[Finding]] = {}
+        self._view: LintView | None = None
         split.addWidget(self.tree)
         self.stages = QTreeWidget()
         self.stages.setColumnCount(4)
@@ -209,49 +217,88 @@ class LintPanel(QWidget):
     # ------------------------------------------------------------------ findings
     def _on_view(self, view: LintView | None) -> None:
         self.tree.clear()
+        self._groups: dict[str, list[Finding]] = {}
+        self._view = view
         if view is None:
             self.summary.setText("No lint yet")
             return
         report = view.report(self.lvm.exact)
-        groups = report.by_check()
         errors = sum(1 for f in report.findings if f.severity == "error")
         kind = "exact" if self.lvm.exact else "HF-compatible"
-        self.summary.setText(
-            f"{len(report.findings)} findings · {errors} errors · {kind} spans" if report.findings else f"no findings · {kind} spans"
+        text = f"{len(report.findings):,} findings · {errors:,} errors · {kind} spans" if report.findings else f"no findings · {kind} spans"
+        if view.partial:
+            text += f" · linted the first {view.linted:,} of {view.total:,} characters"
+        self.summary.setText(text)
+        self.summary.setToolTip(
+            "A long text is linted over its first lines only; lint the whole file with “Lint file…”" if view.partial else ""
         )
-        for check, items in groups.items():
+        for check, items in report.by_check().items():
             counts: dict[str, int] = {}
             for f in items:
                 counts[f.severity] = counts.get(f.severity, 0) + 1
             worst = min(counts, key=SEVERITY_RANK.__getitem__)
-            top = QTreeWidgetItem([f"{check} · {CHECKS[check]}", "", "", "",
-                                   " · ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
+            top = QTreeWidgetItem([f"{check} · {CHECKS[check]}", f"{len(items):,}", "", "",
+                                   " · ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
             top.setForeground(0, QBrush(severity_color(worst)))
-            top.setFirstColumnSpanned(False)
-            for f in items:
-                child = QTreeWidgetItem([
-                    f.severity,
-                    " ".join(str(view.to_inspect[i]) if view.to_inspect[i] >= 0 else "—" for i in f.tokens),
-                    _span(f.span),
-                    repr(f.original),
-                    f.reason,
-                ])
-                child.setForeground(0, QBrush(severity_color(f.severity)))
-                child.setToolTip(4, f.reason)
-                child.setToolTip(2, "token spans, HF-compatible: " + ", ".join(map(_span, f.token_spans))
-                                 + "\nexact: " + ", ".join(map(_span, f.token_exact)))
-                child.setData(0, _FINDING, f)
-                top.addChild(child)
+            # rows are made when the group is opened, a page at a time: thousands of byte-split
+            # infos on CJK text would otherwise cost seconds of item creation per lint
+            top.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
+            self._groups[check] = items
+            top.setData(0, _GROUP, check)
             self.tree.addTopLevelItem(top)
-            top.setExpanded(worst != "info")
+            if worst != "info":
+                top.setExpanded(True)
         for c in range(4):
             self.tree.resizeColumnToContents(c)
+
+    def _on_expanded(self, top: QTreeWidgetItem) -> None:
+        if top.parent() is None and top.childCount() == 0:
+            self._add_rows(top)
+
+    def _add_rows(self, top: QTreeWidgetItem) -> None:
+        """The next `ROWS_PER_PAGE` findings of a group, then a "more" row while some are left."""
+        items = self._groups.get(top.data(0, _GROUP), [])
+        view = self._view
+        if view is None:
+            return
+        last = top.child(top.childCount() - 1) if top.childCount() else None
+        if last is not None and last.data(0, _MORE):
+            top.removeChild(last)
+        start = top.childCount()
+        for f in items[start : start + ROWS_PER_PAGE]:
+            top.addChild(self._row(view, f))
+        left = len(items) - top.childCount()
+        if left > 0:
+            more = QTreeWidgetItem([f"… {left:,} more", "", "", "", "select to show the next page (or export the report for all)"])
+            more.setData(0, _MORE, True)
+            more.setForeground(0, QBrush(QColor("#888888")))
+            top.addChild(more)
+
+    def _row(self, view: LintView, f: Finding) -> QTreeWidgetItem:
+        child = QTreeWidgetItem([
+            f.severity,
+            " ".join(str(view.to_inspect[i]) if view.to_inspect[i] >= 0 else "—" for i in f.tokens),
+            _span(f.span),
+            repr(f.original),
+            f.reason,
+        ])
+        child.setForeground(0, QBrush(severity_color(f.severity)))
+        child.setToolTip(4, f.reason)
+        child.setToolTip(2, "token spans, HF-compatible: " + ", ".join(map(_span, f.token_spans))
+                         + "\nexact: " + ", ".join(map(_span, f.token_exact)))
+        child.setData(0, _FINDING, f)
+        return child
 
     def selected_finding(self) -> Finding | None:
         item = self.tree.currentItem()
         return item.data(0, _FINDING) if item is not None else None
 
     def _on_current(self, item: QTreeWidgetItem | None, _prev: object) -> None:
+        if item is not None and item.data(0, _MORE) and item.parent() is not None:
+            top, view = item.parent(), self._view
+            # not while Qt changes the current item; and not into a tree a newer lint cleared
+            QTimer.singleShot(0, lambda: self._add_rows(top) if self._view is view else None)
+            return
         f = item.data(0, _FINDING) if item is not None else None
         if isinstance(f, Finding):
             self.lvm.select_finding(f)
