@@ -160,6 +160,8 @@ class LintViewModel(QObject):
 
     # ------------------------------------------------------------------ lint of the Inspect text
     def _on_update(self, u: EncodingUpdate) -> None:
+        if self.view is not None and self.view.inspect is not u.encoding and self.vm.lint_marks is not None:
+            self.vm.set_lint_marks(None)  # the marks belong to the encoding before: off until the next lint
         if not u.partial:
             self.refresh()
 

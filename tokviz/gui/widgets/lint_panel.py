@@ -104,6 +104,8 @@ def lint_selections(pane, om, c0: int, c1: int, marks: LintMarks | None) -> list
     n = len(text)
     out = []
     for s, e, sev in marks.spans:
+        if e > n:
+            continue  # marks of a longer text before (the next lint replaces them)
         e = max(e, min(s + 1, n))
         while 0 < s < n and unicodedata.combining(text[s]):  # a lone mark shows with its base
             s -= 1
