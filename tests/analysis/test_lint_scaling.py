@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import tokviz
 import tokviz.analysis.lint as lint_mod
 import tokviz.engine.exact as exact_mod
-from tokviz.analysis.lint import _Spans, lint_encoding
+from tokviz.analysis.lint import SpanIndex, lint_encoding
 from tokviz.io.textfile import read_text_file
 
 from support import SHARED, bundle_path, require
@@ -50,7 +50,7 @@ def _texts() -> list[str]:
 
 
 class _BruteSpans:
-    """The oracle: the scans `_Spans` replaced."""
+    """The oracle: the scans `SpanIndex` replaced."""
 
     def __init__(self, tokens, spans) -> None:  # noqa: ANN001
         self.rows = [(t, sp) for t in tokens if (sp := spans(t)) is not None]
@@ -124,7 +124,7 @@ def _lint_all(tok, texts: list[str]) -> list[tuple[object, object, object]]:  # 
 class TestAgainstBruteForce:
     def test_findings_and_exact_spans_equal_the_scans(self, tok, texts, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
         fast = _lint_all(tok, texts)
-        monkeypatch.setattr(lint_mod, "_Spans", _BruteSpans)
+        monkeypatch.setattr(lint_mod, "SpanIndex", _BruteSpans)
         monkeypatch.setattr(lint_mod, "_cluster_at", _brute_cluster_at)
         monkeypatch.setattr(exact_mod, "_right_facts", _brute_right_facts)
         monkeypatch.setattr(exact_mod, "_widen_empty_expansions", _brute_widen)
@@ -137,7 +137,7 @@ class TestAgainstBruteForce:
         tok = tokviz.load(bundle_path("cl100k_base/cl100k_base.tiktoken"))
         long = _japanese()[:6000]
         fast = _lint_all(tok, [long])
-        monkeypatch.setattr(lint_mod, "_Spans", _BruteSpans)
+        monkeypatch.setattr(lint_mod, "SpanIndex", _BruteSpans)
         slow = _lint_all(tok, [long])
         assert fast == slow
         assert {"U1", "D1"} <= set(fast[0][1]["counts"])  # byte splits on CJK: the look-ups ran
@@ -150,7 +150,7 @@ class TestSpanIndex:
     @settings(max_examples=200, deadline=None)
     @given(st.lists(_span, max_size=30), st.integers(-1, 55), st.integers(0, 14))
     def test_queries_equal_the_scan(self, spans: list[tuple[int, int]], a: int, width: int) -> None:
-        fast = _Spans(range(len(spans)), spans.__getitem__)
+        fast = SpanIndex(range(len(spans)), spans.__getitem__)
         slow = _BruteSpans(range(len(spans)), spans.__getitem__)
         assert fast.overlapping(a, a + width) == slow.overlapping(a, a + width)
         assert fast.last_ending_by(a) == slow.last_ending_by(a)

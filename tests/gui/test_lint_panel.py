@@ -5,16 +5,19 @@ tests/analysis/test_lint.py checks against HF; here they check the wiring."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
 import tokviz
 from tokviz.io.textfile import read_text_file
-from tokviz.gui.lint_viewmodel import LintViewModel, lint_cut
+from tokviz.gui.lint_viewmodel import SEVERITY_RANK, LintMarks, LintViewModel, lint_cut
 from tokviz.gui.viewmodel import InspectViewModel
-from tokviz.gui.widgets.lint_panel import ROWS_PER_PAGE, LintPanel
+from tokviz.gui.widgets.lint_panel import ROWS_PER_PAGE, LintPanel, chunk_marks
 
 from support import SHARED, bundle_path, require
 
@@ -167,3 +170,25 @@ class TestLongTexts:
         expected = min(n, 2 * ROWS_PER_PAGE) + (1 if n > 2 * ROWS_PER_PAGE else 0)
         qtbot.waitUntil(lambda: top.childCount() == expected, timeout=5000)
         assert top.child(ROWS_PER_PAGE).text(0) == "info"
+
+
+class TestMarkLookups:
+    """`chunk_marks` goes through a span index; the oracle is the scan of every chunk per mark."""
+
+    @staticmethod
+    def _brute(chunks, spans) -> dict[int, str]:  # noqa: ANN001
+        out: dict[int, str] = {}
+        for s, e, sev in spans:
+            for k, c in enumerate(chunks):
+                hit = (c.start < max(e, s + 1) and s < c.end) if c.end > c.start else s <= c.start < max(e, s + 1)
+                if hit and (k not in out or SEVERITY_RANK[sev] < SEVERITY_RANK[out[k]]):
+                    out[k] = sev
+        return out
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4)), max_size=15),
+           st.lists(st.tuples(st.integers(0, 30), st.integers(0, 5), st.sampled_from(["error", "warn", "info"])), min_size=1, max_size=8))
+    def test_chunk_marks_equal_the_scan(self, cuts, spans) -> None:  # noqa: ANN001
+        chunks = [SimpleNamespace(start=a, end=a + w) for a, w in sorted(cuts)]
+        marks = LintMarks(tuple((s, s + w, sev) for s, w, sev in spans), {}, ())
+        assert chunk_marks(chunks, marks) == self._brute(chunks, marks.spans)

@@ -20,7 +20,7 @@ instead of the HF-compatible ones (the errors HF's conventions cause then disapp
 Pure Python over the public engine API; the GUI's lint panel and ``tokviz lint`` share it.
 
 Performance notes: every check is one pass over the tokens or the text; "which tokens hold
-this span" goes through `_Spans` (sorted starts + running maximum of ends, bisect), built once
+this span" goes through `SpanIndex` (sorted starts + running maximum of ends, bisect), built once
 per kind of span. The first version scanned every token per finding, quadratic on CJK text
 where byte splits give a finding every few tokens; tests/analysis/test_lint_scaling.py keeps
 those scans as the oracle.
@@ -53,6 +53,7 @@ __all__ = [
     "lint_corpus",
     "regression_case",
     "surface",
+    "SpanIndex",
 ]
 
 #: check id -> one-line description (the order is the report's order)
@@ -219,14 +220,14 @@ class _Ctx:
     deleted: frozenset[int]
     exact: bool
     findings: list[Finding] = field(default_factory=list)
-    _index: dict[str, _Spans] = field(default_factory=dict)
+    _index: dict[str, SpanIndex] = field(default_factory=dict)
 
-    def index(self, kind: str) -> _Spans:
+    def index(self, kind: str) -> SpanIndex:
         """Content tokens by ``"span"`` (the linted spans), ``"exact"`` spans, ``"bytes"`` or
         ``"normalized"`` range (built on first use)."""
         got = self._index.get(kind)
         if got is None:
-            got = self._index[kind] = _Spans(self.content, self._span_of(kind))
+            got = self._index[kind] = SpanIndex(self.content, self._span_of(kind))
         return got
 
     def _span_of(self, kind: str) -> Callable[[int], tuple[int, int] | None]:
@@ -262,7 +263,7 @@ def _hull(spans: Sequence[tuple[int, int]]) -> tuple[int, int]:
     return (min(s for s, _ in spans), max(e for _, e in spans))
 
 
-class _Spans:
+class SpanIndex:
     """Tokens by span, for "which tokens overlap ``[a, b)``" without a scan of every token.
 
     Sorted by start with a running maximum of the ends: the tokens starting before ``b`` are a

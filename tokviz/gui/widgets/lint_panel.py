@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...analysis.lint import CHECKS, Finding
+from ...analysis.lint import CHECKS, Finding, SpanIndex
 from .._compat import emit
 from ..lint_viewmodel import SEVERITY_RANK, LintMarks, LintView, LintViewModel
 
@@ -114,34 +114,50 @@ def lint_selections(pane, om, c0: int, c1: int, marks: LintMarks | None) -> list
     return out
 
 
+def _mark_index(marks: LintMarks) -> tuple[SpanIndex, list[str]]:
+    """The marked spans by position (a zero-width span counts as its next character)."""
+    spans = [(s, max(e, s + 1)) for s, e, _ in marks.spans]
+    return SpanIndex(range(len(spans)), spans.__getitem__), [sev for _, _, sev in marks.spans]
+
+
+def _worst(severities: list[str], hits: list[int]) -> str | None:
+    return min((severities[k] for k in hits), key=SEVERITY_RANK.__getitem__, default=None)
+
+
 def normalized_lint_selections(pane, nm, norm, a: int, b: int, marks: LintMarks | None) -> list:  # noqa: ANN001
     """The same marks in the normalized pane: normalized characters whose source meets a span."""
-    if marks is None:
+    if marks is None or not marks.spans:
         return []
+    index, sevs = _mark_index(marks)
     out = []
     for i in range(a, min(b, len(norm.text))):
         s, e = norm.align(i)
-        worst = None
-        for ms, me, sev in marks.spans:
-            me = max(me, ms + 1)
-            if s < me and ms < max(e, s + 1) and (worst is None or SEVERITY_RANK[sev] < SEVERITY_RANK[worst]):
-                worst = sev
+        worst = _worst(sevs, index.overlapping(s, max(e, s + 1)))
         if worst is not None:
             out.append(pane._sel(nm.to_utf16(i), nm.to_utf16(i + 1), _underline(worst)))  # noqa: SLF001
     return out
 
 
 def chunk_marks(chunks, marks: LintMarks | None) -> dict[int, str]:  # noqa: ANN001
-    """Worst severity per pre-token chunk overlapping a marked span."""
+    """Worst severity per pre-token chunk overlapping a marked span (an empty chunk: one whose
+    position lies in the span). Painted often: the last answer is kept while both stay."""
+    if marks is None or not marks.spans:
+        return {}
+    last = _CHUNK_MARKS.get("last")
+    if last is not None and last[0] is chunks and last[1] is marks:
+        return last[2]
+    # a chunk as a span (an empty one as its next character), then the chunks each mark meets
+    index = SpanIndex(range(len(chunks)), lambda k: (chunks[k].start, max(chunks[k].end, chunks[k].start + 1)))
     out: dict[int, str] = {}
-    if marks is None:
-        return out
     for s, e, sev in marks.spans:
-        for k, c in enumerate(chunks):
-            hit = (c.start < max(e, s + 1) and s < c.end) if c.end > c.start else s <= c.start < max(e, s + 1)
-            if hit and (k not in out or SEVERITY_RANK[sev] < SEVERITY_RANK[out[k]]):
+        for k in index.overlapping(s, max(e, s + 1)):
+            if k not in out or SEVERITY_RANK[sev] < SEVERITY_RANK[out[k]]:
                 out[k] = sev
+    _CHUNK_MARKS["last"] = (chunks, marks, out)
     return out
+
+
+_CHUNK_MARKS: dict[str, tuple] = {}
 
 
 class LintPanel(QWidget):
