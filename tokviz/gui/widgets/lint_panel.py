@@ -255,7 +255,7 @@ class LintPanel(QWidget):
             for f in items:
                 counts[f.severity] = counts.get(f.severity, 0) + 1
             worst = min(counts, key=SEVERITY_RANK.__getitem__)
-            top = QTreeWidgetItem([f"{check} · {CHECKS[check]}", f"{len(items):,}", "", "",
+            top = QTreeWidgetItem([f"{check} · {CHECKS[check]} ({len(items):,})", "", "", "",
                                    " · ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
             top.setForeground(0, QBrush(severity_color(worst)))
             # rows are made when the group is opened, a page at a time: thousands of byte-split
