@@ -58,7 +58,10 @@ def paint_marks(
     """Underline the items in ``severities`` in their severity color, and draw one bracket over
     each group of ``brackets`` (items on one row; a group that wraps gets one per row)."""
     vis_top, vis_bottom = -dy, -dy + view.viewport().height()
+    first, end = view.visible_items()  # item_rect lays a line out: only ask for lines in view
     for i, sev in severities.items():
+        if not first <= i < end:
+            continue
         r = view.item_rect(i)
         if r is None or r.bottom() < vis_top or r.top() > vis_bottom:
             continue
@@ -67,6 +70,8 @@ def paint_marks(
         p.drawLine(QPointF(r.left() + 1, y), QPointF(r.right() - 1, y))
     pen = QPen(view.theme.bracket, 1.2)
     for group in brackets:
+        if not any(first <= i < end for i in group):
+            continue
         rects = [r for r in (view.item_rect(i) for i in group) if r is not None]
         rows: dict[float, list] = {}
         for r in rects:
