@@ -5,16 +5,21 @@ tests/analysis/test_lint.py checks against HF; here they check the wiring."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import Qt
 
 import tokviz
-from tokviz.gui.lint_viewmodel import LintViewModel
+from tokviz.io.textfile import read_text_file
+from tokviz.gui.lint_viewmodel import SEVERITY_RANK, LintMarks, LintViewModel, lint_cut
 from tokviz.gui.viewmodel import InspectViewModel
-from tokviz.gui.widgets.lint_panel import LintPanel
+from tokviz.gui.widgets.lint_panel import ROWS_PER_PAGE, LintPanel, chunk_marks
 
-from support import bundle_path
+from support import SHARED, bundle_path, require
 
 NFD_KOREAN = "\u1106\u1161\u1109\u1175\u11af\u1101\u1161\u1112\u1162\u110b\u1167"
 
@@ -36,7 +41,7 @@ def linted(qtbot, tok, text: str):  # noqa: ANN001, ANN201
     qtbot.addWidget(panel)
     vm.set_text(text)
     vm.set_tokenizer(tok, name="t")
-    qtbot.waitUntil(lambda: lvm.view is not None and lvm.view.encoding.text == text and not vm.is_busy(), timeout=30000)
+    qtbot.waitUntil(lambda: lvm.view is not None and lvm.view.encoding.text == text and not vm.is_busy() and not lvm.is_busy(), timeout=30000)
     return vm, lvm, panel
 
 
@@ -109,3 +114,81 @@ class TestLintPanel:
             lvm.lint_corpus(corpus)
             lvm.cancel_corpus()
         assert sig.args[0].cancelled and sig.args[0].lines < 3000
+
+
+# 30 lines of 11 CJK characters + CRLF (13 code points a line): every character is 3 UTF-8 bytes, qwen3 splits many of
+# them into byte tokens, so the lint has many info-level byte-split findings
+CJK_LINES = "".join("吾輩は猫である名前は無\r\n" for _ in range(30))
+
+
+class TestLongTexts:
+    def test_lint_has_lanes_of_its_own(self, qtbot, qwen3) -> None:  # noqa: ANN001
+        vm, lvm, panel = linted(qtbot, qwen3, NFD_KOREAN)
+        lvm.refresh()  # a lint job starts at once (its lane was idle)
+        assert lvm.is_busy() and not vm.is_busy()
+        qtbot.waitUntil(lambda: not lvm.is_busy(), timeout=30000)
+
+    def test_a_long_text_is_linted_over_its_first_lines(self, qtbot, qwen3) -> None:  # noqa: ANN001
+        vm = InspectViewModel()
+        lvm = LintViewModel(vm)
+        lvm.max_chars = 50  # 50 chars hold 3 lines of 13 (cut after the 3rd CRLF: 39 chars)
+        panel = LintPanel(lvm)
+        qtbot.addWidget(panel)
+        vm.set_text(CJK_LINES)
+        vm.set_tokenizer(qwen3, name="t")
+        qtbot.waitUntil(lambda: lvm.view is not None and not vm.is_busy() and not lvm.is_busy(), timeout=30000)
+        view = lvm.view
+        assert lint_cut(CJK_LINES, 50) == 39 and view.linted == 39 and view.total == 30 * 13 == len(CJK_LINES) and view.partial
+        assert view.encoding.text == CJK_LINES[:39]
+        assert all(f.span[1] <= 39 for f in view.hf.findings)
+        assert "linted the first 39 of 390 characters" in panel.summary.text()
+        # the linted start keeps the exact spans of its tokens in the highlights
+        panel.exact_box.setChecked(True)
+        assert vm.span_mode == "exact"
+
+    def test_a_new_text_supersedes_the_running_lint(self, qtbot, qwen3) -> None:  # noqa: ANN001
+        vm, lvm, panel = linted(qtbot, qwen3, CJK_LINES)
+        vm.set_text(NFD_KOREAN)
+        qtbot.waitUntil(lambda: lvm.view is not None and lvm.view.encoding.text == NFD_KOREAN and not lvm.is_busy(), timeout=30000)
+        assert lvm.view.total == len(NFD_KOREAN) and not lvm.view.partial
+
+    def test_finding_rows_are_made_a_page_at_a_time(self, qtbot) -> None:  # noqa: ANN001
+        require(SHARED is not None, "shared corpora not found")
+        text = read_text_file(SHARED / "corpora" / "wagahaiwa_nekodearu.txt").text[:3000]
+        cl100k = tokviz.load(bundle_path("cl100k_base/cl100k_base.tiktoken"))  # splits most kanji into bytes
+        vm, lvm, panel = linted(qtbot, cl100k, text)
+        groups = {panel.tree.topLevelItem(k).data(0, Qt.ItemDataRole.UserRole + 3): panel.tree.topLevelItem(k)
+                  for k in range(panel.tree.topLevelItemCount())}
+        n = lvm.view.hf.counts["U1"]
+        assert n > ROWS_PER_PAGE + 1  # enough byte splits for two pages
+        top = groups["U1"]
+        assert not top.isExpanded() and top.childCount() == 0  # an info group: nothing made yet
+        assert top.text(0).endswith(f"({n:,})")
+        top.setExpanded(True)
+        assert top.childCount() == ROWS_PER_PAGE + 1 and f"{n - ROWS_PER_PAGE:,} more" in top.child(ROWS_PER_PAGE).text(0)
+        panel.tree.setCurrentItem(top.child(ROWS_PER_PAGE))  # selecting "more" shows the next page
+        expected = min(n, 2 * ROWS_PER_PAGE) + (1 if n > 2 * ROWS_PER_PAGE else 0)
+        qtbot.waitUntil(lambda: top.childCount() == expected, timeout=5000)
+        assert top.child(ROWS_PER_PAGE).text(0) == "info"
+
+
+class TestMarkLookups:
+    """`chunk_marks` goes through a span index; the oracle is the scan of every chunk per mark."""
+
+    @staticmethod
+    def _brute(chunks, spans) -> dict[int, str]:  # noqa: ANN001
+        out: dict[int, str] = {}
+        for s, e, sev in spans:
+            for k, c in enumerate(chunks):
+                hit = (c.start < max(e, s + 1) and s < c.end) if c.end > c.start else s <= c.start < max(e, s + 1)
+                if hit and (k not in out or SEVERITY_RANK[sev] < SEVERITY_RANK[out[k]]):
+                    out[k] = sev
+        return out
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4)), max_size=15),
+           st.lists(st.tuples(st.integers(0, 30), st.integers(0, 5), st.sampled_from(["error", "warn", "info"])), min_size=1, max_size=8))
+    def test_chunk_marks_equal_the_scan(self, cuts, spans) -> None:  # noqa: ANN001
+        chunks = [SimpleNamespace(start=a, end=a + w) for a, w in sorted(cuts)]
+        marks = LintMarks(tuple((s, s + w, sev) for s, w, sev in spans), {}, ())
+        assert chunk_marks(chunks, marks) == self._brute(chunks, marks.spans)

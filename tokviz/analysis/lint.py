@@ -18,6 +18,12 @@ explained by another finding (error) · N1 normalization length change (info).
 Special tokens a post-processor added are skipped. ``exact=True`` lints the exact spans
 instead of the HF-compatible ones (the errors HF's conventions cause then disappear).
 Pure Python over the public engine API; the GUI's lint panel and ``tokviz lint`` share it.
+
+Performance notes: every check is one pass over the tokens or the text; "which tokens hold
+this span" goes through `SpanIndex` (sorted starts + running maximum of ends, bisect), built once
+per kind of span. The first version scanned every token per finding, quadratic on CJK text
+where byte splits give a finding every few tokens; tests/analysis/test_lint_scaling.py keeps
+those scans as the oracle.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +53,7 @@ __all__ = [
     "lint_corpus",
     "regression_case",
     "surface",
+    "SpanIndex",
 ]
 
 #: check id -> one-line description (the order is the report's order)
@@ -212,6 +220,25 @@ class _Ctx:
     deleted: frozenset[int]
     exact: bool
     findings: list[Finding] = field(default_factory=list)
+    _index: dict[str, SpanIndex] = field(default_factory=dict)
+
+    def index(self, kind: str) -> SpanIndex:
+        """Content tokens by ``"span"`` (the linted spans), ``"exact"`` spans, ``"bytes"`` or
+        ``"normalized"`` range (built on first use)."""
+        got = self._index.get(kind)
+        if got is None:
+            got = self._index[kind] = SpanIndex(self.content, self._span_of(kind))
+        return got
+
+    def _span_of(self, kind: str) -> Callable[[int], tuple[int, int] | None]:
+        if kind == "span":
+            return self.spans.__getitem__
+        if kind == "exact":
+            return self.ex.offsets.__getitem__
+        if kind == "bytes":
+            return self.enc.byte_offsets.__getitem__
+        origins = self.ex.origins
+        return lambda t: origins[t].normalized if origins[t] is not None else None  # type: ignore[union-attr]
 
     @property
     def text(self) -> str:
@@ -234,6 +261,53 @@ class _Ctx:
 
 def _hull(spans: Sequence[tuple[int, int]]) -> tuple[int, int]:
     return (min(s for s, _ in spans), max(e for _, e in spans))
+
+
+class SpanIndex:
+    """Tokens by span, for "which tokens overlap ``[a, b)``" without a scan of every token.
+
+    Sorted by start with a running maximum of the ends: the tokens starting before ``b`` are a
+    prefix, walked back only while some earlier token still reaches past ``a``. Token spans are
+    local (a token covers a few characters), so a query costs O(log n + hits).
+    """
+
+    __slots__ = ("starts", "ends", "tokens", "reach", "_by_end")
+
+    def __init__(self, tokens: Iterable[int], spans: Callable[[int], tuple[int, int] | None]) -> None:
+        rows = sorted((sp[0], sp[1], t) for t in tokens if (sp := spans(t)) is not None)
+        self.starts = [r[0] for r in rows]
+        self.ends = [r[1] for r in rows]
+        self.tokens = [r[2] for r in rows]
+        self.reach: list[int] = []
+        top = -1
+        for e in self.ends:
+            top = max(top, e)
+            self.reach.append(top)
+        self._by_end: tuple[list[int], list[int]] | None = None
+
+    def overlapping(self, a: int, b: int) -> list[int]:
+        """Tokens (ascending) whose span has ``start < b`` and ``end > a``."""
+        out = []
+        j = bisect_left(self.starts, b) - 1
+        while j >= 0 and self.reach[j] > a:
+            if self.ends[j] > a:
+                out.append(self.tokens[j])
+            j -= 1
+        out.sort()
+        return out
+
+    def last_ending_by(self, p: int) -> int | None:
+        """The highest token whose span ends at or before ``p``."""
+        if self._by_end is None:
+            rows = sorted(zip(self.ends, self.tokens))
+            best, top = [], -1
+            for _, t in rows:
+                top = max(top, t)
+                best.append(top)
+            self._by_end = ([e for e, _ in rows], best)
+        ends, best = self._by_end
+        k = bisect_right(ends, p)
+        return best[k - 1] if k else None
 
 
 def _context(tokenizer: Any, enc: Encoding, exact: bool) -> _Ctx:
@@ -397,10 +471,11 @@ def _cause(ctx: _Ctx, cp: int) -> tuple[str, str, list[int]]:
     """(severity, reason, tokens) for an uncovered code point."""
     ex = ctx.ex
     c = ctx.text[cp]
-    owners = [i for i in ctx.content if ex.offsets[i][0] <= cp < ex.offsets[i][1]]
+    owners = ctx.index("exact").overlapping(cp, cp + 1)  # exact start <= cp < exact end
     if cp in ctx.deleted:
-        before = [i for i in ctx.content if ctx.spans[i][1] <= cp]
-        return "info", f"deleted by the normalizer: {_cp(c)} has no normalized character", owners or before[-1:]
+        before = ctx.index("span").last_ending_by(cp)
+        return "info", f"deleted by the normalizer: {_cp(c)} has no normalized character", owners or (
+            [before] if before is not None else [])
     if cp in ex.absorbed:
         norm = ctx.enc.stages.normalized.text[ex.absorbed[cp]] if ctx.enc.stages is not None else "?"
         return "error", (
@@ -410,7 +485,7 @@ def _cause(ctx: _Ctx, cp: int) -> tuple[str, str, list[int]]:
     for i in owners:
         o = ex.origins[i]
         if ctx.synthetic.get(i) and ctx.enc.offsets[i][0] == ctx.enc.offsets[i][1]:
-            return "error", _zero_width_reason(ctx, i, ctx.content.index(i)), owners
+            return "error", _zero_width_reason(ctx, i, bisect_left(ctx.content, i)), owners
         if o is not None and ctx.enc.offsets[i] != ex.offsets[i] and _shifted(ctx, i):
             return "error", _shift_reason(ctx, i), owners
     if not owners:
@@ -474,7 +549,7 @@ def _check_cuts(ctx: _Ctx) -> None:
         if cp < len(ctx.text) and m.to_utf8(cp) != b and cp not in seen:
             seen.add(cp)
             b0, b1 = m.to_utf8(cp), m.to_utf8(cp + 1)
-            group = [t for t in content if enc.byte_offsets[t][0] < b1 and enc.byte_offsets[t][1] > b0]
+            group = ctx.index("bytes").overlapping(b0, b1)
             ctx.add("U1", "info", group, (cp, cp + 1), _byte_reason(ctx, cp))
         elif _share_normalized(ctx, i, j):
             # a normalized segment: byte spans are whole characters, the normalized ranges tell
@@ -482,14 +557,14 @@ def _check_cuts(ctx: _Ctx) -> None:
             s, e = ctx.ex.char_sources[c]
             if s not in seen and e > s:
                 seen.add(s)
-                group = [t for t in content if _holds(ctx, t, c)]
+                group = ctx.index("normalized").overlapping(c, c + 1)  # normalized start <= c < end
                 ctx.add("U1", "info", group, (s, e), _byte_reason(ctx, s))
     bounds = _grapheme_bounds(ctx.text)
     for k in range(1, len(content)):
         i, j = content[k - 1], content[k]
         b = enc.byte_offsets[j][0]
         cp = m.from_utf8(b)
-        if m.to_utf8(cp) != b or cp in bounds or cp == 0 or cp >= len(ctx.text):
+        if m.to_utf8(cp) != b or cp == 0 or cp >= len(ctx.text) or bounds[bisect_left(bounds, cp)] == cp:
             continue
         cluster = _cluster_at(ctx.text, bounds, cp)
         if all(_WS.match(c) or unicodedata.category(c) == "Cc" for c in cluster[2]):
@@ -501,23 +576,20 @@ def _check_cuts(ctx: _Ctx) -> None:
         ctx.add("K1", sev, [i, j], (cluster[0], cluster[1]), reason)
 
 
-def _holds(ctx: _Ctx, t: int, c: int) -> bool:
-    o = ctx.ex.origins[t]
-    return o is not None and o.normalized is not None and o.normalized[0] <= c < o.normalized[1]
-
-
-def _grapheme_bounds(text: str) -> set[int]:
-    out = {0}
+def _grapheme_bounds(text: str) -> list[int]:
+    """Grapheme cluster boundaries, ascending (0 and the end included)."""
+    out = [0]
     pos = 0
     for g in regex.findall(r"\X", text):
         pos += len(g)
-        out.add(pos)
+        out.append(pos)
     return out
 
 
-def _cluster_at(text: str, bounds: set[int], cp: int) -> tuple[int, int, str]:
-    s = max(b for b in bounds if b < cp)
-    e = min(b for b in bounds if b > cp)
+def _cluster_at(text: str, bounds: list[int], cp: int) -> tuple[int, int, str]:
+    """The cluster around ``cp`` (0 < cp < len(text), not itself a boundary)."""
+    k = bisect_left(bounds, cp)
+    s, e = bounds[k - 1], bounds[k]
     return s, e, text[s:e]
 
 
@@ -536,6 +608,7 @@ def _check_surfaces(ctx: _Ctx) -> None:
         return
     norm = stages.normalized.text
     groups: list[list[int]] = []
+    inserted = set(ctx.ex.inserted)
     m = ctx.enc.offset_map
     for i in ctx.content:
         b = ctx.enc.byte_offsets[i][0]
@@ -562,7 +635,6 @@ def _check_surfaces(ctx: _Ctx) -> None:
         ranges = [ctx.ex.origins[i].normalized for i in g]  # type: ignore[union-attr]
         a = min(r[0] for r in ranges if r)
         b = max(r[1] for r in ranges if r)
-        inserted = set(ctx.ex.inserted)
         want = "".join(norm[c] for c in range(a, b) if c not in inserted).replace("\u2581", " ")
         if got_text.replace("\u2581", " ") != want:
             ctx.add("T1", "error", g, _hull([ctx.spans[i] for i in g]), f"surface mismatch: the tokens stand for {got_text!r}, the normalized text there is {want!r}")
@@ -588,15 +660,25 @@ def _check_normalization(ctx: _Ctx) -> None:
         a, b = ex.char_sources[r[0]][0], max(ex.char_sources[c][1] for c in r)
         if b - a != len(r):
             found.append((a, b, norm[r[0] : r[-1] + 1]))
-    for cp in ex.deleted:
-        if not any(a <= cp < b for a, b, _ in found):
-            found.append((cp, cp + 1, ""))
+    in_region = bytearray(len(ctx.text) + 1)
+    for a, b, _ in found:
+        in_region[a:b] = b"\x01" * (b - a)
+    found.extend((cp, cp + 1, "") for cp in ex.deleted if not in_region[cp])
     for a, b, out in sorted(found):
-        toks = [i for i in ctx.content if ctx.spans[i][0] < b and ctx.spans[i][1] > a] or [
-            i for i in ctx.content if ex.offsets[i][0] <= a < max(ex.offsets[i][1], a + 1)
-        ]
+        toks = ctx.index("span").overlapping(a, b) or _tokens_at(ctx, a)
         what = "deleted" if not out else f"became {_cps(out)}"
         ctx.add("N1", "info", toks, (a, b), f"normalization length change: {_cps(ctx.text[a:b])} {what}")
+
+
+def _tokens_at(ctx: _Ctx, cp: int) -> list[int]:
+    """The tokens whose exact span holds ``cp`` or sits at it (zero-width), else the last token
+    before it: where a change no HF span covers (a deleted code point) is shown."""
+    at = ctx.index("exact")
+    toks = at.overlapping(cp, cp + 1) or [t for t in at.overlapping(cp - 1, cp + 1) if ctx.ex.offsets[t] == (cp, cp)]
+    if not toks:
+        before = ctx.index("span").last_ending_by(cp)
+        toks = [before] if before is not None else []
+    return toks
 
 
 def _check_hull(ctx: _Ctx) -> None:

@@ -25,7 +25,12 @@ encode path only records which tokenizer produced the encoding.
 
 Performance notes: one pass per segment and per chunk in Python, plus one model call per
 chunk (the chunk's token ranges are not kept by the encode path); meant for views and lints,
-not for throughput.
+not for throughput. Linear in the text: the facts about what lies right of an uncovered code
+point (next covering character, collapsed white space) come from one right-to-left pass
+(`_right_facts`), not a scan ahead per code point, which was quadratic on texts with long
+uncovered runs. What remains super-linear on very long texts is the cyclic GC walking the many
+small per-character lists; pausing the GC here was considered and dropped (a global side effect
+in a library call).
 """
 
 from __future__ import annotations
@@ -152,6 +157,9 @@ def _segment_sources(
     deleted: list[int] = []
     absorbed: dict[int, int] = {}
     original = nt.original
+    if all(o >= 0 for o in owner):
+        return src, deleted, absorbed, inserted
+    right_of, collapses = _right_facts(original, owner, seg_start, deletes)
     last = -1
     for k in range(width):
         if owner[k] >= 0:
@@ -161,9 +169,9 @@ def _segment_sources(
         if deletes(original[cp]):
             deleted.append(cp)
             continue
-        right = next((o for o in owner[k + 1 :] if o >= 0), -1)
+        right = right_of[k]
         target = last
-        if target < 0 or (right >= 0 and _collapsed_space(original, cp, owner, k, seg_start, deletes)):
+        if target < 0 or (right >= 0 and WHITE_SPACE_RE.match(original[cp]) is not None and collapses[k + 1]):
             # nothing on the left, or a run of white space collapsed into the one after it
             # (Replace(" {2,}", " ") aligns its content with the match's last character)
             target = right
@@ -181,31 +189,41 @@ def _widen_empty_expansions(text: str, src: list[list[int]], first: int) -> None
     empty span at the source (``…`` -> ``...``: (p, p), (p, p), (p, q)); exactly, each comes from
     the expanded character. (An empty ``▁`` is the dummy prefix or a collapsed space: kept.)"""
     n = len(src)
-    for i in range(first, n):
+    i = first
+    while i < n:
         a, b = src[i]
         if a != b or text[i] == "\u2581":
+            i += 1
             continue
-        j = i + 1
+        j = i + 1  # the run of empty spans at a: all of it takes the span that ends it
         while j < n and src[j][0] == src[j][1] == a and text[j] != "\u2581":
             j += 1
         if j < n and src[j][0] == a < src[j][1]:
-            src[i] = list(src[j])
+            for k in range(i, j):
+                src[k] = list(src[j])
+        i = j
 
 
-def _collapsed_space(original: str, cp: int, owner: list[int], k: int, seg_start: int, deletes: _Deletion) -> bool:
-    """Is ``cp`` white space in a run of white space (deleted characters skipped) whose next
-    covered code point is white space too?"""
-    if WHITE_SPACE_RE.match(original[cp]) is None:
-        return False
-    for j in range(k + 1, len(owner)):
-        c = original[seg_start + j]
+def _right_facts(original: str, owner: list[int], seg_start: int, deletes: _Deletion) -> tuple[list[int], list[bool]]:
+    """Per segment position k: the first covering normalized char right of k (-1: none), and
+    whether the run from k on (deleted characters skipped) reaches a *covered* white-space code
+    point before any kept non-white-space one (then white space before k collapsed into it).
+    One pass from the right, instead of a scan ahead per uncovered code point."""
+    width = len(owner)
+    right_of = [-1] * width
+    collapses = [False] * (width + 1)
+    nxt = -1
+    for k in range(width - 1, -1, -1):
+        right_of[k] = nxt
+        o = owner[k]
+        c = original[seg_start + k]
         if WHITE_SPACE_RE.match(c) is None:
-            if owner[j] < 0 and deletes(c):
-                continue
-            return False
-        if owner[j] >= 0:
-            return True
-    return False
+            collapses[k] = collapses[k + 1] if o < 0 and deletes(c) else False
+        else:
+            collapses[k] = True if o >= 0 else collapses[k + 1]
+        if o >= 0:
+            nxt = o
+    return right_of, collapses
 
 
 # ---------------------------------------------------------------------- pre-tokenizer facts

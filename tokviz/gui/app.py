@@ -165,6 +165,7 @@ def wait_idle(app, window, timeout: float = 120.0) -> bool:  # noqa: ANN001
         app.processEvents()
         vm = window.vm
         tabs_busy = any(getattr(window.tabs.widget(i), "is_busy", lambda: False)() for i in range(window.tabs.count()))
+        tabs_busy = tabs_busy or getattr(getattr(window, "lint_vm", None), "is_busy", lambda: False)()  # own lanes
         if not vm.is_busy() and not tabs_busy and (vm.tokenizer is None or vm.update is not None or vm.text == ""):
             app.processEvents()
             return True

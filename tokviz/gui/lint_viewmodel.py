@@ -1,8 +1,11 @@
 """The lint panel's view-model: the offset linter (`tokviz.analysis.lint`) over the Inspect text.
 
-After every full encode of the Inspect tab it lints the text in a background lane (latest request
-wins): HF-compatible and exact findings of ``encode(text, add_special_tokens=False)``, and the
-exact spans of the Inspect encoding itself (for the HF/exact toggle of the highlights). It hands
+After every full encode of the Inspect tab it lints the text in a background lane of its own
+(latest request wins; a new encode of the Inspect tab cancels it, so the lint never makes the tab
+look busy): HF-compatible and exact findings of ``encode(text, add_special_tokens=False)``, and
+the exact spans of the Inspect encoding itself (for the HF/exact toggle of the highlights). A
+text longer than `LINT_MAX_CHARS` is linted over its first lines only (``LintView.linted`` says
+how far; the panel says so). It hands
 the panes their marks through `InspectViewModel.set_lint_marks` (token indexes of the *Inspect*
 encoding, so the marks sit on the tokens shown even when special tokens were added), answers
 "which stage moved this offset" for a token, and runs corpus lints with progress and cancel.
@@ -25,9 +28,30 @@ from ._compat import emit
 from .viewmodel import EncodingUpdate, InspectViewModel
 from .workers import CancelToken, Lanes
 
-__all__ = ["LintViewModel", "LintView", "LintMarks", "StageRow", "SEVERITY_RANK"]
+__all__ = ["LintViewModel", "LintView", "LintMarks", "StageRow", "SEVERITY_RANK", "LINT_MAX_CHARS", "lint_cut"]
 
 SEVERITY_RANK = {"error": 0, "warn": 1, "info": 2}
+
+#: the Inspect lint covers at most this many characters of the text (cut at a line end): the
+#: lint costs a few times an encode, and on a long text its marks matter where one is looking
+LINT_MAX_CHARS = 20_000
+
+#: how far past an unmatched lint token `_index_map` looks for its Inspect token (the Inspect
+#: encoding holds a few post-processor or special tokens more, never many in a row)
+_MATCH_WINDOW = 16
+
+
+def lint_cut(text: str, limit: int = LINT_MAX_CHARS) -> int:
+    """Where the Inspect lint stops: the whole text, or the end of the last line that fits in
+    ``limit`` characters (``limit`` itself when the first line is longer).
+
+    >>> lint_cut("ab\ncd\nef", 7), lint_cut("abcdef", 4), lint_cut("ab", 4)
+    (6, 4, 2)
+    """
+    if len(text) <= limit:
+        return len(text)
+    cut = text.rfind("\n", 0, limit)
+    return cut + 1 if cut > 0 else limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +74,16 @@ class LintView:
     to_inspect: tuple[int, ...]  # lint token index -> Inspect token index (-1: not shown)
     inspect: Encoding | None  # the Inspect encoding the map refers to
     inspect_exact: list[tuple[int, int]] | None  # exact spans of the Inspect tokens
+    total: int = 0  # characters of the Inspect text (the lint covers ``len(encoding.text)`` of them)
+
+    @property
+    def linted(self) -> int:
+        """Characters linted (the start of the text; all of it unless it was too long)."""
+        return len(self.encoding.text)
+
+    @property
+    def partial(self) -> bool:
+        return self.linted < self.total
 
     def report(self, exact: bool) -> LintReport:
         return self.exact if exact else self.hf
@@ -80,8 +114,11 @@ def _index_map(lint_enc: Encoding, shown: Encoding | None) -> tuple[int, ...]:
     n = len(shown.ids)
     for i, id_ in enumerate(lint_enc.ids):
         k = j
-        while k < n and (shown.ids[k], shown.offsets[k]) != (id_, lint_enc.offsets[i]):
+        stop = min(n, j + _MATCH_WINDOW)
+        while k < stop and (shown.ids[k], shown.offsets[k]) != (id_, lint_enc.offsets[i]):
             k += 1
+        if k == stop:
+            k = n
         if k < n:
             out.append(k)
             j = k + 1
@@ -102,20 +139,37 @@ class LintViewModel(QObject):
     def __init__(self, vm: InspectViewModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.vm = vm
-        # share the Inspect lanes, so "the Inspect tab is busy" includes its lint
-        self._lanes: Lanes = getattr(vm, "_lanes", None) or Lanes(self)
+        # lanes of its own: the lint never makes the Inspect tab (vm.is_busy) look busy
+        self._lanes = Lanes(self)
+        self._lanes.busy_changed.connect(lambda _lane, _b: emit(self.busy_changed, self._lanes.any_busy()))
         self.exact = False
         self.enabled = True
+        self.max_chars = LINT_MAX_CHARS
         self.view: LintView | None = None
         self.corpus: CorpusLint | None = None
         self._corpus_cancel = threading.Event()
         vm.encoding_changed.connect(self._on_update)
         vm.tokenizer_changed.connect(lambda _t: self.refresh())
+        inspect_lanes = getattr(vm, "_lanes", None)  # the Inspect tab's own lanes: which job started
+        if inspect_lanes is not None:
+            inspect_lanes.busy_changed.connect(self._on_inspect_busy)
+
+    def is_busy(self) -> bool:
+        """A lint of the Inspect text or of a corpus is running or waiting."""
+        return self._lanes.any_busy()
 
     # ------------------------------------------------------------------ lint of the Inspect text
     def _on_update(self, u: EncodingUpdate) -> None:
+        if self.view is not None and self.view.inspect is not u.encoding and self.vm.lint_marks is not None:
+            self.vm.set_lint_marks(None)  # the marks belong to the encoding before: off until the next lint
         if not u.partial:
             self.refresh()
+
+    def _on_inspect_busy(self, lane: str, busy: bool) -> None:
+        # a new encode (or load) supersedes the lint of the old text: drop it (the next full
+        # encode lints again), so the two never compete for the CPU
+        if busy and lane in ("encode", "load"):
+            self._lanes.cancel("lint")
 
     def refresh(self) -> None:
         tok, text = self.vm.tokenizer, self.vm.text
@@ -124,25 +178,16 @@ class LintViewModel(QObject):
         shown = self.vm.encoding
         add = self.vm.add_special_tokens
         allowed = self.vm._allowed_special()  # noqa: SLF001 - the Inspect encode's own option
+        part = text[: lint_cut(text, self.max_chars)]
 
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> LintView | None:
-                enc = tok.encode(text, add_special_tokens=False)
-                hf = lint_encoding(tok, enc)
-                if cancel.cancelled:
-                    return None
-                exact = lint_encoding(tok, enc, exact=True)
-                inspect_exact = None
-                if shown is not None and shown.text == text:
-                    full = tok.encode(text, add_special_tokens=add, allowed_special=allowed)
-                    if full.ids == shown.ids and full.offsets == shown.offsets:
-                        inspect_exact = full.exact_offsets
-                return LintView(hf, exact, enc, _index_map(enc, shown), shown, inspect_exact)
+                return _lint_view(tok, text, part, shown, add, allowed, cancel)
 
             return job
 
         def done(view: LintView | None) -> None:
-            if view is None or view.encoding.text != self.vm.text:
+            if view is None or view.inspect is not self.vm.encoding or self.vm.text != text:
                 return
             self.view = view
             self._publish()
@@ -287,6 +332,35 @@ class LintViewModel(QObject):
 
     def export_regression(self, finding: Finding, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.regression_json(finding), ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def _lint_view(tok: Any, text: str, part: str, shown: Encoding | None, add: bool, allowed: str | None,
+               cancel: CancelToken) -> LintView | None:
+    """Both lints of ``part`` (the start of ``text``), mapped onto the Inspect encoding ``shown``;
+    None as soon as ``cancel`` says the request was superseded (checked between the steps)."""
+    enc = tok.encode(part, add_special_tokens=False)
+    steps = (lambda: enc.exact_alignment, lambda: lint_encoding(tok, enc), lambda: lint_encoding(tok, enc, exact=True))
+    results = []
+    for step in steps:
+        if cancel.cancelled:
+            return None
+        results.append(step())
+    _, hf, exact = results
+    if cancel.cancelled:
+        return None
+    to_inspect = _index_map(enc, shown)
+    inspect_exact = None
+    if shown is not None and shown.text == text:
+        if part == text:
+            full = tok.encode(text, add_special_tokens=add, allowed_special=allowed)
+            if full.ids == shown.ids and full.offsets == shown.offsets:
+                inspect_exact = full.exact_offsets
+        else:  # the linted start: its exact spans; the rest keeps the HF-compatible ones
+            inspect_exact = list(shown.offsets)
+            for i, k in enumerate(to_inspect):
+                if k >= 0:
+                    inspect_exact[k] = enc.exact_offsets[i]
+    return LintView(hf, exact, enc, to_inspect, shown, inspect_exact, len(text))
 
 
 def _normalization_note(ex: Any, a: int, b: int) -> str:

@@ -47,7 +47,10 @@ class _Job(QRunnable):
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message for the error bar
             result = None
             error = _describe(exc)
-        emit(self._relay.done, self._lane, self._generation, result, error)
+        try:
+            emit(self._relay.done, self._lane, self._generation, result, error)
+        except RuntimeError:  # the view-model went away (window closed) while this job ran
+            pass
 
 
 def _describe(exc: BaseException) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QTextCharFormat
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...analysis.lint import CHECKS, Finding
+from ...analysis.lint import CHECKS, Finding, SpanIndex
 from .._compat import emit
 from ..lint_viewmodel import SEVERITY_RANK, LintMarks, LintView, LintViewModel
 
@@ -37,6 +37,11 @@ __all__ = ["LintPanel", "paint_marks", "chunk_marks", "lint_selections", "normal
 
 _COLORS = {"error": "#d0342c", "warn": "#d98200", "info": "#3f7fd0"}
 _FINDING = Qt.ItemDataRole.UserRole + 1
+_MORE = Qt.ItemDataRole.UserRole + 2
+_GROUP = Qt.ItemDataRole.UserRole + 3
+
+#: finding rows made per page when a group is opened
+ROWS_PER_PAGE = 200
 
 
 def severity_color(severity: str) -> QColor:
@@ -53,7 +58,10 @@ def paint_marks(
     """Underline the items in ``severities`` in their severity color, and draw one bracket over
     each group of ``brackets`` (items on one row; a group that wraps gets one per row)."""
     vis_top, vis_bottom = -dy, -dy + view.viewport().height()
+    first, end = view.visible_items()  # item_rect lays a line out: only ask for lines in view
     for i, sev in severities.items():
+        if not first <= i < end:
+            continue
         r = view.item_rect(i)
         if r is None or r.bottom() < vis_top or r.top() > vis_bottom:
             continue
@@ -62,6 +70,8 @@ def paint_marks(
         p.drawLine(QPointF(r.left() + 1, y), QPointF(r.right() - 1, y))
     pen = QPen(view.theme.bracket, 1.2)
     for group in brackets:
+        if not any(first <= i < end for i in group):
+            continue
         rects = [r for r in (view.item_rect(i) for i in group) if r is not None]
         rows: dict[float, list] = {}
         for r in rects:
@@ -99,6 +109,8 @@ def lint_selections(pane, om, c0: int, c1: int, marks: LintMarks | None) -> list
     n = len(text)
     out = []
     for s, e, sev in marks.spans:
+        if e > n:
+            continue  # marks of a longer text before (the next lint replaces them)
         e = max(e, min(s + 1, n))
         while 0 < s < n and unicodedata.combining(text[s]):  # a lone mark shows with its base
             s -= 1
@@ -107,34 +119,50 @@ def lint_selections(pane, om, c0: int, c1: int, marks: LintMarks | None) -> list
     return out
 
 
+def _mark_index(marks: LintMarks) -> tuple[SpanIndex, list[str]]:
+    """The marked spans by position (a zero-width span counts as its next character)."""
+    spans = [(s, max(e, s + 1)) for s, e, _ in marks.spans]
+    return SpanIndex(range(len(spans)), spans.__getitem__), [sev for _, _, sev in marks.spans]
+
+
+def _worst(severities: list[str], hits: list[int]) -> str | None:
+    return min((severities[k] for k in hits), key=SEVERITY_RANK.__getitem__, default=None)
+
+
 def normalized_lint_selections(pane, nm, norm, a: int, b: int, marks: LintMarks | None) -> list:  # noqa: ANN001
     """The same marks in the normalized pane: normalized characters whose source meets a span."""
-    if marks is None:
+    if marks is None or not marks.spans:
         return []
+    index, sevs = _mark_index(marks)
     out = []
     for i in range(a, min(b, len(norm.text))):
         s, e = norm.align(i)
-        worst = None
-        for ms, me, sev in marks.spans:
-            me = max(me, ms + 1)
-            if s < me and ms < max(e, s + 1) and (worst is None or SEVERITY_RANK[sev] < SEVERITY_RANK[worst]):
-                worst = sev
+        worst = _worst(sevs, index.overlapping(s, max(e, s + 1)))
         if worst is not None:
             out.append(pane._sel(nm.to_utf16(i), nm.to_utf16(i + 1), _underline(worst)))  # noqa: SLF001
     return out
 
 
 def chunk_marks(chunks, marks: LintMarks | None) -> dict[int, str]:  # noqa: ANN001
-    """Worst severity per pre-token chunk overlapping a marked span."""
+    """Worst severity per pre-token chunk overlapping a marked span (an empty chunk: one whose
+    position lies in the span). Painted often: the last answer is kept while both stay."""
+    if marks is None or not marks.spans:
+        return {}
+    last = _CHUNK_MARKS.get("last")
+    if last is not None and last[0] is chunks and last[1] is marks:
+        return last[2]
+    # a chunk as a span (an empty one as its next character), then the chunks each mark meets
+    index = SpanIndex(range(len(chunks)), lambda k: (chunks[k].start, max(chunks[k].end, chunks[k].start + 1)))
     out: dict[int, str] = {}
-    if marks is None:
-        return out
     for s, e, sev in marks.spans:
-        for k, c in enumerate(chunks):
-            hit = (c.start < max(e, s + 1) and s < c.end) if c.end > c.start else s <= c.start < max(e, s + 1)
-            if hit and (k not in out or SEVERITY_RANK[sev] < SEVERITY_RANK[out[k]]):
+        for k in index.overlapping(s, max(e, s + 1)):
+            if k not in out or SEVERITY_RANK[sev] < SEVERITY_RANK[out[k]]:
                 out[k] = sev
+    _CHUNK_MARKS["last"] = (chunks, marks, out)
     return out
+
+
+_CHUNK_MARKS: dict[str, tuple] = {}
 
 
 class LintPanel(QWidget):
@@ -188,6 +216,9 @@ class LintPanel(QWidget):
         self.tree.header().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setStretchLastSection(True)
         self.tree.currentItemChanged.connect(self._on_current)
+        self.tree.itemExpanded.connect(self._on_expanded)
+        self._groups: dict[str, list[Finding]] = {}
+        self._view: LintView | None = None
         split.addWidget(self.tree)
         self.stages = QTreeWidget()
         self.stages.setColumnCount(4)
@@ -209,49 +240,88 @@ class LintPanel(QWidget):
     # ------------------------------------------------------------------ findings
     def _on_view(self, view: LintView | None) -> None:
         self.tree.clear()
+        self._groups: dict[str, list[Finding]] = {}
+        self._view = view
         if view is None:
             self.summary.setText("No lint yet")
             return
         report = view.report(self.lvm.exact)
-        groups = report.by_check()
         errors = sum(1 for f in report.findings if f.severity == "error")
         kind = "exact" if self.lvm.exact else "HF-compatible"
-        self.summary.setText(
-            f"{len(report.findings)} findings · {errors} errors · {kind} spans" if report.findings else f"no findings · {kind} spans"
+        text = f"{len(report.findings):,} findings · {errors:,} errors · {kind} spans" if report.findings else f"no findings · {kind} spans"
+        if view.partial:
+            text += f" · linted the first {view.linted:,} of {view.total:,} characters"
+        self.summary.setText(text)
+        self.summary.setToolTip(
+            "A long text is linted over its first lines only; lint the whole file with “Lint file…”" if view.partial else ""
         )
-        for check, items in groups.items():
+        for check, items in report.by_check().items():
             counts: dict[str, int] = {}
             for f in items:
                 counts[f.severity] = counts.get(f.severity, 0) + 1
             worst = min(counts, key=SEVERITY_RANK.__getitem__)
-            top = QTreeWidgetItem([f"{check} · {CHECKS[check]}", "", "", "",
-                                   " · ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
+            top = QTreeWidgetItem([f"{check} · {CHECKS[check]} ({len(items):,})", "", "", "",
+                                   " · ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
             top.setForeground(0, QBrush(severity_color(worst)))
-            top.setFirstColumnSpanned(False)
-            for f in items:
-                child = QTreeWidgetItem([
-                    f.severity,
-                    " ".join(str(view.to_inspect[i]) if view.to_inspect[i] >= 0 else "—" for i in f.tokens),
-                    _span(f.span),
-                    repr(f.original),
-                    f.reason,
-                ])
-                child.setForeground(0, QBrush(severity_color(f.severity)))
-                child.setToolTip(4, f.reason)
-                child.setToolTip(2, "token spans, HF-compatible: " + ", ".join(map(_span, f.token_spans))
-                                 + "\nexact: " + ", ".join(map(_span, f.token_exact)))
-                child.setData(0, _FINDING, f)
-                top.addChild(child)
+            # rows are made when the group is opened, a page at a time: thousands of byte-split
+            # infos on CJK text would otherwise cost seconds of item creation per lint
+            top.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
+            self._groups[check] = items
+            top.setData(0, _GROUP, check)
             self.tree.addTopLevelItem(top)
-            top.setExpanded(worst != "info")
+            if worst != "info":
+                top.setExpanded(True)
         for c in range(4):
             self.tree.resizeColumnToContents(c)
+
+    def _on_expanded(self, top: QTreeWidgetItem) -> None:
+        if top.parent() is None and top.childCount() == 0:
+            self._add_rows(top)
+
+    def _add_rows(self, top: QTreeWidgetItem) -> None:
+        """The next `ROWS_PER_PAGE` findings of a group, then a "more" row while some are left."""
+        items = self._groups.get(top.data(0, _GROUP), [])
+        view = self._view
+        if view is None:
+            return
+        last = top.child(top.childCount() - 1) if top.childCount() else None
+        if last is not None and last.data(0, _MORE):
+            top.removeChild(last)
+        start = top.childCount()
+        for f in items[start : start + ROWS_PER_PAGE]:
+            top.addChild(self._row(view, f))
+        left = len(items) - top.childCount()
+        if left > 0:
+            more = QTreeWidgetItem([f"… {left:,} more", "", "", "", "select to show the next page (or export the report for all)"])
+            more.setData(0, _MORE, True)
+            more.setForeground(0, QBrush(QColor("#888888")))
+            top.addChild(more)
+
+    def _row(self, view: LintView, f: Finding) -> QTreeWidgetItem:
+        child = QTreeWidgetItem([
+            f.severity,
+            " ".join(str(view.to_inspect[i]) if view.to_inspect[i] >= 0 else "—" for i in f.tokens),
+            _span(f.span),
+            repr(f.original),
+            f.reason,
+        ])
+        child.setForeground(0, QBrush(severity_color(f.severity)))
+        child.setToolTip(4, f.reason)
+        child.setToolTip(2, "token spans, HF-compatible: " + ", ".join(map(_span, f.token_spans))
+                         + "\nexact: " + ", ".join(map(_span, f.token_exact)))
+        child.setData(0, _FINDING, f)
+        return child
 
     def selected_finding(self) -> Finding | None:
         item = self.tree.currentItem()
         return item.data(0, _FINDING) if item is not None else None
 
     def _on_current(self, item: QTreeWidgetItem | None, _prev: object) -> None:
+        if item is not None and item.data(0, _MORE) and item.parent() is not None:
+            top, view = item.parent(), self._view
+            # not while Qt changes the current item; and not into a tree a newer lint cleared
+            QTimer.singleShot(0, lambda: self._add_rows(top) if self._view is view else None)
+            return
         f = item.data(0, _FINDING) if item is not None else None
         if isinstance(f, Finding):
             self.lvm.select_finding(f)

@@ -461,6 +461,18 @@ class SpanView(QAbstractScrollArea):
         y = (self._row_first[li] + line.row_of[k]) * self._row_h + 4
         return QRectF(line.xs[k] + 4, y, line.widths[k], self._row_h)
 
+    def visible_items(self) -> tuple[int, int]:
+        """Items ``[first, end)`` of the lines in view (a row of margin on each side)."""
+        if not self._laid:
+            return (0, 0)
+        top = self.verticalScrollBar().value()
+        r0 = max(int(top // self._row_h) - 1, 0)
+        r1 = int((top + self.viewport().height()) // self._row_h) + 1
+        lf, rf = self._line_first, self._row_first
+        l0 = max(bisect_right(rf, r0) - 1, 0)
+        l1 = min(bisect_right(rf, r1), len(lf) - 1)
+        return lf[l0], lf[l1]
+
     def index_at(self, pos: QPointF) -> int:
         if not self._laid:
             return -1
