@@ -57,3 +57,17 @@ def window(qtbot, settings, gpt2):  # noqa: ANN001, ANN201
     w.vm.set_tokenizer(gpt2, name="gpt2")
     wait_encoded(qtbot, w.vm)
     return w
+
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clipboard_cleared_at_exit():  # noqa: ANN202
+    """The clipboard tests leave a QMimeData made in Python on the clipboard; Qt deletes it while
+    the interpreter shuts down, after its wrapper is gone (a segfault at exit). Clear it while the
+    interpreter is still whole."""
+    yield
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is not None:
+        QGuiApplication.clipboard().clear()
+        QGuiApplication.processEvents()

@@ -410,3 +410,39 @@ class TestUnknownTokens:
         vm.select_token(idx)
         assert window.inspect.card.details.unknown
         assert "UNKNOWN" in window.inspect.card.toPlainText()
+
+
+_COPY_AND_QUIT = """
+import sys
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from tokviz.gui.app import hand_clipboard_to_qt
+from tokviz.gui.main_window import MainWindow
+w = MainWindow(settings=QSettings(sys.argv[1], QSettings.Format.IniFormat))
+w.show()
+w.vm.set_text("a\\u00a0b\\r\\nc", from_editor=False)
+def go():
+    w.inspect.raw.selectAll()
+    w.inspect.raw.copy()
+    QTimer.singleShot(200, app.quit)
+QTimer.singleShot(300, go)
+app.aboutToQuit.connect(hand_clipboard_to_qt)
+app.exec()
+"""
+
+
+class TestQuitAfterCopy:
+    def test_the_app_exits_cleanly_after_a_copy(self, tmp_path) -> None:  # noqa: ANN001
+        """Regression: quitting after a copy from an exact editor crashed (SIGSEGV) while Qt deleted
+        the Python-made clipboard data at exit; run_app hands the clipboard to Qt before quitting."""
+        import os
+        import subprocess
+        import sys
+
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        out = subprocess.run(
+            [sys.executable, "-c", _COPY_AND_QUIT, str(tmp_path / "s.ini")],
+            capture_output=True, text=True, timeout=120, env=env, check=False,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]

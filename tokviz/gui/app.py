@@ -240,6 +240,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     if screenshot is None:
         window.show()
+        app.aboutToQuit.connect(hand_clipboard_to_qt)
         return app.exec()
 
     window.show()
@@ -272,3 +273,23 @@ def _select_interesting_token(window) -> None:  # noqa: ANN001
             best = i
             break
     window.vm.select_token(best)
+
+
+def hand_clipboard_to_qt() -> None:
+    """Before quitting, put text the editors copied back on the clipboard as data Qt made itself.
+
+    The exact editors copy through a QMimeData made in Python (it carries the user's characters as
+    UTF-8 bytes); Qt deletes the clipboard's data while the process exits, after that wrapper is
+    gone, which crashed the app on quit after a copy. ``QClipboard.setText`` makes its own copy
+    (a leading BOM is lost there, as in any Qt string hand-off; the app itself is closing).
+    """
+    from PySide6.QtGui import QGuiApplication
+
+    from .widgets.exact_edit import ExactTextEdit, mime_text
+
+    cb = QGuiApplication.clipboard()
+    md = cb.mimeData()
+    if md is not None and any(md is ours for ours in ExactTextEdit.copied):
+        text = mime_text(md)
+        cb.setText(text or "")
+    ExactTextEdit.copied.clear()

@@ -20,6 +20,8 @@ Qt positions cross into code points only through `OffsetMap`.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +125,9 @@ class _StandInFormats(QSyntaxHighlighter):
 
 class ExactTextEdit(QPlainTextEdit):
     """See the module docstring. ``edited(start, end, text)``: code points ``[start, end)`` became ``text``."""
+
+    #: the last mime data an exact editor made for a copy or drag (at most one)
+    copied: ClassVar[list[QMimeData]] = []
 
     # object, not str: PySide drops a leading U+FEFF of every str it hands to Qt (signals included)
     edited = Signal(int, int, object)
@@ -342,7 +347,10 @@ class ExactTextEdit(QPlainTextEdit):
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
         cur = self.textCursor()
         om = self.offset_map()
-        return text_mime(self._source[om.from_utf16(cur.selectionStart()) : om.from_utf16(cur.selectionEnd())])
+        md = text_mime(self._source[om.from_utf16(cur.selectionStart()) : om.from_utf16(cur.selectionEnd())])
+        ExactTextEdit.copied.append(md)  # see tokviz.gui.app.hand_clipboard_to_qt
+        del ExactTextEdit.copied[:-1]
+        return md
 
     # ------------------------------------------------------------------ painting the marks
     def paintEvent(self, event) -> None:  # noqa: ANN001, N802
