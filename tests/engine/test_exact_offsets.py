@@ -161,3 +161,14 @@ class TestExactProperties:
     def test_cover_and_no_partial_overlap(self, built: Path, name: str, text: str) -> None:
         path = albert_json(built) if name == "albert-json" else bundle_path(name)
         _check_properties(encode_both(path, text))
+
+    def test_leading_deleted_control_before_expansion(self, built: Path) -> None:
+        # found by the property test: HF's Precompiled drops the deletion of a leading \x10 (no
+        # change emitted yet to fold it into), so its alignment is shifted by one intermediate
+        # char: コ (0, 1), ト (1, 2), a (1, 2), leaving the a's own code point 2 uncovered
+        enc = encode_both(albert_json(built), "\x10ヿa")
+        assert enc.tokens == ["▁", "コト", "a"] and enc.offsets == [(0, 1), (0, 2), (1, 2)]
+        _check_properties(enc)
+        # exactly: \x10 deleted, ヿ (1) -> コト, a is 2, the Metaspace ▁ a point at the first kept one
+        assert enc.exact_alignment.deleted == (0,)
+        assert enc.exact_offsets == [(1, 1), (1, 2), (2, 3)]

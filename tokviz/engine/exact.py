@@ -119,6 +119,7 @@ class _Deletion:
 
     def __init__(self, normalizer: Any) -> None:
         self.normalize_str = normalizer.normalize_str if normalizer is not None else None
+        self.normalize = normalizer.normalize if normalizer is not None else None
         self.memo: dict[str, bool] = {}
         self.base: str | None = None
 
@@ -138,6 +139,7 @@ def _segment_sources(
 ) -> tuple[list[list[int]], list[int], dict[int, int], int]:
     """Exact sources of one normalized segment: per char ``[start, end]``, the deleted code
     points, absorbed code point -> char index, and the number of leading inserted chars."""
+    nt = _without_lost_deletions(nt, seg_start, seg_end, deletes)
     n = len(nt.text)
     src = [list(nt.align(i)) for i in range(n)]
     inserted = 0
@@ -182,6 +184,28 @@ def _segment_sources(
         s = src[target]
         s[0], s[1] = min(s[0], cp), max(s[1], cp + 1)
     return src, deleted, absorbed, inserted
+
+
+def _without_lost_deletions(nt: NormalizedText, seg_start: int, seg_end: int, deletes: _Deletion) -> NormalizedText:
+    """The segment realigned when its alignment lost the deletion of its leading code points.
+
+    HF's ``Precompiled`` records a shrink on the last change already emitted; at the start of a
+    piece there is none, so a deleted leading control character (``\x10``) is never accounted
+    for and every later normalized character takes the alignment of the intermediate character
+    *before* its own (``"\x10ヿa"`` -> ``コトa`` aligned (0, 1), (1, 2), (1, 2): the ``a`` on
+    ``ヿ``, its own code point uncovered). Signature: a code point of the segment's leading run
+    of deletable ones is covered. Then the segment is normalized again without that run; when
+    that gives the same text, its alignment is the exact one (the run itself is deleted)."""
+    original = nt.original
+    lead = seg_start
+    while lead < seg_end and deletes(original[lead]):
+        lead += 1
+    if lead == seg_start or lead == seg_end or deletes.normalize is None:
+        return nt
+    if not any(seg_start <= a < lead or seg_start < b <= lead for a, b in map(nt.align, range(len(nt.text)))):
+        return nt
+    again = deletes.normalize(NormalizedText.identity(original, lead, seg_end))
+    return again if again.text == nt.text else nt
 
 
 def _widen_empty_expansions(text: str, src: list[list[int]], first: int) -> None:
