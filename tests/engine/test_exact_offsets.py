@@ -172,3 +172,12 @@ class TestExactProperties:
         # exactly: \x10 deleted, ヿ (1) -> コト, a is 2, the Metaspace ▁ a point at the first kept one
         assert enc.exact_alignment.deleted == (0,)
         assert enc.exact_offsets == [(1, 1), (1, 2), (2, 3)]
+
+    def test_zero_width_chars_made_spaces_collapse_into_the_kept_space(self, built: Path) -> None:
+        # a sibling the wider fuzzing found: the charsmap maps U+200D and U+200B to spaces and
+        # Replace(" {2,}", " ") aligns the collapsed pair with the U+200B (2); the U+200D (1) is
+        # no white space itself, yet it went into that space, not into the last "." of … (0)
+        enc = encode_both(albert_json(built), "…\u200d\u200b")
+        assert enc.tokens == ["▁", ".", ".", ".", "▁"] and enc.offsets[-1] == (2, 3)
+        _check_properties(enc)
+        assert enc.exact_offsets == [(0, 0), (0, 1), (0, 1), (0, 1), (1, 3)]

@@ -121,6 +121,7 @@ class _Deletion:
         self.normalize_str = normalizer.normalize_str if normalizer is not None else None
         self.normalize = normalizer.normalize if normalizer is not None else None
         self.memo: dict[str, bool] = {}
+        self.blanks: dict[str, bool] = {}
         self.base: str | None = None
 
     def __call__(self, c: str) -> bool:
@@ -131,6 +132,22 @@ class _Deletion:
             if self.base is None:
                 self.base = self.normalize_str("a")
             v = self.memo[c] = self.normalize_str("a" + c) == self.base
+        return v
+
+    def blank(self, c: str) -> bool:
+        """Is ``c`` white space, or made white space by the normalizer (the Precompiled charsmap
+        maps U+200D/U+200B to a space, which a ``Replace(" {2,}", " ")`` may then collapse)?"""
+        if WHITE_SPACE_RE.match(c) is not None:
+            return True
+        if self.normalize_str is None:
+            return False
+        v = self.blanks.get(c)
+        if v is None:
+            if self.base is None:
+                self.base = self.normalize_str("a")
+            out = self.normalize_str("a" + c)
+            tail = out[len(self.base) :] if out.startswith(self.base) else ""
+            v = self.blanks[c] = bool(tail) and all(t == "\u2581" or WHITE_SPACE_RE.match(t) for t in tail)
         return v
 
 
@@ -173,7 +190,7 @@ def _segment_sources(
             continue
         right = right_of[k]
         target = last
-        if target < 0 or (right >= 0 and WHITE_SPACE_RE.match(original[cp]) is not None and collapses[k + 1]):
+        if target < 0 or (right >= 0 and deletes.blank(original[cp]) and collapses[k + 1]):
             # nothing on the left, or a run of white space collapsed into the one after it
             # (Replace(" {2,}", " ") aligns its content with the match's last character)
             target = right
@@ -231,7 +248,8 @@ def _widen_empty_expansions(text: str, src: list[list[int]], first: int) -> None
 def _right_facts(original: str, owner: list[int], seg_start: int, deletes: _Deletion) -> tuple[list[int], list[bool]]:
     """Per segment position k: the first covering normalized char right of k (-1: none), and
     whether the run from k on (deleted characters skipped) reaches a *covered* white-space code
-    point before any kept non-white-space one (then white space before k collapsed into it).
+    point before any kept non-white-space one (then white space before k collapsed into it;
+    "white space" includes what the normalizer turns into it, `_Deletion.blank`).
     One pass from the right, instead of a scan ahead per uncovered code point."""
     width = len(owner)
     right_of = [-1] * width
@@ -241,7 +259,7 @@ def _right_facts(original: str, owner: list[int], seg_start: int, deletes: _Dele
         right_of[k] = nxt
         o = owner[k]
         c = original[seg_start + k]
-        if WHITE_SPACE_RE.match(c) is None:
+        if not deletes.blank(c):
             collapses[k] = collapses[k + 1] if o < 0 and deletes(c) else False
         else:
             collapses[k] = True if o >= 0 else collapses[k + 1]
