@@ -120,19 +120,21 @@ class _Deletion:
     def __init__(self, normalizer: Any) -> None:
         self.normalize_str = normalizer.normalize_str if normalizer is not None else None
         self.normalize = normalizer.normalize if normalizer is not None else None
-        self.memo: dict[str, bool] = {}
-        self.blanks: dict[str, bool] = {}
+        self.memo: dict[str, str | None] = {}
         self.base: str | None = None
 
-    def __call__(self, c: str) -> bool:
-        if self.normalize_str is None:
-            return True
-        v = self.memo.get(c)
-        if v is None:
-            if self.base is None:
-                self.base = self.normalize_str("a")
-            v = self.memo[c] = self.normalize_str("a" + c) == self.base
+    def _tail(self, c: str) -> str | None:
+        """What the normalizer makes of ``c`` after an inert ``a`` (None: not a clean suffix)."""
+        if c in self.memo:
+            return self.memo[c]
+        if self.base is None:
+            self.base = self.normalize_str("a")  # type: ignore[misc]
+        out = self.normalize_str("a" + c)  # type: ignore[misc]
+        v = self.memo[c] = out[len(self.base) :] if out.startswith(self.base) else None
         return v
+
+    def __call__(self, c: str) -> bool:
+        return self.normalize_str is None or self._tail(c) == ""
 
     def blank(self, c: str) -> bool:
         """Is ``c`` white space, or made white space by the normalizer (the Precompiled charsmap
@@ -141,14 +143,8 @@ class _Deletion:
             return True
         if self.normalize_str is None:
             return False
-        v = self.blanks.get(c)
-        if v is None:
-            if self.base is None:
-                self.base = self.normalize_str("a")
-            out = self.normalize_str("a" + c)
-            tail = out[len(self.base) :] if out.startswith(self.base) else ""
-            v = self.blanks[c] = bool(tail) and all(t == "\u2581" or WHITE_SPACE_RE.match(t) for t in tail)
-        return v
+        tail = self._tail(c)
+        return bool(tail) and all(t == "\u2581" or WHITE_SPACE_RE.match(t) for t in tail)
 
 
 def _segment_sources(
