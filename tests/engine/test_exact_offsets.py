@@ -181,3 +181,14 @@ class TestExactProperties:
         assert enc.tokens == ["▁", ".", ".", ".", "▁"] and enc.offsets[-1] == (2, 3)
         _check_properties(enc)
         assert enc.exact_offsets == [(0, 0), (0, 1), (0, 1), (0, 1), (1, 3)]
+
+    def test_lost_leading_deletion_hidden_by_a_collapse(self, built: Path) -> None:
+        # the lost \x10\x10 shift the spaces' alignment by two, then Replace(" {2,}", " ")
+        # realigns the collapsed run to its last char, so no code point of the run looks covered:
+        # HF puts the second "." of … (5) at (4, 5) and the a (6) at (5, 6)
+        enc = encode_both(albert_json(built), "\x10\x10  \u200b…a")
+        assert enc.offsets == [(2, 3), (3, 4), (4, 5), (5, 6), (5, 6)]
+        _check_properties(enc)
+        # exactly: the space run 2..5 is the ▁, … (5) the three dots, a is 6; \x10\x10 deleted
+        assert enc.exact_alignment.deleted == (0, 1)
+        assert enc.exact_offsets == [(2, 5), (5, 6), (5, 6), (5, 6), (6, 7)]

@@ -206,16 +206,16 @@ def _without_lost_deletions(nt: NormalizedText, seg_start: int, seg_end: int, de
     piece there is none, so a deleted leading control character (``\x10``) is never accounted
     for and every later normalized character takes the alignment of the intermediate character
     *before* its own (``"\x10ヿa"`` -> ``コトa`` aligned (0, 1), (1, 2), (1, 2): the ``a`` on
-    ``ヿ``, its own code point uncovered). Signature: a code point of the segment's leading run
-    of deletable ones is covered. Then the segment is normalized again without that run; when
-    that gives the same text, its alignment is the exact one (the run itself is deleted)."""
+    ``ヿ``, its own code point uncovered). A later step can hide that (a collapsed run of spaces
+    realigned to its last one), so whenever the segment starts with a run of deletable code
+    points it is normalized again without it (rare: one more normalizer call); when that gives
+    the same text, its alignment is the exact one (the run itself is deleted). A normalizer that
+    keeps its books right gives the same alignment both ways."""
     original = nt.original
     lead = seg_start
     while lead < seg_end and deletes(original[lead]):
         lead += 1
     if lead == seg_start or lead == seg_end or deletes.normalize is None:
-        return nt
-    if not any(seg_start <= a < lead or seg_start < b <= lead for a, b in map(nt.align, range(len(nt.text)))):
         return nt
     again = deletes.normalize(NormalizedText.identity(original, lead, seg_end))
     return again if again.text == nt.text else nt
