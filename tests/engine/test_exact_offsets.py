@@ -161,3 +161,34 @@ class TestExactProperties:
     def test_cover_and_no_partial_overlap(self, built: Path, name: str, text: str) -> None:
         path = albert_json(built) if name == "albert-json" else bundle_path(name)
         _check_properties(encode_both(path, text))
+
+    def test_leading_deleted_control_before_expansion(self, built: Path) -> None:
+        # found by the property test: HF's Precompiled drops the deletion of a leading \x10 (no
+        # change emitted yet to fold it into), so its alignment is shifted by one intermediate
+        # char: コ (0, 1), ト (1, 2), a (1, 2), leaving the a's own code point 2 uncovered
+        enc = encode_both(albert_json(built), "\x10ヿa")
+        assert enc.tokens == ["▁", "コト", "a"] and enc.offsets == [(0, 1), (0, 2), (1, 2)]
+        _check_properties(enc)
+        # exactly: \x10 deleted, ヿ (1) -> コト, a is 2, the Metaspace ▁ a point at the first kept one
+        assert enc.exact_alignment.deleted == (0,)
+        assert enc.exact_offsets == [(1, 1), (1, 2), (2, 3)]
+
+    def test_zero_width_chars_made_spaces_collapse_into_the_kept_space(self, built: Path) -> None:
+        # a sibling the wider fuzzing found: the charsmap maps U+200D and U+200B to spaces and
+        # Replace(" {2,}", " ") aligns the collapsed pair with the U+200B (2); the U+200D (1) is
+        # no white space itself, yet it went into that space, not into the last "." of … (0)
+        enc = encode_both(albert_json(built), "…\u200d\u200b")
+        assert enc.tokens == ["▁", ".", ".", ".", "▁"] and enc.offsets[-1] == (2, 3)
+        _check_properties(enc)
+        assert enc.exact_offsets == [(0, 0), (0, 1), (0, 1), (0, 1), (1, 3)]
+
+    def test_lost_leading_deletion_hidden_by_a_collapse(self, built: Path) -> None:
+        # the lost \x10\x10 shift the spaces' alignment by two, then Replace(" {2,}", " ")
+        # realigns the collapsed run to its last char, so no code point of the run looks covered:
+        # HF puts the second "." of … (5) at (4, 5) and the a (6) at (5, 6)
+        enc = encode_both(albert_json(built), "\x10\x10  \u200b…a")
+        assert enc.offsets == [(2, 3), (3, 4), (4, 5), (5, 6), (5, 6)]
+        _check_properties(enc)
+        # exactly: the space run 2..5 is the ▁, … (5) the three dots, a is 6; \x10\x10 deleted
+        assert enc.exact_alignment.deleted == (0, 1)
+        assert enc.exact_offsets == [(2, 5), (5, 6), (5, 6), (5, 6), (6, 7)]

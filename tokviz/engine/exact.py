@@ -119,18 +119,32 @@ class _Deletion:
 
     def __init__(self, normalizer: Any) -> None:
         self.normalize_str = normalizer.normalize_str if normalizer is not None else None
-        self.memo: dict[str, bool] = {}
+        self.normalize = normalizer.normalize if normalizer is not None else None
+        self.memo: dict[str, str | None] = {}
         self.base: str | None = None
 
-    def __call__(self, c: str) -> bool:
-        if self.normalize_str is None:
-            return True
-        v = self.memo.get(c)
-        if v is None:
-            if self.base is None:
-                self.base = self.normalize_str("a")
-            v = self.memo[c] = self.normalize_str("a" + c) == self.base
+    def _tail(self, c: str) -> str | None:
+        """What the normalizer makes of ``c`` after an inert ``a`` (None: not a clean suffix)."""
+        if c in self.memo:
+            return self.memo[c]
+        if self.base is None:
+            self.base = self.normalize_str("a")  # type: ignore[misc]
+        out = self.normalize_str("a" + c)  # type: ignore[misc]
+        v = self.memo[c] = out[len(self.base) :] if out.startswith(self.base) else None
         return v
+
+    def __call__(self, c: str) -> bool:
+        return self.normalize_str is None or self._tail(c) == ""
+
+    def blank(self, c: str) -> bool:
+        """Is ``c`` white space, or made white space by the normalizer (the Precompiled charsmap
+        maps U+200D/U+200B to a space, which a ``Replace(" {2,}", " ")`` may then collapse)?"""
+        if WHITE_SPACE_RE.match(c) is not None:
+            return True
+        if self.normalize_str is None:
+            return False
+        tail = self._tail(c)
+        return bool(tail) and all(t == "\u2581" or WHITE_SPACE_RE.match(t) for t in tail)
 
 
 def _segment_sources(
@@ -138,6 +152,7 @@ def _segment_sources(
 ) -> tuple[list[list[int]], list[int], dict[int, int], int]:
     """Exact sources of one normalized segment: per char ``[start, end]``, the deleted code
     points, absorbed code point -> char index, and the number of leading inserted chars."""
+    nt = _without_lost_deletions(nt, seg_start, seg_end, deletes)
     n = len(nt.text)
     src = [list(nt.align(i)) for i in range(n)]
     inserted = 0
@@ -171,7 +186,7 @@ def _segment_sources(
             continue
         right = right_of[k]
         target = last
-        if target < 0 or (right >= 0 and WHITE_SPACE_RE.match(original[cp]) is not None and collapses[k + 1]):
+        if target < 0 or (right >= 0 and deletes.blank(original[cp]) and collapses[k + 1]):
             # nothing on the left, or a run of white space collapsed into the one after it
             # (Replace(" {2,}", " ") aligns its content with the match's last character)
             target = right
@@ -182,6 +197,28 @@ def _segment_sources(
         s = src[target]
         s[0], s[1] = min(s[0], cp), max(s[1], cp + 1)
     return src, deleted, absorbed, inserted
+
+
+def _without_lost_deletions(nt: NormalizedText, seg_start: int, seg_end: int, deletes: _Deletion) -> NormalizedText:
+    """The segment realigned when its alignment lost the deletion of its leading code points.
+
+    HF's ``Precompiled`` records a shrink on the last change already emitted; at the start of a
+    piece there is none, so a deleted leading control character (``\x10``) is never accounted
+    for and every later normalized character takes the alignment of the intermediate character
+    *before* its own (``"\x10ヿa"`` -> ``コトa`` aligned (0, 1), (1, 2), (1, 2): the ``a`` on
+    ``ヿ``, its own code point uncovered). A later step can hide that (a collapsed run of spaces
+    realigned to its last one), so whenever the segment starts with a run of deletable code
+    points it is normalized again without it (rare: one more normalizer call); when that gives
+    the same text, its alignment is the exact one (the run itself is deleted). A normalizer that
+    keeps its books right gives the same alignment both ways."""
+    original = nt.original
+    lead = seg_start
+    while lead < seg_end and deletes(original[lead]):
+        lead += 1
+    if lead == seg_start or lead == seg_end or deletes.normalize is None:
+        return nt
+    again = deletes.normalize(NormalizedText.identity(original, lead, seg_end))
+    return again if again.text == nt.text else nt
 
 
 def _widen_empty_expansions(text: str, src: list[list[int]], first: int) -> None:
@@ -207,7 +244,8 @@ def _widen_empty_expansions(text: str, src: list[list[int]], first: int) -> None
 def _right_facts(original: str, owner: list[int], seg_start: int, deletes: _Deletion) -> tuple[list[int], list[bool]]:
     """Per segment position k: the first covering normalized char right of k (-1: none), and
     whether the run from k on (deleted characters skipped) reaches a *covered* white-space code
-    point before any kept non-white-space one (then white space before k collapsed into it).
+    point before any kept non-white-space one (then white space before k collapsed into it;
+    "white space" includes what the normalizer turns into it, `_Deletion.blank`).
     One pass from the right, instead of a scan ahead per uncovered code point."""
     width = len(owner)
     right_of = [-1] * width
@@ -217,7 +255,7 @@ def _right_facts(original: str, owner: list[int], seg_start: int, deletes: _Dele
         right_of[k] = nxt
         o = owner[k]
         c = original[seg_start + k]
-        if WHITE_SPACE_RE.match(c) is None:
+        if not deletes.blank(c):
             collapses[k] = collapses[k + 1] if o < 0 and deletes(c) else False
         else:
             collapses[k] = True if o >= 0 else collapses[k + 1]
