@@ -287,3 +287,20 @@ class TestCorruption:
                 assert "damaged.gguf" in str(exc)
 
         check()
+
+
+class TestCountsBounded:
+    def test_damaged_array_count_is_an_error_not_unbounded_memory(self, tmp_path: Path) -> None:
+        """Regression (found by the damage test): an array count past the end of the file made the
+        gguf reader append empty views forever (the test run was OOM-killed at 24 GB)."""
+        good = write_gguf(tmp_path / "good.gguf", extra={"tokenizer.ggml.eos_token_id": 8}).read_bytes()
+        data = bytearray(good)
+        key = b"tokenizer.ggml.token_type"
+        at = data.index(key) + len(key) + 4 + 4  # value type ARRAY, item type, then the u64 count
+        data[at : at + 8] = struct.pack("<Q", 1 << 60)
+        path = tmp_path / "count.gguf"
+        path.write_bytes(bytes(data))
+        with pytest.raises(TokvizFormatError) as info:
+            tokviz.load(path)
+        assert "count.gguf" in str(info.value) and "tokenizer.ggml.token_type" in (info.value.where or "")
+        assert "does not fit" in str(info.value)

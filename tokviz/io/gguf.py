@@ -155,12 +155,91 @@ def _open_reader(path: Path, source: str) -> Any:
                 raise TokvizFormatError("not a GGUF file (wrong magic)", source=source)
     except OSError as exc:
         raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    _check_counts(path, source)
     reader = _MappedReader.__new__(_MappedReader)
     try:
         reader.__init__(str(path))  # split so the fields read before a failure can be inspected
     except Exception as exc:  # noqa: BLE001 - the reader raises ValueError, IndexError, KeyError ...
         raise TokvizFormatError(_reader_failure(reader, exc), source=source, where=_failing_key(reader)) from None
     return reader
+
+
+#: bytes of one GGUF scalar by value type (8 = STRING, 9 = ARRAY are walked)
+_SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_MAX_ARRAY_NESTING = 8
+
+
+def _check_counts(path: Path, source: str) -> None:
+    """Walk the metadata once and refuse any count the rest of the file cannot hold.
+
+    The gguf reader trusts every count: at the end of the mapping a scalar reads as an empty view
+    of 0 bytes, so a damaged array length makes it append views forever (memory without bound)
+    instead of failing. Here each string, array and key count is checked against the bytes left,
+    without recursion past a small nesting depth; the reader then only sees counts that fit.
+    """
+    import mmap
+    import struct
+
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        size = len(m)
+        version = struct.unpack_from("<I", m, 4)[0]
+        bo = ">" if version & 0xFFFF == 0 and version else "<"  # a big-endian file, as the reader allows
+        pos = 8
+
+        def take(fmt: str, where: str) -> int:
+            nonlocal pos
+            n = struct.calcsize(fmt)
+            if pos + n > size:
+                raise TokvizFormatError("truncated GGUF file (it ends inside this entry)", source=source, where=where)
+            (v,) = struct.unpack_from(bo + fmt, m, pos)
+            pos += n
+            return v
+
+        def need(count: int, each: int, what: str, where: str) -> None:
+            if count * each > size - pos:
+                raise TokvizFormatError(
+                    f"truncated or damaged GGUF file: {what} count {count:,} does not fit in the"
+                    f" {size - pos:,} bytes left",
+                    source=source,
+                    where=where,
+                )
+
+        def string(where: str) -> bytes:
+            nonlocal pos
+            n = take("Q", where)
+            need(n, 1, "string byte", where)
+            pos += n
+            return bytes(m[pos - n : pos])
+
+        def value(vtype: int, where: str, depth: int = 0) -> None:
+            nonlocal pos
+            if vtype in _SCALAR_BYTES:
+                need(1, _SCALAR_BYTES[vtype], "value byte", where)
+                pos += _SCALAR_BYTES[vtype]
+            elif vtype == 8:
+                string(where)
+            elif vtype == 9:
+                if depth >= _MAX_ARRAY_NESTING:
+                    raise TokvizFormatError("arrays nested too deep", source=source, where=where)
+                itype, count = take("I", where), take("Q", where)
+                if itype in _SCALAR_BYTES:
+                    need(count, _SCALAR_BYTES[itype], "array item", where)
+                    pos += count * _SCALAR_BYTES[itype]
+                    return
+                need(count, 8 if itype == 8 else 12, "array item", where)
+                for _ in range(count):
+                    value(itype, where, depth + 1)
+            else:
+                raise TokvizFormatError(f"unknown GGUF value type ({vtype})", source=source, where=where)
+
+        tensors = take("Q", "header")
+        kv_count = take("Q", "header")
+        need(kv_count, 12, "metadata key", "header")
+        need(tensors, 24, "tensor", "header")
+        key = ""
+        for _ in range(kv_count):
+            key = string(f"the key after {key!r}" if key else "the first key").decode("utf-8", "replace")
+            value(take("I", f"key {key!r}"), f"key {key!r}")
 
 
 def _reader_failure(reader: Any, exc: Exception) -> str:
