@@ -71,3 +71,17 @@ def _clipboard_cleared_at_exit():  # noqa: ANN202
     if QGuiApplication.instance() is not None:
         QGuiApplication.clipboard().clear()
         QGuiApplication.processEvents()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _earlier_objects_frozen():  # noqa: ANN202
+    """The GUI tests run after the analysis, engine and fuzz tests, whose session objects (whole
+    vocabularies, audits, caches) fill gigabytes; every cyclic-GC pass of a GUI job walked them
+    all. Freeze what exists now (gc.freeze: left out of collections), as a long-running app's
+    heap would not hold them."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
