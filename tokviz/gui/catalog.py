@@ -95,8 +95,10 @@ def info_label(info: dict) -> str:  # type: ignore[type-arg]
 
 
 def sample_text() -> str:
-    p = resource_path("samples", "mixed.txt")
-    try:
-        return p.read_text(encoding="utf-8")
-    except OSError:
+    from ..engine.errors import TokvizFormatError
+    from ..io.textfile import read_text_file
+
+    try:  # the sample as it is in the file (the one exact reader: no newline translation)
+        return read_text_file(resource_path("samples", "mixed.txt")).text
+    except TokvizFormatError:
         return "Hello, world! 你好，世界 🙂"
