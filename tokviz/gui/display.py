@@ -28,6 +28,7 @@ __all__ = [
     "ViewMode",
     "Label",
     "visible_runs",
+    "show_piece",
     "token_label",
     "chunk_label",
     "hex_bytes",
@@ -411,3 +412,12 @@ def stand_in_pattern() -> re.Pattern[str]:
 def hidden_pattern() -> re.Pattern[str]:
     """A pattern matching any one character the editors show as a stand-in with a mark."""
     return _HIDDEN_RE
+
+
+def show_piece(piece: str) -> str:
+    """A vocab string with whitespace/invisible characters made visible (``Ġ``/``▁`` stay as stored).
+
+    >>> show_piece("")
+    '∅'
+    """
+    return "".join(t for t, _ in visible_runs(piece)) or "∅"

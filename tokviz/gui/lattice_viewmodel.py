@@ -72,7 +72,7 @@ class SampleResult:
 
 
 def _label(pieces: tuple[str, ...]) -> str:
-    from .widgets.pair_table import show_piece
+    from .display import show_piece
 
     return " | ".join(show_piece(p) for p in pieces)
 

@@ -23,7 +23,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 
 from ..analysis.audit import AuditCancelled, TokenAudit, VocabAudit, audit_vocabulary, superstrings
 from ._compat import emit
-from .display import hex_bytes, visible_runs
+from .display import hex_bytes, show_piece
 from .workers import CancelToken, Lanes
 
 __all__ = ["VocabViewModel", "VocabTableModel", "FACETS", "TokenDetail", "COLUMNS"]
@@ -63,10 +63,6 @@ def _label(audit: VocabAudit, id_: int) -> str:
     if t is None:
         return str(id_)
     return t.surface_text if audit.family == "byte-level" else t.vocab
-
-
-def _visible(s: str) -> str:
-    return "".join(t for t, _ in visible_runs(s)) or "∅"
 
 
 def _facet_keys(t: TokenAudit) -> set[str]:
@@ -468,9 +464,9 @@ def _cell(t: TokenAudit, c: int, vm: VocabViewModel) -> str:
     if c == 0:
         return str(t.id)
     if c == 1:
-        return _visible(t.vocab)
+        return show_piece(t.vocab)
     if c == 2:
-        return _visible(t.surface_text)
+        return show_piece(t.surface_text)
     if c == 3:
         return hex_bytes(t.surface[:12]) + (" …" if len(t.surface) > 12 else "")
     if c == 4:
@@ -485,7 +481,7 @@ def _cell(t: TokenAudit, c: int, vm: VocabViewModel) -> str:
         if t.parents is None:
             return ""
         audit = vm.audit
-        return " + ".join(_visible(_label(audit, i)) if audit and audit.get(i) else str(i) for i in t.parents)
+        return " + ".join(show_piece(_label(audit, i)) if audit and audit.get(i) else str(i) for i in t.parents)
     if c == 8:
         return str(len(t.children)) if t.children else ""
     if c == 9:

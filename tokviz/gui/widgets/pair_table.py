@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from ..display import visible_runs
+from ..display import show_piece
 from ..theme import mono_font
 
 __all__ = ["PairTable", "PruneTable", "show_piece"]
@@ -26,11 +26,6 @@ _WHY = {
     "left id": "tie: smaller left id wins",
     "right id": "tie: smaller right id wins",
 }
-
-
-def show_piece(piece: str) -> str:
-    """A vocab string with whitespace/invisible characters made visible (``Ġ``/``▁`` stay as stored)."""
-    return "".join(t for t, _ in visible_runs(piece)) or "∅"
 
 
 def _item(text: str, *, mono: bool = False, align_right: bool = False, tip: str = "") -> QTableWidgetItem:
