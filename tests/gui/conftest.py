@@ -85,3 +85,17 @@ def _earlier_objects_frozen():  # noqa: ANN202
     gc.freeze()
     yield
     gc.unfreeze()
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_running(qapp):  # noqa: ANN001, ANN202
+    """A test's windows die in its own teardown, after its jobs: pytest-qt closes them and calls
+    deleteLater, which otherwise runs inside the next test's first wait, beside jobs still running
+    for the closed window. Wait for the thread pool, then flush the deferred deletes here."""
+    yield
+    from PySide6.QtCore import QCoreApplication, QEvent, QThreadPool
+
+    assert QThreadPool.globalInstance().waitForDone(120_000), "a background job ran past the test by 2 minutes"
+    QCoreApplication.processEvents()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()

@@ -26,7 +26,7 @@ from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_corpus,
 from ..engine.encoding import Encoding
 from ._compat import emit
 from .viewmodel import EncodingUpdate, InspectViewModel
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, to_gui
 
 __all__ = ["LintViewModel", "LintView", "LintMarks", "StageRow", "SEVERITY_RANK", "LINT_MAX_CHARS", "lint_cut"]
 
@@ -132,7 +132,7 @@ class LintViewModel(QObject):
 
     view_changed = Signal(object)  # LintView or None
     busy_changed = Signal(bool)
-    corpus_progress = Signal(float, str)  # fraction, message (from the worker thread)
+    corpus_progress = Signal(float, str)  # fraction, message
     corpus_finished = Signal(object)  # CorpusLint
     error_raised = Signal(str)
 
@@ -288,6 +288,9 @@ class LintViewModel(QObject):
         return rows
 
     # ------------------------------------------------------------------ corpus and export
+    def _corpus_progress(self, fraction: float, message: str) -> None:  # GUI thread (to_gui)
+        emit(self.corpus_progress, fraction, message)
+
     def lint_corpus(self, path: str | Path, *, examples: int = 5) -> None:
         tok = self.vm.tokenizer
         if tok is None:
@@ -299,7 +302,7 @@ class LintViewModel(QObject):
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> CorpusLint:
                 def progress(done: int, total: int) -> None:
-                    emit(self.corpus_progress, done / total if total else 1.0, f"{done:,} of {total:,} bytes")
+                    to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
 
                 return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress,
                                    cancelled=lambda: cancel.cancelled or cancel_event.is_set())

@@ -24,7 +24,7 @@ from ..engine.encoding import Encoding, Token
 from ..engine.text import NormalizedText, OffsetMap, check_text
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .incremental import Splice, _line_end, _line_start, full_encode, reencode
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, to_gui
 
 __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
 
@@ -110,10 +110,6 @@ def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) ->
     )
 
 
-class _PreviewRelay(QObject):
-    ready = Signal(object)  # (text, EncodingUpdate) emitted from the worker, delivered on the GUI thread
-
-
 class InspectViewModel(QObject):
     """State of the Inspect tab (see the module docstring)."""
 
@@ -149,8 +145,6 @@ class InspectViewModel(QObject):
         self.hovered: tuple[int, int] | None = None
         self.incremental = True
         self._special_re: re.Pattern[str] | None = None
-        self._preview_relay = _PreviewRelay(self)
-        self._preview_relay.ready.connect(self._on_preview)
         self._special_ids: dict[str, int] = {}
         self._loading: Path | None = None  # the file being loaded, until it succeeds or fails
         # offset lint (tokviz.gui.lint_viewmodel): marks drawn in every pane, and which spans the
@@ -328,13 +322,12 @@ class InspectViewModel(QObject):
                 cut = text.rfind("\n", 0, PREVIEW_CHARS)
                 cut = cut + 1 if cut > 0 else PREVIEW_CHARS
                 preview = self._make_job(tok, text[:cut], add, allowed, None, "", special_re, partial=True)
-                relay = self._preview_relay
                 whole = job
 
                 def job(token: CancelToken) -> EncodingUpdate | None:  # noqa: F811 - wraps the whole-text job
                     head = preview(token)
                     if head is not None and not token.cancelled:
-                        emit(relay.ready, (text, head))
+                        to_gui(self, "_on_preview", (text, head))
                     return whole(token)
 
             return job

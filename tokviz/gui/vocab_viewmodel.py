@@ -24,7 +24,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 from ..analysis.audit import AuditCancelled, TokenAudit, VocabAudit, audit_vocabulary, superstrings
 from ._compat import emit
 from .display import hex_bytes, show_piece
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, to_gui
 
 __all__ = ["VocabViewModel", "VocabTableModel", "FACETS", "TokenDetail", "COLUMNS"]
 
@@ -146,30 +146,25 @@ class VocabViewModel(QObject):
         if tok is None:
             return
         name = getattr(self.inspect, "tokenizer_name", "") or getattr(tok, "name", "")
-        relay = _ProgressRelay()
-        relay.progress.connect(self._on_progress)  # a bound slot of a GUI-thread object: queued
         emit(self.audit_started, name)
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken) -> tuple[Any, VocabAudit | None]:
                 try:
-                    return tok, audit_vocabulary(tok, progress=relay.report, cancel=token)
+                    return tok, audit_vocabulary(tok, progress=lambda *p: to_gui(self, "_on_progress", *p), cancel=token)
                 except AuditCancelled:
                     return tok, None
 
             return job
 
         def done(result: tuple[Any, VocabAudit | None]) -> None:
-            relay.deleteLater()
             t, audit = result
             if audit is not None and t is self.tokenizer:
                 self._set_audit(audit, t)
 
         def failed(msg: str) -> None:
-            relay.deleteLater()
             emit(self.error_raised, f"audit: {msg}")
 
-        self._keep_relay = relay
         self._lanes.submit("audit", prepare, done, failed)
 
     def _on_progress(self, phase: str, done: int, total: int) -> None:
@@ -368,13 +363,6 @@ class VocabViewModel(QObject):
         lengths = Counter(min(len(t.surface), 32) for t in self.audit.tokens)
         cats = [(FACETS[k], self.counts[k]) for k in FACETS]
         return sorted(lengths.items()), cats
-
-
-class _ProgressRelay(QObject):
-    progress = Signal(str, int, int)
-
-    def report(self, phase: str, done: int, total: int) -> None:  # worker thread -> queued to the GUI
-        emit(self.progress, phase, done, total)
 
 
 _EXPORT_FIELDS = ("id", "vocab", "surface_hex", "surface_text", "length", "rank", "kind", "categories", "stage",

@@ -7,50 +7,154 @@ that was superseded or cancelled are discarded. Engine calls are not interruptib
 "cancel" means: the running job's result is thrown away and the lane's waiting request is
 dropped; the GUI never waits for it.
 
-Results come back on the GUI thread through a queued signal.
+Results come back on the GUI thread through a queued signal (`to_gui`).
+
+Python objects that hold Qt objects must die on the GUI thread. Two things would otherwise end
+them in a worker: the last reference going away there (a job's function holds view-models), and
+the cycle collector, which runs in whichever thread happens to allocate. The cycle collector
+destroying a closed window's widgets from a worker deadlocked the GUI tests now and then
+(Qt's object mutex against the GIL) or aborted them. So: a job's function and result travel back
+to the GUI thread with its outcome, and while any background work runs, automatic collection is
+off and the GUI thread collects on a timer by the interpreter's own thresholds (`_Collector`).
 """
 
 from __future__ import annotations
 
+import gc
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
+from shiboken6 import isValid
+
 from ..engine.cancel import CancelToken
 from ._compat import emit
 
-__all__ = ["CancelToken", "Lanes"]
+__all__ = ["CancelToken", "Lanes", "background_done", "background_started", "to_gui"]
 
 
+class _Collector(QObject):
+    """Cycle collection on the GUI thread only, while background work runs (module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = 0
+        self._paused = False  # whether this collector turned automatic collection off
+        self._timer = QTimer(self)
+        self._timer.setInterval(200)
+        self._timer.timeout.connect(self.collect_due)
+
+    def started(self) -> None:
+        if self.running == 0 and gc.isenabled():
+            gc.disable()
+            self._paused = True
+            self._timer.start()
+        self.running += 1
+
+    def done(self) -> None:
+        self.running = max(self.running - 1, 0)
+        if self.running == 0 and self._paused:
+            self._paused = False
+            self._timer.stop()
+            self.collect_due()
+            gc.enable()
+
+    def collect_due(self) -> None:
+        """Collect the generations the interpreter itself would have collected by now."""
+        (c0, c1, c2), (t0, t1, t2) = gc.get_count(), gc.get_threshold()
+        if t0 and c0 >= t0:
+            gc.collect(2 if c1 >= t1 and c2 >= t2 else 1 if c1 >= t1 else 0)
 
 
 class _Relay(QObject):
-    done = Signal(str, int, object, object)  # lane, generation, result, error text (or None)
+    """Carries calls from worker threads to the GUI thread: one per process, never deleted.
+
+    A QObject must be destroyed in its own thread, and a queued call must not reach an object
+    being destroyed. Relays owned by view-models broke both when a window closed while one of its
+    jobs ran (the job held the last reference, so the relay died in the worker). This one outlives
+    every job; a call names its owner by a weak reference and is dropped when the owner is gone.
+    """
+
+    # a one-item list: (weakref to the owner, method name, args, finished, baggage released here)
+    posted = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collector = _Collector()
+        self.collector.setParent(self)
+
+    def deliver(self, box: list) -> None:  # GUI thread
+        owner, method, args, finished, _baggage = box.pop()  # the worker keeps only the empty list
+        try:
+            target = owner()
+            if target is not None and isValid(target):
+                getattr(target, method)(*args)
+        finally:
+            if finished:
+                self.collector.done()
+
+
+_relay: _Relay | None = None
+
+
+def _the_relay() -> _Relay:
+    global _relay
+    if _relay is None:
+        app = QCoreApplication.instance()
+        relay = _Relay()
+        if app is not None:
+            relay.moveToThread(app.thread())
+        relay.posted.connect(relay.deliver)
+        _relay = relay
+    return _relay
+
+
+def to_gui(owner: QObject, method: str, *args: Any) -> None:
+    """Call ``owner.<method>(*args)`` on the GUI thread, unless ``owner`` is gone by then.
+
+    Safe from any thread: worker threads report progress this way. The arguments should be plain
+    values (a job's result goes back through `Lanes`, which releases it on the GUI thread).
+    """
+    emit(_the_relay().posted, [(weakref.ref(owner), method, args, False, None)])
+
+
+def background_started() -> None:
+    """GUI thread: a thread not run by `Lanes` starts Python work (pair with `background_done`)."""
+    _the_relay().collector.started()
+
+
+def background_done(owner: QObject, method: str, *args: Any) -> None:
+    """From the finishing thread, its last call: ``to_gui`` that also ends `background_started`."""
+    emit(_the_relay().posted, [(weakref.ref(owner), method, args, True, None)])
 
 
 class _Job(QRunnable):
-    def __init__(self, relay: _Relay, lane: str, generation: int, fn: Callable[[CancelToken], Any], token: CancelToken):
+    def __init__(self, owner: Lanes, lane: str, generation: int, fn: Callable[[CancelToken], Any], token: CancelToken):
         super().__init__()
         self.setAutoDelete(True)
-        self._relay = relay
+        self._owner = weakref.ref(owner)
         self._lane = lane
         self._generation = generation
-        self._fn = fn
+        self._fn: Callable[[CancelToken], Any] | None = fn
         self._token = token
 
     def run(self) -> None:  # worker thread
+        fn, self._fn = self._fn, None
+        assert fn is not None
         try:
-            result = self._fn(self._token)
+            result = fn(self._token)
             error = None
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message for the error bar
             result = None
             error = _describe(exc)
-        try:
-            emit(self._relay.done, self._lane, self._generation, result, error)
-        except RuntimeError:  # the view-model went away (window closed) while this job ran
-            pass
+        # the function (with the view-models it holds) and the result go to the GUI thread, and
+        # this thread keeps no reference to them (see _Relay)
+        box = [(self._owner, "_on_done", (self._lane, self._generation, result, error), True, fn)]
+        del fn, result
+        emit(_the_relay().posted, box)
 
 
 def _describe(exc: BaseException) -> str:
@@ -80,8 +184,7 @@ class Lanes(QObject):
     def __init__(self, parent: QObject | None = None, *, pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
         self._pool = pool or QThreadPool.globalInstance()
-        self._relay = _Relay()
-        self._relay.done.connect(self._on_done)
+        _the_relay()  # made here, on the GUI thread
         self._lanes: dict[str, _Lane] = {}
 
     def submit(
@@ -137,7 +240,8 @@ class Lanes(QObject):
         st.running_token = token
         st.callbacks[gen] = (on_result, on_error)
         emit(self.busy_changed, lane, True)
-        self._pool.start(_Job(self._relay, lane, gen, fn, token))
+        _the_relay().collector.started()
+        self._pool.start(_Job(self, lane, gen, fn, token))
 
     def _on_done(self, lane: str, gen: int, result: object, error: object) -> None:  # GUI thread
         st = self._lanes[lane]
