@@ -94,15 +94,20 @@ class SentencePieceBPE(Model):
         table = self._table
         if table is None and self._kernels is not None:
             spm = self.spm
-            entries: dict[str, tuple[int, float, int]] = {}
-            for p, (score, _, unused) in self._mergeable.items():
-                entries[p] = (spm.piece_to_id(p), score, 3 if unused else 1)  # 1: mergeable, 2: UNUSED
-            for p in self.pieces:
-                entries.setdefault(p, (spm.piece_to_id(p), 0.0, 0))
-            columns = list(zip(*entries.values()))
-            table = self._table = self._kernels.spm_bpe_table(
-                list(entries), list(columns[0]), list(columns[1]), list(columns[2]), list(spm.user_defined), spm.unk_id
-            )
+            mergeable = self._mergeable
+            # piece_to_id of a mergeable string: a reserved piece of that string first, else its own id
+            reserved = spm._reserved
+            strings = list(mergeable)
+            ids = [reserved.get(p, i) for p, (_, i, _) in mergeable.items()]
+            scores = [score for score, _, _ in mergeable.values()]
+            flags = [3 if unused else 1 for _, _, unused in mergeable.values()]  # 1: mergeable, 2: UNUSED
+            for p, i in reserved.items():  # reserved strings no merge produces keep their own id
+                if p not in mergeable:
+                    strings.append(p)
+                    ids.append(i)
+                    scores.append(0.0)
+                    flags.append(0)
+            table = self._table = self._kernels.spm_bpe_table(strings, ids, scores, flags, list(spm.user_defined), spm.unk_id)
             if table is None:
                 self._kernels = None
         return table
