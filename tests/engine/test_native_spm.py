@@ -22,7 +22,7 @@ from support import build_charsmap, bundle_bytes
 
 from tokviz.engine import kernels
 from tokviz.engine.errors import TokvizFormatError
-from tokviz.engine.models._spm import PieceType
+from tokviz.engine.models._spm import PieceType, merge_unknown_runs
 from tokviz.engine.models.sentencepiece_bpe import SentencePieceBPE
 from tokviz.engine.normalizers.precompiled import CharsMap, SentencePieceNormalizer
 from tokviz.engine.text import NormalizedText
@@ -172,6 +172,21 @@ class TestSpmNormalize:
         for nz in (fast, ref):
             with pytest.raises(TokvizFormatError, match="not UTF-8"):
                 nz.normalize_with_map("qr")
+
+
+class TestSpmMergeUnknown:
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from([0, 0, 0, 1, 2, 7]), max_size=40))
+    def test_same_as_python(self, ids: list[int]) -> None:
+        starts = list(range(len(ids)))
+        ends = [s + 1 for s in starts]
+        got = kernels.native.spm_merge_unknown(ids, starts, ends, 0)  # type: ignore[union-attr]
+        assert got == merge_unknown_runs(ids, starts, ends, 0)
+
+    def test_hand_checked(self) -> None:
+        # ids 5 0 0 6 0: the run of two unknowns at 1..3 becomes one piece (1, 3)
+        got = kernels.native.spm_merge_unknown([5, 0, 0, 6, 0], [0, 1, 2, 3, 4], [1, 2, 3, 4, 5], 0)  # type: ignore[union-attr]
+        assert got == ([5, 0, 6, 0], [0, 1, 3, 4], [1, 3, 4, 5])
 
 
 def toy_bpe(**opts: Any) -> SentencePieceBPE:

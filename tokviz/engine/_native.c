@@ -896,6 +896,8 @@ done:
  * 2. ``spm_bpe_encode``: `SentencePieceBPE._encode` (bpe_model.cc): characters (a user-defined
  *    piece is one frozen symbol), then repeatedly the adjacent pair whose concatenation is a
  *    mergeable piece with the highest score, leftmost on ties.
+ * 3. ``spm_merge_unknown``: `merge_unknown_runs` (models/_spm.py), the processor's fusing of
+ *    adjacent unknown pieces.
  *
  * Both decline (return None) where the Python does something this code does not reproduce, so
  * that Python runs and gives its result or its error: a charsmap whose full decoding would fail
@@ -1587,6 +1589,44 @@ done:
     PyMem_RawFree(r.val); PyMem_RawFree(r.frozen); PyMem_RawFree(r.pre); PyMem_RawFree(r.pw); PyMem_RawFree(r.heap);
     return result;
 }
+/* ---- unknown runs (``merge_unknown_runs`` in models/_spm.py) */
+/* spm_merge_unknown(ids, starts, ends, unk) -> (ids, starts, ends): every run of unknown pieces
+ * becomes one unknown piece spanning the run (SentencePiece without byte fallback). */
+static PyObject *py_spm_merge_unknown(PyObject *self, PyObject *args) {
+    PyObject *ids, *starts, *ends;
+    long long unk;
+    if (!PyArg_ParseTuple(args, "O!O!O!L", &PyList_Type, &ids, &PyList_Type, &starts, &PyList_Type, &ends, &unk))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(ids);
+    if (PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n) {
+        PyErr_SetString(PyExc_ValueError, "columns differ in length");
+        return NULL;
+    }
+    PyObject *o_ids = PyList_New(0), *o_starts = PyList_New(0), *o_ends = PyList_New(0), *result = NULL;
+    if (!o_ids || !o_starts || !o_ends) goto done;
+    for (Py_ssize_t k = 0; k < n;) {
+        PyObject *id = PyList_GET_ITEM(ids, k);
+        long long v = PyLong_AsLongLong(id);
+        if (v == -1 && PyErr_Occurred()) goto done;
+        Py_ssize_t r = k + 1;
+        if (v == unk) {
+            while (r < n) {
+                long long w = PyLong_AsLongLong(PyList_GET_ITEM(ids, r));
+                if (w == -1 && PyErr_Occurred()) goto done;
+                if (w != unk) break;
+                r++;
+            }
+        }
+        if (PyList_Append(o_ids, id) < 0 || PyList_Append(o_starts, PyList_GET_ITEM(starts, k)) < 0
+            || PyList_Append(o_ends, PyList_GET_ITEM(ends, r - 1)) < 0)
+            goto done;
+        k = r;
+    }
+    result = PyTuple_Pack(3, o_ids, o_starts, o_ends);
+done:
+    Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
+    return result;
+}
 /* ================================================================== end of SentencePiece */
 
 /* ------------------------------------------------------------------ module */
@@ -1612,6 +1652,8 @@ static PyMethodDef methods[] = {
      "spm_bpe_table(strings, final_ids, scores, flags, user_defined, unk_id) -> table | None"},
     {"spm_bpe_encode", py_spm_bpe_encode, METH_VARARGS,
      "spm_bpe_encode(table, text) -> (ids, starts, ends) | None"},
+    {"spm_merge_unknown", py_spm_merge_unknown, METH_VARARGS,
+     "spm_merge_unknown(ids, starts, ends, unk) -> (ids, starts, ends) with unknown runs fused"},
     {NULL, NULL, 0, NULL},
 };
 
