@@ -24,6 +24,7 @@ from tokviz.engine import kernels
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.models._spm import PieceType, merge_unknown_runs
 from tokviz.engine.models.sentencepiece_bpe import SentencePieceBPE
+from tokviz.engine.models.unigram import Unigram
 from tokviz.engine.normalizers.precompiled import CharsMap, SentencePieceNormalizer
 from tokviz.engine.text import NormalizedText
 from tokviz.io.sentencepiece import load_sentencepiece_model, parse_model_proto
@@ -187,6 +188,52 @@ class TestSpmMergeUnknown:
         # ids 5 0 0 6 0: the run of two unknowns at 1..3 becomes one piece (1, 3)
         got = kernels.native.spm_merge_unknown([5, 0, 0, 6, 0], [0, 1, 2, 3, 4], [1, 2, 3, 4, 5], 0)  # type: ignore[union-attr]
         assert got == ([5, 0, 6, 0], [0, 1, 3, 4], [1, 3, 4, 5])
+
+
+class TestSpmFinish:
+    """The processor's last step and the unknown values, native against Python."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(["a", "\u00e9", "\u3042", "\U0001f600", "?"]), max_size=12),
+           st.lists(st.booleans(), max_size=12))
+    def test_byte_fallback_same_as_python(self, chars: list[str], joins: list[bool]) -> None:
+        # a toy vocab: "a" is a piece, every other char unknown; unknown runs may span chars
+        pieces = ["<unk>", "a"] + [f"<0x{b:02X}>" for b in range(256)]
+        types = [PieceType.UNKNOWN, PieceType.NORMAL] + [PieceType.BYTE] * 256
+        text = "".join(chars)
+        ids, starts, ends = [], [], []
+        for k, c in enumerate(chars):
+            i = 1 if c == "a" else 0
+            if ids and i == 0 and ids[-1] == 0 and k < len(joins) and joins[k]:
+                ends[-1] = k + 1  # one unknown piece over several chars
+                continue
+            ids.append(i)
+            starts.append(k)
+            ends.append(k + 1)
+
+        def vocab() -> Any:
+            from tokviz.engine.models._spm import SentencePieceVocab
+
+            return SentencePieceVocab(pieces, [0.0] * len(pieces), [int(t) for t in types], byte_fallback=True)
+
+        fast, ref = vocab(), python_twin(vocab)
+        assert fast.finish_columns(text, ids, starts, ends) == ref.finish_columns(text, ids, starts, ends)
+        assert list(zip(*fast.finish_columns(text, ids, starts, ends))) == ref.finish(text, list(zip(ids, starts, ends)))
+
+    def test_byte_fallback_hand_checked(self) -> None:
+        # "\u00e9" is C3 A9 in UTF-8: two byte pieces, the first with an empty span at 0
+        got = kernels.native.spm_byte_fallback("\u00e9a", [0, 5], [0, 1], [1, 2], 0, list(range(100, 356)))  # type: ignore[union-attr]
+        assert got == ([100 + 0xC3, 100 + 0xA9, 5], [0, 0, 1], [0, 1, 2])
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(alphabet="ab\u00e9\U0001f600 ", max_size=30))
+    def test_unknown_values_same_as_python(self, text: str) -> None:
+        make = lambda: Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)], unk_id=0)  # noqa: E731
+        fast, ref = make(), python_twin(make)
+        ids, starts, ends = fast.tokenize_columns(text)
+        values = [fast.id_to_token(i) for i in ids]
+        assert fast.token_values_columns(text, ids, starts, ends, values) == ref.token_values_columns(
+            text, ids, starts, ends, values)
 
 
 def toy_bpe(**opts: Any) -> SentencePieceBPE:

@@ -896,8 +896,9 @@ done:
  * 2. ``spm_bpe_encode``: `SentencePieceBPE._encode` (bpe_model.cc): characters (a user-defined
  *    piece is one frozen symbol), then repeatedly the adjacent pair whose concatenation is a
  *    mergeable piece with the highest score, leftmost on ties.
- * 3. ``spm_merge_unknown``: `merge_unknown_runs` (models/_spm.py), the processor's fusing of
- *    adjacent unknown pieces.
+ * 3. The processor's last step (models/_spm.py) and the unknown token values: ``spm_merge_unknown``
+ *    (`merge_unknown_runs`), ``spm_byte_fallback`` (`SentencePieceVocab.finish_columns`) and
+ *    ``spm_unknown_values`` (`Unigram.token_values_columns`).
  *
  * Both decline (return None) where the Python does something this code does not reproduce, so
  * that Python runs and gives its result or its error: a charsmap whose full decoding would fail
@@ -1627,6 +1628,93 @@ done:
     Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
     return result;
 }
+
+/* ---- byte fallback (``SentencePieceVocab.finish_columns``) and unknown values */
+/* spm_byte_fallback(text, ids, starts, ends, unk, byte_ids) -> (ids, starts, ends): every unknown
+ * piece becomes one ``<0xNN>`` piece per UTF-8 byte of the text it covers (``byte_ids[b]``);
+ * only the last byte carries the span, the others are empty at its start. */
+static PyObject *py_spm_byte_fallback(PyObject *self, PyObject *args) {
+    PyObject *text, *ids, *starts, *ends, *byte_ids;
+    long long unk;
+    if (!PyArg_ParseTuple(args, "UO!O!O!LO!", &text, &PyList_Type, &ids, &PyList_Type, &starts, &PyList_Type, &ends,
+                          &unk, &PyList_Type, &byte_ids))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(ids);
+    if (PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n || PyList_GET_SIZE(byte_ids) != 256) {
+        PyErr_SetString(PyExc_ValueError, "columns differ in length, or byte_ids is not 256 ids");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    PyObject *o_ids = PyList_New(0), *o_starts = PyList_New(0), *o_ends = PyList_New(0), *result = NULL;
+    if (!o_ids || !o_starts || !o_ends) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *id = PyList_GET_ITEM(ids, k), *s = PyList_GET_ITEM(starts, k), *e = PyList_GET_ITEM(ends, k);
+        long long v = PyLong_AsLongLong(id);
+        if (v == -1 && PyErr_Occurred()) goto done;
+        if (v != unk) {
+            if (PyList_Append(o_ids, id) < 0 || PyList_Append(o_starts, s) < 0 || PyList_Append(o_ends, e) < 0) goto done;
+            continue;
+        }
+        Py_ssize_t a = PyLong_AsSsize_t(s), b = PyLong_AsSsize_t(e);
+        if (PyErr_Occurred()) goto done;
+        if (a < 0 || b > len || a > b) { PyErr_SetString(PyExc_ValueError, "a span is outside the text"); goto done; }
+        for (Py_ssize_t i = a; i < b; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            unsigned char u[4];
+            int m = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+            if (m == 1) u[0] = (unsigned char)c;
+            else {
+                for (int j = m - 1; j > 0; j--) { u[j] = (unsigned char)(0x80 | (c & 0x3F)); c >>= 6; }
+                u[0] = (unsigned char)((0xF00 >> m) | c);
+            }
+            for (int j = 0; j < m; j++) {
+                int last = i + 1 == b && j + 1 == m;
+                if (PyList_Append(o_ids, PyList_GET_ITEM(byte_ids, u[j])) < 0 || PyList_Append(o_starts, s) < 0
+                    || PyList_Append(o_ends, last ? e : s) < 0)
+                    goto done;
+            }
+        }
+    }
+    result = PyTuple_Pack(3, o_ids, o_starts, o_ends);
+done:
+    Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
+    return result;
+}
+
+/* spm_unknown_values(text, ids, starts, ends, unk, values) -> values: `Unigram.token_values_columns`,
+ * a copy of ``values`` where an unknown token with a non-empty span shows the text it covers
+ * (``values`` itself when no token is unknown). */
+static PyObject *py_spm_unknown_values(PyObject *self, PyObject *args) {
+    PyObject *text, *ids, *starts, *ends, *values;
+    long long unk;
+    if (!PyArg_ParseTuple(args, "UO!O!O!LO!", &text, &PyList_Type, &ids, &PyList_Type, &starts, &PyList_Type, &ends,
+                          &unk, &PyList_Type, &values))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(ids);
+    if (PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n || PyList_GET_SIZE(values) != n) {
+        PyErr_SetString(PyExc_ValueError, "columns differ in length");
+        return NULL;
+    }
+    PyObject *out = NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(ids, k));
+        if (v == -1 && PyErr_Occurred()) goto fail;
+        if (v != unk) continue;
+        Py_ssize_t a = PyLong_AsSsize_t(PyList_GET_ITEM(starts, k)), b = PyLong_AsSsize_t(PyList_GET_ITEM(ends, k));
+        if (PyErr_Occurred()) goto fail;
+        if (b <= a) continue; /* an empty span keeps the unk piece */
+        if (!out && !(out = PyList_GetSlice(values, 0, n))) return NULL;
+        PyObject *piece = PyUnicode_Substring(text, a, b);
+        if (!piece) goto fail;
+        PyList_SetItem(out, k, piece); /* steals piece, drops the old value */
+    }
+    return out ? out : Py_NewRef(values);
+fail:
+    Py_XDECREF(out);
+    return NULL;
+}
 /* ================================================================== end of SentencePiece */
 
 /* ------------------------------------------------------------------ module */
@@ -1654,6 +1742,10 @@ static PyMethodDef methods[] = {
      "spm_bpe_encode(table, text) -> (ids, starts, ends) | None"},
     {"spm_merge_unknown", py_spm_merge_unknown, METH_VARARGS,
      "spm_merge_unknown(ids, starts, ends, unk) -> (ids, starts, ends) with unknown runs fused"},
+    {"spm_byte_fallback", py_spm_byte_fallback, METH_VARARGS,
+     "spm_byte_fallback(text, ids, starts, ends, unk, byte_ids) -> (ids, starts, ends) with unknowns as bytes"},
+    {"spm_unknown_values", py_spm_unknown_values, METH_VARARGS,
+     "spm_unknown_values(text, ids, starts, ends, unk, values) -> values with unknown tokens as their text"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -201,6 +201,8 @@ class SentencePieceVocab:
                 return self._kernels.spm_merge_unknown(ids, starts, ends, unk)
             return merge_unknown_runs(ids, starts, ends, unk)
         byte_ids = self._byte_ids
+        if self._kernels is not None:
+            return self._kernels.spm_byte_fallback(text, ids, starts, ends, unk, byte_ids)
         o_ids: list[int] = []
         o_starts: list[int] = []
         o_ends: list[int] = []

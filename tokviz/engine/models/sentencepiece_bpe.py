@@ -183,6 +183,12 @@ class SentencePieceBPE(Model):
         # unknown merging / byte fallback across the whole text (a run may span chunks)
         return self.spm.finish_columns(text, ids, starts, ends)
 
+    def token_values_columns(
+        self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
+    ) -> list[str]:
+        """The vocab strings themselves (`Model.token_values`), without its per-token tuples."""
+        return values
+
     def _chunk_entry(self, chunk: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(ids, piece lengths)`` of one chunk, joined from its parts (`_parts`), each of which
         is encoded once and cached: no merge can join two parts, so the chunk's pieces are its
