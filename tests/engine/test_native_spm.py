@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import build_charsmap, bundle_bytes
+from support import build_charsmap, bundle_bytes, python_twin
 
 from tokviz.engine import kernels
 from tokviz.engine.errors import TokvizFormatError
@@ -50,16 +49,6 @@ HAND_RULES = {
     "\uff76\uff9e": "\u30ac", "\uff76": "\u30ab", "\u00a0": " ", "\u3000": "  ", "\t": " ",
     "\u200b": "", "\ufb01": "fi", "A": "a", "aA": "x y ", "\U0001d400": "A", "\u2122": "TM",
 }
-
-
-def python_twin(make: Callable[[], Any]) -> Any:
-    """``make()`` built with the pure-Python kernels."""
-    saved = kernels.native
-    kernels.native = None
-    try:
-        return make()
-    finally:
-        kernels.native = saved
 
 
 def real_charsmap(rel: str) -> bytes:

@@ -1591,6 +1591,35 @@ done:
     return result;
 }
 /* ---- unknown runs (``merge_unknown_runs`` in models/_spm.py) */
+/* Three output columns (ids, starts, ends), appended to together. */
+typedef struct { PyObject *ids, *starts, *ends; } SpmCols;
+
+static int spm_cols_new(SpmCols *c) {
+    c->ids = PyList_New(0); c->starts = PyList_New(0); c->ends = PyList_New(0);
+    return c->ids && c->starts && c->ends ? 0 : -1;
+}
+
+static inline int spm_cols_add(SpmCols *c, PyObject *id, PyObject *start, PyObject *end) {
+    return PyList_Append(c->ids, id) < 0 || PyList_Append(c->starts, start) < 0 || PyList_Append(c->ends, end) < 0
+        ? -1 : 0;
+}
+
+/* The columns as a tuple (ok) or NULL; the references are dropped either way. */
+static PyObject *spm_cols_done(SpmCols *c, int ok) {
+    PyObject *out = ok ? PyTuple_Pack(3, c->ids, c->starts, c->ends) : NULL;
+    Py_XDECREF(c->ids); Py_XDECREF(c->starts); Py_XDECREF(c->ends);
+    return out;
+}
+
+/* 0 when the input columns have one length (and ``extra``, if given, ``extra_len``). */
+static int spm_check_columns(PyObject *ids, PyObject *starts, PyObject *ends, PyObject *extra, Py_ssize_t extra_len) {
+    Py_ssize_t n = PyList_GET_SIZE(ids);
+    if (PyList_GET_SIZE(starts) == n && PyList_GET_SIZE(ends) == n && (!extra || PyList_GET_SIZE(extra) == extra_len))
+        return 0;
+    PyErr_SetString(PyExc_ValueError, "the columns differ in length");
+    return -1;
+}
+
 /* spm_merge_unknown(ids, starts, ends, unk) -> (ids, starts, ends): every run of unknown pieces
  * becomes one unknown piece spanning the run (SentencePiece without byte fallback). */
 static PyObject *py_spm_merge_unknown(PyObject *self, PyObject *args) {
@@ -1598,13 +1627,11 @@ static PyObject *py_spm_merge_unknown(PyObject *self, PyObject *args) {
     long long unk;
     if (!PyArg_ParseTuple(args, "O!O!O!L", &PyList_Type, &ids, &PyList_Type, &starts, &PyList_Type, &ends, &unk))
         return NULL;
+    if (spm_check_columns(ids, starts, ends, NULL, 0) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(ids);
-    if (PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n) {
-        PyErr_SetString(PyExc_ValueError, "columns differ in length");
-        return NULL;
-    }
-    PyObject *o_ids = PyList_New(0), *o_starts = PyList_New(0), *o_ends = PyList_New(0), *result = NULL;
-    if (!o_ids || !o_starts || !o_ends) goto done;
+    SpmCols out;
+    int ok = 0;
+    if (spm_cols_new(&out) < 0) goto done;
     for (Py_ssize_t k = 0; k < n;) {
         PyObject *id = PyList_GET_ITEM(ids, k);
         long long v = PyLong_AsLongLong(id);
@@ -1618,15 +1645,12 @@ static PyObject *py_spm_merge_unknown(PyObject *self, PyObject *args) {
                 r++;
             }
         }
-        if (PyList_Append(o_ids, id) < 0 || PyList_Append(o_starts, PyList_GET_ITEM(starts, k)) < 0
-            || PyList_Append(o_ends, PyList_GET_ITEM(ends, r - 1)) < 0)
-            goto done;
+        if (spm_cols_add(&out, id, PyList_GET_ITEM(starts, k), PyList_GET_ITEM(ends, r - 1)) < 0) goto done;
         k = r;
     }
-    result = PyTuple_Pack(3, o_ids, o_starts, o_ends);
+    ok = 1;
 done:
-    Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
-    return result;
+    return spm_cols_done(&out, ok);
 }
 
 /* ---- byte fallback (``SentencePieceVocab.finish_columns``) and unknown values */
@@ -1639,22 +1663,20 @@ static PyObject *py_spm_byte_fallback(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "UO!O!O!LO!", &text, &PyList_Type, &ids, &PyList_Type, &starts, &PyList_Type, &ends,
                           &unk, &PyList_Type, &byte_ids))
         return NULL;
+    if (spm_check_columns(ids, starts, ends, byte_ids, 256) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(ids);
-    if (PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n || PyList_GET_SIZE(byte_ids) != 256) {
-        PyErr_SetString(PyExc_ValueError, "columns differ in length, or byte_ids is not 256 ids");
-        return NULL;
-    }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    PyObject *o_ids = PyList_New(0), *o_starts = PyList_New(0), *o_ends = PyList_New(0), *result = NULL;
-    if (!o_ids || !o_starts || !o_ends) goto done;
+    SpmCols out;
+    int ok = 0;
+    if (spm_cols_new(&out) < 0) goto done;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *id = PyList_GET_ITEM(ids, k), *s = PyList_GET_ITEM(starts, k), *e = PyList_GET_ITEM(ends, k);
         long long v = PyLong_AsLongLong(id);
         if (v == -1 && PyErr_Occurred()) goto done;
         if (v != unk) {
-            if (PyList_Append(o_ids, id) < 0 || PyList_Append(o_starts, s) < 0 || PyList_Append(o_ends, e) < 0) goto done;
+            if (spm_cols_add(&out, id, s, e) < 0) goto done;
             continue;
         }
         Py_ssize_t a = PyLong_AsSsize_t(s), b = PyLong_AsSsize_t(e);
@@ -1671,16 +1693,13 @@ static PyObject *py_spm_byte_fallback(PyObject *self, PyObject *args) {
             }
             for (int j = 0; j < m; j++) {
                 int last = i + 1 == b && j + 1 == m;
-                if (PyList_Append(o_ids, PyList_GET_ITEM(byte_ids, u[j])) < 0 || PyList_Append(o_starts, s) < 0
-                    || PyList_Append(o_ends, last ? e : s) < 0)
-                    goto done;
+                if (spm_cols_add(&out, PyList_GET_ITEM(byte_ids, u[j]), s, last ? e : s) < 0) goto done;
             }
         }
     }
-    result = PyTuple_Pack(3, o_ids, o_starts, o_ends);
+    ok = 1;
 done:
-    Py_XDECREF(o_ids); Py_XDECREF(o_starts); Py_XDECREF(o_ends);
-    return result;
+    return spm_cols_done(&out, ok);
 }
 
 /* spm_unknown_values(text, ids, starts, ends, unk, values) -> values: `Unigram.token_values_columns`,
@@ -1693,10 +1712,7 @@ static PyObject *py_spm_unknown_values(PyObject *self, PyObject *args) {
                           &unk, &PyList_Type, &values))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(ids);
-    if (PyList_GET_SIZE(starts) != n || PyList_GET_SIZE(ends) != n || PyList_GET_SIZE(values) != n) {
-        PyErr_SetString(PyExc_ValueError, "columns differ in length");
-        return NULL;
-    }
+    if (spm_check_columns(ids, starts, ends, values, n) < 0) return NULL;
     PyObject *out = NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(ids, k));
