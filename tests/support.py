@@ -149,3 +149,16 @@ def build_charsmap(rules: dict[str, str]) -> bytes:
     arr = [units.get(i, 0) for i in range(size)]
     trie_blob = struct.pack(f"<{size}I", *arr)
     return struct.pack("<I", len(trie_blob)) + trie_blob + bytes(normalized)
+
+
+def python_twin(make):  # noqa: ANN001, ANN201 - whatever ``make`` builds
+    """``make()`` built with the pure-Python kernels (components pick their kernels when built,
+    so the twin runs pure Python in a process that has the native core)."""
+    from tokviz.engine import kernels
+
+    saved = kernels.native
+    kernels.native = None
+    try:
+        return make()
+    finally:
+        kernels.native = saved

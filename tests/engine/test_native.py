@@ -12,13 +12,13 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import python_twin
 
 from tokviz.engine import backend, kernels
 from tokviz.engine.lattice import Lattice
@@ -28,16 +28,6 @@ from tokviz.engine.models.unigram import Unigram
 
 needs_native = pytest.mark.skipif(kernels.native is None, reason="native core not built or TOKVIZ_PURE_PYTHON=1")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def python_twin(make: Callable[[], Any]) -> Any:
-    """``make()`` built with the pure-Python kernels."""
-    saved = kernels.native
-    kernels.native = None
-    try:
-        return make()
-    finally:
-        kernels.native = saved
 
 
 def grown_merges(alphabet: str, count: int, seed: int, *, prefix: str = "") -> tuple[dict[str, int], list]:

@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
+from .. import kernels
 from ..errors import TokvizFormatError
 
 __all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32", "space_chunker", "merge_unknown_runs", "SPACE"]
@@ -78,7 +79,7 @@ class SentencePieceVocab:
 
     __slots__ = (
         "pieces", "scores", "types", "unk_id", "byte_fallback", "_reserved", "_normal",
-        "_byte_ids", "control_ids", "user_defined", "_vocab",
+        "_byte_ids", "control_ids", "user_defined", "_vocab", "_kernels",
     )
 
     def __init__(
@@ -140,6 +141,7 @@ class SentencePieceVocab:
         self.user_defined = tuple(user_defined)
         self._byte_ids = [self.piece_to_id(byte_piece(b)) for b in range(256)]
         self._vocab: dict[str, int] | None = None
+        self._kernels = kernels.native  # the native `merge_unknown_runs`, or None (pure Python)
 
     def piece_to_id(self, piece: str) -> int:
         i = self._reserved.get(piece)
@@ -195,8 +197,12 @@ class SentencePieceVocab:
         if unk not in ids:
             return ids, starts, ends
         if not self.byte_fallback:
+            if self._kernels is not None:
+                return self._kernels.spm_merge_unknown(ids, starts, ends, unk)
             return merge_unknown_runs(ids, starts, ends, unk)
         byte_ids = self._byte_ids
+        if self._kernels is not None:
+            return self._kernels.spm_byte_fallback(text, ids, starts, ends, unk, byte_ids)
         o_ids: list[int] = []
         o_starts: list[int] = []
         o_ends: list[int] = []

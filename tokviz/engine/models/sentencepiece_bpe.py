@@ -12,6 +12,10 @@ SentencePiece runs BPE over the whole normalized text. A merge can only join two
 that occur next to each other inside some piece, so the text is cut where the two neighbouring
 characters never do (e.g. before a ``▁`` that follows a letter, when no piece holds ``x▁``);
 the chunks are then independent and cached.
+
+With the native core, ``spm_bpe_encode`` (``_native.c``) runs the same merge loop over the
+whole text in C, with no chunks or caches; `SentencePieceBPE._encode` stays the reference and
+runs wherever the C declines (an UNUSED piece formed: its resegmentation is Python's).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 import regex
 
+from .. import kernels
 from ..encoding import BpeTrace, MergeStep
 from . import Model, ModelToken
 from ._spm import SPACE, PieceType, SentencePieceVocab, space_chunker
@@ -80,6 +85,32 @@ class SentencePieceBPE(Model):
         self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}")
         self._cache: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._lone_ids: dict[str, int] = {}  # char -> id of the char as a symbol of its own
+        self._kernels = kernels.native  # the native merge loop's module, or None (pure Python)
+        self._table: Any = None
+
+    def _native_table(self) -> Any:
+        """The native piece table (built on first use): every mergeable string with its score,
+        and every piece string with the id ``piece_to_id`` gives it; None: the Python runs."""
+        table = self._table
+        if table is None and self._kernels is not None:
+            spm = self.spm
+            mergeable = self._mergeable
+            # piece_to_id of a mergeable string: a reserved piece of that string first, else its own id
+            reserved = spm._reserved
+            strings = list(mergeable)
+            ids = [reserved.get(p, i) for p, (_, i, _) in mergeable.items()]
+            scores = [score for score, _, _ in mergeable.values()]
+            flags = [3 if unused else 1 for _, _, unused in mergeable.values()]  # 1: mergeable, 2: UNUSED
+            for p, i in reserved.items():  # reserved strings no merge produces keep their own id
+                if p not in mergeable:
+                    strings.append(p)
+                    ids.append(i)
+                    scores.append(0.0)
+                    flags.append(0)
+            table = self._table = self._kernels.spm_bpe_table(strings, ids, scores, flags, list(spm.user_defined), spm.unk_id)
+            if table is None:
+                self._kernels = None
+        return table
 
     def _make_chunker(self) -> re.Pattern[str] | None:
         if any(SPACE in u for u in self.spm.user_defined):
@@ -119,6 +150,11 @@ class SentencePieceBPE(Model):
         and lengths (the pieces tile the text), joined with C-level chain/accumulate."""
         if not text:
             return [], [], []
+        table = self._native_table()
+        if table is not None:
+            got = self._kernels.spm_bpe_encode(table, text)  # type: ignore[union-attr]
+            if got is not None:
+                return self.spm.finish_columns(text, *got)
         chunker = self._chunker
         if chunker is None:
             entries = [self._chunk_entry(text)]
@@ -146,6 +182,12 @@ class SentencePieceBPE(Model):
         starts += ends[:-1]
         # unknown merging / byte fallback across the whole text (a run may span chunks)
         return self.spm.finish_columns(text, ids, starts, ends)
+
+    def token_values_columns(
+        self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
+    ) -> list[str]:
+        """The vocab strings themselves (`Model.token_values`), without its per-token tuples."""
+        return values
 
     def _chunk_entry(self, chunk: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(ids, piece lengths)`` of one chunk, joined from its parts (`_parts`), each of which

@@ -312,6 +312,8 @@ class Unigram(Model):
         unk = self.unk_id
         if unk is None or unk not in ids:
             return values
+        if self._native is not None:
+            return self._native.spm_unknown_values(text, ids, starts, ends, unk, values)
         out = list(values)
         at = list(compress(range(len(ids)), map(unk.__eq__, ids)))  # the unknown tokens
         covered = map(text.__getitem__, map(slice, map(starts.__getitem__, at), map(ends.__getitem__, at)))

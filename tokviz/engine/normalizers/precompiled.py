@@ -16,7 +16,9 @@ Two normalizers use it, because the two reference libraries apply it differently
   SentencePiece's ``norm_to_orig``: a normalized character is aligned to
   ``[origin of its source rule, origin of the next kept character)``, so characters removed by
   normalization belong to the piece before them, exactly like SentencePiece's piece
-  ``begin``/``end``.
+  ``begin``/``end``. With the native core the same function runs in C (``spm_normalize`` in
+  ``_native.c``); `SentencePieceNormalizer.normalize_with_map_py` is the reference it mirrors
+  and the fallback wherever the C declines (see there).
 * `Precompiled` is HF tokenizers' ``"Precompiled"`` normalizer (from tokenizer.json): it walks
   extended grapheme clusters and, for a cluster shorter than 6 UTF-8 bytes, replaces the *whole*
   cluster by the replacement of the *shortest* rule that is a prefix of it; otherwise it maps
@@ -35,6 +37,7 @@ from typing import Any, ClassVar
 import re
 import regex
 
+from .. import kernels
 from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..text import NormalizedText, _arr
@@ -480,6 +483,38 @@ class SentencePieceNormalizer(Normalizer):
             self._next_special = re.compile("[" + _scan_class(scan) + "]")
         self._space = SPACE_SYMBOL if escape_whitespaces else " "
         self._lone_spaces = self._space_is_plain
+        self._kernels = kernels.native  # the native normalizer's module, or None (pure Python)
+        self._table: Any = _UNBUILT
+
+    def _native_table(self) -> Any:
+        """The native normalizer, built on first use; None: the Python runs (no native core, a
+        hand-made charsmap, or one whose full decoding the native check could not vouch for:
+        the Python then reports its error where it meets it)."""
+        table = self._table
+        if table is _UNBUILT:
+            table = None
+            cm = self.charsmap
+            if self._kernels is not None and (cm is None or cm._units is not None):
+                blob = None if cm is None else cm.blob
+                budget = 0 if cm is None else cm._budget - cm._steps
+                table = self._kernels.spm_normalizer(
+                    blob, self.user_defined, self.add_dummy_prefix, self.remove_extra_whitespaces,
+                    self.escape_whitespaces, self.treat_whitespace_as_suffix, budget,
+                )
+            self._table = table
+        return table
+
+    def _native_map(self, s: str, base: int) -> tuple[str, array] | None:
+        """`normalize_with_map` in C with ``base`` added to every position; None: not offered."""
+        table = self._native_table()
+        if table is None:
+            return None
+        got = self._kernels.spm_normalize(table, s, base)  # type: ignore[union-attr]
+        if got is None:
+            return None
+        n2o = array("q")
+        n2o.frombytes(got[1])
+        return got[0], n2o
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -511,7 +546,18 @@ class SentencePieceNormalizer(Normalizer):
 
     def normalize_with_map(self, s: str) -> tuple[str, list[int]]:
         """The normalized string and ``norm_to_orig`` (per normalized char, plus one end entry),
-        in characters of ``s``. Empty input gives ``("", [])`` as SentencePiece does."""
+        in characters of ``s``. Empty input gives ``("", [])`` as SentencePiece does.
+
+        >>> SentencePieceNormalizer(None).normalize_with_map(" a  b ")
+        ('▁a▁b', [1, 1, 2, 4, 5])
+        """
+        got = self._native_map(s, 0)
+        if got is not None:
+            return got[0], got[1].tolist()
+        return self.normalize_with_map_py(s)
+
+    def normalize_with_map_py(self, s: str) -> tuple[str, list[int]]:
+        """`normalize_with_map` in pure Python: the reference of the native ``spm_normalize``."""
         n = len(s)
         if n == 0:
             return "", []
@@ -625,6 +671,13 @@ class SentencePieceNormalizer(Normalizer):
         return text, n2o
 
     def normalize(self, text: NormalizedText) -> NormalizedText:
+        if text.starts is None:
+            got = self._native_map(text.text, text.orig_start)
+            if got is not None:
+                out, shifted = got
+                if not shifted:
+                    return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
+                return SentencePieceText(text.original, out, text.orig_start, text.orig_end, shifted[:-1], shifted[1:])
         out, n2o = self.normalize_with_map(text.text)
         if not n2o:
             return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
@@ -642,6 +695,9 @@ class SentencePieceNormalizer(Normalizer):
             starts = _arr(in_starts[p] for p in n2o[:-1])
             ends = _arr(in_starts[p] for p in n2o[1:])
         return SentencePieceText(text.original, out, text.orig_start, text.orig_end, starts, ends)
+
+
+_UNBUILT = object()  # a native table not built yet
 
 
 def _scan_class(chars: set[str] | frozenset[str]) -> str:
