@@ -5,7 +5,7 @@ listen to signals (``encoding_changed``, ``hover_changed`` ...). Engine work (lo
 encoding, tracing one token) runs in background lanes (`tokviz.gui.workers.Lanes`): the latest
 request wins and nothing blocks the GUI thread. The view-model keeps the last `Encoding` and the
 text it belongs to; live typing re-encodes only a window around the edit
-(`tokviz.gui.incremental`) and tells the panes which tokens changed (a `Splice`), so they redraw
+(`tokviz.engine.incremental`) and tells the panes which tokens changed (a `Splice`), so they redraw
 only that part.
 """
 
@@ -21,9 +21,9 @@ from PySide6.QtCore import QObject, Signal
 from ._compat import emit
 
 from ..engine.encoding import Encoding, Token
+from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.text import NormalizedText, OffsetMap, check_text
 from .display import ViewMode, chunk_line_ends, token_line_ends
-from .incremental import Splice, _line_end, _line_start, full_encode, reencode
 from .workers import CancelToken, Lanes
 
 __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
@@ -373,13 +373,14 @@ class InspectViewModel(QObject):
             check_text(text)
             splice = None
             if base is not None:
-                enc, splice = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
+                r = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
+                enc, splice = r.encoding, r.splice
             else:
-                enc = full_encode(tok, text, add_special_tokens=add, allowed_special=allowed)
+                enc = tok.encode(text, add_special_tokens=add, allowed_special=allowed)
             if token.cancelled:
                 return None
             text_bytes = text.encode("utf-8")
-            om = OffsetMap(text)
+            om = enc.offset_map  # the encoding's own map: the next keystroke's splice reuses it
             om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
             om.to_utf8(len(text))
             om.from_utf8(0)
@@ -520,10 +521,10 @@ class InspectViewModel(QObject):
                 # (id and span) comes out of it, else trace the whole text.
                 if target.start == target.end:
                     return replace(details, traced=target)
-                ws = _line_start(text, target.start)
-                ws = _line_start(text, ws - 1) if ws > 0 else 0
-                we = _line_end(text, target.end)
-                we = _line_end(text, we) if we < len(text) else we
+                ws = line_start(text, target.start)
+                ws = line_start(text, ws - 1) if ws > 0 else 0
+                we = line_end(text, target.end)
+                we = line_end(text, we) if we < len(text) else we
                 w = tok.encode(text[ws:we], add_special_tokens=False, allowed_special=allowed, trace=True)
                 for t in w:
                     if t.id == target.id and (t.start + ws, t.end + ws) == (target.start, target.end):
