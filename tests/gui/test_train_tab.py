@@ -224,24 +224,6 @@ class TestRankCutoff:
         assert len(views[-1].encoding.ids) == len(text.encode("utf-8"))  # bytes only
 
 
-    @pytest.mark.parametrize("rel", ["gpt2/r50k_base.tiktoken.gz", "mistral-7b-v0.1/tokenizer.json.gz"],
-                             ids=["rank-mode", "merges-byte-fallback"])
-    def test_text_filtered_cut_equals_the_whole_cut(self, rel) -> None:  # noqa: ANN001
-        # the slider builds a model with only the merges that can occur in the text; it must
-        # tokenize that text exactly like the whole vocabulary cut at k
-        import tokviz
-        from tokviz.gui.catalog import sample_text
-        from tokviz.gui.cutoff import RankCutoff
-
-        rc = RankCutoff(tokviz.load(resource_path("bundles", *rel.split("/"))))
-        text = sample_text()
-        for k in (0, 1, 64, 1000, 20000, rc.n - 1):
-            filtered = rc.tokenizer(k, text=text)
-            assert filtered.model.vocab_size < rc.model.vocab_size
-            assert filtered.encode(text, add_special_tokens=False).ids == rc.tokenizer(k).encode(
-                text, add_special_tokens=False).ids, k
-
-
 class TestExport:
     def test_save_and_open_in_inspect(self, qtbot, tab, tmp_path) -> None:  # noqa: ANN001
         import tokviz

@@ -301,8 +301,13 @@ class InspectViewModel(QObject):
             path, self._loading = self._loading, None
             emit(self.tokenizer_load_failed, (path, "cancelled"))
 
+    @property
+    def is_tiktoken_like(self) -> bool:
+        """The tokenizer follows tiktoken's special-token policy (typed literals are plain text by default)."""
+        return self.tokenizer is not None and self.tokenizer.special_policy == "tiktoken"
+
     def _allowed_special(self) -> str | None:
-        if self.tokenizer is not None and getattr(self.tokenizer, "special_policy", "hf") == "tiktoken":
+        if self.is_tiktoken_like:
             return "all" if self.honour_special_literals else None
         return None
 

@@ -156,6 +156,7 @@ class BPE(DictVocabModel):
         self._long_seen = 0  # symbols of long chunks merged before the cut tables exist
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
         self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
+        self._relevant_memo: tuple[frozenset[str], list[int]] | None = None  # see `_relevant_merges`
         self._reset_cache()
 
     # ------------------------------------------------------------------ construction
@@ -379,19 +380,27 @@ class BPE(DictVocabModel):
 
     def _relevant_merges(self, text: str | Iterable[str]) -> list[int] | None:
         """Indices (in merge order) of the merges whose result occurs in ``text``; None when the
-        results carry decorations (``##``, ``</w>``) that the inputs do not."""
+        results carry decorations (``##``, ``</w>``) that the inputs do not. The last answer is
+        kept (a slider asks for the same text at every step)."""
         if self.continuing_subword_prefix or self.end_of_word_suffix:
             return None
+        inputs = frozenset((text,) if isinstance(text, str) else text)
+        memo = self._relevant_memo
+        if memo is not None and memo[0] == inputs:
+            return memo[1]
         order = self._merge_order
         longest = order.longest
         subs: set[str] = set()
-        for chunk in {text} if isinstance(text, str) else set(text):
+        for chunk in inputs:
             n = len(chunk)
             for i in range(n - 1):
                 subs.update(chunk[i:j] for j in range(i + 2, min(n, i + longest) + 1))
         if order.rank_mode:
-            return [i for i, (t, _) in enumerate(order.ordered) if t in subs]
-        return [i for i, r in enumerate(order.results) if r in subs]
+            relevant = [i for i, (t, _) in enumerate(order.ordered) if t in subs]
+        else:
+            relevant = [i for i, r in enumerate(order.results) if r in subs]
+        self._relevant_memo = (inputs, relevant)
+        return relevant
 
     @cached_property
     def _merge_order(self) -> _MergeOrder:
