@@ -302,3 +302,23 @@ class TestProbeModel:
             enc, err = _probe(run, k, text)
             assert err is None
             assert enc.ids == res.tokenizer(num_merges=k).encode(text, add_special_tokens=False).ids, k
+
+
+class TestProbeViewLines:
+    def test_lines_break_as_in_the_inspect_pane(self, qtbot) -> None:  # noqa: ANN001
+        # BERT drops the newline (it lies between two tokens): the line still breaks after "ab"
+        import tokviz
+        from support import bundle_path
+
+        from tokviz.gui.display import token_is_break
+        from tokviz.gui.widgets.segments import ProbeView
+
+        view = ProbeView()
+        qtbot.addWidget(view)
+        for rel, first_break in (("bert-base-uncased/tokenizer.json", "cd"), ("gpt2/r50k_base.tiktoken", "Ċ")):
+            enc = tokviz.load(bundle_path(rel)).encode("ab cd\nef\n\ngh", add_special_tokens=False)
+            view.set_encoding(enc)
+            tb = enc.text.encode("utf-8")
+            want = [i for i in range(len(enc.ids)) if token_is_break(enc.byte_offsets, tb, i)]
+            assert [i for i in range(len(enc.ids)) if view._src.is_break(i)] == want and want, rel
+            assert enc.tokens[want[0]] == first_break, rel
