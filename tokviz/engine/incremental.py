@@ -108,38 +108,14 @@ class Reencoded:
 
 
 # ---------------------------------------------------------------------------- the edit
-def _common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    # Binary search on slice equality: O(log n) memcmp calls instead of a Python char loop.
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    lo, hi = 0, limit
-    la, lb = len(a), len(b)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[la - mid :] == b[lb - mid :]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def diff_edit(old: str, new: str) -> Edit:
     """The smallest single edit turning ``old`` into ``new``.
 
     >>> diff_edit("hello world", "hello, world")
     Edit(start=5, old_end=5, new_end=6)
     """
-    p = _common_prefix(old, new)
-    s = _common_suffix(old, new, min(len(old), len(new)) - p)
+    p = _prefix_len(old, new, len(old))
+    s = _suffix_len(old, new, min(len(old), len(new)) - p)
     return Edit(p, len(old) - s, len(new) - s)
 
 
@@ -567,7 +543,8 @@ def _splice_stages(old: Stages, new_text: str, win: Stages, window: _Window, del
 
 # ---------------------------------------------------------------------------- diff of two encodings
 def _prefix_len(a: Sequence[object], b: Sequence[object], limit: int) -> int:
-    """Length of the common prefix of two sequences (binary search on C-level slice equality)."""
+    """Length of the common prefix of two sequences or strings, at most ``limit`` (binary search
+    on slice equality: O(log n) C-level comparisons instead of a Python loop over items)."""
     lo, hi = 0, min(len(a), len(b), limit)
     while lo < hi:
         mid = (lo + hi + 1) // 2

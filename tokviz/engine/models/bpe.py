@@ -227,15 +227,11 @@ class BPE(DictVocabModel):
             merges = self._derived_merges()
         else:
             merges = [list(p) for p, _ in sorted(self._ranks.items(), key=lambda kv: kv[1])]
+        options = self._options()
+        del options["cache_capacity"]  # not part of the file format
         return {
             "type": "BPE",
-            "dropout": self.dropout,
-            "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "end_of_word_suffix": self.end_of_word_suffix,
-            "fuse_unk": self.fuse_unk,
-            "byte_fallback": self.byte_fallback,
-            "ignore_merges": self.ignore_merges,
+            **options,
             "vocab": dict(sorted(self._vocab.items(), key=lambda kv: kv[1])),
             "merges": merges,
         }
@@ -257,7 +253,8 @@ class BPE(DictVocabModel):
 
     # ------------------------------------------------------------------ variants
     def _options(self) -> dict[str, Any]:
-        """The constructor's keyword options as this model has them (``seed`` is not kept)."""
+        """The constructor's keyword options as this model has them (``seed`` is not kept), in
+        tokenizer.json's field order (`to_json` writes them so)."""
         return {
             "dropout": self.dropout,
             "unk_token": self.unk_token,
