@@ -404,7 +404,8 @@ class BpeResult:
         self._cur_counts: dict[tuple[int, int], int] = {}
         self._seg_k: int | None = None
         self._seg: list[list[str]] = []
-        self._probe_cache: dict[Any, Any] = {}  # "base": the full pipeline; (k, text): a cut one
+        self._full: Any = None  # the engine pipeline of this result (built on first use)
+        self._probe_cache: dict[tuple[int, str | None], Any] = {}  # (k, text) -> a cut pipeline
         # vocab size after k merges (duplicates do not grow it)
         sizes = [n_base]
         for dup in duplicate_flags:
@@ -642,9 +643,9 @@ class BpeResult:
     def _cut(self, k: int, text: str | None) -> Any:
         from ..engine.models.bpe import BPE
 
-        base = self._probe_cache.get("base")
-        if base is None:
-            base = self._probe_cache["base"] = self.tokenizer()
+        if self._full is None:
+            self._full = self.tokenizer()
+        base = self._full
         model = base.model
         if k == self.num_merges:
             return base
