@@ -223,7 +223,7 @@ class TestFallbackReasons:
             "whitespace-split": lambda: _toy({"type": "WhitespaceSplit"}),
         }[pipeline]()
         r = reencode(tok, old_text, tok.encode(old_text), new_text, add_special_tokens=True, context_lines=0)
-        assert r.fallbacks[0] is reason and not r.windowed
+        assert r.fallbacks[0] is reason  # (a wider window may then be used)
         assert _same(r.encoding, tok.encode(new_text)) is None
 
     def test_normalized_window(self) -> None:

@@ -53,7 +53,7 @@ AllowedSpecial = str | set[str] | frozenset[str] | None
 T = TypeVar("T")
 
 _SYNC = 2  # chunks that must match at each window edge
-_MAX_TRIES = 4  # windows tried (each with 4x the context lines) before the whole text is encoded
+_MAX_TRIES = 4  # windows tried (each with 4x the context lines, at least 1) before the whole text is encoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +171,7 @@ def reencode(
             fallbacks.append(result)
             if result is Fallback.NORMALIZED:
                 break  # a wider window is normalized too
-            lines *= 4
+            lines = lines * 4 or 1
     new = tokenizer.encode(new_text, add_special_tokens=add_special_tokens, allowed_special=allowed_special)
     if not old_text or not new_text:
         return Reencoded(new, None, tuple(fallbacks))

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from ._compat import emit
@@ -25,6 +25,9 @@ from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.text import NormalizedText, OffsetMap, check_text
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .workers import CancelToken, Lanes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.tokenizer import Tokenizer
 
 __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
 
@@ -136,7 +139,7 @@ class InspectViewModel(QObject):
         super().__init__(parent)
         self._lanes = lanes or Lanes(self)
         self._lanes.busy_changed.connect(self._on_busy)
-        self.tokenizer: Any = None
+        self.tokenizer: Tokenizer | None = None
         self.tokenizer_name = ""
         self.tokenizer_path: Path | None = None
         self.text = ""
@@ -234,7 +237,7 @@ class InspectViewModel(QObject):
             return f"llama.cpp pre-tokenizer {extra.get('gguf_pre') or 'default'!r}"
         return None
 
-    def set_tokenizer(self, tok: Any, *, name: str = "") -> None:
+    def set_tokenizer(self, tok: Tokenizer, *, name: str = "") -> None:
         """Use an already loaded tokenizer (tests, embedding)."""
         self.tokenizer = tok
         self.tokenizer_name = name or getattr(tok, "name", "") or "tokenizer"
