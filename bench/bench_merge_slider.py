@@ -79,7 +79,7 @@ def main() -> None:
 def bench_cutoff() -> None:
     import tokviz
     from tokviz.gui.catalog import sample_text
-    from tokviz.gui.cutoff import RankCutoff
+    from tokviz.engine.cutoff import RankCutoff
     from tokviz.resources import resource_path
 
     text = sample_text()

@@ -224,24 +224,6 @@ class TestRankCutoff:
         assert len(views[-1].encoding.ids) == len(text.encode("utf-8"))  # bytes only
 
 
-    @pytest.mark.parametrize("rel", ["gpt2/r50k_base.tiktoken.gz", "mistral-7b-v0.1/tokenizer.json.gz"],
-                             ids=["rank-mode", "merges-byte-fallback"])
-    def test_text_filtered_cut_equals_the_whole_cut(self, rel) -> None:  # noqa: ANN001
-        # the slider builds a model with only the merges that can occur in the text; it must
-        # tokenize that text exactly like the whole vocabulary cut at k
-        import tokviz
-        from tokviz.gui.catalog import sample_text
-        from tokviz.gui.cutoff import RankCutoff
-
-        rc = RankCutoff(tokviz.load(resource_path("bundles", *rel.split("/"))))
-        text = sample_text()
-        for k in (0, 1, 64, 1000, 20000, rc.n - 1):
-            filtered = rc.tokenizer(k, text=text)
-            assert filtered.model.vocab_size < rc.model.vocab_size
-            assert filtered.encode(text, add_special_tokens=False).ids == rc.tokenizer(k).encode(
-                text, add_special_tokens=False).ids, k
-
-
 class TestExport:
     def test_save_and_open_in_inspect(self, qtbot, tab, tmp_path) -> None:  # noqa: ANN001
         import tokviz
@@ -320,3 +302,23 @@ class TestProbeModel:
             enc, err = _probe(run, k, text)
             assert err is None
             assert enc.ids == res.tokenizer(num_merges=k).encode(text, add_special_tokens=False).ids, k
+
+
+class TestProbeViewLines:
+    def test_lines_break_as_in_the_inspect_pane(self, qtbot) -> None:  # noqa: ANN001
+        # BERT drops the newline (it lies between two tokens): the line still breaks after "ab"
+        import tokviz
+        from support import bundle_path
+
+        from tokviz.gui.display import token_is_break
+        from tokviz.gui.widgets.segments import ProbeView
+
+        view = ProbeView()
+        qtbot.addWidget(view)
+        for rel, first_break in (("bert-base-uncased/tokenizer.json", "cd"), ("gpt2/r50k_base.tiktoken", "Ċ")):
+            enc = tokviz.load(bundle_path(rel)).encode("ab cd\nef\n\ngh", add_special_tokens=False)
+            view.set_encoding(enc)
+            tb = enc.text.encode("utf-8")
+            want = [i for i in range(len(enc.ids)) if token_is_break(enc.byte_offsets, tb, i)]
+            assert [i for i in range(len(enc.ids)) if view._src.is_break(i)] == want and want, rel
+            assert enc.tokens[want[0]] == first_break, rel

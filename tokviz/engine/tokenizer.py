@@ -1135,3 +1135,21 @@ class Tokenizer:
             "id_space": (max(ids) + 1) if ids else 0,
             "embedding_rows": self.config.embedding_rows,
         }
+
+    def with_model(self, model: Model, *, name: str | None = None) -> Tokenizer:
+        """A new `Tokenizer` with this one's pipeline (normalizer, pre-tokenizer, added tokens,
+        post-processor, decoder, policy) around another ``model``, e.g. ``BPE.first_merges(k)``
+        or ``BPE.replace(dropout=0.1)``. The components are shared (they hold no per-run state);
+        the caches are the new tokenizer's own."""
+        return Tokenizer(
+            model,
+            normalizer=self.normalizer,
+            pre_tokenizer=self.pre_tokenizer,
+            post_processor=self.post_processor,
+            decoder=self.decoder,
+            added_tokens=self.added_tokens,
+            special_policy=self.special_policy,
+            name=self.name if name is None else name,
+            source=self.source,
+            config=self.config,
+        )

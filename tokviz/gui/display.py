@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
 
+from ..engine.lattice import LatticeNode
 from ..engine.text import OffsetMap
 
 import re
@@ -35,6 +37,7 @@ __all__ = [
     "color_index",
     "neighbour_variant",
     "char_name",
+    "LatticePicture",
     "PALETTE_SIZE",
 ]
 
@@ -421,3 +424,15 @@ def show_piece(piece: str) -> str:
     '∅'
     """
     return "".join(t for t, _ in visible_runs(piece)) or "∅"
+
+
+@dataclass(frozen=True, slots=True)
+class LatticePicture:
+    """What the lattice canvas draws: the chunk text, its nodes, marginals and the two
+    highlighted paths (built by the Lattice view-model, painted by `widgets.lattice_view`)."""
+
+    text: str
+    nodes: tuple[LatticeNode, ...]
+    marginals: tuple[float, ...]  # log posterior per node
+    viterbi: tuple[int, ...]  # node indices
+    selected: tuple[int, ...] = ()  # node indices of the selected n-best path / sample

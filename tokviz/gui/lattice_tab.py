@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._compat import emit
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -219,8 +218,7 @@ class LatticeTab(QWidget):
             self.vm.refresh()
 
     def _text_edited(self) -> None:
-        self.vm.text_edited = True
-        self.vm.set_text(self.text_edit.text())
+        self.vm.edit_text(self.text_edit.text())
 
     def _push_sampling(self) -> None:
         self.vm.set_sampling(alpha=self.alpha.value(), dropout=self.dropout.value(), samples=self.count.value(),
@@ -290,7 +288,7 @@ class LatticeTab(QWidget):
                 f" · {len(res.encoded_ids)} tokens")
             return
         vit = res.viterbi
-        unk = getattr(self.vm.tokenizer.model, "unk_id", None)
+        unk = self.vm.unk_id
         if tuple(vit.ids) == tuple(res.encoded_ids):
             check = "equals the pipeline's encoding ✓"
         elif _collapse(vit.ids, unk) == tuple(res.encoded_ids):
@@ -354,7 +352,7 @@ class LatticeTab(QWidget):
             try:
                 fn(path)
             except OSError as exc:
-                emit(self.vm.error_raised, f"Export failed: {exc}")
+                self.vm.report_error(f"Export failed: {exc}")
 
     def set_theme(self, theme) -> None:  # noqa: ANN001
         self.lattice.canvas.update()

@@ -3,8 +3,8 @@
 It follows the Inspect tab's tokenizer (`InspectViewModel.tokenizer_changed`) and decides the
 mode: **unigram** (the model is `tokviz.engine.models.unigram.Unigram`: lattice, Viterbi, n-best,
 marginals, sampling with alpha, all from `tokviz.engine.lattice.Lattice`), **bpe** (a `BPE`
-model: no lattice, BPE-dropout sampling with probability p over a copy of the model), or
-**none**. The text runs through the tokenizer's own pipeline (normalizer, pre-tokenizer) and
+model: no lattice, BPE-dropout sampling with probability p: the tokenizer's own pipeline around
+``BPE.replace(dropout=p)``), or **none**. The text runs through the tokenizer's own pipeline (normalizer, pre-tokenizer) and
 the lattice is drawn for one pre-token chunk (SentencePiece models have one chunk per text).
 
 All engine work runs in the ``lattice`` and ``sample`` lanes (latest request wins).
@@ -22,8 +22,8 @@ from ._compat import emit
 from PySide6.QtCore import QObject, Signal
 
 from ..engine.lattice import Lattice
+from .display import LatticePicture, show_piece
 from .workers import CancelToken, Lanes
-from .widgets.lattice_view import LatticePicture
 
 __all__ = ["LatticeViewModel", "LatticeResult", "SampleResult", "tokenizer_mode"]
 
@@ -72,8 +72,6 @@ class SampleResult:
 
 
 def _label(pieces: tuple[str, ...]) -> str:
-    from .display import show_piece
-
     return " | ".join(show_piece(p) for p in pieces)
 
 
@@ -96,7 +94,7 @@ class LatticeViewModel(QObject):
         self.seed = 0
         self.result: LatticeResult | None = None
         self.sample_result: SampleResult | None = None
-        self._dropout_model: tuple[Any, float, Any] | None = None  # (tokenizer, p, BPE copy with dropout)
+        self._dropout_tok: tuple[Any, float, Any] | None = None  # (tokenizer, p, its pipeline with dropout p)
         self._lattice: Any = None  # engine Lattice of the shown chunk (kept for sampling)
         self.text_edited = False  # once the user types here, the lattice text stops following Inspect
         self.auto_sample = True  # draw samples after every new lattice
@@ -116,6 +114,15 @@ class LatticeViewModel(QObject):
         return getattr(self.inspect, "tokenizer", None)
 
     @property
+    def unk_id(self) -> int | None:
+        """The model's unknown-piece id (Unigram), or None."""
+        return getattr(getattr(self.tokenizer, "model", None), "unk_id", None)
+
+    def report_error(self, message: str) -> None:
+        """Show ``message`` in the error bar (for failures in the tab itself, e.g. an export)."""
+        emit(self.error_raised, message)
+
+    @property
     def mode(self) -> str:
         tok = self.tokenizer
         return tokenizer_mode(tok) if tok is not None else "none"
@@ -133,6 +140,11 @@ class LatticeViewModel(QObject):
         return f"{name}: {type(tok.model).__name__} has neither a lattice nor dropout (pick a Unigram or BPE tokenizer)"
 
     # ------------------------------------------------------------------ inputs
+    def edit_text(self, text: str) -> None:
+        """The user typed ``text`` here: from now on the lattice text stops following Inspect."""
+        self.text_edited = True
+        self.set_text(text)
+
     def set_text(self, text: str) -> None:
         if text != self.text:
             self.text = text
@@ -246,26 +258,22 @@ class LatticeViewModel(QObject):
                                   pieces_of=lambda path: tuple(nodes[k].piece for k in path), has_paths=True), None
         else:
             p = self.dropout
-            cached = self._dropout_model
-            model = cached[2] if cached is not None and cached[0] is tok and cached[1] == p else None
-            chunks = res.chunks
+            cached = self._dropout_tok
+            reuse = cached[2] if cached is not None and cached[0] is tok and cached[1] == p else None
+            text = res.text
             det = res.encoded_pieces
 
             def run(cancel: CancelToken) -> tuple[SampleResult, Any] | None:
                 t0 = time.perf_counter()
-                m = model if model is not None else dropout_model(tok.model, p)
-                m.seed(seed)
+                sampler = reuse if reuse is not None else dropout_tokenizer(tok, p)
+                sampler.model.seed(seed)
                 counts: Counter[tuple[str, ...]] = Counter()
-                to_tok = m.id_to_token
                 for i in range(n):
                     if i % 64 == 0 and cancel.cancelled:
                         return None
-                    pieces: list[str] = []
-                    for c in chunks:
-                        pieces.extend(to_tok(t) for t, _, _ in m.tokenize(c))
-                    counts[tuple(pieces)] += 1
+                    counts[tuple(sampler.encode(text, add_special_tokens=False).tokens)] += 1
                 desc = f"{n:,} encodings with BPE-dropout p = {p:g} (each merge skipped with probability p), seed {seed}"
-                return _histogram(mode, counts, det, n, p, time.perf_counter() - t0, desc), (tok, p, m)
+                return _histogram(mode, counts, det, n, p, time.perf_counter() - t0, desc), (tok, p, sampler)
 
         def prepare():  # noqa: ANN202
             return run
@@ -275,7 +283,7 @@ class LatticeViewModel(QObject):
                 return
             result, model_entry = out
             if model_entry is not None:
-                self._dropout_model = model_entry  # reuse the dropout copy for the next draw
+                self._dropout_tok = model_entry  # reuse the dropout pipeline for the next draw
             self.sample_result = result
             emit(self.samples_changed, result)
 
@@ -298,20 +306,10 @@ def _histogram(mode: str, counts: Counter, best: tuple, n: int, param: float, se
     return SampleResult(mode, rows, n, len(counts), param, seconds, desc, paths)
 
 
-def dropout_model(model: Any, p: float) -> Any:
-    """A copy of a `BPE` model with dropout ``p`` (built with the public constructor)."""
-    from ..engine.models.bpe import BPE
-
-    if model.rank_mode:
-        m = BPE.from_ranks(model.get_vocab())
-        m.dropout = p  # rank mode has no dropout argument; the model reads it when the cache resets
-        m.clear_cache()
-        return m
-    return BPE(
-        model.get_vocab(), model.merges, dropout=p, unk_token=model.unk_token,
-        continuing_subword_prefix=model.continuing_subword_prefix, end_of_word_suffix=model.end_of_word_suffix,
-        fuse_unk=model.fuse_unk, byte_fallback=model.byte_fallback, ignore_merges=model.ignore_merges,
-    )
+def dropout_tokenizer(tok: Any, p: float) -> Any:
+    """``tok``'s pipeline around a copy of its `BPE` with dropout ``p`` (each merge skipped with
+    probability p, so every encode samples)."""
+    return tok.with_model(tok.model.replace(dropout=p), name=f"{tok.name} (BPE-dropout {p:g})")
 
 
 def compute_lattice(tok: Any, mode: str, text: str, *, chunk_index: int = -1, nbest: int = 8) -> tuple[LatticeResult, Any]:

@@ -438,7 +438,7 @@ class MainWindow(QMainWindow):
         self._active_info = info_label(info)
         self.tok_info.setText(self._active_info)
         self.setWindowTitle(f"tokviz — {name}")
-        tiktoken_like = getattr(self.vm.tokenizer, "special_policy", "hf") == "tiktoken"
+        tiktoken_like = self.vm.is_tiktoken_like
         self.literal_box.setEnabled(tiktoken_like)
         if path is None:
             self._select_in_picker(_MEMORY + name)

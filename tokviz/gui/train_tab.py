@@ -20,7 +20,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ._compat import emit
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -452,7 +451,7 @@ class TrainTab(QWidget):
         if run is None:
             return
         res = run.result
-        prefix = getattr(run.result.trainer, "continuing_subword_prefix", None)
+        prefix = self.vm.subword_prefix
         if run.is_merge_based:
             wp = run.config.algorithm == "wordpiece"
             if view.merge is not None:
@@ -607,7 +606,7 @@ class TrainTab(QWidget):
             try:
                 self.chart.export(path)
             except OSError as exc:
-                emit(self.vm.error_raised, f"Export failed: {exc}")
+                self.vm.report_error(f"Export failed: {exc}")
 
     def set_theme(self, theme) -> None:  # noqa: ANN001
         for w in (self.words, self.probe_view, self.cut_view):

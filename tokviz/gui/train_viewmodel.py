@@ -13,7 +13,7 @@ and listen to signals; they never touch the trainers or the engine.
   segmented after k merges, the probe text tokenized with the first k merges. All of it reads
   the recorded training history (`BpeResult` queries), nothing is retrained.
 * **Rank cutoff**: the same for a real BPE tokenizer loaded in the Inspect tab
-  (`tokviz.gui.cutoff.RankCutoff`): the Inspect text tokenized with only its first k merges.
+  (`tokviz.engine.cutoff.RankCutoff`): the Inspect text tokenized with only its first k merges.
 """
 
 from __future__ import annotations
@@ -172,7 +172,6 @@ class TrainRun:
     corpus_chars: int = 0
     # caches filled by the step queries (worker thread, one step job at a time)
     word_order: list[int] | None = field(default=None, repr=False)
-    probe_cache: dict[Any, Any] = field(default_factory=dict, repr=False)
     final: Any = field(default=None, repr=False)
 
     @property
@@ -270,6 +269,16 @@ class TrainViewModel(QObject):
         if text != self.probe_text:
             self.probe_text = text
             self._request_probe()
+
+    def report_error(self, message: str) -> None:
+        """Show ``message`` in the error bar (for failures in the tab itself, e.g. an export)."""
+        emit(self.error_raised, message)
+
+    @property
+    def subword_prefix(self) -> str | None:
+        """The trained tokenizer's continuing-subword prefix (``##`` for WordPiece), or None."""
+        run = self.run
+        return getattr(run.result.trainer, "continuing_subword_prefix", None) if run is not None else None
 
     # ------------------------------------------------------------------ training
     def is_training(self) -> bool:
@@ -519,7 +528,7 @@ class TrainViewModel(QObject):
         if self._cutoff is not None and self._cutoff_for is tok:
             emit(self.cutoff_available, self._cutoff.n, self._describe_cutoff(tok))
             return
-        from .cutoff import cutoff_supported
+        from ..engine.cutoff import cutoff_supported
 
         if not cutoff_supported(tok):
             emit(self.cutoff_available, 0, f"{vm.tokenizer_name}: the rank cutoff needs a BPE model, "
@@ -528,7 +537,7 @@ class TrainViewModel(QObject):
 
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken):  # noqa: ANN202
-                from .cutoff import RankCutoff
+                from ..engine.cutoff import RankCutoff
 
                 return RankCutoff(tok)
 
@@ -574,63 +583,6 @@ class TrainViewModel(QObject):
 
 
 # ---------------------------------------------------------------------------- step queries
-def _probe_tokenizer(run: TrainRun, k: int, text: str = "") -> Any:
-    """The trained pipeline with the first k merges (BPE: built from the engine's BPE class).
-
-    For a plain BPE (no ``##`` prefix, no ``</w>`` suffix) only the merges whose result occurs
-    in one of ``text``'s pre-token chunks are kept: a merge can only ever produce a substring of
-    the chunk it runs on, so dropping the others (keeping the order) gives the same tokens and
-    builds a model of a few dozen merges instead of thousands on every slider step."""
-    res = run.result
-    cache = run.probe_cache
-    tok = cache.get((k, text))
-    if tok is not None:
-        return tok
-    from ..engine.models.bpe import BPE
-
-    base = cache.get("base")
-    if base is None:
-        base = cache["base"] = res.tokenizer()
-    if isinstance(base.model, BPE):
-        from .cutoff import with_model
-
-        m = base.model
-        pairs = cache.get("pairs")
-        if pairs is None:
-            pairs = cache["pairs"] = res.merges
-        if k == res.num_merges:
-            merges = res.model_merges
-        elif any(res.duplicate_flags[:k]):
-            merges = _dedup_last(pairs[:k])
-        else:
-            merges = pairs[:k]  # no pair was chosen twice: the first k steps are the first k merges
-        if text and not m.continuing_subword_prefix and not m.end_of_word_suffix:
-            enc = base.encode(text, add_special_tokens=False)
-            chunks = "\x00".join(c.text for c in enc.stages.pre_tokens) if enc.stages is not None else None
-            if chunks is not None:
-                merges = [(a, b) for a, b in merges if a + b in chunks]
-        model = BPE(
-            m.get_vocab(), merges, unk_token=m.unk_token, continuing_subword_prefix=m.continuing_subword_prefix,
-            end_of_word_suffix=m.end_of_word_suffix, fuse_unk=m.fuse_unk, byte_fallback=m.byte_fallback,
-        )
-        tok = with_model(base, model)
-    else:
-        tok = res.tokenizer(num_merges=k)
-    if len(cache) > 12:
-        for key in [x for x in cache if x not in ("base", "pairs")][:4]:
-            del cache[key]
-    cache[(k, text)] = tok
-    return tok
-
-
-def _dedup_last(merges: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    # A pair chosen twice (HF's duplicate-merge quirk) is kept once, at its last rank, as HF saves it.
-    last: dict[tuple[str, str], int] = {}
-    for i, p in enumerate(merges):
-        last[p] = i
-    return [p for p, _ in sorted(last.items(), key=lambda kv: kv[1])]
-
-
 def compute_step(run: TrainRun, k: int, probe: str | None = None, *, top_words: int = 400,
                  top_pairs: int = 20) -> StepView:
     """The step view after the first ``k`` merges (worker thread; see `TrainViewModel.set_step`)."""
@@ -693,7 +645,7 @@ def _probe(run: TrainRun, k: int | None, text: str | None) -> tuple[Any, str | N
     if not text:
         return None, None
     try:
-        tok = _probe_tokenizer(run, k, text) if k is not None else _final_tokenizer(run)
+        tok = run.result.tokenizer_at(k, text=text) if k is not None else _final_tokenizer(run)
         return tok.encode(text, add_special_tokens=False), None
     except Exception as exc:  # noqa: BLE001 - a probe failure is shown next to the probe, not fatal
         return None, f"{type(exc).__name__}: {exc}"

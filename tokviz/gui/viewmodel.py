@@ -5,7 +5,7 @@ listen to signals (``encoding_changed``, ``hover_changed`` ...). Engine work (lo
 encoding, tracing one token) runs in background lanes (`tokviz.gui.workers.Lanes`): the latest
 request wins and nothing blocks the GUI thread. The view-model keeps the last `Encoding` and the
 text it belongs to; live typing re-encodes only a window around the edit
-(`tokviz.gui.incremental`) and tells the panes which tokens changed (a `Splice`), so they redraw
+(`tokviz.engine.incremental`) and tells the panes which tokens changed (a `Splice`), so they redraw
 only that part.
 """
 
@@ -15,16 +15,19 @@ import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from ._compat import emit
 
 from ..engine.encoding import Encoding, Token
+from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.text import NormalizedText, OffsetMap, check_text
 from .display import ViewMode, chunk_line_ends, token_line_ends
-from .incremental import Splice, _line_end, _line_start, full_encode, reencode
 from .workers import CancelToken, Lanes, to_gui
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.tokenizer import Tokenizer
 
 __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
 
@@ -132,7 +135,7 @@ class InspectViewModel(QObject):
         super().__init__(parent)
         self._lanes = lanes or Lanes(self)
         self._lanes.busy_changed.connect(self._on_busy)
-        self.tokenizer: Any = None
+        self.tokenizer: Tokenizer | None = None
         self.tokenizer_name = ""
         self.tokenizer_path: Path | None = None
         self.text = ""
@@ -228,7 +231,7 @@ class InspectViewModel(QObject):
             return f"llama.cpp pre-tokenizer {extra.get('gguf_pre') or 'default'!r}"
         return None
 
-    def set_tokenizer(self, tok: Any, *, name: str = "") -> None:
+    def set_tokenizer(self, tok: Tokenizer, *, name: str = "") -> None:
         """Use an already loaded tokenizer (tests, embedding)."""
         self.tokenizer = tok
         self.tokenizer_name = name or getattr(tok, "name", "") or "tokenizer"
@@ -295,8 +298,13 @@ class InspectViewModel(QObject):
             path, self._loading = self._loading, None
             emit(self.tokenizer_load_failed, (path, "cancelled"))
 
+    @property
+    def is_tiktoken_like(self) -> bool:
+        """The tokenizer follows tiktoken's special-token policy (typed literals are plain text by default)."""
+        return self.tokenizer is not None and self.tokenizer.special_policy == "tiktoken"
+
     def _allowed_special(self) -> str | None:
-        if self.tokenizer is not None and getattr(self.tokenizer, "special_policy", "hf") == "tiktoken":
+        if self.is_tiktoken_like:
             return "all" if self.honour_special_literals else None
         return None
 
@@ -366,13 +374,14 @@ class InspectViewModel(QObject):
             check_text(text)
             splice = None
             if base is not None:
-                enc, splice = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
+                r = reencode(tok, base_text, base.encoding, text, add_special_tokens=add, allowed_special=allowed)
+                enc, splice = r.encoding, r.splice
             else:
-                enc = full_encode(tok, text, add_special_tokens=add, allowed_special=allowed)
+                enc = tok.encode(text, add_special_tokens=add, allowed_special=allowed)
             if token.cancelled:
                 return None
             text_bytes = text.encode("utf-8")
-            om = OffsetMap(text)
+            om = enc.offset_map  # the encoding's own map: the next keystroke's splice reuses it
             om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
             om.to_utf8(len(text))
             om.from_utf8(0)
@@ -513,10 +522,10 @@ class InspectViewModel(QObject):
                 # (id and span) comes out of it, else trace the whole text.
                 if target.start == target.end:
                     return replace(details, traced=target)
-                ws = _line_start(text, target.start)
-                ws = _line_start(text, ws - 1) if ws > 0 else 0
-                we = _line_end(text, target.end)
-                we = _line_end(text, we) if we < len(text) else we
+                ws = line_start(text, target.start)
+                ws = line_start(text, ws - 1) if ws > 0 else 0
+                we = line_end(text, target.end)
+                we = line_end(text, we) if we < len(text) else we
                 w = tok.encode(text[ws:we], add_special_tokens=False, allowed_special=allowed, trace=True)
                 for t in w:
                     if t.id == target.id and (t.start + ws, t.end + ws) == (target.start, target.end):

@@ -404,7 +404,8 @@ class BpeResult:
         self._cur_counts: dict[tuple[int, int], int] = {}
         self._seg_k: int | None = None
         self._seg: list[list[str]] = []
-        self._probe_cache: dict[int, Any] = {}
+        self._full: Any = None  # the engine pipeline of this result (built on first use)
+        self._probe_cache: dict[tuple[int, str | None], Any] = {}  # (k, text) -> a cut pipeline
         # vocab size after k merges (duplicates do not grow it)
         sizes = [n_base]
         for dup in duplicate_flags:
@@ -434,11 +435,7 @@ class BpeResult:
     @property
     def model_merges(self) -> list[tuple[str, str]]:
         """The merges as HF saves them: a pair chosen twice is kept once, at its last rank."""
-        last: dict[tuple[int, int], int] = {}
-        for k, (a, b, _) in enumerate(self.merge_ids):
-            last[(a, b)] = k
-        t = self.id_to_token
-        return [(t[a], t[b]) for (a, b), _ in sorted(last.items(), key=lambda kv: kv[1])]
+        return _dedup_last(self.merges)
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -623,48 +620,51 @@ class BpeResult:
         return build_tokenizer(tokenizer_json(model, self.spec, self.special_tokens, first_ids=self._special_ids()))
 
     def probe(self, text: str, k: int) -> Any:
-        """Encode ``text`` with the engine pipeline using only the first k merges (cached per k)."""
+        """Encode ``text`` with the engine pipeline using only the first k merges."""
         self._check_k(k)
-        tok = self._probe_cache.get(k)
+        return self.tokenizer_at(k, text=text).encode(text, add_special_tokens=False)
+
+    def tokenizer_at(self, k: int, *, text: str | None = None) -> Any:
+        """The engine pipeline after the first ``k`` merge steps (the last few are kept).
+
+        The full pipeline is built once; each k only gets a new model around it
+        (`Tokenizer.with_model`). With ``text`` the model keeps only the merges that text's
+        pre-token chunks can use (exact for that text only; see `BPE.first_merges`).
+        """
+        self._check_k(k)
+        key = (k, text)
+        tok = self._probe_cache.get(key)
         if tok is None:
             if len(self._probe_cache) > 16:
                 self._probe_cache.clear()
-            tok = self._tokenizer_with_merges(k)
-            self._probe_cache[k] = tok
-        return tok.encode(text, add_special_tokens=False)
+            tok = self._probe_cache[key] = self._cut(k, text)
+        return tok
 
-    def _tokenizer_with_merges(self, k: int) -> Any:
-        # The full pipeline is loaded once; each k only gets a new BPE model (same vocab, first
-        # k merges) put into a Tokenizer with the same components.
-        base = self._probe_cache.get(-1)
-        if base is None:
-            base = self.tokenizer()
-            self._probe_cache[-1] = base
-        if type(self) is not BpeResult:
-            return self.tokenizer(num_merges=k)
+    def _cut(self, k: int, text: str | None) -> Any:
         from ..engine.models.bpe import BPE
-        from ..engine.tokenizer import Tokenizer
 
-        tr = self.trainer
-        model = BPE(
-            self.token_to_id,
-            _dedup_last(self.merges[:k]),
-            unk_token=tr.unk_token,
-            continuing_subword_prefix=tr.continuing_subword_prefix,
-            end_of_word_suffix=tr.end_of_word_suffix,
-        )
-        return Tokenizer(
-            model,
-            normalizer=base.normalizer,
-            pre_tokenizer=base.pre_tokenizer,
-            post_processor=base.post_processor,
-            decoder=base.decoder,
-            added_tokens=base.added_tokens,
-            special_policy=base.special_policy,
-        )
+        if self._full is None:
+            self._full = self.tokenizer()
+        base = self._full
+        model = base.model
+        if k == self.num_merges:
+            return base
+        if not isinstance(model, BPE):  # WordPiece: the vocabulary as it was after k merges
+            return self.tokenizer(num_merges=k)
+        if any(self.duplicate_flags):
+            # A pair chosen twice sits at its last rank in the final model, so the first k steps
+            # are not a prefix of its merges: rebuild from the steps (BPE keeps a repeated pair
+            # at its last rank, as `_dedup_last` does).
+            return base.with_model(model.replace(merges=self.merges[:k]))
+        chunks = None
+        if text is not None:
+            enc = base.encode(text, add_special_tokens=False)
+            chunks = [c.text for c in enc.stages.pre_tokens] if enc.stages is not None else None
+        return base.with_model(model.first_merges(k, text=chunks))
 
 
 def _dedup_last(merges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A pair chosen twice (HF's duplicate-merge quirk) is kept once, at its last rank, as HF saves it."""
     last: dict[tuple[str, str], int] = {}
     for k, p in enumerate(merges):
         last[p] = k

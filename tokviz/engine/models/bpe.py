@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from dataclasses import dataclass
 from functools import cached_property
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, chain, compress, filterfalse, islice, pairwise, repeat
@@ -155,6 +156,7 @@ class BPE(DictVocabModel):
         self._long_seen = 0  # symbols of long chunks merged before the cut tables exist
         self._cache: dict[str, tuple[ModelToken, ...]] | None = None
         self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
+        self._relevant_memo: tuple[frozenset[str], list[int]] | None = None  # see `_relevant_merges`
         self._reset_cache()
 
     # ------------------------------------------------------------------ construction
@@ -225,15 +227,11 @@ class BPE(DictVocabModel):
             merges = self._derived_merges()
         else:
             merges = [list(p) for p, _ in sorted(self._ranks.items(), key=lambda kv: kv[1])]
+        options = self._options()
+        del options["cache_capacity"]  # not part of the file format
         return {
             "type": "BPE",
-            "dropout": self.dropout,
-            "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "end_of_word_suffix": self.end_of_word_suffix,
-            "fuse_unk": self.fuse_unk,
-            "byte_fallback": self.byte_fallback,
-            "ignore_merges": self.ignore_merges,
+            **options,
             "vocab": dict(sorted(self._vocab.items(), key=lambda kv: kv[1])),
             "merges": merges,
         }
@@ -252,6 +250,170 @@ class BPE(DictVocabModel):
                     found.append((rank, ra, rb, a, b))
         found.sort()
         return [[a, b] for _, _, _, a, b in found]
+
+    # ------------------------------------------------------------------ variants
+    def _options(self) -> dict[str, Any]:
+        """The constructor's keyword options as this model has them (``seed`` is not kept), in
+        tokenizer.json's field order (`to_json` writes them so)."""
+        return {
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "cache_capacity": self.cache_capacity,
+        }
+
+    def replace(
+        self,
+        *,
+        vocab: Mapping[str, int] | None = None,
+        merges: Iterable[tuple[str, str] | Sequence[str] | str] | None = None,
+        seed: int | None = None,
+        **options: Any,
+    ) -> BPE:
+        """A new model like this one with some constructor arguments changed (nothing is shared).
+
+        ``options`` are the constructor's (``dropout``, ``unk_token``, ``byte_fallback`` ...);
+        ``vocab`` and ``merges`` default to this model's; ``seed`` seeds the new model's dropout.
+        A rank-mode model (tiktoken ranks) has only ``vocab`` (the ranks), ``dropout`` and
+        ``cache_capacity``.
+
+        >>> bpe = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
+        >>> [bpe.replace(dropout=1.0).id_to_token(i) for i, _, _ in bpe.replace(dropout=1.0).tokenize("ab")]
+        ['a', 'b']
+        """
+        unknown = sorted(set(options) - set(self._options()))
+        if unknown:
+            raise TypeError(f"BPE.replace() got unknown option(s): {', '.join(unknown)}")
+        if self._rank_mode:
+            extra = sorted(set(options) - {"dropout", "cache_capacity"})
+            if merges is not None or extra:
+                what = ", ".join((["merges"] if merges is not None else []) + extra)
+                raise ValueError(f"a rank-mode BPE (tiktoken ranks) has no {what}: its merges are its ranks")
+            opts = {"dropout": self.dropout, "cache_capacity": self.cache_capacity, **options}
+            return BPE.from_ranks(self._vocab if vocab is None else vocab, seed=seed, **opts)
+        return BPE(
+            self._vocab if vocab is None else vocab,
+            self.merges if merges is None else merges,
+            seed=seed,
+            **{**self._options(), **options},
+        )
+
+    @property
+    def merge_count(self) -> int:
+        """How many merges the model has (rank mode: tokens longer than one symbol, by rank)."""
+        order = self._merge_order
+        return len(order.ordered) if order.rank_mode else len(order.merges)
+
+    def describe_merge(self, k: int) -> str:
+        """What merge ``k`` (0-based) adds, e.g. ``'Ġ' + 't' -> 'Ġt'`` (rank mode: the token)."""
+        order = self._merge_order
+        if order.rank_mode:
+            token, rank = order.ordered[k]
+            return f"token {token!r} (rank {rank})"
+        a, b = order.merges[k]
+        return f"{a!r} + {b!r} -> {order.results[k]!r}"
+
+    def first_merges(self, k: int, *, text: str | Iterable[str] | None = None) -> BPE:
+        """This model with only its first ``k`` merges: how text splits when the vocabulary has
+        grown by only ``k`` merges.
+
+        * merges mode: the first ``k`` merges; the vocabulary loses the tokens that only later
+          merges create, so ``ignore_merges`` (a chunk that is itself a token stays whole) cannot
+          bypass the cutoff.
+        * rank mode: every single-symbol token (the alphabet) plus the ``k`` lowest-ranked longer
+          ones; tiktoken's rule then applies unchanged.
+
+        ``text``: the model inputs the result will be asked to tokenize (pre-token chunk texts,
+        as `Tokenizer.encode` shows them in ``stages.pre_tokens``). A merge only ever produces a
+        substring of the chunk it runs on, so keeping just the merges whose result occurs in
+        these inputs (in order) gives exactly the same tokens for them, and a model of a few
+        hundred entries instead of the whole vocabulary. Other inputs may then tokenize
+        differently. Options (dropout, unk, byte fallback ...) are kept.
+
+        >>> m = BPE({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, [("a", "b"), ("ab", "c")])
+        >>> r = m.first_merges(1)
+        >>> [r.id_to_token(i) for i, _, _ in r.tokenize("abc")], r.merge_count
+        (['ab', 'c'], 1)
+        """
+        order = self._merge_order
+        n = self.merge_count
+        if not 0 <= k <= n:
+            raise ValueError(f"merge cutoff {k} out of range 0..{n}")
+        relevant = self._relevant_merges(text) if text is not None else None
+        if order.rank_mode:
+            kept = dict(order.alphabet)
+            if relevant is None:
+                kept.update(order.ordered[:k])
+            else:
+                kept.update(order.ordered[i] for i in relevant if i < k)
+            return self.replace(vocab=kept)
+        if relevant is not None:
+            # the entries no merge creates, plus the results (and operands) of the kept merges
+            vocab = dict(order.base_vocab)
+            merges = [order.merges[i] for i in relevant if i < k]
+            full = self._vocab
+            for i in relevant:
+                if i >= k:
+                    break
+                vocab[order.results[i]] = full[order.results[i]]
+            for a, b in merges:
+                vocab.setdefault(a, full[a])
+                vocab.setdefault(b, full[b])
+            try:
+                return self.replace(vocab=vocab, merges=merges)
+            except TokvizFormatError:
+                pass  # an unusual vocab (an operand only a later merge creates): no filter
+        merges = order.merges[:k]
+        operands = {x for pair in merges for x in pair}
+        drop = set(order.results[k:]) - set(order.results[:k]) - operands
+        try:
+            return self.replace(vocab={t: i for t, i in self._vocab.items() if t not in drop}, merges=merges)
+        except TokvizFormatError:
+            return self.replace(merges=merges)  # an operand that only a later merge creates: keep all
+
+    def _relevant_merges(self, text: str | Iterable[str]) -> list[int] | None:
+        """Indices (in merge order) of the merges whose result occurs in ``text``; None when the
+        results carry decorations (``##``, ``</w>``) that the inputs do not. The last answer is
+        kept (a slider asks for the same text at every step)."""
+        if self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        inputs = frozenset((text,) if isinstance(text, str) else text)
+        memo = self._relevant_memo
+        if memo is not None and memo[0] == inputs:
+            return memo[1]
+        order = self._merge_order
+        longest = order.longest
+        subs: set[str] = set()
+        for chunk in inputs:
+            n = len(chunk)
+            for i in range(n - 1):
+                subs.update(chunk[i:j] for j in range(i + 2, min(n, i + longest) + 1))
+        if order.rank_mode:
+            relevant = [i for i, (t, _) in enumerate(order.ordered) if t in subs]
+        else:
+            relevant = [i for i, r in enumerate(order.results) if r in subs]
+        self._relevant_memo = (inputs, relevant)
+        return relevant
+
+    @cached_property
+    def _merge_order(self) -> _MergeOrder:
+        """The merge order behind `first_merges` (computed once per model)."""
+        vocab = self._vocab
+        longest = max(map(len, vocab), default=1)
+        if self._rank_mode:
+            alphabet = {t: r for t, r in vocab.items() if len(t) == 1}
+            ordered = sorted(((t, r) for t, r in vocab.items() if len(t) > 1), key=itemgetter(1))
+            return _MergeOrder(True, [], [], {}, alphabet, ordered, longest)
+        merges = self.merges
+        plen = len(self.continuing_subword_prefix or "")
+        results = [a + b[plen:] for a, b in merges]
+        made = set(results)
+        base = {t: i for t, i in vocab.items() if t not in made}  # the alphabet, byte pieces, unk ...
+        return _MergeOrder(False, merges, results, base, {}, [], longest)
 
     # ------------------------------------------------------------------ vocab
     @property
@@ -958,6 +1120,21 @@ class BPE(DictVocabModel):
 
 
 # ---------------------------------------------------------------------- helpers
+@dataclass(frozen=True, slots=True)
+class _MergeOrder:
+    """What `BPE.first_merges` cuts: merges mode ``merges`` (rank order), their ``results`` and
+    ``base_vocab`` (entries no merge creates); rank mode the single-symbol ``alphabet`` and the
+    longer tokens ``ordered`` by rank. ``longest``: the longest token, in chars."""
+
+    rank_mode: bool
+    merges: list[tuple[str, str]]
+    results: list[str]
+    base_vocab: dict[str, int]
+    alphabet: dict[str, int]
+    ordered: list[tuple[str, int]]
+    longest: int
+
+
 def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
     """Both tokenizer.json formats: ``"a b"`` strings (legacy) and ``["a", "b"]`` pairs.
 

@@ -276,7 +276,7 @@ class ExactTextEdit(QPlainTextEdit):
         """A change Qt made itself (deletions, drag-move source): read it back exactly."""
         if self._guard:
             return
-        from ..incremental import diff_edit
+        from ...engine.incremental import diff_edit
 
         now = self.document().toPlainText()  # the display text holds nothing toPlainText converts
         if now == self._display:

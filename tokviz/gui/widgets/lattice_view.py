@@ -4,7 +4,7 @@ Each candidate piece is a box spanning the characters it covers, labelled with t
 its log-probability; its fill is shaded by its posterior marginal (forward-backward), the
 Viterbi path is outlined and laid out on the first lane, and a selected path (an n-best entry
 or a sample) is outlined in the selection color and joined by a line. Hover shows piece, id,
-score, span and marginal. The widget only paints the values it is given (`LatticePicture`);
+score, span and marginal. The widget only paints the values it is given (`tokviz.gui.display.LatticePicture`);
 the lattice itself comes from the view-model.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +20,11 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QScrollArea, QToolTip, QWidget
 
-from ..display import visible_runs
+from ..display import LatticePicture, show_piece
 from ..theme import mono_font
 from .charts import export_widget
 
-__all__ = ["LatticePicture", "LatticeCanvas", "LatticeView", "assign_lanes"]
-
-
-@dataclass(frozen=True, slots=True)
-class LatticePicture:
-    """What the canvas draws: the chunk text, its nodes, marginals and the two highlighted paths."""
-
-    text: str
-    nodes: tuple[Any, ...]  # tokviz.engine.lattice.LatticeNode
-    marginals: tuple[float, ...]  # log posterior per node
-    viterbi: tuple[int, ...]  # node indices
-    selected: tuple[int, ...] = ()  # node indices of the selected n-best path / sample
+__all__ = ["LatticeCanvas", "LatticeView", "assign_lanes"]
 
 
 def assign_lanes(nodes: Sequence[Any], first: Sequence[int]) -> list[int]:
@@ -55,10 +43,6 @@ def assign_lanes(nodes: Sequence[Any], first: Sequence[int]) -> list[int]:
             lanes[nd.index] = len(ends)
             ends.append(nd.end)
     return lanes
-
-
-def _show(piece: str) -> str:
-    return "".join(t for t, _ in visible_runs(piece)) or "∅"
 
 
 class LatticeCanvas(QWidget):
@@ -108,11 +92,11 @@ class LatticeCanvas(QWidget):
         score_w = sfm.horizontalAdvance("-10.00") + 8
         xs = [self.LEFT]
         for ch in pic.text:
-            w = max(self.COL_MIN, fm.horizontalAdvance(_show(ch)) + 10)
+            w = max(self.COL_MIN, fm.horizontalAdvance(show_piece(ch)) + 10)
             xs.append(xs[-1] + w)
         # widen columns so every box fits its label (spread extra width over the node's span)
         for nd in pic.nodes:
-            need = max(fm.horizontalAdvance(_show(nd.piece)), score_w) + 8
+            need = max(fm.horizontalAdvance(show_piece(nd.piece)), score_w) + 8
             have = xs[nd.end] - xs[nd.start]
             if have < need:
                 extra = (need - have) / (nd.end - nd.start)
@@ -163,7 +147,7 @@ class LatticeCanvas(QWidget):
         for i, ch in enumerate(pic.text):
             r = QRectF(xs[i], 4, xs[i + 1] - xs[i], 22)
             p.setPen(fg)
-            p.drawText(r, Qt.AlignmentFlag.AlignCenter, _show(ch))
+            p.drawText(r, Qt.AlignmentFlag.AlignCenter, show_piece(ch))
             p.setPen(muted)
             p.setFont(self._small)
             p.drawText(QRectF(xs[i], 24, xs[i + 1] - xs[i], 14), Qt.AlignmentFlag.AlignCenter, str(i))
@@ -199,7 +183,7 @@ class LatticeCanvas(QWidget):
             p.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 3, 3)
             p.setPen(fg)
             p.setFont(self.font())
-            label = fm.elidedText(_show(nd.piece), Qt.TextElideMode.ElideRight, rect.width() - 4)
+            label = fm.elidedText(show_piece(nd.piece), Qt.TextElideMode.ElideRight, rect.width() - 4)
             p.drawText(QRectF(rect.x(), rect.y() + 1, rect.width(), rect.height() * 0.55),
                        Qt.AlignmentFlag.AlignCenter, label)
             p.setFont(self._small)

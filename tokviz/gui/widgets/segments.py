@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..display import ViewMode, token_label, visible_runs, Style
+from ..display import Style, ViewMode, token_label, token_line_ends, visible_runs
 from .span_view import FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 
 __all__ = ["WordsView", "ProbeView"]
@@ -77,9 +77,10 @@ class ProbeView(SpanView):
         if enc is None:
             self.set_items([], [], [], [], lambda i: (0, 0))
             return
-        text = enc.text
-        text_bytes = text.encode("utf-8")
+        text_bytes = enc.text.encode("utf-8")
         om = enc.offset_map
+        # the Inspect pane's rule: a newline in the token or in the gap before the next one
+        ends = set(token_line_ends(enc.byte_offsets, text_bytes))
         labels, keys, flags, breaks = [], [], [], []
         for i, tid in enumerate(enc.ids):
             special = bool(enc.special_tokens_mask[i])
@@ -87,8 +88,7 @@ class ProbeView(SpanView):
                                       text_bytes=text_bytes, byte_span=enc.byte_offsets[i], offset_map=om))
             keys.append(tid)
             flags.append(FLAG_SPECIAL if special else FLAG_UNKNOWN if tid == unk_id else 0)
-            s, e = enc.offsets[i]
-            breaks.append("\n" in text[s:e])
+            breaks.append(i in ends)
         offs = enc.offsets
         self.set_items(labels, keys, flags, breaks, lambda i: offs[i])
 

@@ -278,7 +278,7 @@ class NormalizedPane(_DecoratedEdit):
                 self.show_text(new)
             else:
                 # Replace only the changed middle, so a keystroke in 100 KB costs a few characters.
-                from ..incremental import diff_edit
+                from ...engine.incremental import diff_edit
 
                 e = diff_edit(old, new)
                 self.replace_shown(e.start, e.old_end, new[e.start : e.new_end])
