@@ -37,7 +37,7 @@ from ..training.events import (
     Progress,
     PruneRound,
 )
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, background_done, background_started, to_gui
 
 __all__ = [
     "ALGORITHMS",
@@ -183,11 +183,6 @@ class TrainRun:
         return self.result.num_merges if self.is_merge_based else 0
 
 
-class _Relay(QObject):
-    events = Signal(int, object)  # run id, list of events
-    finished = Signal(int, object, object)  # run id, result or None, error text or None
-
-
 class TrainViewModel(QObject):
     """See the module docstring."""
 
@@ -208,9 +203,6 @@ class TrainViewModel(QObject):
         super().__init__(parent)
         self.inspect = inspect  # the InspectViewModel (its tokenizer and text feed the rank cutoff)
         self._lanes = lanes or Lanes(self)
-        self._relay = _Relay()
-        self._relay.events.connect(self._on_events)
-        self._relay.finished.connect(self._on_finished)
         self.corpus = ""
         self.corpus_lines: list[str] | None = None
         self.corpus_name = ""
@@ -311,7 +303,6 @@ class TrainViewModel(QObject):
         token = TrainCancel()
         self._cancel = token
         lines = self.corpus_lines if self.corpus_lines is not None else corpus_lines(self.corpus)
-        relay = self._relay
         pending = TrainRun(cfg, None, corpus_chars=len(self.corpus))
         self._pending = pending
 
@@ -329,7 +320,7 @@ class TrainViewModel(QObject):
                     batch.append(ev)
                     now = time.monotonic()
                     if isinstance(ev, Cancelled) or now - last > 0.05:
-                        emit(relay.events, rid, batch)
+                        to_gui(self, "_on_events", rid, batch)
                         batch = []
                         last = now
             except Exception as exc:  # noqa: BLE001 - shown in the error bar, the app keeps going
@@ -337,13 +328,14 @@ class TrainViewModel(QObject):
 
                 error = _describe(exc)
             if batch:
-                emit(relay.events, rid, batch)
+                to_gui(self, "_on_events", rid, batch)
             pending.seconds = time.perf_counter() - t0
-            emit(relay.finished, rid, result, error)
+            background_done(self, "_on_finished", rid, result, error)
 
         self._thread = threading.Thread(target=work, name="tokviz-train", daemon=True)
         emit(self.training_started, cfg)
         emit(self.busy_changed, True)
+        background_started()  # cycles are collected on the GUI thread while it runs (tokviz.gui.workers)
         self._thread.start()
 
     def cancel(self) -> None:
