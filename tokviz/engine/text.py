@@ -18,10 +18,11 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from itertools import accumulate, compress
+from operator import itemgetter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text"]
+__all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text", "pick"]
 
 
 # bytes.translate tables over UTF-8: 1 for a lead byte (or ASCII), 0 for a continuation byte;
@@ -319,6 +320,14 @@ def make_text(
     return n
 
 
+def pick(values: Sequence[int], indices: Sequence[int]) -> Sequence[int]:
+    """``[values[i] for i in indices]`` in one C call (``itemgetter`` of one index would give
+    the bare value, of none an error)."""
+    if len(indices) > 1:
+        return itemgetter(*indices)(values)
+    return [values[i] for i in indices]
+
+
 def check_text(text: str, *, source: str = "text") -> None:
     """Reject text that cannot be UTF-8 encoded (lone surrogates) with a clear message."""
     try:
@@ -382,6 +391,10 @@ class OffsetMap:
 
     def to_utf8(self, i: int) -> int:
         return i if self._ascii else self._utf8_table()[i]
+
+    def to_utf8_many(self, positions: Sequence[int]) -> Sequence[int]:
+        """`to_utf8` of many positions in one C-level pass (``positions`` itself for ASCII)."""
+        return positions if self._ascii else pick(self._utf8_table(), positions)
 
     def to_utf16(self, i: int) -> int:
         table = self._utf16_table()
