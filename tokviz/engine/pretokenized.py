@@ -109,11 +109,10 @@ class ChunkPlan:
         if self._is_piece():
             chunk = self.piece
         else:
+            from .pre_tokenizers.split import split_piece
+
             s = self.starts[k]
-            chunk = self.piece.slice(s, s + len(self.texts[k]))
-            if chunk is self.piece:  # (`slice` of the whole text returns the piece itself)
-                o, e = self.piece.original_span(0, len(self.piece.text))
-                chunk = NormalizedText(chunk.original, chunk.text, o, e, chunk.starts, chunk.ends)
+            chunk = split_piece(self.piece, [(s, s + len(self.texts[k]))])[0]
         if self.byte_map:
             from .pre_tokenizers.byte_level import to_byte_level
 

@@ -30,7 +30,7 @@ from .text import NormalizedText, OffsetMap, check_text
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 
-__all__ = ["encode", "chunk_offsets", "holds_original", "is_byte_piece"]
+__all__ = ["encode", "byte_piece_span", "chunk_offsets", "holds_original", "is_byte_piece"]
 
 
 def encode(
@@ -152,17 +152,22 @@ def _byte_spans(
     out: list[tuple[int, int]] = []
     cursor = -1  # byte end of the previous token
     for (cs, ce), value in zip(char_spans, values):
-        bs, be = bytes_of(cs), bytes_of(ce)
-        if is_byte_piece(value):
-            if cs == ce and cs < len(text):
-                # SentencePiece gives the leading byte pieces of a character an empty span at
-                # its start: their bytes are still that character's
-                be = bs + len(text[cs].encode("utf-8"))
-            bs = cursor if bs <= cursor < be else bs
-            be = min(bs + 1, be) if be > bs else bs
-        out.append((bs, be))
-        cursor = be
+        span = byte_piece_span(cs, ce, cursor, text, bytes_of) if is_byte_piece(value) else (bytes_of(cs), bytes_of(ce))
+        out.append(span)
+        cursor = span[1]
     return out
+
+
+def byte_piece_span(cs: int, ce: int, cursor: int, text: str, bytes_of: Callable[[int], int]) -> tuple[int, int]:
+    """The bytes of a byte-fallback piece with char span ``(cs, ce)``: the next byte of its
+    character after ``cursor`` (the byte end of the token before it in its chunk, -1 for none)."""
+    bs, be = bytes_of(cs), bytes_of(ce)
+    if cs == ce and cs < len(text):
+        # SentencePiece gives the leading byte pieces of a character an empty span at its
+        # start: their bytes are still that character's
+        be = bs + len(text[cs].encode("utf-8"))
+    bs = cursor if bs <= cursor < be else bs
+    return bs, (min(bs + 1, be) if be > bs else bs)
 
 
 def is_byte_piece(value: str) -> bool:

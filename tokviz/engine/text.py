@@ -389,6 +389,11 @@ class OffsetMap:
             self._u16 = table
         return self._u16
 
+    @property
+    def is_ascii(self) -> bool:
+        """True when every position is the same in all three units."""
+        return self._ascii
+
     def to_utf8(self, i: int) -> int:
         return i if self._ascii else self._utf8_table()[i]
 

@@ -70,10 +70,10 @@ from .models import Model
 from .models.bpe import _evict_half
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
-from .pretokenized import ChunkPlan, aligned
+from .pretokenized import ChunkPlan
 from .processors import PostProcessor
-from .reference import chunk_offsets, holds_original, is_byte_piece
-from .text import NormalizedText, OffsetMap, check_text, make_text
+from .reference import byte_piece_span, chunk_offsets, holds_original, is_byte_piece
+from .text import NormalizedText, OffsetMap, check_text, make_text, pick
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
@@ -90,10 +90,12 @@ _MINUS_ONE = (-1).__add__
 
 # The slots of a chunk cache entry (a plain tuple, see the performance notes):
 # ids, token strings, the chunk char (of the chunk's own text, before any byte map) each token
-# starts in and ends in (0 for an empty token), the model's spans in the text it saw (byte
-# proxies: byte positions), and "irregular" (an empty token or a byte-fallback piece).
-_IDS, _TOKENS, _FIRST, _LAST, _MODEL_STARTS, _MODEL_ENDS, _IRREGULAR = range(7)
-_ids_of, _tokens_of_entry, _first_of, _last_of, _mstarts_of, _mends_of, _irregular_of = map(itemgetter, range(7))
+# starts in and the one after the char it ends in, the model's spans in the text it saw (byte
+# proxies: byte positions), and the tokens with their own offset rule: the positions of empty
+# tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
+_IDS, _TOKENS, _FIRST, _STOP, _MODEL_STARTS, _MODEL_ENDS, _EMPTIES, _BYTE_PIECES, _IRREGULAR = range(9)
+_ids_of, _tokens_of_entry, _first_of, _stop_of, _mstarts_of, _mends_of = map(itemgetter, range(6))
+_irregular_of = itemgetter(_IRREGULAR)
 
 
 def _plain_span_types() -> tuple[type, ...]:
@@ -232,13 +234,30 @@ def _contains_type(component: object, type_name: str) -> bool:
 
 
 
-def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], last: Sequence[int],
-              m_starts: list[int], m_ends: list[int]) -> tuple:
-    """A cache entry (tuples of atoms); an empty token or a byte-fallback piece makes it irregular."""
-    irregular = any(map(eq, m_starts, m_ends)) or (6 in map(len, toks) and any(map(is_byte_piece, toks)))
-    if irregular:  # (its chunk is redone from the chunk object: the columns need valid indices only)
-        first = last = (0,) * len(ids)
-    return (tuple(ids), tuple(toks), tuple(first), tuple(last), tuple(m_starts), tuple(m_ends), irregular)
+def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
+    """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks`` (only 6-char tokens can be one)."""
+    lengths = list(map(len, toks))
+    if 6 not in lengths:
+        return ()
+    return tuple(k for k in compress(range(len(toks)), map((6).__eq__, lengths)) if is_byte_piece(toks[k]))
+
+
+def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
+              m_starts: list[int], m_ends: list[int], *, maybe_empty: bool = True) -> tuple:
+    """A cache entry (tuples of atoms, slots above)."""
+    empties = tuple(compress(range(len(ids)), map(eq, m_starts, m_ends))) if maybe_empty else ()
+    m_starts_t = tuple(m_starts)
+    m_ends_t = m_starts_t if m_ends is m_starts else tuple(m_ends)
+    first_t = m_starts_t if first is m_starts else tuple(first)
+    stop_t = m_ends_t if stop is m_ends else tuple(stop)
+    if empties:  # (redone from the chunk object: the column passes need valid indices only)
+        first_l, stop_l = list(first_t), list(stop_t)
+        for k in empties:
+            first_l[k], stop_l[k] = 0, 1
+        first_t, stop_t = tuple(first_l), tuple(stop_l)
+    byte_pieces = _byte_pieces(toks)
+    return (tuple(ids), tuple(toks), first_t, stop_t, m_starts_t, m_ends_t, empties, byte_pieces,
+            bool(empties or byte_pieces))
 
 
 class Tokenizer:
@@ -427,34 +446,46 @@ class Tokenizer:
 
         Every column is computed for all tokens at once: a token of the chunk at piece position
         ``p`` spans from the original start of piece char ``p + first`` to the original end of
-        piece char ``p + last``; its bytes are those chars' UTF-8 positions, or, in a byte-level
-        chunk that holds its original bytes, the chunk's first byte plus the model's span.
-        Irregular chunks are then redone one by one by the reference's `chunk_offsets`.
+        piece char ``p + stop - 1``; its bytes are those chars' UTF-8 positions, or, in a
+        byte-level chunk that holds its original bytes, the chunk's first byte plus the model's
+        span (`_exact_bytes`). Irregular chunks are then redone one by one by the reference's
+        `chunk_offsets`.
         """
         counts = list(map(len, map(_ids_of, entries)))
         out.ids.extend(chain.from_iterable(map(_ids_of, entries)))
         out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
-        shift = list(chain.from_iterable(map(repeat, plan.starts[a:b], counts)))
-        first = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
-        last = list(map(add, chain.from_iterable(map(_last_of, entries)), shift))
-        cs, ce = aligned(plan.piece, first, last)
-        offsets = list(zip(cs, ce))
-        if exact is None:  # not byte-level: the bytes of the char spans
-            byte_offsets = list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
+        starts = plan.starts[a:b]
+        piece = plan.piece
+        if piece.starts is None:  # identity alignment: piece char i is original char orig_start + i
+            shift = list(chain.from_iterable(map(repeat, map(piece.orig_start.__add__, starts), counts)))
+            cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
+            ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
         else:
-            byte_offsets = self._exact_bytes(plan, a, b, entries, counts, text, omap, exact, cs, ce)
+            shift = list(chain.from_iterable(map(repeat, starts, counts)))
+            cs = pick(piece.starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
+            last = list(map(add, chain.from_iterable(map(_stop_of, entries)), map(_MINUS_ONE, shift)))
+            ce = pick(piece.ends, last)  # type: ignore[arg-type]
+        offsets = list(zip(cs, ce))
+        holds: bool | list[bool] = False  # which chunks hold their original bytes
+        if exact is None:  # not byte-level: the bytes of the char spans
+            byte_offsets = offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
+        else:
+            byte_offsets, holds = self._exact_bytes(plan, a, b, entries, counts, text, omap, exact, offsets, cs, ce)
         irregular = list(compress(range(len(entries)), map(_irregular_of, entries)))
-        if type(plan.piece) not in _PLAIN_SPAN_TYPES:
-            irregular = list(range(len(entries)))
-        if irregular:
+        if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
+            if byte_offsets is offsets:
+                byte_offsets = list(offsets)
             at = list(accumulate(counts, initial=0))
-            for k in irregular:
-                entry = entries[k]
-                spans = list(zip(entry[_IDS], entry[_MODEL_STARTS], entry[_MODEL_ENDS]))
-                chars, bytes_ = chunk_offsets(plan.chunk(a + k), spans, entry[_TOKENS], text, omap.to_utf8,
-                                              byte_level=self._byte_level)
-                offsets[at[k] : at[k + 1]] = chars
-                byte_offsets[at[k] : at[k + 1]] = bytes_
+            if type(piece) not in _PLAIN_SPAN_TYPES:  # a text type with its own span rule
+                for k in range(len(entries)):
+                    entry = entries[k]
+                    spans = list(zip(entry[_IDS], entry[_MODEL_STARTS], entry[_MODEL_ENDS]))
+                    offsets[at[k] : at[k + 1]], byte_offsets[at[k] : at[k + 1]] = chunk_offsets(
+                        plan.chunk(a + k), spans, entry[_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
+            else:
+                for k in irregular:
+                    self._redo(plan, a + k, entries[k], at[k], offsets, byte_offsets, text, omap,
+                               holds if type(holds) is bool else holds[k])
         out.offsets.extend(offsets)
         out.byte_offsets.extend(byte_offsets)
         out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
@@ -462,36 +493,73 @@ class Tokenizer:
 
     def _exact_bytes(
         self, plan: ChunkPlan, a: int, b: int, entries: list[tuple], counts: list[int], text: str,
-        omap: OffsetMap, exact: bool, cs: Sequence[int], ce: Sequence[int],
-    ) -> list[tuple[int, int]]:
+        omap: OffsetMap, exact: bool, offsets: list[tuple[int, int]], cs: Sequence[int], ce: Sequence[int],
+    ) -> tuple[list[tuple[int, int]], bool | list[bool]]:
         """Byte offsets of byte-level chunks ``a..b``: the chunk's first byte plus the model's span
-        where the chunk holds its original bytes (`holds_original`), else the chars' bytes."""
-        o_starts, o_ends = plan.orig_spans(a, b)
+        where the chunk holds its original bytes (`holds_original`), else the chars' bytes; and
+        which chunks hold them (all, none, or a flag per chunk).
+
+        ``exact``: every chunk of the plan holds them (an unchanged piece); in ASCII text the
+        byte offsets are then the char offsets, and the chunks' first bytes are running sums of
+        their UTF-8 lengths when they tile the piece."""
         texts = plan.texts[a:b]
         if exact:
-            holds = None
-        elif plan.byte_map:
-            holds = list(map(eq, texts, map(text.__getitem__, map(slice, o_starts, o_ends))))
+            if omap.is_ascii:
+                return offsets, True
+            o = plan.piece.orig_start
+            starts = plan.starts[a:b]
+            if starts[-1] + len(texts[-1]) - starts[0] == sum(map(len, texts)):  # they tile
+                first = omap.to_utf8(o + starts[0])
+                bases = list(accumulate(map(len, map(str.encode, texts[:-1])), initial=first))
+            else:
+                bases = omap.to_utf8_many(list(map(o.__add__, starts)))
         else:
-            holds = [holds_original(t, text[s:e], byte_level=True) for t, s, e in zip(texts, o_starts, o_ends)]
-        if holds is not None and not any(holds):
-            return list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
-        shift = list(chain.from_iterable(map(repeat, omap.to_utf8_many(o_starts), counts)))
+            o_starts, o_ends = plan.orig_spans(a, b)
+            if plan.byte_map:
+                holds = list(map(eq, texts, map(text.__getitem__, map(slice, o_starts, o_ends))))
+            else:
+                holds = [holds_original(t, text[s:e], byte_level=True) for t, s, e in zip(texts, o_starts, o_ends)]
+            if not any(holds):
+                return (offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))), False
+            bases = omap.to_utf8_many(o_starts)
+        shift = list(chain.from_iterable(map(repeat, bases, counts)))
         bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
         be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
         byte_offsets = list(zip(bs, be))
-        if holds is not None and not all(holds):
-            at = list(accumulate(counts, initial=0))
-            for k in compress(range(len(holds)), map(eq, holds, repeat(False))):
-                i, j = at[k], at[k + 1]
-                byte_offsets[i:j] = zip(omap.to_utf8_many(cs[i:j]), omap.to_utf8_many(ce[i:j]))
-        return byte_offsets
+        if exact or all(holds):
+            return byte_offsets, True
+        at = list(accumulate(counts, initial=0))
+        for k in compress(range(len(holds)), map(eq, holds, repeat(False))):
+            i, j = at[k], at[k + 1]
+            byte_offsets[i:j] = zip(omap.to_utf8_many(cs[i:j]), omap.to_utf8_many(ce[i:j]))
+        return byte_offsets, holds
+
+    def _redo(
+        self, plan: ChunkPlan, k: int, entry: tuple, at: int, offsets: list[tuple[int, int]],
+        byte_offsets: list[tuple[int, int]], text: str, omap: OffsetMap, holds: bool,
+    ) -> None:
+        """The tokens of chunk ``k`` (its first token at ``at``) with their own offset rule, as
+        the reference computes them: an empty token's span is its chunk's ``original_span``;
+        a byte-fallback piece gets the next byte of its character (unless the chunk ``holds``
+        its original bytes: then every token already has exactly its bytes)."""
+        m_starts, m_ends = entry[_MODEL_STARTS], entry[_MODEL_ENDS]
+        if entry[_EMPTIES]:
+            span = plan.chunk(k).original_span
+            for j in entry[_EMPTIES]:
+                cs, ce = offsets[at + j] = span(m_starts[j], m_ends[j])
+                if not holds:
+                    byte_offsets[at + j] = (omap.to_utf8(cs), omap.to_utf8(ce))
+        if holds:
+            return
+        for j in entry[_BYTE_PIECES]:
+            cursor = byte_offsets[at + j - 1][1] if j else -1
+            byte_offsets[at + j] = byte_piece_span(*offsets[at + j], cursor, text, omap.to_utf8)
 
     def _plain_entry(self, sub: str) -> tuple:
         """Cache entry of a chunk the model sees as it is."""
         ids, m_starts, m_ends = self.model.tokenize_columns(sub)
         toks = self.model.token_values_columns(sub, ids, m_starts, m_ends, self._tokens_of(ids))
-        return _entry_of(ids, toks, m_starts, list(map(_MINUS_ONE, m_ends)), m_starts, m_ends)
+        return _entry_of(ids, toks, m_starts, m_ends, m_starts, m_ends)
 
     def _mapped_entry(self, sub: str) -> tuple:
         """Cache entry of a chunk the model sees as the proxies of its UTF-8 bytes.
@@ -502,17 +570,17 @@ class Tokenizer:
         got = self.model.tokenize_utf8(sub)
         if got is not None:  # one native call: ids, byte spans and char spans
             ids, b_start, b_end, c_start, c_end, _ = got
-            return _entry_of(ids, self._tokens_of(ids), c_start, list(map(_MINUS_ONE, c_end)), b_start, b_end)
+            return _entry_of(ids, self._tokens_of(ids), c_start, c_end, b_start, b_end, maybe_empty=False)
         data = sub.encode("utf-8")
         proxy = bytes_to_proxy(data)
         ids, b_start, b_end = self.model.tokenize_columns(proxy)
         toks = self.model.token_values_columns(proxy, ids, b_start, b_end, self._tokens_of(ids))
         if len(data) == len(sub):  # ASCII: one byte per character
-            return _entry_of(ids, toks, b_start, list(map(_MINUS_ONE, b_end)), b_start, b_end)
+            return _entry_of(ids, toks, b_start, b_end, b_start, b_end)
         # char index of every byte: the running count of lead bytes, minus one (idx[i + 1]: byte i)
         idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
-        first = [idx[s + 1] for s in b_start]
-        return _entry_of(ids, toks, first, list(map(idx.__getitem__, b_end)), b_start, b_end)
+        first = list(map(idx.__getitem__, map((1).__add__, b_start)))
+        return _entry_of(ids, toks, first, list(map((1).__add__, map(idx.__getitem__, b_end))), b_start, b_end)
 
     def _tokens_of(self, ids: list[int]) -> list[str]:
         """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""

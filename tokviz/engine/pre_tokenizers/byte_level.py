@@ -6,10 +6,13 @@ that character's original span (the first byte replaces the character, the other
 after it and copy its alignment). The prefix space (``add_prefix_space``) is aligned with the
 piece's first character.
 
-Speed: every chunk's proxy text (and, for non-ASCII, its byte->char index) is cached per chunk
-text; an ASCII chunk keeps its alignment (1:1), a non-ASCII chunk gets a lazy gather over the
-piece's alignment (`Gathered`: no per-byte Python loop). An unnormalized piece is split and
-mapped in one pass with one object per chunk.
+The plan (`ByteLevel.plan`) is the prefixed piece cut by the regex, with the byte map as its
+per-chunk text map: the encode reads the chunk texts and maps bytes inside the model call, and
+the chunk objects (`to_byte_level`) are made only for the stage view.
+
+Performance notes: a chunk's proxy text (and, for non-ASCII, its byte->char index) is cached per
+chunk text; an ASCII chunk keeps its alignment (1:1), a non-ASCII chunk gets a lazy gather over
+the piece's alignment (`Gathered`: no per-byte Python loop).
 """
 
 from __future__ import annotations
