@@ -75,12 +75,13 @@ class ChunkPlan:
         cls, piece: NormalizedText, texts: list[str], *, byte_map: bool = False, whole_is_piece: bool = False
     ) -> ChunkPlan:
         """The plan of chunk strings that tile ``piece.text`` from its start (none empty)."""
-        return cls(piece, list(accumulate(map(len, texts[:-1]), initial=0)) if texts else [], texts, byte_map, whole_is_piece)
+        starts = list(accumulate(map(len, texts[:-1]), initial=0)) if texts else []
+        return _make_plan(piece, starts, texts, byte_map, whole_is_piece)
 
     @classmethod
     def whole(cls, piece: NormalizedText, *, byte_map: bool = False) -> ChunkPlan:
         """The piece as its one chunk (no pre-tokenizer; an empty piece has none)."""
-        return cls(piece, [0] if piece.text else [], [piece.text] if piece.text else [], byte_map, True)
+        return _make_plan(piece, [0] if piece.text else [], [piece.text] if piece.text else [], byte_map, True)
 
     @classmethod
     def of_chunks(cls, chunks: list[NormalizedText]) -> ChunkPlan:
@@ -152,3 +153,17 @@ class ChunkPlan:
 
             texts = list(map(text_to_proxy, texts))
         return list(map(PreToken, texts, *self.orig_spans()))
+
+
+_plan_setters = tuple(getattr(ChunkPlan, name).__set__ for name in ("piece", "starts", "texts", "byte_map", "whole_is_piece", "fallback"))
+
+
+def _make_plan(
+    piece: NormalizedText, starts: list[int], texts: list[str], byte_map: bool, whole_is_piece: bool
+) -> ChunkPlan:
+    """``ChunkPlan(piece, starts, texts, byte_map, whole_is_piece)`` without the frozen-dataclass
+    ``__init__`` (a plan per line of text; the same pattern as `tokviz.engine.text.make_text`)."""
+    plan = object.__new__(ChunkPlan)
+    for setter, value in zip(_plan_setters, (piece, starts, texts, byte_map, whole_is_piece, None)):
+        setter(plan, value)
+    return plan

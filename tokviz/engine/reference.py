@@ -30,7 +30,7 @@ from .text import NormalizedText, OffsetMap, check_text
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 
-__all__ = ["encode", "byte_piece_span", "chunk_offsets", "holds_original", "is_byte_piece"]
+__all__ = ["BYTE_PIECES", "encode", "byte_piece_span", "chunk_offsets", "holds_original"]
 
 
 def encode(
@@ -152,26 +152,24 @@ def _byte_spans(
     out: list[tuple[int, int]] = []
     cursor = -1  # byte end of the previous token
     for (cs, ce), value in zip(char_spans, values):
-        span = byte_piece_span(cs, ce, cursor, text, bytes_of) if is_byte_piece(value) else (bytes_of(cs), bytes_of(ce))
-        out.append(span)
-        cursor = span[1]
+        bs, be = bytes_of(cs), bytes_of(ce)
+        if value in BYTE_PIECES:
+            if cs == ce and cs < len(text):
+                # SentencePiece gives the leading byte pieces of a character an empty span at
+                # its start: their bytes are still that character's
+                be = bs + len(text[cs].encode("utf-8"))
+            bs, be = byte_piece_span(bs, be, cursor)
+        out.append((bs, be))
+        cursor = be
     return out
 
 
-def byte_piece_span(cs: int, ce: int, cursor: int, text: str, bytes_of: Callable[[int], int]) -> tuple[int, int]:
-    """The bytes of a byte-fallback piece with char span ``(cs, ce)``: the next byte of its
-    character after ``cursor`` (the byte end of the token before it in its chunk, -1 for none)."""
-    bs, be = bytes_of(cs), bytes_of(ce)
-    if cs == ce and cs < len(text):
-        # SentencePiece gives the leading byte pieces of a character an empty span at its
-        # start: their bytes are still that character's
-        be = bs + len(text[cs].encode("utf-8"))
+def byte_piece_span(bs: int, be: int, cursor: int) -> tuple[int, int]:
+    """The bytes of a byte-fallback piece whose character has the bytes ``bs..be``: the next
+    one after ``cursor`` (the byte end of the token before it in its chunk, -1 for none)."""
     bs = cursor if bs <= cursor < be else bs
     return bs, (min(bs + 1, be) if be > bs else bs)
 
 
-def is_byte_piece(value: str) -> bool:
-    """``<0xNN>``: a byte-fallback piece."""
-    return len(value) == 6 and value.startswith("<0x") and value.endswith(">") and all(
-        c in "0123456789ABCDEF" for c in value[3:5]
-    )
+#: Every byte-fallback piece ``<0xNN>`` (upper-case hex, as SentencePiece and HF write them).
+BYTE_PIECES = frozenset(f"<0x{b:02X}>" for b in range(256))

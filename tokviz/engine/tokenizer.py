@@ -72,7 +72,7 @@ from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
 from .pretokenized import ChunkPlan
 from .processors import PostProcessor
-from .reference import byte_piece_span, chunk_offsets, holds_original, is_byte_piece
+from .reference import BYTE_PIECES, byte_piece_span, chunk_offsets, holds_original
 from .text import NormalizedText, OffsetMap, check_text, make_text, pick
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
@@ -235,11 +235,8 @@ def _contains_type(component: object, type_name: str) -> bool:
 
 
 def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
-    """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks`` (only 6-char tokens can be one)."""
-    lengths = list(map(len, toks))
-    if 6 not in lengths:
-        return ()
-    return tuple(k for k in compress(range(len(toks)), map((6).__eq__, lengths)) if is_byte_piece(toks[k]))
+    """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks``."""
+    return tuple(compress(range(len(toks)), map(BYTE_PIECES.__contains__, toks)))
 
 
 def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
@@ -362,10 +359,9 @@ class Tokenizer:
 
     def _pieces(self, text: str, allowed_special: str | set[str] | frozenset[str] | None) -> list[tuple[NormalizedText, int | None]]:
         """Step 1: added-token segments (with their id) and normalized ordinary pieces (None)."""
-        skip = self._skip_ids(allowed_special)
         normalize = self.normalizer.normalize if self.normalizer is not None else None
-        if not self._added.is_empty:
-            return self._added.extract(text, normalize, skip_ids=skip)
+        if allowed_special is not None or not self._added.is_empty:
+            return self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
         if not text:
             return []
         whole = make_text(text, text, 0, len(text))
@@ -451,15 +447,23 @@ class Tokenizer:
         span (`_exact_bytes`). Irregular chunks are then redone one by one by the reference's
         `chunk_offsets`.
         """
-        counts = list(map(len, map(_ids_of, entries)))
-        out.ids.extend(chain.from_iterable(map(_ids_of, entries)))
-        out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
+        if len(entries) == 1:  # (a short line: no chaining over chunks)
+            counts = [len(entries[0][_IDS])]
+            out.ids.extend(entries[0][_IDS])
+            out.tokens.extend(entries[0][_TOKENS])
+        else:
+            counts = list(map(len, map(_ids_of, entries)))
+            out.ids.extend(chain.from_iterable(map(_ids_of, entries)))
+            out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
         starts = plan.starts[a:b]
         piece = plan.piece
         if piece.starts is None:  # identity alignment: piece char i is original char orig_start + i
             shift = list(chain.from_iterable(map(repeat, map(piece.orig_start.__add__, starts), counts)))
             cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
             ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
+        elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
+            cs = pick(piece.starts, entries[0][_FIRST])
+            ce = pick(piece.ends, list(map(_MINUS_ONE, entries[0][_STOP])))  # type: ignore[arg-type]
         else:
             shift = list(chain.from_iterable(map(repeat, starts, counts)))
             cs = pick(piece.starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
@@ -471,7 +475,8 @@ class Tokenizer:
             byte_offsets = offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
         else:
             byte_offsets, holds = self._exact_bytes(plan, a, b, entries, counts, text, omap, exact, offsets, cs, ce)
-        irregular = list(compress(range(len(entries)), map(_irregular_of, entries)))
+        irregular = list(compress(range(len(entries)), map(_irregular_of, entries))) if len(entries) > 1 else (
+            [0] if entries[0][_IRREGULAR] else [])
         if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
             if byte_offsets is offsets:
                 byte_offsets = list(offsets)
@@ -488,7 +493,10 @@ class Tokenizer:
                                holds if type(holds) is bool else holds[k])
         out.offsets.extend(offsets)
         out.byte_offsets.extend(byte_offsets)
-        out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+        if len(entries) == 1:
+            out.word_ids.extend(repeat(word, counts[0]))
+        else:
+            out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
         return word + len(entries)
 
     def _exact_bytes(
@@ -543,17 +551,21 @@ class Tokenizer:
         a byte-fallback piece gets the next byte of its character (unless the chunk ``holds``
         its original bytes: then every token already has exactly its bytes)."""
         m_starts, m_ends = entry[_MODEL_STARTS], entry[_MODEL_ENDS]
+        pieces = entry[_BYTE_PIECES]
         if entry[_EMPTIES]:
             span = plan.chunk(k).original_span
             for j in entry[_EMPTIES]:
                 cs, ce = offsets[at + j] = span(m_starts[j], m_ends[j])
                 if not holds:
-                    byte_offsets[at + j] = (omap.to_utf8(cs), omap.to_utf8(ce))
+                    bs = omap.to_utf8(cs)
+                    # (an empty byte piece stands for bytes of the character at its position)
+                    be = bs + len(text[cs].encode("utf-8")) if cs == ce < len(text) and j in pieces else omap.to_utf8(ce)
+                    byte_offsets[at + j] = (bs, be)
         if holds:
             return
-        for j in entry[_BYTE_PIECES]:
-            cursor = byte_offsets[at + j - 1][1] if j else -1
-            byte_offsets[at + j] = byte_piece_span(*offsets[at + j], cursor, text, omap.to_utf8)
+        for j in pieces:
+            bs, be = byte_offsets[at + j]
+            byte_offsets[at + j] = byte_piece_span(bs, be, byte_offsets[at + j - 1][1] if j else -1)
 
     def _plain_entry(self, sub: str) -> tuple:
         """Cache entry of a chunk the model sees as it is."""

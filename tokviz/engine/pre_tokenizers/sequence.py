@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ..errors import TokvizFormatError
@@ -63,7 +62,7 @@ def _compose(plan: ChunkPlan, stage: PreTokenizer) -> ChunkPlan | None:
     """``plan``'s chunks cut by ``stage`` (None: the stage does more than cut)."""
     if type(stage) is ByteLevel and not stage.use_regex and not stage.add_prefix_space:
         # the byte map alone: the chunks stay, each one the chunk itself
-        return replace(plan, byte_map=True)
+        return ChunkPlan(plan.piece, plan.starts, plan.texts, True, plan.whole_is_piece)
     cut = stage.chunk_spans
     if cut("") is None:  # (a stage that transforms has no spans for any text)
         return None
