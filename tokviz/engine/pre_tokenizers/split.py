@@ -1,10 +1,14 @@
 """The ``Split`` pre-tokenizer (a string or regex pattern, five behaviours, invert) and the
 slicing helper every splitting pre-tokenizer shares.
 
-`split_piece` is the hot loop of the product (ByteLevel and Split run it on every chunk of
-every text): for an unnormalized piece it builds the chunks directly with `make_text` and no
-alignment arrays; otherwise it uses `NormalizedText.slice`, which keeps HF's alignment rules.
-Empty chunks are dropped, as HF's ``PreTokenizedString::split`` drops them.
+`split_piece` makes the chunk objects of a plan (`ChunkPlan.chunks`, the stage view; the encode
+reads the plan's columns instead): for an unnormalized piece it builds them directly with
+`make_text` and no alignment arrays; otherwise it slices the alignment as HF's
+``slice(Range::Normalized)`` does. Empty chunks are dropped, as HF's
+``PreTokenizedString::split`` drops them.
+
+`Split.plan` cuts with one C-level ``findall`` when the matches tile the piece (`tiling_matches`:
+then they are the Isolated pieces, and the Removed-inverted pieces of tiktoken's split).
 """
 
 from __future__ import annotations
