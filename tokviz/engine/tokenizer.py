@@ -90,11 +90,12 @@ _MINUS_ONE = (-1).__add__
 
 # The slots of a chunk cache entry (a plain tuple, see the performance notes):
 # ids, token strings, the chunk char (of the chunk's own text, before any byte map) each token
-# starts in and the one after the char it ends in, the model's spans in the text it saw (byte
-# proxies: byte positions), and the tokens with their own offset rule: the positions of empty
-# tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
-_IDS, _TOKENS, _FIRST, _STOP, _MODEL_STARTS, _MODEL_ENDS, _EMPTIES, _BYTE_PIECES, _IRREGULAR = range(9)
-_ids_of, _tokens_of_entry, _first_of, _stop_of, _mstarts_of, _mends_of = map(itemgetter, range(6))
+# starts in, the one after the char it ends in and that last char itself (both: an identity
+# alignment adds the first, any other alignment looks the last up), the model's spans in the
+# text it saw (byte proxies: byte positions), and the tokens with their own offset rule: the
+# positions of empty tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
+_IDS, _TOKENS, _FIRST, _STOP, _LAST, _MODEL_STARTS, _MODEL_ENDS, _EMPTIES, _BYTE_PIECES, _IRREGULAR = range(10)
+_ids_of, _tokens_of_entry, _first_of, _stop_of, _last_of, _mstarts_of, _mends_of = map(itemgetter, range(7))
 _irregular_of = itemgetter(_IRREGULAR)
 
 
@@ -253,8 +254,8 @@ def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: S
             first_l[k], stop_l[k] = 0, 1
         first_t, stop_t = tuple(first_l), tuple(stop_l)
     byte_pieces = _byte_pieces(toks)
-    return (tuple(ids), tuple(toks), first_t, stop_t, m_starts_t, m_ends_t, empties, byte_pieces,
-            bool(empties or byte_pieces))
+    return (tuple(ids), tuple(toks), first_t, stop_t, tuple(map(_MINUS_ONE, stop_t)), m_starts_t, m_ends_t,
+            empties, byte_pieces, bool(empties or byte_pieces))
 
 
 class Tokenizer:
@@ -442,7 +443,7 @@ class Tokenizer:
 
         Every column is computed for all tokens at once: a token of the chunk at piece position
         ``p`` spans from the original start of piece char ``p + first`` to the original end of
-        piece char ``p + stop - 1``; its bytes are those chars' UTF-8 positions, or, in a
+        piece char ``p + last``; its bytes are those chars' UTF-8 positions, or, in a
         byte-level chunk that holds its original bytes, the chunk's first byte plus the model's
         span (`_exact_bytes`). Irregular chunks are then redone one by one by the reference's
         `chunk_offsets`.
@@ -463,12 +464,11 @@ class Tokenizer:
             ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
         elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
             cs = pick(piece.starts, entries[0][_FIRST])
-            ce = pick(piece.ends, list(map(_MINUS_ONE, entries[0][_STOP])))  # type: ignore[arg-type]
+            ce = pick(piece.ends, entries[0][_LAST])  # type: ignore[arg-type]
         else:
             shift = list(chain.from_iterable(map(repeat, starts, counts)))
             cs = pick(piece.starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
-            last = list(map(add, chain.from_iterable(map(_stop_of, entries)), map(_MINUS_ONE, shift)))
-            ce = pick(piece.ends, last)  # type: ignore[arg-type]
+            ce = pick(piece.ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
         offsets = list(zip(cs, ce))
         holds: bool | list[bool] = False  # which chunks hold their original bytes
         if exact is None:  # not byte-level: the bytes of the char spans
