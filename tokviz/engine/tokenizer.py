@@ -480,17 +480,7 @@ class Tokenizer:
         if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
             if byte_offsets is offsets:
                 byte_offsets = list(offsets)
-            at = list(accumulate(counts, initial=0))
-            if type(piece) not in _PLAIN_SPAN_TYPES:  # a text type with its own span rule
-                for k in range(len(entries)):
-                    entry = entries[k]
-                    spans = list(zip(entry[_IDS], entry[_MODEL_STARTS], entry[_MODEL_ENDS]))
-                    offsets[at[k] : at[k + 1]], byte_offsets[at[k] : at[k + 1]] = chunk_offsets(
-                        plan.chunk(a + k), spans, entry[_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
-            else:
-                for k in irregular:
-                    self._redo(plan, a + k, entries[k], at[k], offsets, byte_offsets, text, omap,
-                               holds if type(holds) is bool else holds[k])
+            self._redo_chunks(plan, a, entries, counts, irregular, offsets, byte_offsets, text, omap, holds)
         out.offsets.extend(offsets)
         out.byte_offsets.extend(byte_offsets)
         if len(entries) == 1:
@@ -541,6 +531,24 @@ class Tokenizer:
             i, j = at[k], at[k + 1]
             byte_offsets[i:j] = zip(omap.to_utf8_many(cs[i:j]), omap.to_utf8_many(ce[i:j]))
         return byte_offsets, holds
+
+    def _redo_chunks(
+        self, plan: ChunkPlan, a: int, entries: list[tuple], counts: list[int], irregular: list[int],
+        offsets: list[tuple[int, int]], byte_offsets: list[tuple[int, int]], text: str, omap: OffsetMap,
+        holds: bool | list[bool],
+    ) -> None:
+        """Redo the offsets of the ``irregular`` chunks of a block (`_redo`), or of all of them when
+        the piece is a text type with its own span rule (the reference's `chunk_offsets`)."""
+        at = list(accumulate(counts, initial=0))
+        if type(plan.piece) in _PLAIN_SPAN_TYPES:
+            for k in irregular:
+                self._redo(plan, a + k, entries[k], at[k], offsets, byte_offsets, text, omap,
+                           holds if type(holds) is bool else holds[k])
+            return
+        for k, entry in enumerate(entries):
+            spans = list(zip(entry[_IDS], entry[_MODEL_STARTS], entry[_MODEL_ENDS]))
+            offsets[at[k] : at[k + 1]], byte_offsets[at[k] : at[k + 1]] = chunk_offsets(
+                plan.chunk(a + k), spans, entry[_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
 
     def _redo(
         self, plan: ChunkPlan, k: int, entry: tuple, at: int, offsets: list[tuple[int, int]],
