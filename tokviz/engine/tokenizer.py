@@ -237,6 +237,8 @@ def _contains_type(component: object, type_name: str) -> bool:
 
 def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
     """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks``."""
+    if BYTE_PIECES.isdisjoint(toks):
+        return ()
     return tuple(compress(range(len(toks)), map(BYTE_PIECES.__contains__, toks)))
 
 
