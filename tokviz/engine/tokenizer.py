@@ -564,12 +564,14 @@ class Tokenizer:
         pieces = entry[_BYTE_PIECES]
         if entry[_EMPTIES]:
             span = plan.chunk(k).original_span
+            piece_set = frozenset(pieces)
+            to_utf8, n_text = omap.to_utf8, len(text)
             for j in entry[_EMPTIES]:
                 cs, ce = offsets[at + j] = span(m_starts[j], m_ends[j])
                 if not holds:
-                    bs = omap.to_utf8(cs)
+                    bs = to_utf8(cs)
                     # (an empty byte piece stands for bytes of the character at its position)
-                    be = bs + len(text[cs].encode("utf-8")) if cs == ce < len(text) and j in pieces else omap.to_utf8(ce)
+                    be = bs + len(text[cs].encode("utf-8")) if cs == ce < n_text and j in piece_set else to_utf8(ce)
                     byte_offsets[at + j] = (bs, be)
         if holds:
             return
