@@ -431,6 +431,8 @@ class Tokenizer:
         if self._byte_level:
             o = piece.orig_start
             exact = plan.byte_map and piece.starts is None and piece.text == text[o : o + len(piece.text)]
+        if n <= _BLOCK:
+            return self._emit(plan, 0, n, _ChunkCache.entries(table, plan.texts, make), text, omap, exact, word, out)
         for a in range(0, n, _BLOCK):
             b = min(a + _BLOCK, n)
             entries = _ChunkCache.entries(table, plan.texts[a:b], make)
@@ -458,7 +460,7 @@ class Tokenizer:
             counts = list(map(len, map(_ids_of, entries)))
             out.ids.extend(chain.from_iterable(map(_ids_of, entries)))
             out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
-        starts = plan.starts[a:b]
+        starts = plan.starts[a:b] if a or b < len(plan.starts) else plan.starts
         piece = plan.piece
         if piece.starts is None:  # identity alignment: piece char i is original char orig_start + i
             shift = list(chain.from_iterable(map(repeat, map(piece.orig_start.__add__, starts), counts)))
@@ -477,8 +479,10 @@ class Tokenizer:
             byte_offsets = offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
         else:
             byte_offsets, holds = self._exact_bytes(plan, a, b, entries, counts, text, omap, exact, offsets, cs, ce)
-        irregular = list(compress(range(len(entries)), map(_irregular_of, entries))) if len(entries) > 1 else (
-            [0] if entries[0][_IRREGULAR] else [])
+        if len(entries) > 1:
+            irregular = list(compress(range(len(entries)), map(_irregular_of, entries)))
+        else:
+            irregular = [0] if entries[0][_IRREGULAR] else []
         if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
             if byte_offsets is offsets:
                 byte_offsets = list(offsets)

@@ -379,7 +379,7 @@ class InspectViewModel(QObject):
             if token.cancelled:
                 return None
             text_bytes = text.encode("utf-8")
-            om = enc.offset_map if enc.text == text else OffsetMap(text)  # (the encode's own map)
+            om = OffsetMap(text)
             om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
             om.to_utf8(len(text))
             om.from_utf8(0)
