@@ -192,6 +192,13 @@ class _ChunkCache:
         return entries
 
 
+class _NoCache(dict):
+    """A cache table that keeps nothing (for models that sample, e.g. BPE dropout)."""
+
+    def __setitem__(self, key: str, value: tuple) -> None:
+        pass
+
+
 class _Columns:
     """The growing columns of one encode run."""
 
@@ -422,8 +429,8 @@ class Tokenizer:
             table, make = self._cache.mapped, self._mapped_entry
         else:
             table, make = self._cache.plain, self._plain_entry
-        if not self.model.deterministic:  # (BPE dropout: every chunk is sampled anew)
-            table = {}
+        if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
+            table = _NoCache()
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
         # piece), or as tested per chunk
