@@ -22,7 +22,7 @@ from operator import itemgetter
 from .encoding import PreToken
 from .text import NormalizedText, pick
 
-__all__ = ["ChunkPlan", "aligned"]
+__all__ = ["ChunkPlan", "aligned", "make_plan"]
 
 
 def aligned(nt: NormalizedText, first: Sequence[int], last: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
@@ -76,12 +76,12 @@ class ChunkPlan:
     ) -> ChunkPlan:
         """The plan of chunk strings that tile ``piece.text`` from its start (none empty)."""
         starts = list(accumulate(map(len, texts[:-1]), initial=0)) if texts else []
-        return _make_plan(piece, starts, texts, byte_map, whole_is_piece)
+        return make_plan(piece, starts, texts, byte_map, whole_is_piece)
 
     @classmethod
     def whole(cls, piece: NormalizedText, *, byte_map: bool = False) -> ChunkPlan:
         """The piece as its one chunk (no pre-tokenizer; an empty piece has none)."""
-        return _make_plan(piece, [0] if piece.text else [], [piece.text] if piece.text else [], byte_map, True)
+        return make_plan(piece, [0] if piece.text else [], [piece.text] if piece.text else [], byte_map, True)
 
     @classmethod
     def of_chunks(cls, chunks: list[NormalizedText]) -> ChunkPlan:
@@ -155,15 +155,20 @@ class ChunkPlan:
         return list(map(PreToken, texts, *self.orig_spans()))
 
 
-_plan_setters = tuple(getattr(ChunkPlan, name).__set__ for name in ("piece", "starts", "texts", "byte_map", "whole_is_piece", "fallback"))
+_set_piece, _set_starts, _set_texts, _set_byte_map, _set_whole, _set_fallback = (
+    getattr(ChunkPlan, name).__set__ for name in ("piece", "starts", "texts", "byte_map", "whole_is_piece", "fallback"))
 
 
-def _make_plan(
+def make_plan(
     piece: NormalizedText, starts: list[int], texts: list[str], byte_map: bool, whole_is_piece: bool
 ) -> ChunkPlan:
     """``ChunkPlan(piece, starts, texts, byte_map, whole_is_piece)`` without the frozen-dataclass
     ``__init__`` (a plan per line of text; the same pattern as `tokviz.engine.text.make_text`)."""
     plan = object.__new__(ChunkPlan)
-    for setter, value in zip(_plan_setters, (piece, starts, texts, byte_map, whole_is_piece, None)):
-        setter(plan, value)
+    _set_piece(plan, piece)
+    _set_starts(plan, starts)
+    _set_texts(plan, texts)
+    _set_byte_map(plan, byte_map)
+    _set_whole(plan, whole_is_piece)
+    _set_fallback(plan, None)
     return plan

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import TokvizFormatError
 from ..fields import Fields
-from ..pretokenized import ChunkPlan
+from ..pretokenized import ChunkPlan, make_plan
 from ..text import NormalizedText
 from . import PreTokenizer, pre_tokenizer_from_json
 from .byte_level import ByteLevel
@@ -62,7 +62,7 @@ def _compose(plan: ChunkPlan, stage: PreTokenizer) -> ChunkPlan | None:
     """``plan``'s chunks cut by ``stage`` (None: the stage does more than cut)."""
     if type(stage) is ByteLevel and not stage.use_regex and not stage.add_prefix_space:
         # the byte map alone: the chunks stay, each one the chunk itself
-        return ChunkPlan(plan.piece, plan.starts, plan.texts, True, plan.whole_is_piece)
+        return make_plan(plan.piece, plan.starts, plan.texts, True, plan.whole_is_piece)
     cut = stage.chunk_spans
     if cut("") is None:  # (a stage that transforms has no spans for any text)
         return None
@@ -75,4 +75,4 @@ def _compose(plan: ChunkPlan, stage: PreTokenizer) -> ChunkPlan | None:
                 texts.append(t[a:b])
     # a chunk is still the piece itself only if both stages kept it whole
     whole = plan.whole_is_piece and stage.whole_is_piece and len(plan.texts) == 1
-    return ChunkPlan(plan.piece, starts, texts, stage.maps_bytes, whole)
+    return make_plan(plan.piece, starts, texts, stage.maps_bytes, whole)
