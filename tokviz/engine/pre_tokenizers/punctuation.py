@@ -17,10 +17,9 @@ from typing import Any
 from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..patterns import split_spans
-from ..text import NormalizedText
 from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, script_of
 from . import PreTokenizer
-from .split import behavior_from_json, split_piece
+from .split import behavior_from_json
 
 __all__ = ["Punctuation", "Digits", "BertPreTokenizer", "UnicodeScripts", "is_punctuation", "is_numeric", "char_matches"]
 
