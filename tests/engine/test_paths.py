@@ -143,6 +143,15 @@ PRE_TOKENIZERS: dict[str, dict] = {
         "pretokenizers": [{"type": "Punctuation", "behavior": "Isolated"},
                           {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}],
     },
+    "Sequence-WhitespaceSplit-Metaspace": {  # T5's shape: a later stage that transforms (fallback plan)
+        "type": "Sequence",
+        "pretokenizers": [{"type": "WhitespaceSplit"},
+                          {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}],
+    },
+    "Sequence-Bert-CharDelimiterSplit": {  # two stages that keep an uncut piece whole
+        "type": "Sequence",
+        "pretokenizers": [{"type": "BertPreTokenizer"}, {"type": "CharDelimiterSplit", "delimiter": "x"}],
+    },
     "Sequence-UnicodeScripts-Split": {
         "type": "Sequence",
         "pretokenizers": [{"type": "UnicodeScripts"}, split({"String": " "}, "MergedWithNext")],
@@ -155,6 +164,16 @@ BYTE_LEVEL: dict[str, dict] = {
         "type": "Sequence",
         "pretokenizers": [split({"Regex": r" ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+"}, "Isolated"),
                           {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}],
+    },
+    "Sequence-Split-ByteLevel-prefix": {  # a prefix space per chunk: the fallback plan, byte-level chunks
+        "type": "Sequence",
+        "pretokenizers": [split({"Regex": r"\s+"}, "MergedWithNext"),
+                          {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": False}],
+    },
+    "Sequence-ByteLevel-Digits": {  # a cut after the byte map: the fallback plan over proxy chunks
+        "type": "Sequence",
+        "pretokenizers": [{"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": True},
+                          {"type": "Digits", "individual_digits": True}],
     },
     "Sequence-Digits-ByteLevel": {
         "type": "Sequence",

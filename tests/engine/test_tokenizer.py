@@ -1,5 +1,7 @@
 """The pipeline (`Tokenizer`): stages, offsets and exact byte spans, traces, decode, vocabulary
-numbers, and the agreement of the fast byte-level path with the general one."""
+numbers, caches, and the production path against the reference path (``trace=True``) on the
+pipeline shapes with their own offset rules (byte-level, cut-only, SentencePiece whole text).
+The harness over every bundle and pre-tokenizer type is ``tests/engine/test_paths.py``."""
 
 from __future__ import annotations
 
@@ -92,8 +94,17 @@ TEXT = st.lists(st.sampled_from(list("hel owé日😀\n\t") + ["<|end|>", "  "])
 NORMALIZED_TEXT = st.lists(st.sampled_from(list("hel ow日😀\n") + ["ﬁ", "ＡＢ", "①", "e\u0301", "é", "<|end|>", "\u00a0"]), max_size=30).map("".join)
 
 
-class TestFastPathAgreesWithGeneralPath:
-    """trace=True takes the general path (pre-tokenizer chunks); plain encode the fast one."""
+def same_as_reference(tok: Tokenizer, text: str) -> None:
+    """The production path (plain encode) equals the reference path (trace=True) on ``text``."""
+    enc = tok.encode(text)
+    ref = tok.encode(text, trace=True)
+    assert (enc.ids, enc.tokens, enc.offsets) == (ref.ids, ref.tokens, ref.offsets), repr(text)
+    assert (enc.byte_offsets, enc.word_ids) == (ref.byte_offsets, ref.word_ids), repr(text)
+    assert list(enc.stages.pre_tokens) == list(ref.stages.pre_tokens), repr(text)
+
+
+class TestByteLevelAgreesWithReference:
+    """A byte-level pipeline (the byte map of the chunk plan) against the reference path."""
 
     @settings(max_examples=80, deadline=None)
     @given(TEXT)
@@ -157,29 +168,19 @@ def _fallback_bpe(pre: str) -> Tokenizer:
     )
 
 
-class TestSpanPathAgreesWithGeneralPath:
-    """Pre-tokenizers that only cut (`chunk_spans`) take the bulk span path; trace=True the
-    general one, chunk by chunk. Both must give the same encoding."""
-
-    @staticmethod
-    def _same(tok: Tokenizer, text: str) -> None:
-        assert tok._spans is not None  # the span path is really taken
-        bulk = tok.encode(text)
-        general = tok.encode(text, trace=True)
-        assert (bulk.ids, bulk.tokens, bulk.offsets) == (general.ids, general.tokens, general.offsets)
-        assert (bulk.byte_offsets, bulk.word_ids) == (general.byte_offsets, general.word_ids)
-        assert list(bulk.stages.pre_tokens) == list(general.stages.pre_tokens)
+class TestCutOnlyAgreesWithReference:
+    """Pre-tokenizers that only cut (`PreTokenizer.chunk_spans`), byte-fallback pieces included."""
 
     @settings(max_examples=100, deadline=None)
     @given(SPAN_TEXT)
     def test_bert(self, text: str) -> None:
-        self._same(_bert(), text)
+        same_as_reference(_bert(), text)
 
     @pytest.mark.parametrize("pre", ["Whitespace", "WhitespaceSplit", "BertPreTokenizer"])
     @settings(max_examples=60, deadline=None)
     @given(text=SPAN_TEXT)
     def test_byte_fallback_pieces(self, pre: str, text: str) -> None:
-        self._same(_fallback_bpe(pre), text)
+        same_as_reference(_fallback_bpe(pre), text)
 
     @pytest.mark.parametrize("pre", ["bert", "WhitespaceSplit"])
     def test_long_text_by_blocks(self, pre: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,19 +189,35 @@ class TestSpanPathAgreesWithGeneralPath:
 
         monkeypatch.setattr(tokenizer_module, "_BLOCK", 3)
         tok = _bert() if pre == "bert" else _fallback_bpe(pre)
-        self._same(tok, "Hello, wörld! 日本 é\tHello ﬁ 😀 Ｈｅ, " * 7)
-        fast = byte_level_tokenizer()
-        text = "hello wo日😀\n\té " * 9
-        a, b = fast.encode(text), fast.encode(text, trace=True)
-        assert (a.ids, a.offsets, a.byte_offsets, a.word_ids) == (b.ids, b.offsets, b.byte_offsets, b.word_ids)
+        same_as_reference(tok, "Hello, wörld! 日本 é\tHello ﬁ 😀 Ｈｅ, " * 7)
+        same_as_reference(byte_level_tokenizer(), "hello wo日😀\n\té " * 9)
 
-    def test_repeated_text_hits_the_cache(self) -> None:
+
+class TestCaches:
+    def test_repeated_text_is_not_tokenized_again(self, monkeypatch: pytest.MonkeyPatch) -> None:
         tok = _fallback_bpe("WhitespaceSplit")
+        tok.clear_caches()
         text = "Hello 日本 é, Hello\tworld " * 50
         first = tok.encode(text)
-        assert tok._span_cache  # chunks were cached
+        seen: list[str] = []
+        real = tok.model.tokenize_columns
+
+        def counting(chunk: str):  # noqa: ANN202
+            seen.append(chunk)
+            return real(chunk)
+
+        monkeypatch.setattr(tok.model, "tokenize_columns", counting)
         again = tok.encode(text)
+        assert seen == []  # every chunk came from the chunk cache
         assert (first.ids, first.offsets, first.byte_offsets) == (again.ids, again.offsets, again.byte_offsets)
+        tok.clear_caches()  # the pipeline's and the model's caches
+        assert tok.encode(text).ids == first.ids
+        assert len(set(seen)) == len(set(text.split()))  # each distinct chunk tokenized once
+
+    def test_encoding_carries_its_offset_map(self) -> None:
+        enc = byte_level_tokenizer().encode("a日😀")
+        assert enc.offset_map.text == "a日😀"
+        assert enc.offset_map.to_utf8(2) == 4  # 'a' is 1 byte, '日' 3 bytes
 
 
 class TestBundles:
@@ -224,29 +241,21 @@ class TestBundles:
         assert enc.offsets[-3:] == [(0, 1)] * 3
 
 
-class TestChunkSpans:
-    """`Tokenizer._chunk_spans` (all tokens of a chunk at once) equals the per-token rule:
-    ``chunk.original_span`` for the offsets, `_byte_spans` for the byte offsets."""
+class TestSentencePieceAgreesWithReference:
+    """SentencePiece .model pipelines (no pre-tokenizer: each piece is its one chunk, a
+    `SentencePieceText` with its own rule for empty ranges) against the reference path."""
 
-    ALPHABET = "ab xyz\u3000\t\n  é日本龘😀\u0301ﬁ①０<0x41>▁"
+    ALPHABET = "ab xyz\u3000\t\n  é日本龘😀\u0301ﬁ①０<0x41>▁|"
 
     @staticmethod
     @functools.cache
-    def _sp(rel: str):  # noqa: ANN205
+    def _sp(rel: str, cut: bool = False):  # noqa: ANN205
         from tokviz.io.sentencepiece import load_sentencepiece_model
 
-        return load_sentencepiece_model(bundle_bytes(rel), source=rel)
-
-    @staticmethod
-    def _check(tok: Tokenizer, chunk, text: str) -> None:  # noqa: ANN001
-        from tokviz.engine.tokenizer import _byte_spans, _BytePos
-
-        entry = tok._chunk_entry(chunk, text[chunk.orig_start : chunk.orig_end])
-        want = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[6])]
-        want_bytes = _byte_spans(want, entry[1], _BytePos(text))
-        got, got_bytes = tok._chunk_spans(entry, chunk, _BytePos(text))
-        assert got == want
-        assert got_bytes == want_bytes
+        tok = load_sentencepiece_model(bundle_bytes(rel), source=rel)
+        if cut:  # an added token "|": pieces that do not start at the text's start
+            tok = Tokenizer(tok.model, normalizer=tok.normalizer, added_tokens=[AddedToken("|", 90_000)])
+        return tok
 
     def test_byte_fallback_pieces_by_hand(self) -> None:
         # mistral: 龘 (E9 BE 98) has no piece: three byte pieces, the first two with an empty
@@ -257,54 +266,22 @@ class TestChunkSpans:
         assert enc.byte_offsets == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 7)]
 
     @pytest.mark.parametrize("rel", ["mistral-7b-v0.1/tokenizer.model", "albert-30k-clean/30k-clean.model"])
+    @pytest.mark.parametrize("cut", [False, True], ids=["whole", "cut"])
     @settings(max_examples=60, deadline=None)
-    @given(text=st.text(alphabet=ALPHABET, max_size=40), cut=st.integers(0, 40))
-    def test_same_as_per_token(self, rel: str, text: str, cut: int) -> None:
-        from tokviz.engine.text import NormalizedText
-
-        tok = self._sp(rel)
-        norm = tok.normalizer.normalize(NormalizedText.identity(text))
-        if norm.text:
-            self._check(tok, norm, text)  # SentencePieceText
-            cut = min(cut, len(norm.text) - 1)
-            self._check(tok, norm.slice(cut, len(norm.text)), text)  # a piece not at the start
-        if len(text) > 1:
-            self._check(tok, NormalizedText.identity(text, 1), text)  # identity alignment, shifted
-
-
-class TestWholeTextPath:
-    """`Tokenizer._encode_whole` (no added tokens, no pre-tokenizer: SentencePiece .model files)
-    gives exactly what the general loop gives."""
-
-    @staticmethod
-    def _pair(rel: str) -> tuple[Tokenizer, Tokenizer]:
-        from tokviz.io.sentencepiece import load_sentencepiece_model
-
-        lean = load_sentencepiece_model(bundle_bytes(rel), source=rel)
-        general = load_sentencepiece_model(bundle_bytes(rel), source=rel)
-        general._whole_text = False
-        assert lean._whole_text
-        return lean, general
-
-    @staticmethod
-    def _row(enc) -> tuple:  # noqa: ANN001
-        st = enc.stages
-        return (enc.text, enc.ids, enc.tokens, enc.offsets, enc.byte_offsets, enc.special_tokens_mask,
-                enc.type_ids, enc.word_ids, enc.traces, st.original, list(st.pre_tokens),
-                [(g.start, g.end, g.normalized.text, g.normalized.alignments(), g.added_id, g.special)
-                 for g in st.segments], st.normalized.text)
+    @given(text=st.text(alphabet=ALPHABET, max_size=40))
+    def test_same_as_reference(self, rel: str, cut: bool, text: str) -> None:
+        same_as_reference(self._sp(rel, cut), text)
 
     @pytest.mark.parametrize("rel", ["mistral-7b-v0.1/tokenizer.model", "albert-30k-clean/30k-clean.model"])
-    def test_same_encoding(self, rel: str) -> None:
-        lean, general = self._pair(rel)
+    def test_short_lines_twice(self, rel: str) -> None:
+        tok = self._sp(rel)
         for text in ["", " ", "\n", "   ", "Hello  world\n", "a 龘é", "吾輩は猫である。", "x\u3000y  ", "<s>[CLS]"]:
-            assert self._row(lean.encode(text)) == self._row(general.encode(text)), repr(text)
-            assert self._row(lean.encode(text)) == self._row(general.encode(text)), repr(text)  # cached
+            same_as_reference(tok, text)
+            same_as_reference(tok, text)  # now from the chunk cache
 
     def test_allowed_special_still_checked(self) -> None:
-        lean, _ = self._pair("sentencepiece-test/test_model.model")
         with pytest.raises(ValueError, match="not special tokens"):
-            lean.encode("x", allowed_special={"<nope>"})
+            self._sp("sentencepiece-test/test_model.model").encode("x", allowed_special={"<nope>"})
 
 
 class TestVocabularyAndInfo:
@@ -352,3 +329,19 @@ class TestDropout:
         tok.model.dropout = None
         tok.model._reset_cache()
         assert tok.encode("hello hello").tokens == ["hello", "Ġ", "hello"]
+
+    def test_each_occurrence_is_sampled(self) -> None:
+        """With dropout, equal chunks of one text are sampled one by one (as HF does), not once."""
+        tok = byte_level_tokenizer(specials=False)
+        tok.model.dropout = 0.5
+        tok.model._reset_cache()
+        tok.model.seed(0)
+        enc = tok.encode(" hello" * 40)
+        words: dict[int, list[str]] = {}
+        for w, t in zip(enc.word_ids, enc.tokens):
+            words.setdefault(w, []).append(t)
+        # 40 chunks " hello": 5 merges each kept with p = 1/2, so equal samples for all 40 are
+        # (next to) impossible; the seed makes the run reproducible
+        assert len({tuple(v) for v in words.values()}) > 1
+        tok.model.dropout = None
+        tok.model._reset_cache()

@@ -260,9 +260,11 @@ def make_encoding(
     word_ids: list[int | None],
     stages: Stages | None = None,
     traces: list[Trace | None] | None = None,
+    offset_map: OffsetMap | None = None,
 ) -> Encoding:
     """Build an `Encoding` without the frozen-dataclass ``__init__`` (several times cheaper; the
-    per-call cost of encoding one short line). Same value as ``Encoding(...)``; no validation."""
+    per-call cost of encoding one short line). Same value as ``Encoding(...)``; no validation.
+    ``offset_map``: the `OffsetMap` of ``text`` the encode already built (`Encoding.offset_map`)."""
     e = _new_object(Encoding)
     _enc_text(e, text)
     _enc_ids(e, ids)
@@ -274,7 +276,7 @@ def make_encoding(
     _enc_words(e, word_ids)
     _enc_stages(e, stages)
     _enc_traces(e, traces)
-    _enc_map(e, [])
+    _enc_map(e, [offset_map] if offset_map is not None else [])
     _enc_exact(e, [])
     return e
 

@@ -47,6 +47,7 @@ __all__ = [
     "search_timeout",
     "hf_regex_view",
     "isolated_spans",
+    "tiling_matches",
     "isolated_strings",
     "needs_timeout",
     "trust_patterns",
@@ -341,14 +342,25 @@ def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
     """
     if not text:
         return []
-    if compiled.groups == 0:
-        try:
-            found = compiled.findall(text)
-        except TimeoutError:
-            raise PatternTimeoutError(compiled.pattern, len(text)) from None
-        if sum(map(len, found)) == len(text):
-            return [f for f in found if f] if "" in found else found
+    found = tiling_matches(compiled, text)
+    if found is not None:
+        return found
     return [text[s:e] for s, e in isolated_spans(compiled, text)]
+
+
+def tiling_matches(compiled: HFRegex, text: str) -> list[str] | None:
+    """The non-empty matches of ``compiled`` in ``text`` when they tile it (one C-level
+    ``findall``), else None. Tiling matches are at once the ``Isolated`` pieces and the pieces
+    ``Removed`` keeps when inverted (tiktoken's split: there is no gap to remove)."""
+    if compiled.groups != 0:
+        return None
+    try:
+        found = compiled.findall(text)
+    except TimeoutError:
+        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+    if sum(map(len, found)) != len(text):
+        return None
+    return [f for f in found if f] if "" in found else found
 
 
 def split_spans(matches: Iterable[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:

@@ -20,6 +20,7 @@ pre-tokenizer type. It is slow on purpose: keep it short and obvious rather than
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .byte_alphabet import proxy_to_bytes
@@ -29,7 +30,7 @@ from .text import NormalizedText, OffsetMap, check_text
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 
-__all__ = ["encode", "holds_original"]
+__all__ = ["BYTE_PIECES", "encode", "byte_piece_span", "chunk_offsets", "holds_original"]
 
 
 def encode(
@@ -76,12 +77,7 @@ def encode(
         spans, chunk_traces = tok.model.tokenize_traced(piece.text)
         chunk_ids = [i for i, _, _ in spans]
         values = tok.model.token_values(piece.text, spans, [tok.model.id_to_token(i) for i in chunk_ids])
-        char_spans = [piece.original_span(s, e) for _, s, e in spans]
-        if tok._byte_level and holds_original(piece.text, text[piece.orig_start : piece.orig_end], byte_level=True):
-            first = bytes_of(piece.orig_start)
-            byte_spans = [(first + s, first + e) for _, s, e in spans]
-        else:
-            byte_spans = _byte_spans(char_spans, values, text, bytes_of)
+        char_spans, byte_spans = chunk_offsets(piece, spans, values, text, bytes_of, byte_level=tok._byte_level)
         ids += chunk_ids
         tokens += values
         offsets += char_spans
@@ -116,6 +112,26 @@ def _words(tok: Tokenizer, pieces: list, segments: list[Segment]) -> list[tuple[
     return out
 
 
+def chunk_offsets(
+    chunk: NormalizedText,
+    spans: Sequence[tuple[int, int, int]],
+    values: Sequence[str],
+    text: str,
+    bytes_of: Callable[[int], int],
+    *,
+    byte_level: bool,
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Offsets and byte offsets of one chunk's tokens (``spans``: the model's ``(id, start,
+    end)`` in the chunk's text): the chunk's ``original_span`` of each token, and its bytes, which
+    are its very bytes when the chunk holds the bytes of its original text (byte-level proxies).
+    The production path uses this for the chunks its column passes do not cover."""
+    char_spans = [chunk.original_span(s, e) for _, s, e in spans]
+    if byte_level and holds_original(chunk.text, text[chunk.orig_start : chunk.orig_end], byte_level=True):
+        first = bytes_of(chunk.orig_start)
+        return char_spans, [(first + s, first + e) for _, s, e in spans]
+    return char_spans, _byte_spans(char_spans, values, text, bytes_of)
+
+
 def holds_original(chunk_text: str, orig: str, *, byte_level: bool) -> bool:
     """True when a chunk is an exact copy of its original text ``orig``: the same text, or for
     a byte-level chunk the proxies of its very UTF-8 bytes (then a token's byte span is its span
@@ -128,27 +144,32 @@ def holds_original(chunk_text: str, orig: str, *, byte_level: bool) -> bool:
         return False
 
 
-def _byte_spans(char_spans: list[tuple[int, int]], values: list[str], text: str, bytes_of) -> list[tuple[int, int]]:  # noqa: ANN001
+def _byte_spans(
+    char_spans: list[tuple[int, int]], values: Sequence[str], text: str, bytes_of: Callable[[int], int]
+) -> list[tuple[int, int]]:
     """UTF-8 spans of tokens from their char spans; the byte-fallback pieces ``<0xNN>`` of one
     character get one byte each, in order, instead of the whole character."""
     out: list[tuple[int, int]] = []
     cursor = -1  # byte end of the previous token
     for (cs, ce), value in zip(char_spans, values):
         bs, be = bytes_of(cs), bytes_of(ce)
-        if _is_byte_piece(value):
+        if value in BYTE_PIECES:
             if cs == ce and cs < len(text):
                 # SentencePiece gives the leading byte pieces of a character an empty span at
                 # its start: their bytes are still that character's
                 be = bs + len(text[cs].encode("utf-8"))
-            bs = cursor if bs <= cursor < be else bs
-            be = min(bs + 1, be) if be > bs else bs
+            bs, be = byte_piece_span(bs, be, cursor)
         out.append((bs, be))
         cursor = be
     return out
 
 
-def _is_byte_piece(value: str) -> bool:
-    """``<0xNN>``: a byte-fallback piece."""
-    return len(value) == 6 and value.startswith("<0x") and value.endswith(">") and all(
-        c in "0123456789ABCDEF" for c in value[3:5]
-    )
+def byte_piece_span(bs: int, be: int, cursor: int) -> tuple[int, int]:
+    """The bytes of a byte-fallback piece whose character has the bytes ``bs..be``: the next
+    one after ``cursor`` (the byte end of the token before it in its chunk, -1 for none)."""
+    bs = cursor if bs <= cursor < be else bs
+    return bs, (min(bs + 1, be) if be > bs else bs)
+
+
+#: Every byte-fallback piece ``<0xNN>`` (upper-case hex, as SentencePiece and HF write them).
+BYTE_PIECES = frozenset(f"<0x{b:02X}>" for b in range(256))

@@ -9,7 +9,7 @@ Contract (other work depends on these names):
               added_tokens=(), special_policy="hf", name="", source=None, config=None)
     Tokenizer.encode(text, *, add_special_tokens=True, allowed_special=None, trace=False) -> Encoding
     Tokenizer.decode(ids, *, skip_special_tokens=False) -> str
-    Tokenizer.vocab_size, token_to_id, id_to_token, get_vocab, info()
+    Tokenizer.vocab_size, token_to_id, id_to_token, get_vocab, info(), clear_caches()
 
 ``special_policy="hf"`` extracts every added token from the text (HF tokenizers);
 ``"tiktoken"`` treats special-token literals as ordinary text unless ``allowed_special`` admits
@@ -19,20 +19,19 @@ How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on e
 
 1. `AddedVocabulary.extract`: non-normalized added tokens are cut out of the raw text, each
    remaining piece is normalized, then normalized added tokens are cut out of it.
-2. Every ordinary piece is pre-tokenized into chunks; 3. the model tokenizes each chunk;
+2. Every ordinary piece becomes a `ChunkPlan` (`PreTokenizer.plan`; the piece as its one chunk
+   when there is no pre-tokenizer); 3. the model tokenizes each chunk;
 4. a token's offsets are its chunk's ``original_span`` of the token's range, its word id the
    index of its chunk among all pieces (added tokens count as one); 5. the post-processor.
 
-Speed: byte-level pipelines (ByteLevel alone or after one Split) take a fast path in which a
-chunk is a plain slice of the text, so its whole result (ids, tokens, relative offsets and
-byte offsets) is cached under its text. Pre-tokenizers that only cut (BERT's, Whitespace,
-WhitespaceSplit: `PreTokenizer.chunk_spans`) take the span path: the model output is cached per
-chunk text and the offsets of all chunks of a piece come from its alignment in bulk. Other
-pipelines cache the model output per chunk and reuse relative offsets when the chunk is an
-exact copy of its original text. All paths run their columns as C-level passes over all chunks.
-``trace=True`` runs the reference path instead (`tokviz.engine.reference`: the plain loop, no
-caches), which is also the oracle every path is tested against (`tests/engine/test_paths.py`).
-The model kernels come from the optional native core when it is built (`tokviz.engine.backend`).
+There is one production path (`Tokenizer._encode_plan`) and one reference path
+(`tokviz.engine.reference`, the plain loop, which serves ``trace=True`` and is the oracle of
+``tests/engine/test_paths.py``). The production path reads a plan's columns by blocks of
+`_BLOCK` chunks: chunk texts -> one chunk cache (`_ChunkCache`) -> the offsets of all tokens
+through the piece's alignment (`aligned`) and the text's `OffsetMap`. A chunk whose tokens have
+their own offset rule (an empty token, a byte-fallback piece ``<0xNN>``) is redone by the
+reference's `chunk_offsets`. The model kernels come from the optional native core when it is
+built (`tokviz.engine.backend`).
 
 Byte offsets are exact: a token holding part of a character (byte-level proxies, byte-fallback
 ``<0xNN>`` pieces) gets exactly its bytes; tokens of text that normalization changed get the
@@ -41,6 +40,15 @@ bytes of their character span.
 Differences from HF, on purpose: ``special_tokens_mask`` also flags special added tokens found in
 the text (HF flags only the post-processor's tokens) so that views can mark them; ``decode``
 keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is True).
+
+Performance notes. A cache entry holds everything about a chunk that depends on its text alone
+(ids, token strings, the chars each token starts and ends in, its model spans), so a cached chunk
+costs a dict lookup and its share of C-level column passes (``map``/``chain``/``itemgetter``
+over all chunks of a block); no per-chunk Python code runs unless a chunk is new or irregular.
+Tried and dropped: separate paths per pipeline shape (byte-level without normalization, cut-only
+pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
+caching offsets relative to a chunk's original start (they need an "exact copy" test per
+occurrence). Entries are tuples of atoms so that the cycle collector stops tracking them.
 """
 
 from __future__ import annotations
@@ -53,22 +61,23 @@ from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
 from typing import Any, Literal
 
+from . import reference
 from .added_tokens import AddedToken, AddedVocabulary
+from .byte_alphabet import bytes_to_proxy
 from .decoders import Decoder
-from .encoding import Encoding, PreToken, Segment, Stages, bind_source, make_encoding, make_segment, make_stages
+from .encoding import Encoding, PreToken, Segment, bind_source, make_encoding, make_segment, make_stages
 from .models import Model
+from .models.bpe import _evict_half
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
-from .pre_tokenizers.split import split_piece
+from .pretokenized import ChunkPlan
 from .processors import PostProcessor
-from . import reference
-from .reference import holds_original
-from .byte_alphabet import bytes_to_proxy, proxy_to_bytes, text_to_proxy
-from .text import NormalizedText, check_text, make_text
+from .reference import BYTE_PIECES, byte_piece_span, chunk_offsets, holds_original
+from .text import NormalizedText, OffsetMap, check_text, make_text, pick
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
-# Upper bound of the per-tokenizer chunk cache (entries); it is cleared when full.
+# Chunk texts kept per cache table (`_ChunkCache`); when full, the older half is dropped.
 _CACHE_LIMIT = 200_000
 # Chunks handled per round of C-level column passes: a pass holds the GIL from start to end, so
 # on a long text the passes go by blocks and a GUI thread beside the encode stays responsive.
@@ -77,6 +86,28 @@ _BLOCK = 8192
 _GC_PAUSE_CHARS = 100_000
 # bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
 _LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
+_MINUS_ONE = (-1).__add__
+
+# The slots of a chunk cache entry (a plain tuple, see the performance notes):
+# ids, token strings, the chunk char (of the chunk's own text, before any byte map) each token
+# starts in, the one after the char it ends in and that last char itself (both: an identity
+# alignment adds the first, any other alignment looks the last up), the model's spans in the
+# text it saw (byte proxies: byte positions), and the tokens with their own offset rule: the
+# positions of empty tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
+_IDS, _TOKENS, _FIRST, _STOP, _LAST, _MODEL_STARTS, _MODEL_ENDS, _EMPTIES, _BYTE_PIECES, _IRREGULAR = range(10)
+_ids_of, _tokens_of_entry, _first_of, _stop_of, _last_of, _mstarts_of, _mends_of = map(itemgetter, range(7))
+_irregular_of = itemgetter(_IRREGULAR)
+
+
+def _plain_span_types() -> tuple[type, ...]:
+    from .normalizers.precompiled import SentencePieceText
+
+    return (NormalizedText, SentencePieceText)
+
+
+# Text types whose ``original_span`` of a non-empty range is ``(starts[s], ends[e - 1])`` (or the
+# identity shift), as `aligned` computes it; a piece of any other type has every chunk redone.
+_PLAIN_SPAN_TYPES = _plain_span_types()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,57 +125,18 @@ class TokenizerConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class _FastChunks:
-    """Chunks of one byte-level segment as (text, start) columns; the PreTokens (with proxy text)
-    are built only when the stage is looked at. ``starts`` are original positions, or positions
-    in ``piece`` (normalized text) when ``piece`` is given."""
-
-    __slots__ = ("subs", "starts", "piece")
-
-    def __init__(self, subs: list[str], starts: list[int], piece: NormalizedText | None = None) -> None:
-        self.subs = subs
-        self.starts = starts
-        self.piece = piece
-
-    def pre_tokens(self) -> list[PreToken]:
-        if self.piece is None:
-            return [PreToken(text_to_proxy(t), s, s + len(t)) for t, s in zip(self.subs, self.starts) if t]
-        span = self.piece.original_span
-        return [PreToken(text_to_proxy(t), *span(s, s + len(t))) for t, s in zip(self.subs, self.starts) if t]
-
-
-class _SlicedChunks:
-    """Chunks of one piece cut by a span pre-tokenizer (see `PreTokenizer.chunk_spans`): the
-    chunk objects are made only when the stage is looked at, by the pre-tokenizer itself."""
-
-    __slots__ = ("pre_tokenizer", "piece")
-
-    def __init__(self, pre_tokenizer: PreTokenizer, piece: NormalizedText) -> None:
-        self.pre_tokenizer = pre_tokenizer
-        self.piece = piece
-
-    def pre_tokens(self) -> list[PreToken]:
-        return [PreToken(c.text, c.orig_start, c.orig_end) for c in self.pre_tokenizer.pre_tokenize([self.piece])]
-
-
 class _PreTokens(Sequence[PreToken]):
-    """The pre-token stage, built on first access from what the run kept (no cost otherwise)."""
+    """The pre-token stage, built from the run's plans on first access (no cost otherwise)."""
 
-    __slots__ = ("_parts", "_items")
+    __slots__ = ("_plans", "_items")
 
-    def __init__(self, parts: list[list[NormalizedText] | _FastChunks | _SlicedChunks]) -> None:
-        self._parts = parts
+    def __init__(self, plans: list[ChunkPlan]) -> None:
+        self._plans = plans
         self._items: tuple[PreToken, ...] | None = None
 
     def _all(self) -> tuple[PreToken, ...]:
         if self._items is None:
-            items: list[PreToken] = []
-            for part in self._parts:
-                if isinstance(part, (_FastChunks, _SlicedChunks)):
-                    items.extend(part.pre_tokens())
-                else:
-                    items.extend(PreToken(c.text, c.orig_start, c.orig_end) for c in part)
-            self._items = tuple(items)
+            self._items = tuple(chain.from_iterable(p.pre_tokens() for p in self._plans))
         return self._items
 
     def __len__(self) -> int:
@@ -168,59 +160,57 @@ class _PreTokens(Sequence[PreToken]):
         return f"PreTokens({list(self._all())!r})"
 
 
-def _fast_splitter(pre_tokenizer: object) -> Callable[[str], list[str] | list[tuple[int, int]]] | None:
-    """Chunks of an unnormalized piece (as strings that tile it, or as spans), for the pre-tokenizers whose chunks are plain slices
-    of the text mapped to byte proxies: ``ByteLevel`` (no prefix space) alone or after one
-    ``Split``. None for every other pre-tokenizer (they take the general path).
+class _ChunkCache:
+    """Chunk text -> entry (see the entry slots above), one table per chunk text map (plain
+    text; byte proxies), each bounded: when full, the older half is dropped."""
 
-    The spans are computed with the same pattern functions the components use
-    (`find_matches`, `split_spans`), so both paths cut the text identically; the parity suite and
-    `tests/engine/test_tokenizer.py` check that the fast and general paths agree.
-    """
-    from .patterns import PatternTimeoutError, compile_pattern, find_matches, search_timeout, split_spans
-    from .pre_tokenizers.byte_level import GPT2_PATTERN
-    from .pre_tokenizers.byte_level import ByteLevel as ByteLevelPre
-    from .pre_tokenizers.sequence import Sequence as SequencePre
-    from .pre_tokenizers.split import Split
+    __slots__ = ("plain", "mapped")
 
-    if type(pre_tokenizer) is SequencePre:
-        items = list(pre_tokenizer.pretokenizers)  # type: ignore[attr-defined]
-    else:
-        items = [pre_tokenizer]
-    if not items or type(items[-1]) is not ByteLevelPre or items[-1].add_prefix_space:
-        return None
-    byte_level = items[-1]
-    splitters: list[tuple[Any, str, bool]] = []
-    for item in items[:-1]:
-        if type(item) is not Split:
-            return None
-        splitters.append((compile_pattern(item.pattern, literal=not item.is_regex), item.behavior, item.invert))
-    if byte_level.use_regex:
-        splitters.append((compile_pattern(GPT2_PATTERN), "Isolated", False))
-    if len(splitters) > 1:
-        return None
-    if not splitters:
-        return lambda text: [text]
-    compiled, behavior, invert = splitters[0]
-    # Isolated keeps every match and every gap; Removed+invert (tiktoken) keeps the matches.
-    simple = compiled.groups == 0 and ((behavior == "Isolated" and not invert) or (behavior == "Removed" and invert))
+    def __init__(self) -> None:
+        self.plain: dict[str, tuple] = {}
+        self.mapped: dict[str, tuple] = {}
 
-    def pieces(text: str) -> list[str] | list[tuple[int, int]]:
-        if simple:
-            # One C call gives the chunk strings; when they cover the text without gaps they
-            # are exactly the Isolated / Removed+invert pieces and positions are running sums.
-            try:
-                found = compiled.findall(text, timeout=search_timeout(len(text)))
-            except TimeoutError:
-                raise PatternTimeoutError(compiled.pattern, len(text)) from None
-            if sum(map(len, found)) == len(text):
-                return found
-        matches = find_matches(compiled, text)
-        if invert:
-            matches = [(s, e, not m) for s, e, m in matches]
-        return split_spans(matches, behavior)
+    def clear(self) -> None:
+        self.plain.clear()
+        self.mapped.clear()
 
-    return pieces
+    @staticmethod
+    def entries(table: dict[str, tuple], texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
+        """The entry of every chunk text; a missing one is ``make(text)``, stored. One C-level
+        lookup pass; Python code per miss only."""
+        entries = list(map(table.get, texts))
+        if None in entries:
+            for k in compress(range(len(texts)), map(is_, entries, repeat(None))):
+                sub = texts[k]
+                entry = table.get(sub)  # an earlier chunk of this block may have been the same
+                if entry is None:
+                    entry = make(sub)
+                    if len(table) >= _CACHE_LIMIT:
+                        _evict_half(table)
+                    table[sub] = entry
+                entries[k] = entry
+        return entries
+
+
+class _NoCache(dict):
+    """A cache table that keeps nothing (for models that sample, e.g. BPE dropout)."""
+
+    def __setitem__(self, key: str, value: tuple) -> None:
+        pass
+
+
+class _Columns:
+    """The growing columns of one encode run."""
+
+    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "specials", "word_ids")
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.tokens: list[str] = []
+        self.offsets: list[tuple[int, int]] = []
+        self.byte_offsets: list[tuple[int, int]] = []
+        self.specials: list[int] = []  # positions of special added tokens (the special mask)
+        self.word_ids: list[int | None] = []
 
 
 def _describe(component: object) -> str | None:
@@ -251,158 +241,38 @@ def _contains_type(component: object, type_name: str) -> bool:
     return False
 
 
-def _byte_fallback_len(token: str) -> int:
-    """1 for a byte-fallback piece ``<0xNN>``, else 0."""
-    if len(token) == 6 and token[:3] == "<0x" and token[5] == ">":
-        try:
-            int(token[3:5], 16)
-        except ValueError:
-            return 0
-        return 1
-    return 0
+
+def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
+    """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks``."""
+    if BYTE_PIECES.isdisjoint(toks):
+        return ()
+    return tuple(compress(range(len(toks)), map(BYTE_PIECES.__contains__, toks)))
 
 
-class _BytePos:
-    """Code point -> UTF-8 byte position in one text, cheap for increasing positions."""
-
-    __slots__ = ("text", "ascii", "c", "b", "_table")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.ascii = text.isascii()
-        self.c = 0
-        self.b = 0
-        self._table: list[int] | None = None
-
-    def at(self, pos: int) -> int:
-        if self.ascii:
-            return pos
-        c = self.c
-        if pos == c:
-            return self.b
-        if pos > c:
-            b = self.b + len(self.text[c:pos].encode("utf-8"))
-        else:  # backwards (a byte-fallback run re-reads its character): cost is the distance
-            b = self.b - len(self.text[pos:c].encode("utf-8"))
-        self.c, self.b = pos, b
-        return b
-
-    def table(self) -> list[int]:
-        """The byte position of every code point position ``0..len(text)`` (built once, in C-level
-        steps: the positions of the UTF-8 lead bytes, then the total length)."""
-        table = self._table
-        if table is None:
-            data = self.text.encode("utf-8")
-            table = list(compress(range(len(data)), data.translate(_LEAD_BYTES)))
-            table.append(len(data))
-            self._table = table
-        return table
-
-
-def _byte_spans(char_spans: Sequence[tuple[int, int]], toks: Sequence[str], bpos: _BytePos) -> list[tuple[int, int]]:
-    """UTF-8 spans of tokens given their char spans; byte-fallback pieces ``<0xNN>`` of one
-    character get one byte each, in order, instead of the whole character."""
-    out: list[tuple[int, int]] = []
-    cursor = -1
-    for (cs, ce), tok in zip(char_spans, toks):
-        bs, be = bpos.at(cs), bpos.at(ce)
-        if _byte_fallback_len(tok):
-            if cs == ce and cs < len(bpos.text):
-                # SentencePiece gives the leading byte pieces of a character an empty char
-                # span at its start: their bytes are still that character's
-                be = bs + len(bpos.text[cs].encode("utf-8"))  # (no backward move of bpos)
-            start = cursor if bs <= cursor < be else bs
-            end = min(start + 1, be) if be > start else start
-            out.append((start, end))
-            cursor = end
-        else:
-            out.append((bs, be))
-            cursor = be
-    return out
-
-
-def _plain_span_types() -> tuple[type, ...]:
-    from .normalizers.precompiled import SentencePieceText
-
-    return (NormalizedText, SentencePieceText)
-
-
-# Text types whose ``original_span`` of a non-empty range is ``(starts[s], ends[e - 1])`` (or
-# the identity shift): `Tokenizer._chunk_spans` maps their tokens in bulk.
-_PLAIN_SPAN_TYPES = _plain_span_types()
-_MINUS_ONE = (-1).__add__
-_PLUS_ONE = (1).__add__
-
-
-def _pick(values: Sequence[int], indices: Sequence[int]) -> Sequence[int]:
-    """``[values[i] for i in indices]`` in one C call (a tuple; ``itemgetter`` of one index
-    would give the bare value, of none an error)."""
-    if len(indices) > 1:
-        return itemgetter(*indices)(values)
-    return [values[i] for i in indices]
-
-
-def _aligned(nt: NormalizedText, first: Sequence[int], last: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
-    """For every k, the original start of char ``first[k]`` of ``nt`` and the original end of its
-    char ``last[k]``: the original span of a non-empty normalized range ``[first, last + 1)``
-    (`NormalizedText.original_span` for all tokens at once; empty ranges have their own rule)."""
-    if nt.starts is None:
-        o = nt.orig_start
-        return list(map(o.__add__, first)), list(map((o + 1).__add__, last))
-    return _pick(nt.starts, first), _pick(nt.ends, last)  # type: ignore[arg-type]
-
-
-class _NoCache(dict):
-    """A cache that keeps nothing (for models that sample, e.g. BPE dropout)."""
-
-    def __setitem__(self, key: object, value: object) -> None:
-        pass
-
-
-def _cached_entries(cache: dict[str, tuple], subs: list[str], make: Callable[[int, str], tuple]) -> list[tuple]:
-    """The cache entry of every chunk text in ``subs``; a missing one is ``make(k, subs[k])``,
-    stored (the cache is emptied when full). One C-level lookup pass; Python code per miss only."""
-    entries = list(map(cache.get, subs))
-    if None in entries:
-        for k in compress(range(len(subs)), map(is_, entries, repeat(None))):
-            sub = subs[k]
-            entry = cache.get(sub)  # an earlier chunk of this run may have been the same
-            if entry is None:
-                entry = make(k, sub)
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[sub] = entry
-            entries[k] = entry
-    return entries
-
-
-def _extend_ids_tokens(out: _Columns, entries: list[tuple]) -> list[int]:
-    """Append the ids and tokens of chunk entries ``(ids, tokens, ...)``; their token counts."""
-    out.ids.extend(chain.from_iterable(map(itemgetter(0), entries)))
-    out.tokens.extend(chain.from_iterable(map(itemgetter(1), entries)))
-    return list(map(len, map(itemgetter(0), entries)))
-
-
-class _Columns:
-    """The growing columns of one encode run."""
-
-    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "specials", "word_ids")
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []
-        self.tokens: list[str] = []
-        self.offsets: list[tuple[int, int]] = []
-        self.byte_offsets: list[tuple[int, int]] = []
-        self.specials: list[int] = []  # positions of special added tokens (the special mask)
-        self.word_ids: list[int | None] = []
+def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
+              m_starts: list[int], m_ends: list[int], *, maybe_empty: bool = True) -> tuple:
+    """A cache entry (tuples of atoms, slots above)."""
+    empties = tuple(compress(range(len(ids)), map(eq, m_starts, m_ends))) if maybe_empty else ()
+    m_starts_t = tuple(m_starts)
+    m_ends_t = m_starts_t if m_ends is m_starts else tuple(m_ends)
+    first_t = m_starts_t if first is m_starts else tuple(first)
+    stop_t = m_ends_t if stop is m_ends else tuple(stop)
+    if empties:  # (redone from the chunk object: the column passes need valid indices only)
+        first_l, stop_l = list(first_t), list(stop_t)
+        for k in empties:
+            first_l[k], stop_l[k] = 0, 1
+        first_t, stop_t = tuple(first_l), tuple(stop_l)
+    byte_pieces = _byte_pieces(toks)
+    return (tuple(ids), tuple(toks), first_t, stop_t, tuple(map(_MINUS_ONE, stop_t)), m_starts_t, m_ends_t,
+            empties, byte_pieces, bool(empties or byte_pieces))
 
 
 class Tokenizer:
     """The whole pipeline of one tokenizer file.
 
-    >>> from tokviz.engine.models.wordlevel import WordLevel  # doctest: +SKIP
-    >>> tok = Tokenizer(WordLevel({"a": 0, "b": 1}, unk_token="a"))  # doctest: +SKIP
-    >>> tok.encode("ab").ids  # doctest: +SKIP
+    >>> from tokviz.engine.models.wordlevel import WordLevel
+    >>> tok = Tokenizer(WordLevel({"a": 0, "b": 1}, unk_token="a"))
+    >>> tok.encode("ab").ids
     [0]
     """
 
@@ -437,24 +307,17 @@ class Tokenizer:
         )
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
-        # chunk text -> (original text, ids, tokens, relative offsets, relative byte offsets, n bytes)
-        self._chunk_cache: dict[str, tuple] = {}
-        # the fast path for unnormalized byte-level text (None when the pre-tokenizer has another shape)
-        self._fast = _fast_splitter(pre_tokenizer) if self._byte_level else None
-        self._fast_cache: dict[str, tuple] = {}
-        # pre-tokenizers that only cut (BERT's, Whitespace...): all chunks of a piece in bulk
-        self._spans = None
-        if self._fast is None and pre_tokenizer is not None and type(pre_tokenizer).chunk_spans is not PreTokenizer.chunk_spans:
-            self._spans = pre_tokenizer.chunk_spans
-        # chunk text -> (ids, tokens, model starts, model ends, irregular) for `_encode_spans`
-        self._span_cache: dict[str, tuple] = {}
+        self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
-        self._byte_piece_memo: dict[str, bool] = {}  # 6-char token -> is it "<0xNN>" (`_byte_pieces`)
-        # no added tokens and no pre-tokenizer: `_encode_whole`
-        self._whole_text = self._added.is_empty and pre_tokenizer is None
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
+
+    def clear_caches(self) -> None:
+        """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
+        self._cache.clear()
+        self._id_table = None
+        self.model.clear_cache()
 
     # ------------------------------------------------------------------ encode
     def _skip_ids(self, allowed_special: str | set[str] | frozenset[str] | None) -> frozenset[int] | None:
@@ -497,12 +360,23 @@ class Tokenizer:
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
             return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
         # A long text allocates millions of small tuples and lists (no reference cycles);
-        # pausing the cycle collector meanwhile saves its repeated full scans (~20% of the run).
+        # pausing the cycle collector meanwhile saves its repeated full scans.
         gc.disable()
         try:
             return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
         finally:
             gc.enable()
+
+    def _pieces(self, text: str, allowed_special: str | set[str] | frozenset[str] | None) -> list[tuple[NormalizedText, int | None]]:
+        """Step 1: added-token segments (with their id) and normalized ordinary pieces (None)."""
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
+        if allowed_special is not None or not self._added.is_empty:
+            return self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
+        if not text:
+            return []
+        whole = make_text(text, text, 0, len(text))
+        normed = normalize(whole) if normalize is not None else whole
+        return [(normed, None)] if normed.text else []
 
     def _encode(
         self,
@@ -510,356 +384,238 @@ class Tokenizer:
         add_special_tokens: bool,
         allowed_special: str | set[str] | frozenset[str] | None,
     ) -> Encoding:
-        if self._whole_text and allowed_special is None:
-            return self._encode_whole(text, add_special_tokens)
-        skip = self._skip_ids(allowed_special)
-        normalize = self.normalizer.normalize if self.normalizer is not None else None
-        if self._added.is_empty:
-            extracted: list[tuple[NormalizedText, int | None]] = []
-            if text:
-                whole = NormalizedText.identity(text)
-                normed = normalize(whole) if normalize is not None else whole
-                if normed.text:
-                    extracted.append((normed, None))
-        else:
-            extracted = self._added.extract(text, normalize, skip_ids=skip)
-
         out = _Columns()
         segments: list[Segment] = []
-        stage_parts: list[list[NormalizedText] | _FastChunks | _SlicedChunks] = []
-        bpos = _BytePos(text)
-        added_by_id = self._added.by_id
-        pre_tokenizer = self.pre_tokenizer
-        fast = self._fast
+        plans: list[ChunkPlan] = []
+        omap = OffsetMap(text)
+        plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
         word = 0
-        for piece, added_id in extracted:
-            o_start, o_end = piece.orig_start, piece.orig_end
-            if added_id is not None:
-                tok = added_by_id[added_id]
-                segments.append(Segment(o_start, o_end, piece, added_id, tok.special))
-                s, e = piece.original_span(0, len(piece.text))
-                if tok.special:
-                    out.specials.append(len(out.ids))
-                out.ids.append(added_id)
-                out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
-                out.offsets.append((s, e))
-                out.byte_offsets.append((bpos.at(s), bpos.at(e)))
-                out.word_ids.append(word)
-                word += 1
+        for piece, added_id in self._pieces(text, allowed_special):
+            if added_id is None:
+                segments.append(make_segment(piece.orig_start, piece.orig_end, piece))
+                plan = plan_of(piece)
+                plans.append(plan)
+                word = self._encode_plan(plan, text, omap, word, out)
                 continue
-            segments.append(Segment(o_start, o_end, piece))
-            if fast is not None:
-                ptext = piece.text
-                # (an identity alignment is not enough: a 1:1 normalization may change a char's
-                # UTF-8 length, e.g. the Kelvin sign lowercased, and the bytes are the chunk's)
-                identity = ptext == text[o_start:o_end]
-                base = o_start if identity else 0
-                parts = fast(ptext)
-                if parts and isinstance(parts[0], tuple):
-                    subs = [ptext[s:e] for s, e in parts]  # type: ignore[misc]
-                    starts = [base + s for s, _ in parts]  # type: ignore[misc]
-                else:
-                    subs = parts  # type: ignore[assignment]
-                    starts = list(accumulate(map(len, subs[:-1]), initial=base))
-                if identity:
-                    stage_parts.append(_FastChunks(subs, starts))
-                    word = self._encode_fast(subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
-                else:
-                    stage_parts.append(_FastChunks(subs, starts, piece))
-                    word = self._encode_fast_normalized(piece, subs, starts, text, bpos, word, out)  # type: ignore[arg-type]
-                continue
-            if self._spans is not None:
-                spans = self._spans(piece.text)
-                if spans is not None:
-                    stage_parts.append(_SlicedChunks(pre_tokenizer, piece))
-                    word = self._encode_spans(piece, spans, text, bpos, word, out)
-                    continue
-            chunks = pre_tokenizer.pre_tokenize([piece]) if pre_tokenizer is not None else [piece]
-            stage_parts.append(chunks)
-            word = self._encode_chunks(chunks, text, bpos, word, out)
-
+            special = self._added.by_id[added_id].special
+            segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
+            s, e = piece.original_span(0, len(piece.text))
+            if special:
+                out.specials.append(len(out.ids))
+            out.ids.append(added_id)
+            out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
+            out.offsets.append((s, e))
+            out.byte_offsets.append((omap.to_utf8(s), omap.to_utf8(e)))
+            out.word_ids.append(word)
+            word += 1
         n = len(out.ids)
         mask = [0] * n
         for i in out.specials:
             mask[i] = 1
-        enc = Encoding(
-            text=text,
-            ids=out.ids,
-            tokens=out.tokens,
-            offsets=out.offsets,
-            byte_offsets=out.byte_offsets,
-            special_tokens_mask=mask,
-            type_ids=[0] * n,
-            word_ids=out.word_ids,
-            stages=Stages(text, tuple(segments), _PreTokens(stage_parts)),  # type: ignore[arg-type]
-            traces=None,
-        )
-        if self.post_processor is not None:
-            enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
-        return enc
-
-    def _encode_whole(self, text: str, add_special_tokens: bool) -> Encoding:
-        """`_encode` for pipelines without added tokens and pre-tokenizer (SentencePiece .model
-        files): the normalized text is the one chunk. The same steps and values as the general
-        loop, without its per-call bookkeeping (one line of text costs a few microseconds here)."""
-        out = _Columns()
-        segments: tuple[Segment, ...] = ()
-        stage_parts: list = []
-        if text:
-            whole = make_text(text, text, 0, len(text))
-            piece = self.normalizer.normalize(whole) if self.normalizer is not None else whole
-            if piece.text:
-                segments = (make_segment(piece.orig_start, piece.orig_end, piece),)
-                chunks = [piece]
-                stage_parts.append(chunks)
-                self._encode_chunks(chunks, text, _BytePos(text), 0, out)
-        n = len(out.ids)
-        zeros = [0] * n
         enc = make_encoding(
-            text, out.ids, out.tokens, out.offsets, out.byte_offsets, zeros, list(zeros), out.word_ids,
-            make_stages(text, segments, _PreTokens(stage_parts)), None,
+            text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
+            make_stages(text, tuple(segments), _PreTokens(plans)), None, omap,
         )
         if self.post_processor is not None:
             enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
         return enc
 
-    def _encode_fast(
-        self,
-        subs: list[str],
-        starts: list[int],
-        text: str,
-        bpos: _BytePos,
-        word: int,
-        out: _Columns,
-    ) -> int:
-        """The hot loop for unnormalized byte-level segments (see `_fast_splitter`).
-
-        A chunk is a plain slice of the text (``subs[i]`` at original position ``starts[i]``), so
-        everything about it (ids, tokens, offsets and byte offsets relative to its start, its
-        UTF-8 length) depends on its text only and is cached under it; a cached chunk costs a
-        dict lookup and its share of a few C-level passes.
-        """
-        if len(subs) > _BLOCK:
-            for i in range(0, len(subs), _BLOCK):
-                word = self._encode_fast(subs[i : i + _BLOCK], starts[i : i + _BLOCK], text, bpos, word, out)
+    def _encode_plan(self, plan: ChunkPlan, text: str, omap: OffsetMap, word: int, out: _Columns) -> int:
+        """Steps 3-4 for the chunks of one plan, by blocks of `_BLOCK` chunks; the next word id."""
+        n = len(plan.texts)
+        if not n:
             return word
-        cache = self._fast_cache if self._deterministic() else _NoCache()
-        if "" in subs:
-            subs, starts = [s for s in subs if s], [c for s, c in zip(subs, starts) if s]
-        if not subs:
-            return word
-        entries = _cached_entries(cache, subs, lambda k, sub: self._fast_entry(text, sub, starts[k], starts[k] + len(sub)))
-        # The columns are built in C-level passes over all chunks (no per-chunk Python code):
-        # each token's chunk-relative spans plus its chunk's start, repeated per token.
-        counts = _extend_ids_tokens(out, entries)
-        shift = list(chain.from_iterable(map(repeat, starts, counts)))
-        rel = list(chain.from_iterable(map(itemgetter(2), entries)))
-        offsets = list(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
-        out.offsets.extend(offsets)
-        if bpos.ascii:  # one byte per character: the byte spans are the char spans
-            out.byte_offsets.extend(offsets)
+        if plan.byte_map:
+            table, make = self._cache.mapped, self._mapped_entry
         else:
-            nbytes = list(map(itemgetter(4), entries))
-            first = bpos.at(starts[0])
-            if list(map(add, starts, map(len, subs)))[:-1] == starts[1:]:  # chunks tile the piece
-                bstarts = list(accumulate(nbytes[:-1], initial=first))
-            else:  # gaps between chunks (e.g. a Removed split): count their bytes too
-                bstarts = []
-                c, b = starts[0], first
-                for sub, cs, nb in zip(subs, starts, nbytes):
-                    if cs > c:
-                        b += len(text[c:cs].encode("utf-8"))
-                    elif cs < c:
-                        b -= len(text[cs:c].encode("utf-8"))
-                    bstarts.append(b)
-                    c, b = cs + len(sub), b + nb
-            bpos.c, bpos.b = starts[-1] + len(subs[-1]), bstarts[-1] + nbytes[-1]
-            shift = list(chain.from_iterable(map(repeat, bstarts, counts)))
-            rel = list(chain.from_iterable(map(itemgetter(3), entries)))
-            out.byte_offsets.extend(zip(map(add, map(itemgetter(0), rel), shift), map(add, map(itemgetter(1), rel), shift)))
-        out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
-        return word + len(entries)
-
-    def _encode_spans(
-        self,
-        piece: NormalizedText,
-        spans: list[tuple[int, int]],
-        text: str,
-        bpos: _BytePos,
-        word: int,
-        out: _Columns,
-    ) -> int:
-        """All chunks of one piece cut by a span pre-tokenizer, in bulk (``spans``: some or all
-        of the piece's chunks, by blocks of `_BLOCK`).
-
-        A chunk is ``piece.text[s:e]`` with the piece's alignment sliced (`split_piece`), so the
-        model's result is cached under the chunk's text, and a non-empty token ``[a, b)`` of the
-        chunk at ``s`` has the original span ``original_span`` gives it: the original start of
-        piece char ``s + a`` to the original end of piece char ``s + b - 1``; its byte span comes
-        from the text's char -> byte table. Both are computed for all tokens of the piece with
-        C-level maps. Chunks with an empty token or a byte-fallback piece (their own offset rules)
-        are redone like the general path, from the chunk objects the pre-tokenizer makes.
-        """
-        ptext = piece.text
-        if not spans:
-            return word
-        if len(spans) > _BLOCK:
-            for i in range(0, len(spans), _BLOCK):
-                word = self._encode_spans(piece, spans[i : i + _BLOCK], text, bpos, word, out)
-            return word
-        cache = self._span_cache if self._deterministic() else _NoCache()
-        s_list = list(map(itemgetter(0), spans))
-        subs = list(map(ptext.__getitem__, map(slice, s_list, map(itemgetter(1), spans))))
-        entries = _cached_entries(cache, subs, lambda k, sub: self._span_entry(sub))
-        counts = _extend_ids_tokens(out, entries)
-        shift = list(chain.from_iterable(map(repeat, s_list, counts)))
-        first = list(map(add, chain.from_iterable(map(itemgetter(2), entries)), shift))  # piece positions
-        stop = list(map(add, chain.from_iterable(map(itemgetter(3), entries)), shift))
-        # (an empty token would read a wrong char here: its chunk is redone below)
-        cs, ce = _aligned(piece, first, list(map(_MINUS_ONE, stop)))
-        offsets = list(zip(cs, ce))
-        if bpos.ascii:
-            byte_offsets = list(offsets)
-        else:
-            table = bpos.table()
-            byte_offsets = list(zip(map(table.__getitem__, cs), map(table.__getitem__, ce)))
-        irregular = list(compress(range(len(entries)), map(itemgetter(4), entries)))
-        if irregular:
-            # each such chunk is made from its own span (the pre-tokenizer's chunk, `chunk_spans`):
-            # no second pre-tokenization of the whole piece per block
-            at = list(accumulate(counts, initial=0))
-            for k in irregular:
-                chunk, entry, a = split_piece(piece, [spans[k]])[0], entries[k], at[k]
-                char_spans = [chunk.original_span(s, e) for s, e in zip(entry[2], entry[3])]
-                offsets[a : at[k + 1]] = char_spans
-                byte_offsets[a : at[k + 1]] = _byte_spans(char_spans, entry[1], bpos)
-        out.offsets.extend(offsets)
-        out.byte_offsets.extend(byte_offsets)
-        out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
-        return word + len(entries)
-
-    def _model_columns_of(self, text: str) -> tuple[list[int], list[str], list[int], list[int]]:
-        """The model's result for one chunk text as columns: ids, tokens (the values HF shows:
-        e.g. Unigram's unknown token shows its text), and the char spans' starts and ends."""
-        ids, s_col, e_col = self.model.tokenize_columns(text)
-        toks = self.model.token_values_columns(text, ids, s_col, e_col, self._tokens_of(ids))
-        return ids, toks, s_col, e_col
-
-    def _span_entry(self, text: str) -> tuple:
-        """Cache entry of one `_encode_spans` chunk: ``(ids, tokens, starts, ends, irregular)``,
-        the model's char spans in the chunk as columns; ``irregular`` when a token is empty or a
-        byte-fallback piece."""
-        ids, toks, s_col, e_col = self._model_columns_of(text)
-        irregular = any(map(eq, s_col, e_col)) or bool(self._byte_pieces(toks))
-        return (tuple(ids), tuple(toks), tuple(s_col), tuple(e_col), irregular)
-
-    def _encode_fast_normalized(
-        self,
-        piece: NormalizedText,
-        subs: list[str],
-        starts: list[int],
-        text: str,
-        bpos: _BytePos,
-        word: int,
-        out: _Columns,
-    ) -> int:
-        """The fast path for a byte-level segment that normalization changed somewhere.
-
-        Chunks are cut from the normalized text exactly as the pre-tokenizer cuts them. A chunk
-        whose characters map one to one onto the same characters of the original (most of them:
-        normalization usually touches a few characters) uses the cache like `_encode_fast`; any
-        other chunk is built as the pre-tokenizer builds it (slice + ByteLevel mapping) and its
-        offsets come from its own alignment.
-        """
-        from .pre_tokenizers.byte_level import to_byte_level
-
-        cache = self._fast_cache if self._deterministic() else _NoCache()
-        ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
-        pst, pen = piece.starts, piece.ends
-        ascii_text = bpos.ascii
-        for sub, ns in zip(subs, starts):
-            n_sub = len(sub)
-            if not n_sub:
-                continue
-            if pst is None:  # an identity alignment (the text may still differ)
-                cs, ce = piece.orig_start + ns, piece.orig_start + ns + n_sub
-            else:
-                cs, ce = pst[ns], pen[ns + n_sub - 1]
-            if ce - cs == n_sub and text[cs:ce] == sub:
-                entry = cache.get(sub)
-                if entry is None:
-                    entry = self._fast_entry(text, sub, cs, ce)
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[sub] = entry
-                c_ids, c_toks, rel, rel_bytes, nbytes = entry
-                if ascii_text:
-                    bs = cs
-                else:
-                    bs = bpos.at(cs)
-                    bpos.c, bpos.b = ce, bs + nbytes  # the cursor moves past the chunk for free
-                if len(c_ids) == 1:
-                    ids.append(c_ids[0])
-                    tokens.append(c_toks[0])
-                    a, b = rel[0]
-                    offsets.append((cs + a, cs + b))
-                    a, b = rel_bytes[0]
-                    byte_offsets.append((bs + a, bs + b))
-                    word_ids.append(word)
-                    word += 1
-                    continue
-                ids.extend(c_ids)
-                tokens.extend(c_toks)
-                offsets.extend([(cs + a, cs + b) for a, b in rel])
-                byte_offsets.extend([(bs + a, bs + b) for a, b in rel_bytes])
-            else:
-                chunk = to_byte_level(piece.slice(ns, ns + n_sub))
-                entry = self._chunk_entry(chunk, text[chunk.orig_start : chunk.orig_end])
-                c_ids, c_toks = entry[0], entry[1]
-                ids.extend(c_ids)
-                tokens.extend(c_toks)
-                span = chunk.original_span
-                char_spans = [span(s, e) for s, e in zip(entry[2], entry[6])]
-                offsets.extend(char_spans)
-                byte_offsets.extend(_byte_spans(char_spans, c_toks, bpos))
-            word_ids.extend([word] * len(c_ids))
-            word += 1
+            table, make = self._cache.plain, self._plain_entry
+        if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
+            table = _NoCache()
+        piece = plan.piece
+        # byte-level chunks that hold their original text's very bytes: all (an unchanged
+        # piece), or as tested per chunk
+        exact: bool | None = None
+        if self._byte_level:
+            o = piece.orig_start
+            exact = plan.byte_map and piece.starts is None and piece.text == text[o : o + len(piece.text)]
+        if n <= _BLOCK:
+            return self._emit(plan, 0, n, _ChunkCache.entries(table, plan.texts, make), text, omap, exact, word, out)
+        for a in range(0, n, _BLOCK):
+            b = min(a + _BLOCK, n)
+            entries = _ChunkCache.entries(table, plan.texts[a:b], make)
+            word = self._emit(plan, a, b, entries, text, omap, exact, word, out)
         return word
 
-    def _fast_entry(self, text: str, sub: str, start: int, end: int) -> tuple:
-        """Cache entry of one fast-path chunk: ``(ids, tokens, rel offsets, rel byte offsets, n bytes)``.
+    def _emit(
+        self, plan: ChunkPlan, a: int, b: int, entries: list[tuple], text: str, omap: OffsetMap,
+        exact: bool | None, word: int, out: _Columns,
+    ) -> int:
+        """Append the tokens of chunks ``a..b`` of ``plan`` (their cache ``entries``) to ``out``.
 
-        The chunk's proxy characters are its UTF-8 bytes, so a token's byte span is its span in
-        the chunk, and its char span runs from the character holding its first byte to the one
-        holding its last byte: the alignment HF's ByteLevel gives every proxy character (each
-        byte of a character is aligned to the whole character), relative to the chunk start.
+        Every column is computed for all tokens at once: a token of the chunk at piece position
+        ``p`` spans from the original start of piece char ``p + first`` to the original end of
+        piece char ``p + last``; its bytes are those chars' UTF-8 positions, or, in a
+        byte-level chunk that holds its original bytes, the chunk's first byte plus the model's
+        span (`_exact_bytes`). Irregular chunks are then redone one by one by the reference's
+        `chunk_offsets`.
         """
+        if len(entries) == 1:  # (a short line: no chaining over chunks)
+            counts = [len(entries[0][_IDS])]
+            out.ids.extend(entries[0][_IDS])
+            out.tokens.extend(entries[0][_TOKENS])
+        else:
+            counts = list(map(len, map(_ids_of, entries)))
+            out.ids.extend(chain.from_iterable(map(_ids_of, entries)))
+            out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
+        starts = plan.starts[a:b] if a or b < len(plan.starts) else plan.starts
+        piece = plan.piece
+        if piece.starts is None:  # identity alignment: piece char i is original char orig_start + i
+            shift = list(chain.from_iterable(map(repeat, map(piece.orig_start.__add__, starts), counts)))
+            cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
+            ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
+        elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
+            cs = pick(piece.starts, entries[0][_FIRST])
+            ce = pick(piece.ends, entries[0][_LAST])  # type: ignore[arg-type]
+        else:
+            shift = list(chain.from_iterable(map(repeat, starts, counts)))
+            cs = pick(piece.starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
+            ce = pick(piece.ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
+        offsets = list(zip(cs, ce))
+        holds: bool | list[bool] = False  # which chunks hold their original bytes
+        if exact is None:  # not byte-level: the bytes of the char spans
+            byte_offsets = offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
+        else:
+            byte_offsets, holds = self._exact_bytes(plan, a, b, entries, counts, text, omap, exact, offsets, cs, ce)
+        if len(entries) > 1:
+            irregular = list(compress(range(len(entries)), map(_irregular_of, entries)))
+        else:
+            irregular = [0] if entries[0][_IRREGULAR] else []
+        if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
+            if byte_offsets is offsets:
+                byte_offsets = list(offsets)
+            self._redo_chunks(plan, a, entries, counts, irregular, offsets, byte_offsets, text, omap, holds)
+        out.offsets.extend(offsets)
+        out.byte_offsets.extend(byte_offsets)
+        if len(entries) == 1:
+            out.word_ids.extend(repeat(word, counts[0]))
+        else:
+            out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+        return word + len(entries)
+
+    def _exact_bytes(
+        self, plan: ChunkPlan, a: int, b: int, entries: list[tuple], counts: list[int], text: str,
+        omap: OffsetMap, exact: bool, offsets: list[tuple[int, int]], cs: Sequence[int], ce: Sequence[int],
+    ) -> tuple[list[tuple[int, int]], bool | list[bool]]:
+        """Byte offsets of byte-level chunks ``a..b``: the chunk's first byte plus the model's span
+        where the chunk holds its original bytes (`holds_original`), else the chars' bytes; and
+        which chunks hold them (all, none, or a flag per chunk).
+
+        ``exact``: every chunk of the plan holds them (an unchanged piece); in ASCII text the
+        byte offsets are then the char offsets, and the chunks' first bytes are running sums of
+        their UTF-8 lengths when they tile the piece."""
+        texts = plan.texts[a:b]
+        if exact:
+            if omap.is_ascii:
+                return offsets, True
+            o = plan.piece.orig_start
+            starts = plan.starts[a:b]
+            if starts[-1] + len(texts[-1]) - starts[0] == sum(map(len, texts)):  # they tile
+                first = omap.to_utf8(o + starts[0])
+                bases = list(accumulate(map(len, map(str.encode, texts[:-1])), initial=first))
+            else:
+                bases = omap.to_utf8_many(list(map(o.__add__, starts)))
+        else:
+            o_starts, o_ends = plan.orig_spans(a, b)
+            if plan.byte_map:
+                holds = list(map(eq, texts, map(text.__getitem__, map(slice, o_starts, o_ends))))
+            else:
+                holds = [holds_original(t, text[s:e], byte_level=True) for t, s, e in zip(texts, o_starts, o_ends)]
+            if not any(holds):
+                return (offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))), False
+            bases = omap.to_utf8_many(o_starts)
+        shift = list(chain.from_iterable(map(repeat, bases, counts)))
+        bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
+        be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
+        byte_offsets = list(zip(bs, be))
+        if exact or all(holds):
+            return byte_offsets, True
+        at = list(accumulate(counts, initial=0))
+        for k in compress(range(len(holds)), map(eq, holds, repeat(False))):
+            i, j = at[k], at[k + 1]
+            byte_offsets[i:j] = zip(omap.to_utf8_many(cs[i:j]), omap.to_utf8_many(ce[i:j]))
+        return byte_offsets, holds
+
+    def _redo_chunks(
+        self, plan: ChunkPlan, a: int, entries: list[tuple], counts: list[int], irregular: list[int],
+        offsets: list[tuple[int, int]], byte_offsets: list[tuple[int, int]], text: str, omap: OffsetMap,
+        holds: bool | list[bool],
+    ) -> None:
+        """Redo the offsets of the ``irregular`` chunks of a block (`_redo`), or of all of them when
+        the piece is a text type with its own span rule (the reference's `chunk_offsets`)."""
+        at = list(accumulate(counts, initial=0))
+        if type(plan.piece) in _PLAIN_SPAN_TYPES:
+            for k in irregular:
+                self._redo(plan, a + k, entries[k], at[k], offsets, byte_offsets, text, omap,
+                           holds if type(holds) is bool else holds[k])
+            return
+        for k, entry in enumerate(entries):
+            spans = list(zip(entry[_IDS], entry[_MODEL_STARTS], entry[_MODEL_ENDS]))
+            offsets[at[k] : at[k + 1]], byte_offsets[at[k] : at[k + 1]] = chunk_offsets(
+                plan.chunk(a + k), spans, entry[_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
+
+    def _redo(
+        self, plan: ChunkPlan, k: int, entry: tuple, at: int, offsets: list[tuple[int, int]],
+        byte_offsets: list[tuple[int, int]], text: str, omap: OffsetMap, holds: bool,
+    ) -> None:
+        """The tokens of chunk ``k`` (its first token at ``at``) with their own offset rule, as
+        the reference computes them: an empty token's span is its chunk's ``original_span``;
+        a byte-fallback piece gets the next byte of its character (unless the chunk ``holds``
+        its original bytes: then every token already has exactly its bytes)."""
+        m_starts, m_ends = entry[_MODEL_STARTS], entry[_MODEL_ENDS]
+        pieces = entry[_BYTE_PIECES]
+        if entry[_EMPTIES]:
+            span = plan.chunk(k).original_span
+            piece_set = frozenset(pieces)
+            to_utf8, n_text = omap.to_utf8, len(text)
+            for j in entry[_EMPTIES]:
+                cs, ce = offsets[at + j] = span(m_starts[j], m_ends[j])
+                if not holds:
+                    bs = to_utf8(cs)
+                    # (an empty byte piece stands for bytes of the character at its position)
+                    be = bs + len(text[cs].encode("utf-8")) if cs == ce < n_text and j in piece_set else to_utf8(ce)
+                    byte_offsets[at + j] = (bs, be)
+        if holds:
+            return
+        for j in pieces:
+            bs, be = byte_offsets[at + j]
+            byte_offsets[at + j] = byte_piece_span(bs, be, byte_offsets[at + j - 1][1] if j else -1)
+
+    def _plain_entry(self, sub: str) -> tuple:
+        """Cache entry of a chunk the model sees as it is."""
+        ids, m_starts, m_ends = self.model.tokenize_columns(sub)
+        toks = self.model.token_values_columns(sub, ids, m_starts, m_ends, self._tokens_of(ids))
+        return _entry_of(ids, toks, m_starts, m_ends, m_starts, m_ends)
+
+    def _mapped_entry(self, sub: str) -> tuple:
+        """Cache entry of a chunk the model sees as the proxies of its UTF-8 bytes.
+
+        The model's spans are byte positions; a token's chars run from the char holding its
+        first byte to the one holding its last byte (the alignment HF's ByteLevel gives every
+        proxy: each byte of a character is aligned to the whole character)."""
         got = self.model.tokenize_utf8(sub)
-        if got is not None:
-            ids, b_start, b_end, c_start, c_end, nbytes = got
-            rel_bytes = list(zip(b_start, b_end))
-            rel = rel_bytes if c_start is b_start else list(zip(c_start, c_end))
-            return (ids, self._tokens_of(ids), rel, rel_bytes, nbytes)
+        if got is not None:  # one native call: ids, byte spans and char spans
+            ids, b_start, b_end, c_start, c_end, _ = got
+            return _entry_of(ids, self._tokens_of(ids), c_start, c_end, b_start, b_end, maybe_empty=False)
         data = sub.encode("utf-8")
         proxy = bytes_to_proxy(data)
         ids, b_start, b_end = self.model.tokenize_columns(proxy)
         toks = self.model.token_values_columns(proxy, ids, b_start, b_end, self._tokens_of(ids))
-        rel_bytes = list(zip(b_start, b_end))
         if len(data) == len(sub):  # ASCII: one byte per character
-            rel = rel_bytes
-        else:
-            # char index of every byte: running count of lead (non-continuation) bytes, minus one
-            idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
-            if any(map(eq, b_start, b_end)):
-                # an empty range keeps its chunk-relative position (NormalizedText.original_span quirk)
-                rel = [(idx[s + 1], idx[e] + 1) if s != e else (s, e) for s, e in rel_bytes]
-            else:
-                rel = list(zip(map(idx.__getitem__, map(_PLUS_ONE, b_start)), map(_PLUS_ONE, map(idx.__getitem__, b_end))))
-        return (ids, toks, rel, rel_bytes, len(data))
-
-    def _deterministic(self) -> bool:
-        """False while the model samples (BPE dropout): then no chunk result may be reused."""
-        return self.model.deterministic
+            return _entry_of(ids, toks, b_start, b_end, b_start, b_end)
+        # char index of every byte: the running count of lead bytes, minus one (idx[i + 1]: byte i)
+        idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
+        first = list(map(idx.__getitem__, map((1).__add__, b_start)))
+        return _entry_of(ids, toks, first, list(map((1).__add__, map(idx.__getitem__, b_end))), b_start, b_end)
 
     def _tokens_of(self, ids: list[int]) -> list[str]:
         """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
@@ -882,172 +638,6 @@ class Tokenizer:
             id_to_token = self.model.id_to_token
             return [id_to_token(i) for i in ids]  # type: ignore[misc]
         return out  # type: ignore[return-value]
-
-    def _chunk_entry(self, chunk: NormalizedText, orig: str) -> tuple:
-        """Model output for one chunk, plus chunk-relative offsets when they can be reused.
-
-        Entry: ``(ids, tokens, starts, orig, rel_offsets, rel_byte_offsets, ends, safe_starts,
-        safe_lasts, empties, byte_pieces)``. ``starts``/``ends`` are the model's char spans in the
-        chunk text (columns). When the chunk's text reproduces its original text exactly (identity
-        normalization; byte-level proxies of unchanged bytes) the offsets relative to the chunk's
-        original start depend only on the chunk, so they are kept (``orig`` records which original
-        text they are valid for); otherwise ``orig`` is None. The last four serve `_chunk_spans`:
-        indices into the chunk's alignment for the first and last character of every token (0 for
-        an empty token), the positions of empty tokens, and of byte-fallback pieces ``<0xNN>``.
-        """
-        text = chunk.text
-        ids, toks, s_col, e_col = self._model_columns_of(text)
-        n = len(ids)
-        empties = list(compress(range(n), map(eq, s_col, e_col)))
-        if empties:
-            safe_s = list(s_col)
-            safe_l = [e - 1 for e in e_col]
-            for k in empties:
-                safe_s[k] = safe_l[k] = 0
-        else:
-            safe_s = s_col
-            safe_l = list(map(_MINUS_ONE, e_col))
-        # byte-fallback pieces: only tokens of 6 characters can be one (C-level prefilter)
-        byte_pieces = self._byte_pieces(toks)
-        # (tuples of atoms: the cycle collector stops tracking cached entries after one pass)
-        entry = (tuple(ids), tuple(toks), tuple(s_col), None, None, None, tuple(e_col), tuple(safe_s),
-                 tuple(safe_l), tuple(empties), tuple(byte_pieces))
-        exact_bytes = holds_original(text, orig, byte_level=self._byte_level)
-        if not exact_bytes:
-            return entry
-        exact_bytes = self._byte_level
-        os_ = chunk.orig_start
-        span = chunk.original_span
-        rel = []
-        for s, e in zip(s_col, e_col):
-            a, b = span(s, e)
-            rel.append((a - os_, b - os_))
-        if exact_bytes:
-            rel_bytes = list(zip(s_col, e_col))
-        else:
-            rel_bytes = _byte_spans(rel, toks, _BytePos(orig))
-        return entry[:3] + (orig, tuple(rel), tuple(rel_bytes)) + entry[6:]
-
-    def _byte_pieces(self, toks: Sequence[str]) -> list[int]:
-        """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks``: only tokens of 6
-        characters can be one (C-level prefilter); the verdict per string is memoized."""
-        six = list(compress(range(len(toks)), map((6).__eq__, map(len, toks))))
-        if not six:
-            return six
-        memo = self._byte_piece_memo
-        flags = list(map(memo.get, map(toks.__getitem__, six)))
-        if None in flags:
-            if len(memo) > _CACHE_LIMIT:
-                memo.clear()
-            for j, k in enumerate(six):
-                if flags[j] is None:
-                    t = toks[k]
-                    v = memo.get(t)  # (met earlier in this loop)
-                    if v is None:
-                        v = memo[t] = bool(_byte_fallback_len(t))
-                    flags[j] = v
-        return list(compress(six, flags))
-
-    def _chunk_spans(
-        self, entry: tuple, chunk: NormalizedText, bpos: _BytePos
-    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        """Offsets and byte offsets of one chunk's tokens from the chunk's own alignment.
-
-        Exactly ``chunk.original_span(s, e)`` and `_byte_spans` per token, computed for all
-        tokens at once with C-level maps: a non-empty token spans from the original start of its
-        first character to the original end of its last one (both `NormalizedText` and
-        `SentencePieceText`); empty tokens (their own rule per class) and byte-fallback pieces
-        (their byte cursor) are then redone one by one, in order.
-        """
-        s_col, e_col = entry[2], entry[6]
-        if type(chunk) not in _PLAIN_SPAN_TYPES:  # a text type with its own span rule
-            char_spans = [chunk.original_span(s, e) for s, e in zip(s_col, e_col)]
-            return char_spans, _byte_spans(char_spans, entry[1], bpos)
-        cs, ce = _aligned(chunk, entry[7], entry[8])
-        empties = entry[9]
-        if empties:
-            cs, ce = list(cs), list(ce)
-            starts = chunk.starts
-            if type(chunk) is _PLAIN_SPAN_TYPES[1] and starts is not None:
-                # `SentencePieceText.original_span` of an empty range, inlined (the leading byte
-                # pieces of every byte-fallback character have one): norm_to_orig there
-                n_chunk = len(chunk.text)
-                at_end = chunk.ends[-1] if n_chunk else chunk.orig_start  # type: ignore[index]
-                for k in empties:
-                    a = s_col[k]
-                    cs[k] = ce[k] = starts[a] if a < n_chunk else at_end
-            else:
-                span = chunk.original_span
-                for k in empties:
-                    cs[k], ce[k] = span(s_col[k], e_col[k])
-        offsets = list(zip(cs, ce))
-        byte_pieces = entry[10]
-        if bpos.ascii:
-            if not byte_pieces:
-                return offsets, offsets
-            byte_offsets = list(offsets)
-            table = None
-        else:
-            table = bpos.table()
-            byte_offsets = list(zip(_pick(table, cs), _pick(table, ce)))
-        if byte_pieces:
-            text = bpos.text
-            n_text = len(text)
-            for k in byte_pieces:
-                # `_byte_spans` for one byte piece: its cursor is the byte end of the token before
-                # it in this chunk (-1 for the first), already final since k increases
-                a, b = cs[k], ce[k]
-                bs, be = (a, b) if table is None else (table[a], table[b])
-                if a == b and a < n_text:
-                    be = bs + len(text[a].encode("utf-8"))
-                cursor = byte_offsets[k - 1][1] if k else -1
-                start = cursor if bs <= cursor < be else bs
-                byte_offsets[k] = (start, min(start + 1, be) if be > start else start)
-        return offsets, byte_offsets
-
-    def _encode_chunks(self, chunks: list[NormalizedText], text: str, bpos: _BytePos, word: int, out: _Columns) -> int:
-        cache = self._chunk_cache if self._deterministic() else _NoCache()
-        ids, tokens, offsets, byte_offsets, word_ids = out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids
-        for chunk in chunks:
-            os_, oe = chunk.orig_start, chunk.orig_end
-            orig = text[os_:oe]
-            key = chunk.text
-            entry = cache.get(key)
-            if entry is None or (entry[3] is None and holds_original(key, orig, byte_level=self._byte_level)):
-                # (new, or cached from an occurrence that was no exact copy while this one is:
-                # only an exact copy's entry carries the offsets exact copies reuse)
-                entry = self._chunk_entry(chunk, orig)
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[key] = entry
-            c_ids = entry[0]
-            n = len(c_ids)
-            if entry[3] == orig:
-                bs = bpos.at(os_)
-                if n == 1:  # one token: no per-chunk lists
-                    ids.append(c_ids[0])
-                    tokens.append(entry[1][0])
-                    a, b = entry[4][0]
-                    offsets.append((os_ + a, os_ + b))
-                    a, b = entry[5][0]
-                    byte_offsets.append((bs + a, bs + b))
-                    word_ids.append(word)
-                    word += 1
-                    continue
-                ids.extend(c_ids)
-                tokens.extend(entry[1])
-                offsets.extend([(os_ + a, os_ + b) for a, b in entry[4]])
-                byte_offsets.extend([(bs + a, bs + b) for a, b in entry[5]])
-            else:
-                ids.extend(c_ids)
-                tokens.extend(entry[1])
-                # this occurrence is not an exact copy: offsets from its own alignment
-                c_offsets, c_bytes = self._chunk_spans(entry, chunk, bpos)
-                offsets.extend(c_offsets)
-                byte_offsets.extend(c_bytes)
-            word_ids.extend([word] * n)
-            word += 1
-        return word
 
     # ------------------------------------------------------------------ decode
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:

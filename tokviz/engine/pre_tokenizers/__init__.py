@@ -10,10 +10,11 @@ BertPreTokenizer, UnicodeScripts), ``sequence``.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from typing import Any, ClassVar
 
 from ..registry import build_component
+from ..pretokenized import ChunkPlan
 from ..text import NormalizedText
 
 __all__ = ["PreTokenizer", "pre_tokenizer_from_json", "TYPES"]
@@ -34,24 +35,45 @@ TYPES: dict[str, str] = {
 
 
 class PreTokenizer(ABC):
-    """Base of every pre-tokenizer. ``type_name`` is the tokenizer.json ``"type"`` tag."""
+    """Base of every pre-tokenizer. ``type_name`` is the tokenizer.json ``"type"`` tag.
+
+    A pre-tokenizer says what it makes of one piece as a `ChunkPlan` (`plan`); the chunk
+    objects of `pre_tokenize` (the stage view) are built from that plan, and `Tokenizer.encode`
+    reads the plan's columns, so the two cannot disagree. A pre-tokenizer that only cuts says so
+    with `chunk_spans` (the plan then follows from it); one that also transforms its text
+    (ByteLevel, Metaspace, Sequence) overrides `plan`.
+    """
 
     type_name: ClassVar[str]
+    #: A single chunk covering the whole piece is the piece itself, not its slice (HF's choice
+    #: per type; see `ChunkPlan.whole_is_piece`).
+    whole_is_piece: bool = False
 
-    @abstractmethod
+    def plan(self, piece: NormalizedText) -> ChunkPlan:
+        """The chunks of one piece (see `ChunkPlan`)."""
+        spans = self.chunk_spans(piece.text)
+        if spans is None:
+            raise NotImplementedError(f"{type(self).__name__} must define plan() or chunk_spans()")
+        return ChunkPlan.from_spans(piece, spans, whole_is_piece=self.whole_is_piece)
+
     def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
         """Split (and possibly transform) every piece; return all chunks in order."""
+        out: list[NormalizedText] = []
+        for piece in pieces:
+            out += self.plan(piece).chunks()
+        return out
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]] | None:
         """The chunks of a piece with this text as ``(start, end)`` ranges of the text, when this
-        pre-tokenizer only cuts (every chunk is the piece sliced, alignment included, as
-        `split_piece` makes it; empty ranges are dropped); None when it changes the text.
-
-        The tokenizer then handles all chunks of a piece in bulk instead of one object per
-        chunk. A pre-tokenizer that returns spans must build `pre_tokenize` from the same spans
-        so that both agree (tests/engine/test_tokenizer.py checks they do).
+        pre-tokenizer only cuts (its chunks are slices of the piece and depend on its text
+        alone); None when it changes the text. A `Sequence` composes such stages by their spans.
         """
         return None
+
+    @property
+    def maps_bytes(self) -> bool:
+        """True when the chunks' model text is the byte proxies of their text (ByteLevel)."""
+        return False
 
     def pre_tokenize_str(self, s: str) -> list[tuple[str, tuple[int, int]]]:
         """Chunks of a plain string with their original char spans (like HF ``pre_tokenize_str``)."""

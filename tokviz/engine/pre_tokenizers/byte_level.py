@@ -6,10 +6,13 @@ that character's original span (the first byte replaces the character, the other
 after it and copy its alignment). The prefix space (``add_prefix_space``) is aligned with the
 piece's first character.
 
-Speed: every chunk's proxy text (and, for non-ASCII, its byte->char index) is cached per chunk
-text; an ASCII chunk keeps its alignment (1:1), a non-ASCII chunk gets a lazy gather over the
-piece's alignment (`Gathered`: no per-byte Python loop). An unnormalized piece is split and
-mapped in one pass with one object per chunk.
+The plan (`ByteLevel.plan`) is the prefixed piece cut by the regex, with the byte map as its
+per-chunk text map: the encode reads the chunk texts and maps bytes inside the model call, and
+the chunk objects (`to_byte_level`) are made only for the stage view.
+
+Performance notes: a chunk's proxy text (and, for non-ASCII, its byte->char index) is cached per
+chunk text; an ASCII chunk keeps its alignment (1:1), a non-ASCII chunk gets a lazy gather over
+the piece's alignment (`Gathered`: no per-byte Python loop).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import overload
 from ..byte_alphabet import BYTE_TO_CHAR, ByteLevelOptions
 from ..normalizers.basic import prepend
 from ..patterns import compile_pattern, isolated_spans, isolated_strings, trust_patterns
+from ..pretokenized import ChunkPlan
 from ..text import NormalizedText, make_text
 from . import PreTokenizer
 from .split import split_piece
@@ -110,24 +114,6 @@ def to_byte_level(chunk: NormalizedText) -> NormalizedText:
     return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, Gathered(starts, idx), Gathered(ends, idx))
 
 
-def _identity_chunks(piece: NormalizedText, parts: list[str], out: list[NormalizedText]) -> None:
-    """Byte-level chunks of an unnormalized piece cut into ``parts`` (strings that tile it), in
-    one pass: one object per chunk, proxy text and byte->char index from the per-text cache."""
-    original = piece.original
-    a = piece.orig_start
-    append = out.append
-    cache_get = _proxy_cache.get
-    for t in parts:
-        hit = cache_get(t)
-        proxy, idx = hit if hit is not None else _proxy(t)
-        b = a + len(t)
-        if idx is None:
-            append(make_text(original, proxy, a, b))
-        else:
-            append(make_text(original, proxy, a, b, Gathered(range(a, b), idx), Gathered(range(a + 1, b + 1), idx)))
-        a = b
-
-
 class ByteLevel(ByteLevelOptions, PreTokenizer):
     """HF ``ByteLevel`` pre-tokenizer.
 
@@ -162,21 +148,29 @@ class ByteLevel(ByteLevelOptions, PreTokenizer):
                     out.append(piece)
         return out
 
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            if not piece.text:
-                continue
-            piece = self._prepared(piece)
-            if piece.starts is None:
-                parts = isolated_strings(self._compiled, piece.text) if self.use_regex else [piece.text]
-                _identity_chunks(piece, parts, out)
-            elif self.use_regex:
-                out += [to_byte_level(c) for c in split_piece(piece, isolated_spans(self._compiled, piece.text))]
-            else:
-                out.append(to_byte_level(piece))
-        return out
+    @property
+    def whole_is_piece(self) -> bool:  # type: ignore[override]
+        return not self.use_regex  # without the regex the whole piece is mapped as it is
 
+    @property
+    def maps_bytes(self) -> bool:
+        return True
+
+    def plan(self, piece: NormalizedText) -> ChunkPlan:
+        """Prefix space, the regex cut, and the byte map as the plan's chunk text map."""
+        if not piece.text:
+            return ChunkPlan.whole(piece, byte_map=True)
+        piece = self._prepared(piece)
+        if not self.use_regex:
+            return ChunkPlan.whole(piece, byte_map=True)
+        return ChunkPlan.from_texts(piece, isolated_strings(self._compiled, piece.text), byte_map=True)
+
+    def chunk_spans(self, text: str) -> list[tuple[int, int]] | None:
+        if self.add_prefix_space:
+            return None  # a prefix space changes the text
+        if not self.use_regex:
+            return [(0, len(text))]
+        return isolated_spans(self._compiled, text)
 
     def __repr__(self) -> str:
         return (

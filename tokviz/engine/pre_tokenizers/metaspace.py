@@ -9,15 +9,14 @@ an added token does not get one).
 
 from __future__ import annotations
 
-from array import array
 from typing import Any
 
 from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..normalizers.basic import prepend
-from ..text import NormalizedText, make_text
+from ..pretokenized import ChunkPlan
+from ..text import NormalizedText
 from . import PreTokenizer
-from .split import split_piece
 
 __all__ = ["Metaspace", "PREPEND_SCHEMES"]
 
@@ -65,48 +64,14 @@ class Metaspace(PreTokenizer):
             pos += 1
         return ([0] if not cuts or cuts[0] != 0 else []) + cuts + [len(text)]
 
-    def _identity_chunks(self, piece: NormalizedText, out: list[NormalizedText]) -> None:
-        """Fast path for an unnormalized piece: no alignment arrays except for the first chunk.
-
-        After the prepend, normalized char ``k >= 1`` comes from original ``o + k - 1`` (an
-        identity shifted by one) and the ▁ at 0 shares the first character's span.
-        """
-        r = self.replacement
-        text = piece.text.replace(" ", r)
-        o = piece.orig_start
-        original = piece.original
-        shift = 0
-        if self.prepend_scheme != "never" and not text.startswith(r):
-            if self.prepend_scheme == "always" or o == 0:
-                text = r + text
-                shift = 1
-        bounds = self._bounds(text) if self.split else [0, len(text)]
-        for s, e in zip(bounds, bounds[1:]):
-            if s == e:
-                continue
-            if shift and s == 0:
-                starts = array("q", [o, *range(o, o + e - 1)])
-                ends = array("q", [o + 1, *range(o + 1, o + e)])
-                out.append(make_text(original, text[s:e], o, o + e - 1, starts, ends))
-            else:
-                out.append(make_text(original, text[s:e], o + s - shift, o + e - shift))
-
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        r = self.replacement
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            if not piece.text:
-                continue
-            if piece.starts is None:
-                self._identity_chunks(piece, out)
-                continue
-            piece = self.transform(piece)
-            if not self.split or r not in piece.text:
-                out.append(piece)
-                continue
-            bounds = self._bounds(piece.text)
-            out += split_piece(piece, list(zip(bounds, bounds[1:])))
-        return out
+    def plan(self, piece: NormalizedText) -> ChunkPlan:
+        if not piece.text:
+            return ChunkPlan.whole(piece)
+        piece = self.transform(piece)
+        if not self.split or self.replacement not in piece.text:
+            return ChunkPlan.whole(piece)  # nothing to cut: the transformed piece itself
+        bounds = self._bounds(piece.text)
+        return ChunkPlan.from_spans(piece, list(zip(bounds, bounds[1:])))
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Metaspace:

@@ -17,12 +17,11 @@ from typing import Any
 from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..patterns import split_spans
-from ..text import NormalizedText
 from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, script_of
 from . import PreTokenizer
-from .split import behavior_from_json, split_piece
+from .split import behavior_from_json
 
-__all__ = ["Punctuation", "Digits", "BertPreTokenizer", "UnicodeScripts", "is_punctuation", "is_numeric", "split_on_chars", "char_matches"]
+__all__ = ["Punctuation", "Digits", "BertPreTokenizer", "UnicodeScripts", "is_punctuation", "is_numeric", "char_matches"]
 
 
 def is_punctuation(c: str) -> bool:
@@ -51,14 +50,6 @@ def char_matches(text: str, members: Container[str]) -> list[tuple[int, int, boo
     return [(m.start(), m.end(), m.start(1) >= 0) for m in _cut_regex(present).finditer(text)]
 
 
-def split_on_chars(pieces: list[NormalizedText], members: Container[str], behavior: str) -> list[NormalizedText]:
-    """HF ``split`` on a per-character predicate with the given behaviour."""
-    out: list[NormalizedText] = []
-    for piece in pieces:
-        out += split_piece(piece, split_spans(char_matches(piece.text, members), behavior))
-    return out
-
-
 @lru_cache(maxsize=512)
 def _bert_regex(punct: frozenset[str], space: frozenset[str]) -> re.Pattern[str]:
     """Punctuation chars one by one, runs of other non-space chars, and runs of space chars
@@ -84,8 +75,8 @@ class Punctuation(PreTokenizer):
     def __init__(self, *, behavior: str = "Isolated") -> None:
         self.behavior = behavior_from_json({"behavior": behavior})
 
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        return split_on_chars(pieces, PUNCTUATION, self.behavior)
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        return split_spans(char_matches(text, PUNCTUATION), self.behavior)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Punctuation:
@@ -110,8 +101,8 @@ class Digits(PreTokenizer):
     def __init__(self, *, individual_digits: bool = False) -> None:
         self.individual_digits = individual_digits
 
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        return split_on_chars(pieces, NUMERIC, "Isolated" if self.individual_digits else "Contiguous")
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        return split_spans(char_matches(text, NUMERIC), "Isolated" if self.individual_digits else "Contiguous")
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Digits:
@@ -132,16 +123,7 @@ class BertPreTokenizer(PreTokenizer):
     """
 
     type_name = "BertPreTokenizer"
-
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            spans = self.chunk_spans(piece.text)
-            if len(spans) == 1 and spans[0] == (0, len(piece.text)):
-                out.append(piece)  # nothing to cut: HF keeps the piece as it is
-            else:
-                out += split_piece(piece, spans)
-        return out
+    whole_is_piece = True  # nothing to cut: HF keeps the piece as it is
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]]:
         """Whitespace-Removed then punctuation-Isolated, in one pass: the chunks are the single
@@ -192,25 +174,21 @@ class UnicodeScripts(PreTokenizer):
 
     type_name = "UnicodeScripts"
 
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            text = piece.text
-            if not text:
-                continue
-            # Map every character to a stand-in for its script (one str.translate over the
-            # distinct characters' table), then each chunk is a run of one script followed by
-            # any "Any" characters: ([^A])(?:\1|A)* — leading Any characters match nothing.
-            table = {}
-            for c in set(text):
-                k = script_of(c)
-                table[ord(c)] = _ANY if k < 0 else chr(_SCRIPT_BASE + k)
-            spans = [m.span() for m in _SCRIPT_RUNS.finditer(text.translate(table))]
-            if spans:
-                # the last chunk always runs to the end of the piece (HF pushes len as a cut)
-                spans[-1] = (spans[-1][0], len(text))
-            out += split_piece(piece, spans)
-        return out
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        if not text:
+            return []
+        # Map every character to a stand-in for its script (one str.translate over the
+        # distinct characters' table), then each chunk is a run of one script followed by
+        # any "Any" characters: ([^A])(?:\1|A)* — leading Any characters match nothing.
+        table = {}
+        for c in set(text):
+            k = script_of(c)
+            table[ord(c)] = _ANY if k < 0 else chr(_SCRIPT_BASE + k)
+        spans = [m.span() for m in _SCRIPT_RUNS.finditer(text.translate(table))]
+        if spans:
+            # the last chunk always runs to the end of the piece (HF pushes len as a cut)
+            spans[-1] = (spans[-1][0], len(text))
+        return spans
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> UnicodeScripts:

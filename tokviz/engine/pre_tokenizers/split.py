@@ -1,10 +1,14 @@
 """The ``Split`` pre-tokenizer (a string or regex pattern, five behaviours, invert) and the
 slicing helper every splitting pre-tokenizer shares.
 
-`split_piece` is the hot loop of the product (ByteLevel and Split run it on every chunk of
-every text): for an unnormalized piece it builds the chunks directly with `make_text` and no
-alignment arrays; otherwise it uses `NormalizedText.slice`, which keeps HF's alignment rules.
-Empty chunks are dropped, as HF's ``PreTokenizedString::split`` drops them.
+`split_piece` makes the chunk objects of a plan (`ChunkPlan.chunks`, the stage view; the encode
+reads the plan's columns instead): for an unnormalized piece it builds them directly with
+`make_text` and no alignment arrays; otherwise it slices the alignment as HF's
+``slice(Range::Normalized)`` does. Empty chunks are dropped, as HF's
+``PreTokenizedString::split`` drops them.
+
+`Split.plan` cuts with one C-level ``findall`` when the matches tile the piece (`tiling_matches`:
+then they are the Isolated pieces, and the Removed-inverted pieces of tiktoken's split).
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from ..patterns import (
     compile_pattern,
     find_matches,
     isolated_spans,
-    isolated_strings,
     pattern_from_json,
     pattern_to_json,
     split_spans,
+    tiling_matches,
 )
+from ..pretokenized import ChunkPlan
 from ..text import NormalizedText, make_text
 from . import PreTokenizer
 
@@ -71,27 +76,21 @@ class Split(PreTokenizer):
         self.invert = invert
         self._compiled = compile_pattern(pattern, literal=not is_regex)
 
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        compiled = self._compiled
-        out: list[NormalizedText] = []
-        fast = self.behavior == "Isolated"  # invert changes nothing for Isolated
-        for piece in pieces:
-            if fast:
-                if piece.starts is None:
-                    original = piece.original
-                    a = piece.orig_start
-                    for t in isolated_strings(compiled, piece.text):
-                        b = a + len(t)
-                        out.append(make_text(original, t, a, b))
-                        a = b
-                else:
-                    out += split_piece(piece, isolated_spans(compiled, piece.text))
-                continue
-            matches = find_matches(compiled, piece.text)
-            if self.invert:
-                matches = [(s, e, not m) for s, e, m in matches]
-            out += split_piece(piece, split_spans(matches, self.behavior))
-        return out
+    def plan(self, piece: NormalizedText) -> ChunkPlan:
+        if self.behavior == "Isolated" or (self.behavior == "Removed" and self.invert):
+            # tiling matches are the pieces of both (tiktoken's split: matches kept, no gaps)
+            found = tiling_matches(self._compiled, piece.text) if piece.text else []
+            if found is not None:
+                return ChunkPlan.from_texts(piece, found)
+        return ChunkPlan.from_spans(piece, self.chunk_spans(piece.text))
+
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
+        if self.behavior == "Isolated":  # invert changes nothing for Isolated
+            return isolated_spans(self._compiled, text)
+        matches = find_matches(self._compiled, text)
+        if self.invert:
+            matches = [(s, e, not m) for s, e, m in matches]
+        return split_spans(matches, self.behavior)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Split:

@@ -8,15 +8,14 @@ character and drops it.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..patterns import compile_pattern
-from ..text import NormalizedText
 from ..unicode_tables import WHITE_SPACE
 from . import PreTokenizer
-from .split import split_piece
 
 __all__ = ["Whitespace", "WhitespaceSplit", "CharDelimiterSplit"]
 
@@ -34,12 +33,6 @@ class Whitespace(PreTokenizer):
 
     def __init__(self) -> None:
         self._compiled = compile_pattern(_WORDS)
-
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            out += split_piece(piece, self.chunk_spans(piece.text))
-        return out
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]]:
         # HF: Invert(regex) with Removed keeps exactly the regex matches (never empty here)
@@ -64,12 +57,6 @@ class WhitespaceSplit(PreTokenizer):
     """
 
     type_name = "WhitespaceSplit"
-
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            out += split_piece(piece, self.chunk_spans(piece.text))
-        return out
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]]:
         from ..patterns import split_spans
@@ -96,28 +83,19 @@ class CharDelimiterSplit(PreTokenizer):
     """
 
     type_name = "CharDelimiterSplit"
+    whole_is_piece = True  # a piece without the delimiter is kept as it is
 
     def __init__(self, *, delimiter: str) -> None:
         if len(delimiter) != 1:
             raise TokvizFormatError(f"CharDelimiterSplit.delimiter must be one character, got {delimiter!r}")
         self.delimiter = delimiter
 
-    def pre_tokenize(self, pieces: list[NormalizedText]) -> list[NormalizedText]:
+    def chunk_spans(self, text: str) -> list[tuple[int, int]]:
         d = self.delimiter
-        out: list[NormalizedText] = []
-        for piece in pieces:
-            text = piece.text
-            if d not in text:
-                if text:
-                    out.append(piece)
-                continue
-            spans = []
-            start = 0
-            for part in text.split(d):
-                spans.append((start, start + len(part)))
-                start += len(part) + 1
-            out += split_piece(piece, spans)
-        return out
+        if d not in text:
+            return [(0, len(text))]
+        ends = list(accumulate(map((1).__add__, map(len, text.split(d)))))
+        return list(zip([0, *ends], map((-1).__add__, ends)))
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> CharDelimiterSplit:
