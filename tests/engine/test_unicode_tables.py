@@ -107,3 +107,23 @@ class TestAgainstHF:
             for cp in {a, b}:
                 # HF: not a letter, so it does not join the preceding letters
                 assert len(bl.pre_tokenize_str("ab" + chr(cp))) == 2, hex(cp)
+
+
+@pytest.mark.parametrize("length", [10, 4095, 4096, 50_000])
+def test_hf_regex_view_hides_every_unknown_character_in_short_and_long_texts(length: int) -> None:
+    """Long texts are tested by their distinct characters, short ones by the class search: both
+    must hide exactly the characters of `UNKNOWN_TO_HF_REGEX`."""
+    from tokviz.engine.patterns import _HIDE, hf_regex_view
+
+    rng = random.Random(length)
+    unknown = [chr(a) for a, _ in ut.UNKNOWN_TO_HF_REGEX.ranges]
+    known = "aé日本語🙂\u0557"  # U+0557 sits just below the first unknown code point
+    for where in (None, 0, length // 2, length - 1):
+        chars = [rng.choice(known) for _ in range(length)]
+        if where is not None:
+            chars[where] = rng.choice(unknown)
+        text = "".join(chars)
+        view = hf_regex_view(text)
+        expected = "".join(_HIDE if c in ut.UNKNOWN_TO_HF_REGEX else c for c in text)
+        assert view == expected
+        assert (view is text) == (where is None)

@@ -194,9 +194,21 @@ _UNKNOWN = regex.compile(f"[{ranges_class(UNKNOWN_TO_HF_REGEX)}]")
 _HIDE = "\ufdd0"  # a permanent noncharacter: general category Cn in every engine
 
 
+_FIRST_UNKNOWN = chr(UNKNOWN_TO_HF_REGEX.starts[0])
+
+
+def _has_unknown(text: str) -> bool:
+    # a long text is tested by its distinct characters (a set is built at C speed; a character
+    # class search over the whole text is several times slower), a short one by the class
+    if len(text) < 4096:
+        return _UNKNOWN.search(text) is not None
+    first = _FIRST_UNKNOWN
+    return any(c in UNKNOWN_TO_HF_REGEX for c in set(text) if c >= first)
+
+
 def hf_regex_view(text: str) -> str:
     """``text`` with the characters HF's regex engines do not know replaced by a noncharacter."""
-    if text.isascii() or _UNKNOWN.search(text) is None:
+    if text.isascii() or not _has_unknown(text):
         return text
     return _UNKNOWN.sub(_HIDE, text)
 
