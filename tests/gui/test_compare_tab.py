@@ -117,6 +117,50 @@ class TestRows:
         assert tab.vm.analysis.tokens == (2, 2)
 
 
+class TestIncremental:
+    """Adding a row computes only that row and its pairs; the view shows the new row."""
+
+    def test_fifth_row_reuses_the_other_rows(self, qtbot, tab) -> None:  # noqa: ANN001
+        import tokviz
+        from tokviz.analysis.compare import analyze
+
+        names = ("r50k", "cl100k", "bert")
+        add_all(qtbot, tab, names)
+        before = tab.vm.analysis
+        segs = [tab.vm.segmentation(k) for k in range(3)]
+        tok = tokviz.load(bundle("o200k_base/o200k_base.tiktoken"))
+        tab.vm.add_loaded(tok, name="o200k")
+        wait_ready(qtbot, tab, 4)
+        after = tab.vm.analysis
+        # the first rows' segmentations and unit tables are the same objects: not recomputed
+        assert [tab.vm.segmentation(k) for k in range(3)] == segs
+        assert all(after.units[k] is before.units[k] for k in range(3))
+        # and the incremental result equals a fresh analysis of the four segmentations
+        fresh = analyze([*segs, tab.vm.segmentation(3)], TEXT)
+        assert after.f1 == fresh.f1 and after.votes == fresh.votes
+        assert after.span_shared == fresh.span_shared and after.scripts == fresh.scripts
+        # the view shows four rows: the widget paints the new row's tokens
+        assert tab.rows_view.analysis is after and tab.rows_view._n_rows() == 4  # noqa: SLF001
+        assert tab.summary.rowCount() == 4 and tab.summary.item(3, 1).text() == str(after.tokens[3])
+        tab.rows_view.repaint()
+        pt = TestHoverAndClick()._point(tab, 3, 19)  # o200k on 東 (" 東京" is one token there)
+        side, j = tab.rows_view.hit(pt)
+        assert side == 3 and after.units[3][j].start <= 19 < after.units[3][j].end
+
+    def test_remove_then_reorder_matches_fresh(self, qtbot, tab) -> None:  # noqa: ANN001
+        from tokviz.analysis.compare import analyze
+
+        add_all(qtbot, tab)
+        tab.vm.remove(1)
+        wait_ready(qtbot, tab, 2)
+        tab.vm.move(0, 1)
+        wait_ready(qtbot, tab, 2)
+        a = tab.vm.analysis
+        fresh = analyze([tab.vm.segmentation(0), tab.vm.segmentation(1)], TEXT)
+        assert a.names == ("bert", "r50k")
+        assert a.f1 == fresh.f1 and a.votes == fresh.votes and a.span_shared_trimmed == fresh.span_shared_trimmed
+
+
 class TestExactText:
     def test_the_editor_never_rewrites_the_text(self, qtbot) -> None:  # noqa: ANN001
         from tokviz.gui.compare_tab import CompareTab
