@@ -522,7 +522,7 @@ class TestColumnsAgainstDefinitions:
         ix = TextIndex(text)
         bounds = ix.boundaries
         ref = _ref_units(seg, bounds)
-        table = UnitTable(seg, ix)
+        table = UnitTable.of(seg, ix)
         assert [(u.start, u.end, list(u.indices)) for u in table] == ref
         assert [u.ids for u in table] == [tuple(seg.ids[i] for i in m) for _, _, m in ref]
         ref2 = _ref_units(seg2, bounds)

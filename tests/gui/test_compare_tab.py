@@ -234,6 +234,29 @@ class TestCorpusMode:
         assert tab.corpus_report.n_doc == 3000
 
 
+    def test_pool_run_from_the_tab_reports_progress(self, qtbot, tab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        """Two worker processes (forked from this Qt process where possible, inheriting the rows'
+        tokenizers): progress reaches the total and the numbers equal a one-process run."""
+        import tokviz.analysis.corpus as corpus
+
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        p = tmp_path / "c.txt"
+        p.write_text("\n".join(f"line {i} 東京は晴れ {'x' * (i % 5)}" for i in range(2000)), encoding="utf-8")
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 4000)
+        seen: list[tuple[int, int]] = []
+        tab.vm.corpus_progress.connect(lambda d, t: seen.append((d, t)))
+        tab.corpus_path.setText(str(p))
+        tab.corpus_mode.setCurrentText("lines")
+        tab.run_corpus(workers=2)
+        qtbot.waitUntil(lambda: tab.corpus_report is not None, timeout=120000)
+        assert seen and seen[-1] == (p.stat().st_size, p.stat().st_size)
+        assert tab.corpus_bar.value() == 1000 and tab.corpus_report.workers == 2
+        specs = [corpus.TokenizerSpec(r.name, r.path) for r in tab.vm.rows]
+        one = corpus.run_corpus(specs, p, mode="lines", workers=1)
+        assert [t.n_tok for t in tab.corpus_report.tokenizers] == [t.n_tok for t in one.tokenizers]
+        assert [t.per_script for t in tab.corpus_report.tokenizers] == [t.per_script for t in one.tokenizers]
+
+
 class TestScreenshot:
     def test_compare_tab_screenshot(self, tmp_path: Path) -> None:
         import subprocess

@@ -59,6 +59,8 @@ __all__ = [
     "atoms",
     "script_runs",
     "per_script",
+    "per_script_spans",
+    "text_by_script",
     "surface_table",
     "vocab_overlap",
     "overlap_matrix",
@@ -480,8 +482,10 @@ class UnitTable(Sequence[DisplayToken]):
 
     __slots__ = ("starts", "ends", "first_ids", "_heads", "_tokens", "_ids", "_keys")
 
-    def __init__(self, seg: Segmentation, index: TextIndex) -> None:
-        s, e, idx = _counted_spans(seg)
+    def __init__(self, index: TextIndex, s: np.ndarray, e: np.ndarray, tokens: np.ndarray, ids: np.ndarray) -> None:
+        """Units of the tokens with byte spans [s, e) (non-empty, in text order), which are the
+        tokens ``tokens`` of a segmentation whose ids are ``ids``."""
+        idx = tokens
         floor, bounds = index.floor_array(), index.bounds_array()
         cs = floor[s]
         ce = floor[e]
@@ -497,13 +501,18 @@ class UnitTable(Sequence[DisplayToken]):
             heads = ends = cs
         self._heads = np.append(heads, idx.size)
         self._tokens = idx
-        ids = np.fromiter(seg.ids, dtype=np.int64, count=len(seg.ids))
         self._ids = ids
         starts = cs[heads]
         self.starts: list[int] = starts.tolist()
         self.ends: list[int] = ends.tolist()
         self.first_ids: list[int] = ids[idx[heads]].tolist() if heads.size else []
         self._keys = (starts, ends)
+
+    @classmethod
+    def of(cls, seg: Segmentation, index: TextIndex) -> UnitTable:
+        """The units of a segmentation (its non-special, non-zero-width tokens)."""
+        s, e, idx = _counted_spans(seg)
+        return cls(index, s, e, idx, np.fromiter(seg.ids, dtype=np.int64, count=len(seg.ids)))
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -531,24 +540,25 @@ class UnitTable(Sequence[DisplayToken]):
 
 def _char_units(seg: Segmentation, index: TextIndex) -> UnitTable:
     """The `UnitTable` of ``seg`` over ``index``, memoized on the index."""
-    return index.memo("units", seg, lambda: UnitTable(seg, index))
+    return index.memo("units", seg, lambda: UnitTable.of(seg, index))
 
 
 def _trimmed_arrays(seg: Segmentation, index: TextIndex) -> tuple[np.ndarray, np.ndarray]:
-    """The units of ``seg`` with leading/trailing White_Space removed (``" cats"`` -> ``"cats"``)."""
+    """The units of ``seg`` with leading/trailing White_Space removed (memoized)."""
+    return index.memo("trimmed", seg, lambda: _trim_units(_char_units(seg, index), index))
 
-    def make() -> tuple[np.ndarray, np.ndarray]:
-        s, e = _char_units(seg, index).span_arrays()
-        keep = index.non_space_array()
-        if not keep.size:  # all White_Space: every unit trims to its end
-            return e.copy(), e.copy()
-        k = np.searchsorted(keep, s)  # first non-space at or after the start
-        ts = np.minimum(np.where(k < keep.size, keep[np.minimum(k, keep.size - 1)], index.n_chars), e)
-        k = np.searchsorted(keep, e) - 1  # last non-space before the end
-        te = np.maximum(np.where(k >= 0, keep[np.maximum(k, 0)] + 1, 0), ts)
-        return ts, te
 
-    return index.memo("trimmed", seg, make)
+def _trim_units(units: UnitTable, index: TextIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the units without leading/trailing White_Space (``" cats"`` -> ``"cats"``)."""
+    s, e = units.span_arrays()
+    keep = index.non_space_array()
+    if not keep.size:  # all White_Space: every unit trims to its end
+        return e.copy(), e.copy()
+    k = np.searchsorted(keep, s)  # first non-space at or after the start
+    ts = np.minimum(np.where(k < keep.size, keep[np.minimum(k, keep.size - 1)], index.n_chars), e)
+    k = np.searchsorted(keep, e) - 1  # last non-space before the end
+    te = np.maximum(np.where(k >= 0, keep[np.maximum(k, 0)] + 1, 0), ts)
+    return ts, te
 
 
 def _span_keys(seg: Segmentation, index: TextIndex, *, trimmed: bool) -> frozenset[int]:
@@ -839,9 +849,28 @@ def per_script(
         s, e = spans[spans[:, 0] != spans[:, 1]].T
     else:
         s, e, _ = _counted_spans(seg)
-    tokens = smap.token_weights(s, e)
-    chars, nbytes, words = _text_by_script(index, smap)
-    single = _single_token_words(seg, index, smap) if strr else Counter()
+    single = _words_held(*_trimmed_arrays(seg, index), index, smap) if strr else Counter()
+    return _script_stats(index, smap, smap.token_weights(s, e), single)
+
+
+def per_script_spans(
+    index: TextIndex, starts: np.ndarray, ends: np.ndarray, *, script_map: ScriptMap | None = None, strr: bool = False
+) -> dict[str, ScriptStats]:
+    """C6 as `per_script` for tokens given as byte-span columns (non-special, non-empty, in text
+    order): what a corpus batch has, without building a `Segmentation`."""
+    smap = script_map if script_map is not None else ScriptMap(index)
+    single: Counter[str] = Counter()
+    if strr:
+        n = starts.size
+        units = UnitTable(index, starts, ends, np.arange(n), np.zeros(n, dtype=np.int64))
+        single = _words_held(*_trim_units(units, index), index, smap)
+    return _script_stats(index, smap, smap.token_weights(starts, ends), single)
+
+
+def _script_stats(
+    index: TextIndex, smap: ScriptMap, tokens: dict[str, float], single: Counter[str]
+) -> dict[str, ScriptStats]:
+    chars, nbytes, words = text_by_script(index, smap)
     names = set(chars) | set(tokens)
     return {
         n: ScriptStats(n, tokens.get(n, 0.0), chars[n], nbytes[n], words[n], single[n])
@@ -849,8 +878,9 @@ def per_script(
     }
 
 
-def _text_by_script(index: TextIndex, smap: ScriptMap) -> tuple[Counter[str], Counter[str], Counter[str]]:
-    """Chars, bytes and words of each script (the tokenizer does not matter; memoized)."""
+def text_by_script(index: TextIndex, smap: ScriptMap) -> tuple[Counter[str], Counter[str], Counter[str]]:
+    """Chars, bytes and words of each script of the text (no tokenizer involved; memoized:
+    treat the counters as read-only)."""
 
     def make() -> tuple[Counter[str], Counter[str], Counter[str]]:
         chars: Counter[str] = Counter()
@@ -880,10 +910,9 @@ def _word_scripts(index: TextIndex, smap: ScriptMap) -> tuple[np.ndarray, np.nda
     return index.memo("words", smap, make)
 
 
-def _single_token_words(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> Counter[str]:
-    """Per script, the words covered by exactly one (trimmed) token span: STRR's numerator."""
+def _words_held(ts: np.ndarray, te: np.ndarray, index: TextIndex, smap: ScriptMap) -> Counter[str]:
+    """Per script, the words whose span is one of the trimmed token spans [ts, te): STRR's numerator."""
     keys, codes = _word_scripts(index, smap)
-    ts, te = _trimmed_arrays(seg, index)
     held = np.isin(keys, ts * (index.n_chars + 1) + te)
     counts = np.bincount(codes[held], minlength=len(smap.names)).tolist()
     return Counter({smap.names[k]: c for k, c in enumerate(counts) if c})

@@ -334,7 +334,9 @@ class CompareViewModel(QObject):
         """C9 statistics of every row with a file over ``path`` (processes, progress, cancel)."""
         from ..analysis.corpus import TokenizerSpec, run_corpus
 
-        specs = [TokenizerSpec(r.name, r.path) for r in self.rows if r.ready and r.path is not None]
+        rows = [r for r in self.rows if r.ready and r.path is not None]
+        specs = [TokenizerSpec(r.name, r.path) for r in rows]  # type: ignore[arg-type]
+        loaded = [r.tokenizer for r in rows]  # forked workers inherit them: nothing is loaded again
         if not specs:
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
@@ -349,6 +351,7 @@ class CompareViewModel(QObject):
                     workers=workers,
                     progress=lambda d, t: emit(self.corpus_progress, d, t),
                     cancelled=lambda: token.cancelled,
+                    tokenizers=loaded,
                 )
 
             return job
