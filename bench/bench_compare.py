@@ -43,23 +43,39 @@ def bundle(rel: str) -> Path:
 
 
 def corpus_bench(path: Path, lines: list[str]) -> None:
-    from tokviz.analysis.corpus import TokenizerSpec, run_corpus
+    import tokviz
+    from tokviz.analysis.corpus import TokenizerSpec, can_fork, run_corpus
 
     specs = [TokenizerSpec(k, str(bundle(rel))) for k, rel in BUNDLES.items()]
     cores = os.cpu_count() or 1
+    # encode only (fresh tokenizers, as a run has): what the statistics add is measured against it
     c0 = _cpu()
-    one = run_corpus(specs, path, mode="lines", workers=1)
+    toks = [tokviz.load(bundle(rel)) for rel in BUNDLES.values()]
     c1 = _cpu()
-    many = run_corpus(specs, path, mode="lines", workers=cores)
+    for tok in toks:
+        for line in lines:
+            tok.encode(line, add_special_tokens=False)
     c2 = _cpu()
+    del toks
+    load_cpu, encode_cpu = c1 - c0, c2 - c1
+    one = run_corpus(specs, path, mode="lines", workers=1)
+    c3 = _cpu()
+    p0 = _cpu(children=False)
+    many = run_corpus(specs, path, mode="lines", workers=cores)
+    c4 = _cpu()
+    parent_cpu = _cpu(children=False) - p0
     assert [t.n_tok for t in one.tokenizers] == [t.n_tok for t in many.tokenizers]
     tokens = sum(t.n_tok for t in one.tokenizers)
+    one_cpu = c3 - c2
     print(f"corpus: {one.n_doc:,} documents, {one.n_byte / 1e6:.2f} MB, 4 tokenizers, {tokens:,} tokens")
-    print(f"  1 process      {one.seconds:7.2f} s wall, {c1 - c0:7.2f} s CPU")
-    print(f"  {cores} processes    {many.seconds:7.2f} s wall, {c2 - c1:7.2f} s CPU (parent + workers)   "
+    print(f"  encode only    {encode_cpu:7.2f} s CPU (+ {load_cpu:.2f} s loading the 4 tokenizers)")
+    print(f"  1 process      {one.seconds:7.2f} s wall, {one_cpu:7.2f} s CPU: the C9 statistics (lossless "
+          f"decode included) add {(one_cpu - load_cpu - encode_cpu) / encode_cpu:.2f}x the encode's CPU")
+    print(f"  {cores} processes    {many.seconds:7.2f} s wall, {c4 - c3:7.2f} s CPU ({parent_cpu:.2f} s parent, "
+          f"{c4 - c3 - parent_cpu:.2f} s workers; {'forked' if can_fork() else 'spawned'})   "
           f"speed-up {one.seconds / many.seconds:.2f}x (target ~{cores}x)")
-    print(f"  CPU this run got: {(c2 - c1) / many.seconds:.2f} of {cores} cores (a loaded machine caps the speed-up); "
-          f"pool overhead {(c2 - c1) / (c1 - c0):.2f}x the CPU of one process")
+    print(f"  CPU this run got: {(c4 - c3) / many.seconds:.2f} of {cores} cores (a loaded machine caps the "
+          f"speed-up); pool CPU / one-process CPU = {(c4 - c3) / one_cpu:.2f}")
     ref_s = reference_seconds(lines)
     ours = tokens / many.seconds
     theirs = tokens / ref_s
@@ -67,10 +83,10 @@ def corpus_bench(path: Path, lines: list[str]) -> None:
           f"{theirs:,.0f} tokens/s (batch encoders, {cores} threads) -> ratio {ours / theirs:.3f}")
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its finished children (the pool's workers)."""
+def _cpu(*, children: bool = True) -> float:
+    """CPU seconds of this process and (``children``) its finished children (the pool's workers)."""
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return t.user + t.system + ((t.children_user + t.children_system) if children else 0.0)
 
 
 def reference_seconds(lines: list[str]) -> float:

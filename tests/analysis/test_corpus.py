@@ -283,3 +283,28 @@ class TestBatches:
         for a, b in zip(forked["tokenizers"], one["tokenizers"]):
             a.pop("path"), b.pop("path")
             assert a == b
+
+    def test_boundary_f1_of_joined_batches_equals_pooled_documents(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """White_Space at document edges runs on through the joining newline: the collapsed cuts
+        must still be each document's own (a run at a document start collapses onto 0: no cut)."""
+        import tokviz
+        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis.compare import CUT_UNITS, TextIndex, cut_ratios, cut_set, segment
+
+        lines = ["  leading spaces", "trailing spaces   ", "\t tab and 東京  ", "   ", " a  b ", "x", "é  ",
+                 " \u3000全角"] * 8
+        p = tmp_path / "c.txt"
+        p.write_bytes("\n".join(lines).encode())
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 120)
+        rels = ["gpt2/r50k_base.tiktoken", "bert-base-uncased/tokenizer.json", "mistral-7b-v0.1/tokenizer.json"]
+        spec = [TokenizerSpec(r.split("/")[0], str(bundle_path(r))) for r in rels]
+        got = run_corpus(spec, p, mode="lines", workers=1, cuts=True).boundary_f1
+        toks = [tokviz.load(bundle_path(r)) for r in rels]
+        for key, unit, collapse in CUT_UNITS:
+            pooled = [set() for _ in toks]
+            for d, line in enumerate(lines):
+                ix = TextIndex(line)
+                for k, tok in enumerate(toks):
+                    pooled[k] |= {(d, c) for c in cut_set(segment(tok, line), ix, unit=unit, collapse=collapse)}
+            want = [[round(cut_ratios(a, b).f1, 6) for b in pooled] for a in pooled]
+            assert got[key] == want, key

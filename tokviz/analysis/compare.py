@@ -69,7 +69,8 @@ __all__ = [
     "unk_ids_of",
     "surface_ids",
     "Side",
-    "compare_report",
+    "CUT_UNITS",
+    "collapse_positions",
     "DisplayToken",
     "Analysis",
     "Comparison",
@@ -375,12 +376,18 @@ def cuts_char(seg: Segmentation, index: TextIndex) -> set[int]:
     return set(_char_cut_array(seg, index).tolist())
 
 
-def _collapse_array(cuts: np.ndarray, index: TextIndex, unit: Unit) -> np.ndarray:
+def collapse_positions(cuts: np.ndarray, index: TextIndex, *, unit: Unit = "char") -> np.ndarray:
+    """C2 position by position: each p with a ≤ p ≤ b for a White_Space run [a, b) becomes a."""
     starts, ends = index.whitespace_arrays(unit)
-    if starts.size and cuts.size:
-        k = np.searchsorted(starts, cuts, side="right") - 1
-        inside = (k >= 0) & (cuts <= ends[np.maximum(k, 0)])
-        cuts = np.unique(np.where(inside, starts[np.maximum(k, 0)], cuts))
+    if not (starts.size and cuts.size):
+        return cuts
+    k = np.maximum(np.searchsorted(starts, cuts, side="right") - 1, 0)
+    inside = (starts[k] <= cuts) & (cuts <= ends[k])
+    return np.where(inside, starts[k], cuts)
+
+
+def _collapse_array(cuts: np.ndarray, index: TextIndex, unit: Unit) -> np.ndarray:
+    cuts = np.unique(collapse_positions(cuts, index, unit=unit))
     # a run that starts at the text start collapses onto 0, which is not a cut
     return cuts[cuts != 0]
 
@@ -1058,108 +1065,8 @@ class Side:
     error: str | None = None
 
 
-_REPORT_UNITS = (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False))
-
-
-class _CutTotals:
-    """Running |A|, |B| and |A∩B| over documents (micro-averaged F1 without keeping any cut set)."""
-
-    def __init__(self, n: int) -> None:
-        self.size = {u: [0] * n for u, _, _ in _REPORT_UNITS}
-        self.common = {u: [[0] * n for _ in range(n)] for u, _, _ in _REPORT_UNITS}
-
-    def add(self, per_side: dict[int, Segmentation], index: TextIndex) -> None:
-        for key, unit, collapse in _REPORT_UNITS:
-            sets = {k: _cut_frozen(seg, index, unit, collapse) for k, seg in per_side.items()}  # type: ignore[arg-type]
-            for i, a in sets.items():
-                self.size[key][i] += len(a)
-                for j, b in sets.items():
-                    if j > i:
-                        c = len(a & b)
-                        self.common[key][i][j] += c
-                        self.common[key][j][i] += c
-
-    def f1(self, key: str, i: int, j: int) -> float:
-        if i == j:
-            return 1.0
-        total = self.size[key][i] + self.size[key][j]
-        return 2 * self.common[key][i][j] / total if total else 1.0
-
-
-def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
-    """The ``tokviz compare --json`` object over one text (one document) or several documents.
-
-    ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
-    in the order of ``sides``, with None in the rows and columns of a side that failed to load;
-    ``vocab_overlap_l0[i][j]`` = |Σ(A)∩Σ(B)| at L0 with specials excluded. Boundary F1 over
-    several documents is micro-averaged (cuts of all documents pooled, counted as the documents
-    stream by: nothing of a document is kept once it is counted).
-    """
-    ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
-    n_chars = n_bytes = n_words = n_docs = 0
-    tokens = [0] * len(sides)
-    totals = _CutTotals(len(sides))
-    scripts: list[dict[str, list[float]]] = [{} for _ in sides]
-    for text in documents:
-        index = TextIndex(text)
-        smap = ScriptMap(index)
-        n_docs += 1
-        n_chars += index.n_chars
-        n_bytes += index.n_bytes
-        n_words += count_words(text)
-        per_side = {}
-        for k in ok:
-            seg = per_side[k] = segment(sides[k].tokenizer, text, name=sides[k].name)  # type: ignore[arg-type]
-            tokens[k] += seg.n_tokens
-            for name, st in per_script(seg, index, script_map=smap).items():
-                acc = scripts[k].setdefault(name, [0.0, 0, 0])
-                acc[0] += st.tokens
-                acc[1] += st.chars
-                acc[2] += st.bytes
-        totals.add(per_side, index)
-    rows = []
-    for k, s in enumerate(sides):
-        if s.tokenizer is None:
-            rows.append({"name": s.name, "path": s.path, "error": s.error})
-            continue
-        rows.append(
-            {
-                "name": s.name,
-                "path": s.path,
-                "tokens": tokens[k],
-                "chars_per_token": round(n_chars / tokens[k], 6) if tokens[k] else None,
-                "bytes_per_token": round(n_bytes / tokens[k], 6) if tokens[k] else None,
-                "per_script": {
-                    n: {"tokens": round(v[0], 6), "chars": v[1], "bytes": v[2]} for n, v in scripts[k].items()
-                },
-            }
-        )
-
-    def matrix(unit: str) -> list[list[float | None]]:
-        return [
-            [
-                round(totals.f1(unit, i, j), 6) if i in ok and j in ok else None
-                for j in range(len(sides))
-            ]
-            for i in range(len(sides))
-        ]
-
-    overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
-    pos = {k: n for n, k in enumerate(ok)}
-    return {
-        "text": {"chars": n_chars, "bytes": n_bytes, "words": n_words, "documents": n_docs},
-        "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
-        "tokenizers": rows,
-        "boundary_f1": {
-            "char_raw": matrix("char_raw"),
-            "char_collapsed": matrix("char_collapsed"),
-            "byte": matrix("byte"),
-        },
-        "vocab_overlap_l0": [
-            [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(len(sides))]
-            for i in range(len(sides))
-        ],
-    }
+#: The cut sets a report counts: (key, unit, whitespace-collapsed).
+CUT_UNITS = (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False))
 
 
 # ---------------------------------------------------------------------- one analysis of N segmentations
@@ -1215,7 +1122,7 @@ class Comparison:
         self.text = text
         self.index = index if index is not None and index.text == text else TextIndex(text)
         self._common: dict[tuple[str, int, int], int] = {}  # (unit, id(a), id(b)) -> |A∩B|
-        self._votes: dict[str, Counter[int]] = {key: Counter() for key, _, _ in _REPORT_UNITS}
+        self._votes: dict[str, Counter[int]] = {key: Counter() for key, _, _ in CUT_UNITS}
         self._counted: dict[int, _Counted] = {}
         self._shared: dict[bool, tuple[frozenset[int], frozenset[int]]] = {}  # ids of sides -> spans all hold
 
@@ -1225,7 +1132,7 @@ class Comparison:
         smap = ix.memo("script-map", ix, lambda: ScriptMap(ix))
         cuts = {
             key: tuple(_cut_frozen(s, ix, unit, collapse) for s in segs)  # type: ignore[arg-type]
-            for key, unit, collapse in _REPORT_UNITS
+            for key, unit, collapse in CUT_UNITS
         }
         self._count_votes(segs, cuts)
         result = Analysis(

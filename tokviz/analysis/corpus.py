@@ -34,7 +34,7 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -48,10 +48,15 @@ import regex
 from ..engine.errors import TokvizFormatError
 from ..io.textfile import BLOCK_BYTES, iter_text_blocks
 from .compare import (
+    CUT_UNITS,
+    WORD_PATTERN,
     ScriptMap,
     ScriptStats,
+    Side,
     TextIndex,
+    collapse_positions,
     count_words,
+    overlap_matrix,
     per_script_spans,
     surface_table,
     text_by_script,
@@ -68,6 +73,10 @@ __all__ = [
     "corpus_files",
     "run_corpus",
     "CorpusCancelled",
+    "CutTotals",
+    "can_fork",
+    "compare_report",
+    "compare_json",
 ]
 
 MODES = ("whole", "lines", "paragraphs", "jsonl:FIELD")
@@ -291,6 +300,33 @@ def _ranked(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 class _Options:
     lossless: bool  # decode every document and compare (tokenizer-arena's check)
     strr: bool  # count the words kept as one token (needs every token's char span)
+    cuts: bool = False  # count |A|, |A∩B| of the cut sets (boundary F1 of `tokviz compare --file`)
+
+
+class CutTotals:
+    """Running |A| and |A∩B| of every pair of tokenizers, per cut unit (`CUT_UNITS`), summed over
+    documents: the micro-averaged boundary F1 (the cuts of all documents pooled) without keeping
+    any cut set."""
+
+    def __init__(self, n: int) -> None:
+        self.size = {key: np.zeros(n, dtype=np.int64) for key, _, _ in CUT_UNITS}
+        self.common = {key: np.zeros((n, n), dtype=np.int64) for key, _, _ in CUT_UNITS}
+
+    def add(self, other: CutTotals) -> None:
+        for key in self.size:
+            self.size[key] += other.size[key]
+            self.common[key] += other.common[key]
+
+    def f1(self, key: str, ok: Sequence[int]) -> list[list[float | None]]:
+        """The F1 matrix of unit ``key`` (None in the rows and columns not in ``ok``)."""
+        n = self.size[key].size
+        size, common = self.size[key].tolist(), self.common[key].tolist()
+        out: list[list[float | None]] = [[None] * n for _ in range(n)]
+        for i in ok:
+            for j in ok:
+                total = size[i] + size[j]
+                out[i][j] = 1.0 if i == j or not total else round(2 * common[i][j] / total, 6)
+        return out
 
 
 @dataclass(slots=True)
@@ -322,6 +358,7 @@ class _BatchResult:
     script_bytes: Counter
     script_words: Counter
     partials: list[_Partial | None]
+    cuts: CutTotals | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,13 +369,38 @@ class _BatchText:
 
     index: TextIndex
     script_map: ScriptMap
+    char_base: np.ndarray  # char offset of each document in the joined text
     byte_base: np.ndarray  # byte offset of each document in the joined text
+    byte_edges: np.ndarray  # every document's first and end byte (never a cut)
 
     @classmethod
     def of(cls, texts: Sequence[str]) -> _BatchText:
         ix = TextIndex("\n".join(texts))
-        char_base = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]], dtype=np.int64)
-        return cls(ix, ScriptMap(ix), ix.bounds_array()[char_base])
+        lengths = np.array([len(t) for t in texts], dtype=np.int64)
+        char_base = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+        bounds = ix.bounds_array()
+        edges = np.concatenate((bounds[char_base], bounds[char_base + lengths]))
+        return cls(ix, ScriptMap(ix), char_base, bounds[char_base], edges)
+
+    def cut_arrays(self, s: np.ndarray, e: np.ndarray) -> dict[str, np.ndarray]:
+        """The cut sets (`CUT_UNITS`) of tokens with byte spans [s, e) in the joined text: the
+        union of every document's cuts, each as `tokviz.analysis.compare` defines them."""
+        ix = self.index
+        byte = np.unique(np.concatenate((s, e)))
+        byte = byte[~np.isin(byte, self.byte_edges)]  # 0 and the end of a document are no cuts
+        p = ix.floor_array()[byte]
+        char = p[ix.bounds_array()[p] == byte]
+        out = {"char_raw": char, "byte": byte}
+        for key, unit, collapse in CUT_UNITS:
+            if collapse:
+                raw = char if unit == "char" else byte
+                base = self.char_base if unit == "char" else self.byte_base
+                moved = collapse_positions(raw, ix, unit=unit)
+                # a White_Space run may go on through the separator into the neighbour document:
+                # a cut moved to its document's start (or before) is none, as in the document alone
+                start = base[np.searchsorted(base, raw, side="right") - 1]
+                out[key] = np.unique(moved[moved > start])
+        return out
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -373,9 +435,28 @@ def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, opts: _Optio
     res = _BatchResult(
         ix.n_chars - seps, ix.n_bytes - seps, count_words(ix.text), len(docs), +chars, +nbytes, Counter(words), []
     )
-    for tok in toks:
-        res.partials.append(None if tok is None else _count_one(tok, docs, batch, opts))
+    cuts: dict[int, dict[str, np.ndarray]] = {}
+    for k, tok in enumerate(toks):
+        if tok is None:
+            res.partials.append(None)
+            continue
+        part, cuts[k] = _count_one(tok, docs, batch, opts)
+        res.partials.append(part)
+    if opts.cuts:
+        res.cuts = _cut_totals(cuts, len(toks))
     return res
+
+
+def _cut_totals(cuts: dict[int, dict[str, np.ndarray]], n: int) -> CutTotals:
+    totals = CutTotals(n)
+    for key in totals.size:
+        for i, a in cuts.items():
+            totals.size[key][i] = a[key].size
+            for j, b in cuts.items():
+                if j > i:
+                    c = np.intersect1d(a[key], b[key], assume_unique=True).size
+                    totals.common[key][i, j] = totals.common[key][j, i] = c
+    return totals
 
 
 def _encode_batch(tok, docs: Sequence[tuple[int, str]], part: _Partial, opts: _Options):  # noqa: ANN001, ANN202
@@ -406,7 +487,8 @@ def _encode_batch(tok, docs: Sequence[tuple[int, str]], part: _Partial, opts: _O
     )
 
 
-def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _Options) -> _Partial:  # noqa: ANN001
+def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _Options):  # noqa: ANN001, ANN201
+    """One tokenizer's `_Partial` of the batch, and its cut sets when ``opts.cuts``."""
     part = _Partial()
     ids, spans, special, sizes = _encode_batch(tok, docs, part, opts)
     doc_of = np.repeat(np.arange(len(docs)), sizes)
@@ -423,13 +505,13 @@ def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _O
     if fallback:
         part.byte_fallback = int(np.isin(counted, list(fallback)).sum())
     keep &= spans[:, 0] != spans[:, 1]
-    stats = per_script_spans(batch.index, spans[keep, 0], spans[keep, 1], script_map=batch.script_map, strr=opts.strr)
-    for name, st in stats.items():
+    s, e = spans[keep, 0], spans[keep, 1]
+    for name, st in per_script_spans(batch.index, s, e, script_map=batch.script_map, strr=opts.strr).items():
         if st.tokens:
             part.script_tokens[name] += st.tokens
         if st.single_token_words:
             part.script_single[name] += st.single_token_words
-    return part
+    return part, (batch.cut_arrays(s, e) if opts.cuts else None)
 
 
 def _worker_batch(docs: Sequence[tuple[int, str]], opts: _Options) -> _BatchResult:
@@ -473,6 +555,7 @@ class CorpusReport:
     divergent: tuple[dict[str, object], ...]
     seconds: float
     workers: int
+    boundary_f1: dict[str, list[list[float | None]]] | None = None  # `CUT_UNITS` key -> N×N, if counted
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; every ratio's unit is in its name."""
@@ -599,6 +682,7 @@ class _Merger:
         self.script_bytes: Counter = Counter()
         self.script_words: Counter = Counter()
         self.parts = [_Partial() for _ in range(n_tok)]
+        self.cuts = CutTotals(n_tok)
 
     def add(self, r: _BatchResult) -> None:
         self.n_char += r.n_char
@@ -608,6 +692,8 @@ class _Merger:
         self.script_chars.update(r.script_chars)
         self.script_bytes.update(r.script_bytes)
         self.script_words.update(r.script_words)
+        if r.cuts is not None:
+            self.cuts.add(r.cuts)
         for acc, p in zip(self.parts, r.partials):
             if p is None:
                 continue
@@ -660,6 +746,7 @@ def run_corpus(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     tokenizers: Sequence | None = None,
+    cuts: bool = False,
 ) -> CorpusReport:
     """C9 for every tokenizer of ``specs`` over the corpus at ``path``.
 
@@ -669,10 +756,11 @@ def run_corpus(
     already loaded (the Compare tab's rows; a None entry is loaded from its spec). A tokenizer
     that fails to load gets its error in its row; the others go on. ``cancelled()`` is polled
     between batches and raises `CorpusCancelled`. ``strr`` adds the share of words kept as one
-    token per script (off by default: it needs every token's char span).
+    token per script (off by default: it needs every token's char span). ``cuts`` adds the
+    micro-averaged boundary F1 matrices (``boundary_f1``, what ``tokviz compare --file`` prints).
     """
     _check_mode(mode)
-    opts = _Options(lossless=lossless, strr=strr)
+    opts = _Options(lossless=lossless, strr=strr, cuts=cuts)
     t0 = time.perf_counter()
     if workers is None:  # every core, unless the corpus is too small to pay for starting processes
         small = sum(f.stat().st_size for f in corpus_files(path)) < 2 * BATCH_CHARS
@@ -684,10 +772,7 @@ def run_corpus(
     fork = n_workers > 1 and can_fork()
     here = _load_all(specs, tokenizers) if n_workers == 1 or fork else None
     if n_workers == 1:
-        for batch in batches:
-            if cancelled is not None and cancelled():
-                raise CorpusCancelled()
-            merger.add(_process_batch(batch, here[0], opts))  # type: ignore[index]
+        _count_here(batches, here[0], opts, merger, cancelled)  # type: ignore[index]
         infos = _describe(*here, _top_ids(merger, top_k))  # type: ignore[misc]
     else:
         pooled = _run_pool(specs, batches, merger, n_workers, opts, cancelled, here, top_k)
@@ -695,7 +780,7 @@ def run_corpus(
     stats = tuple(
         _final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos))
     )
-    divergent = _most_divergent(stats, reference, docs_meta, divergent_k)
+    ok = [k for k, t in enumerate(stats) if t.error is None]
     return CorpusReport(
         str(path),
         mode,
@@ -706,10 +791,81 @@ def run_corpus(
         budget,
         reference,
         stats,
-        divergent,
+        _most_divergent(stats, reference, docs_meta, divergent_k),
         time.perf_counter() - t0,
         n_workers,
+        {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS} if cuts else None,
     )
+
+
+def _count_here(batches: Iterator[list[tuple[int, str]]], toks: list, opts: _Options, merger: _Merger, cancelled) -> None:  # noqa: ANN001
+    for batch in batches:
+        if cancelled is not None and cancelled():
+            raise CorpusCancelled()
+        merger.add(_process_batch(batch, toks, opts))
+
+
+# ---------------------------------------------------------------------- tokviz compare --json
+def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
+    """The ``tokviz compare --json`` object over one text or a few documents, in this process
+    (`compare_json` of a `run_corpus` report is the same object for a corpus file, on every core).
+
+    ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
+    in the order of ``sides``, with None in the rows and columns of a side that failed to load.
+    """
+    toks = [s.tokenizer for s in sides]
+    merger = _Merger(len(sides))
+    docs = (Document(k, text, "", 0, 1) for k, text in enumerate(documents))
+    _count_here(_batches(docs, _DocIndex()), toks, _Options(lossless=False, strr=False, cuts=True), merger, None)
+    ok = [k for k, t in enumerate(toks) if t is not None]
+    rows = [
+        _compare_row(merger.n_char, merger.n_byte, s, merger.parts[k], _script_table(merger, merger.parts[k], strr=False))
+        for k, s in enumerate(sides)
+    ]
+    f1 = {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS}
+    text = {"chars": merger.n_char, "bytes": merger.n_byte, "words": merger.n_word, "documents": merger.n_doc}
+    return _compare_object(sides, text, rows, f1)
+
+
+def compare_json(sides: Sequence[Side], report: CorpusReport) -> dict[str, object]:
+    """The ``tokviz compare --json`` object of a `run_corpus` report counted with ``cuts=True``."""
+    if report.boundary_f1 is None:
+        raise ValueError("the corpus run did not count cut sets (run_corpus(cuts=True))")
+    rows = [_compare_row(report.n_char, report.n_byte, s, t, t.per_script) for s, t in zip(sides, report.tokenizers)]
+    text = {"chars": report.n_char, "bytes": report.n_byte, "words": report.n_word, "documents": report.n_doc}
+    return _compare_object(sides, text, rows, report.boundary_f1)
+
+
+def _compare_row(n_char: int, n_byte: int, side: Side, counts, scripts: dict) -> dict[str, object]:  # noqa: ANN001
+    """One tokenizer's row; ``counts`` has ``n_tok`` (a `_Partial` or `TokenizerCorpusStats`)."""
+    error = side.error if side.tokenizer is None else getattr(counts, "error", None)
+    if error is not None or side.tokenizer is None:
+        return {"name": side.name, "path": side.path, "error": error or "failed to load"}
+    n = counts.n_tok
+    return {
+        "name": side.name,
+        "path": side.path,
+        "tokens": n,
+        "chars_per_token": round(n_char / n, 6) if n else None,
+        "bytes_per_token": round(n_byte / n, 6) if n else None,
+        "per_script": {k: {"tokens": v["tokens"], "chars": v["chars"], "bytes": v["bytes"]} for k, v in scripts.items()},
+    }
+
+
+def _compare_object(sides: Sequence[Side], text: dict, rows: list, f1: dict) -> dict[str, object]:  # type: ignore[type-arg]
+    ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
+    overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
+    pos = {k: n for n, k in enumerate(ok)}
+    n = len(sides)
+    return {
+        "text": text,
+        "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
+        "tokenizers": rows,
+        "boundary_f1": f1,
+        "vocab_overlap_l0": [
+            [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(n)] for i in range(n)
+        ],
+    }
 
 
 class _DocIndex:
