@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD"
     )
     p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
-    p.add_argument("--workers", type=int, default=None, help="processes for --stats (default: every core)")
+    p.add_argument("--workers", type=int, default=None, help="processes for --file (default: every core)")
     p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
     p.add_argument(
         "--progress", action="store_true", help="report progress on stderr (the default when stderr is a terminal)"
