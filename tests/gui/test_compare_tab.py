@@ -257,6 +257,34 @@ class TestCorpusMode:
         assert [t.per_script for t in tab.corpus_report.tokenizers] == [t.per_script for t in one.tokenizers]
 
 
+    def test_pool_run_cancels_and_runs_again(self, qtbot, tab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        """Cancel while two worker processes count: the tab says so at once, the run stops
+        between batches (no result), the workers are gone, and a new run completes."""
+        import multiprocessing
+
+        import tokviz.analysis.corpus as corpus
+
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        p = tmp_path / "c.txt"
+        p.write_text("\n".join(f"line {i} 東京は晴れ {'x' * (i % 5)}" for i in range(20000)), encoding="utf-8")
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 2000)  # many batches: the run is still going
+        seen: list[int] = []
+        tab.vm.corpus_progress.connect(lambda d, t: seen.append(d))
+        tab.corpus_path.setText(str(p))
+        tab.corpus_mode.setCurrentText("lines")
+        tab.run_corpus(workers=2)
+        qtbot.waitUntil(lambda: len(seen) > 0, timeout=60000)
+        tab.corpus_cancel.click()
+        assert tab.corpus_status.text() == "Cancelled." and tab.corpus_run.isEnabled()
+        qtbot.waitUntil(lambda: not tab.vm.is_busy(), timeout=60000)
+        assert tab.corpus_report is None
+        qtbot.waitUntil(lambda: not multiprocessing.active_children(), timeout=30000)
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 64000)
+        tab.run_corpus(workers=2)
+        qtbot.waitUntil(lambda: tab.corpus_report is not None, timeout=120000)
+        assert tab.corpus_report.n_doc == 20000 and tab.corpus_bar.value() == 1000
+
+
 class TestScreenshot:
     def test_compare_tab_screenshot(self, tmp_path: Path) -> None:
         import subprocess
