@@ -1019,15 +1019,13 @@ def _most_divergent(stats, reference: int, meta: _DocIndex, k: int) -> tuple[dic
     ok = [s for s in stats if s.error is None]
     if len(ok) < 2 or not (0 <= reference < len(stats)) or stats[reference].error is not None:
         return ()
-    ref = stats[reference].lengths
-    scored = []
-    for d in range(len(ref)):
-        delta = max(abs(s.lengths[d] - ref[d]) for s in ok)
-        if delta:
-            scored.append((-delta, d))
-    scored.sort()
+    ref = np.asarray(stats[reference].lengths, dtype=np.int64)
+    delta = np.max([np.abs(np.asarray(s.lengths, dtype=np.int64) - ref) for s in ok], axis=0)
+    picked = np.flatnonzero(delta)
+    picked = picked[np.lexsort((picked, -delta[picked]))][:k]  # largest delta first, then document order
+    scored = [(-int(delta[d]), int(d)) for d in picked]
     out = []
-    for neg, d in scored[:k]:
+    for neg, d in scored:
         src, off, line, preview = meta.where(d)
         out.append(
             {
