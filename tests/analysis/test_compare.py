@@ -396,3 +396,147 @@ def _r50k():  # noqa: ANN202
     if not _TOK:
         _TOK.append(tokviz.load(bundle_path("gpt2/r50k_base.tiktoken")))
     return _TOK[0]
+
+
+# ---------------------------------------------------------------------- columns vs the definitions
+# The module computes cuts, units, trimmed spans and script weights in numpy columns; these
+# are the spec's definitions (C1, C2, C4, C6) written token by token, as the oracle.
+def _ref_byte_cuts(seg: Segmentation, n_bytes: int) -> set[int]:
+    out = set()
+    for (s, e), sp in zip(seg.byte_spans, seg.special):
+        if not sp and s != e:
+            out |= {s, e}
+    return {b for b in out if 0 < b < n_bytes}
+
+
+def _ref_collapse(cuts: set[int], text: str, bounds: list[int], unit: str) -> set[int]:
+    import regex
+
+    out = set()
+    runs = [m.span() for m in regex.finditer(r"\p{White_Space}+", text)]
+    if unit == "byte":
+        runs = [(bounds[a], bounds[b]) for a, b in runs]
+    for p in cuts:
+        for a, b in runs:
+            if a <= p <= b:
+                p = a
+                break
+        out.add(p)
+    return out - {0}
+
+
+def _ref_units(seg: Segmentation, bounds: list[int]) -> list[tuple[int, int, list[int]]]:
+    """Char spans of the counted tokens; a token starting inside the previous unit joins it."""
+    char_at = {b: p for p, b in enumerate(bounds)}
+    units: list[tuple[int, int, list[int]]] = []
+    for i, ((s, e), sp) in enumerate(zip(seg.byte_spans, seg.special)):
+        if sp or s == e:
+            continue
+        cs = max(p for p, b in enumerate(bounds) if b <= s)
+        ce = char_at.get(e, max(p for p, b in enumerate(bounds) if b <= e) + 1)
+        if units and cs < units[-1][1]:
+            ps, pe, members = units[-1]
+            units[-1] = (ps, max(pe, ce), [*members, i])
+        else:
+            units.append((cs, ce, [i]))
+    return units
+
+
+def _ref_trim(text: str, s: int, e: int) -> tuple[int, int]:
+    import regex
+
+    while s < e and regex.match(r"\p{White_Space}", text[s]):
+        s += 1
+    while e > s and regex.match(r"\p{White_Space}", text[e - 1]):
+        e -= 1
+    return s, e
+
+
+def _ref_script_tokens(seg: Segmentation, text: str, bounds: list[int]) -> dict[str, float]:
+    """C6: a token's bytes by resolved script; shared among its non-Common scripts by bytes."""
+    script_of_byte = []
+    for s, e, name in script_runs(text):
+        script_of_byte += [name] * (bounds[e] - bounds[s])
+    out: dict[str, float] = {}
+    for (s, e), sp in zip(seg.byte_spans, seg.special):
+        if sp or s == e:
+            continue
+        by: dict[str, int] = {}
+        for b in range(s, e):
+            by[script_of_byte[b]] = by.get(script_of_byte[b], 0) + 1
+        rest = {k: v for k, v in by.items() if k != "Common"}
+        if not rest:
+            out["Common"] = out.get("Common", 0.0) + 1.0
+        elif len(rest) == 1:
+            k = next(iter(rest))
+            out[k] = out.get(k, 0.0) + 1.0
+        else:
+            for k, v in rest.items():
+                out[k] = out.get(k, 0.0) + v / sum(rest.values())
+    return out
+
+
+def _messy_segmentation(text: str, lengths: list[int], flags: list[int]) -> Segmentation:
+    """Byte tokens of the given lengths (cuts inside code points allowed), with some zero-width
+    tokens and some special tokens mixed in (flag 1 = a zero-width token first, 2 = special)."""
+    n = len(text.encode())
+    spans, special, pos, k = [], [], 0, 0
+    while pos < n:
+        flag = flags[k % len(flags)]
+        if flag == 1:
+            spans.append((pos, pos))
+            special.append(False)
+        end = min(n, pos + lengths[k % len(lengths)])
+        spans.append((pos, end))
+        special.append(flag == 2)
+        pos, k = end, k + 1
+    return Segmentation.from_spans("m", spans, special=special)
+
+
+mixed_texts = st.text(alphabet=st.sampled_from(list("ab Zé東\u3000😀\n\u0301.'")), min_size=1, max_size=40)
+flag_lists = st.lists(st.integers(min_value=0, max_value=2), min_size=1, max_size=5)
+
+
+class TestColumnsAgainstDefinitions:
+    @settings(max_examples=300, deadline=None)
+    @given(mixed_texts, seg_strategy, flag_lists)
+    def test_cuts(self, text: str, lengths: list[int], flags: list[int]) -> None:
+        seg = _messy_segmentation(text, lengths, flags)
+        ix = TextIndex(text)
+        bounds = [len(text[:p].encode("utf-8")) for p in range(len(text) + 1)]
+        assert ix.boundaries == bounds
+        byte = _ref_byte_cuts(seg, bounds[-1])
+        char = {bounds.index(b) for b in byte if b in bounds}
+        assert cuts_byte(seg, ix.n_bytes) == byte
+        assert cuts_char(seg, ix) == char
+        assert cut_set(seg, ix, unit="char", collapse=True) == _ref_collapse(char, text, bounds, "char")
+        assert cut_set(seg, ix, unit="byte", collapse=True) == _ref_collapse(byte, text, bounds, "byte")
+
+    @settings(max_examples=300, deadline=None)
+    @given(mixed_texts, seg_strategy, flag_lists, seg_strategy)
+    def test_units_and_span_agreement(self, text: str, lengths: list[int], flags: list[int], other: list[int]) -> None:
+        from tokviz.analysis.compare import UnitTable
+
+        seg = _messy_segmentation(text, lengths, flags)
+        seg2 = _messy_segmentation(text, other, [0])
+        ix = TextIndex(text)
+        bounds = ix.boundaries
+        ref = _ref_units(seg, bounds)
+        table = UnitTable.of(seg, ix)
+        assert [(u.start, u.end, list(u.indices)) for u in table] == ref
+        assert [u.ids for u in table] == [tuple(seg.ids[i] for i in m) for _, _, m in ref]
+        ref2 = _ref_units(seg2, bounds)
+        for trimmed in (False, True):
+            spans = [[(s, e) for s, e, _ in r] for r in (ref, ref2)]
+            if trimmed:
+                spans = [[_ref_trim(text, s, e) for s, e in sp] for sp in spans]
+            want = [sum(1 for x in sp if all(x in o for o in spans)) / len(sp) if sp else 1.0 for sp in spans]
+            assert span_agreement([seg, seg2], ix, trimmed=trimmed) == pytest.approx(want)
+
+    @settings(max_examples=300, deadline=None)
+    @given(mixed_texts, seg_strategy, flag_lists)
+    def test_script_weights(self, text: str, lengths: list[int], flags: list[int]) -> None:
+        seg = _messy_segmentation(text, lengths, flags)
+        ix = TextIndex(text)
+        got = {k: v.tokens for k, v in per_script(seg, ix).items() if v.tokens}
+        assert got == pytest.approx(_ref_script_tokens(seg, text, ix.boundaries))

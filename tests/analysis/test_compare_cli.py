@@ -98,6 +98,23 @@ class TestCompareCommand:
         whole = run_json(capsys, ["compare", str(bundle_path(TIK[0])), str(bundle_path(TIK[1])), "--file", str(p), "--json"])
         assert whole["tokenizers"][0]["tokens"] == len(ref.encode("\n".join(lines)))
 
+    def test_progress_on_stderr_and_a_pool(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        p = tmp_path / "c.txt"
+        lines = [f"line {i} 東京 {'x' * (i % 7)}" for i in range(3000)]
+        p.write_bytes("\n".join(lines).encode())
+        argv = ["compare", str(bundle_path(TIK[0])), str(bundle_path(TIK[1])), "--file", str(p), "--mode", "lines"]
+        assert main([*argv, "--workers", "2", "--progress", "--json"]) == 0
+        cap = capsys.readouterr()
+        pooled = json.loads(cap.out)
+        assert "MB read (100 %)" in cap.err and "on 2 process(es)" in cap.err
+        assert main([*argv, "--workers", "1", "--json"]) == 0
+        cap = capsys.readouterr()
+        one = json.loads(cap.out)
+        assert cap.err == ""  # no progress unless asked (stderr is no terminal here)
+        assert pooled == one
+        ref = tiktoken_of(TIK[0])
+        assert one["tokenizers"][0]["tokens"] == sum(len(ref.encode(t)) for t in lines)
+
     def test_bad_input_is_one_line(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         p = tmp_path / "bad.txt"
         p.write_bytes(b"abc\xffdef")

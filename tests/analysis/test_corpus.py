@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import bundle_path, tiktoken_encoding
 
-from tokviz.analysis.corpus import CorpusCancelled, TokenizerSpec, iter_documents, run_corpus
+from tokviz.analysis.corpus import CorpusCancelled, TokenizerSpec, can_fork, iter_documents, run_corpus
 from tokviz.engine.errors import TokvizFormatError
 
 H_LINES = ["hello world", "Hello, world!", "東京は晴れ"]
@@ -208,3 +208,103 @@ class TestStrr:
         assert row["per_script"]["Latin"]["strr"] == pytest.approx(kept / words)
         off = run_corpus(specs()[:1], p, mode="lines", workers=1).to_json()["tokenizers"][0]
         assert off["per_script"]["Latin"]["strr"] is None  # not computed unless asked
+
+
+class TestBatches:
+    """A batch's documents are counted as one joined text; the numbers must be those of the
+    documents counted one by one (`per_script` on each document is the oracle here; it is
+    checked against the spec's definitions in test_compare)."""
+
+    LINES = [
+        "\u0301 starts with a combining mark",  # Inherited at a document start: Common
+        "東京は晴れ、今日は2024年",
+        "   ",
+        "naïve café 😀 ¥1,234",
+        "def f(x):\treturn x  # Python",
+        "Ελληνικά и русский текст",
+    ]
+
+    def test_joined_batches_equal_documents_one_by_one(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import re
+
+        import tokviz
+        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis.compare import TextIndex, per_script, segment
+
+        lines = [f"{self.LINES[i % len(self.LINES)]} {i}" if i % 3 else self.LINES[i % len(self.LINES)]
+                 for i in range(60)]
+        p = tmp_path / "c.txt"
+        p.write_bytes("\n".join(lines).encode())
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 300)  # several batches of several documents
+        rels = ["gpt2/r50k_base.tiktoken", "mistral-7b-v0.1/tokenizer.model"]
+        spec = [TokenizerSpec(r.split("/")[0], str(bundle_path(r))) for r in rels]
+        rows = run_corpus(spec, p, mode="lines", workers=1, strr=True).to_json()["tokenizers"]
+        for row, rel in zip(rows, rels):
+            tok = tokviz.load(bundle_path(rel))
+            want: dict[str, list[float]] = {}
+            lengths, ids, fallback = [], set(), 0
+            for line in lines:
+                seg = segment(tok, line)
+                lengths.append(seg.n_tokens)
+                ids |= {i for i, sp in zip(seg.ids, seg.special) if not sp}
+                fallback += sum(1 for t in seg.tokens if re.fullmatch(r"<0x[0-9A-F]{2}>", t))
+                for name, st in per_script(seg, TextIndex(line)).items():
+                    acc = want.setdefault(name, [0.0, 0, 0, 0, 0])
+                    for k, v in enumerate((st.tokens, st.chars, st.bytes, st.words, st.single_token_words)):
+                        acc[k] += v
+            assert row["tokens"] == sum(lengths)
+            assert row["tokens_per_document"]["max"] == max(lengths)
+            assert row["distinct_ids"] == len(ids)
+            assert row["byte_fallback_rate"] == pytest.approx(fallback / sum(lengths), abs=1e-6)
+            assert set(row["per_script"]) == set(want)
+            for name, (tokens, chars, nbytes, words, single) in want.items():
+                got = row["per_script"][name]
+                assert (got["chars"], got["bytes"], got["words"]) == (chars, nbytes, words), name
+                assert got["tokens"] == pytest.approx(tokens, abs=1e-6), name
+                if got["strr"] is not None:
+                    assert got["strr"] == pytest.approx(single / words, abs=1e-6), name
+        assert rows[1]["byte_fallback_rate"] > 0  # the emoji and the rare letters fall back to bytes
+
+    @pytest.mark.skipif(not can_fork(), reason="processes are spawned on this platform")
+    def test_forked_workers_inherit_the_loaded_tokenizers(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import tokviz
+        import tokviz.analysis.corpus as corpus
+
+        p = tmp_path / "c.txt"
+        p.write_text("\n".join(f"line {i} 東京 {'x' * (i % 7)}" for i in range(300)), encoding="utf-8")
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 1000)
+        good = specs()[:2]
+        loaded = [tokviz.load(s.path) for s in good]
+        # paths that cannot load: only inherited tokenizers can produce numbers
+        gone = [TokenizerSpec(s.name, str(tmp_path / "missing.json")) for s in good]
+        forked = run_corpus(gone, p, mode="lines", workers=2, tokenizers=loaded).to_json()
+        one = run_corpus(good, p, mode="lines", workers=1).to_json()
+        assert forked["corpus"]["workers"] == 2
+        for a, b in zip(forked["tokenizers"], one["tokenizers"]):
+            a.pop("path"), b.pop("path")
+            assert a == b
+
+    def test_boundary_f1_of_joined_batches_equals_pooled_documents(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """White_Space at document edges runs on through the joining newline: the collapsed cuts
+        must still be each document's own (a run at a document start collapses onto 0: no cut)."""
+        import tokviz
+        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis.compare import CUT_UNITS, TextIndex, cut_ratios, cut_set, segment
+
+        lines = ["  leading spaces", "trailing spaces   ", "\t tab and 東京  ", "   ", " a  b ", "x", "é  ",
+                 " \u3000全角"] * 8
+        p = tmp_path / "c.txt"
+        p.write_bytes("\n".join(lines).encode())
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 120)
+        rels = ["gpt2/r50k_base.tiktoken", "bert-base-uncased/tokenizer.json", "mistral-7b-v0.1/tokenizer.json"]
+        spec = [TokenizerSpec(r.split("/")[0], str(bundle_path(r))) for r in rels]
+        got = run_corpus(spec, p, mode="lines", workers=1, cuts=True).boundary_f1
+        toks = [tokviz.load(bundle_path(r)) for r in rels]
+        for key, unit, collapse in CUT_UNITS:
+            pooled = [set() for _ in toks]
+            for d, line in enumerate(lines):
+                ix = TextIndex(line)
+                for k, tok in enumerate(toks):
+                    pooled[k] |= {(d, c) for c in cut_set(segment(tok, line), ix, unit=unit, collapse=collapse)}
+            want = [[round(cut_ratios(a, b).f1, 6) for b in pooled] for a in pooled]
+            assert got[key] == want, key

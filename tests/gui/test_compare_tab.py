@@ -117,6 +117,50 @@ class TestRows:
         assert tab.vm.analysis.tokens == (2, 2)
 
 
+class TestIncremental:
+    """Adding a row computes only that row and its pairs; the view shows the new row."""
+
+    def test_fifth_row_reuses_the_other_rows(self, qtbot, tab) -> None:  # noqa: ANN001
+        import tokviz
+        from tokviz.analysis.compare import analyze
+
+        names = ("r50k", "cl100k", "bert")
+        add_all(qtbot, tab, names)
+        before = tab.vm.analysis
+        segs = [tab.vm.segmentation(k) for k in range(3)]
+        tok = tokviz.load(bundle("o200k_base/o200k_base.tiktoken"))
+        tab.vm.add_loaded(tok, name="o200k")
+        wait_ready(qtbot, tab, 4)
+        after = tab.vm.analysis
+        # the first rows' segmentations and unit tables are the same objects: not recomputed
+        assert [tab.vm.segmentation(k) for k in range(3)] == segs
+        assert all(after.units[k] is before.units[k] for k in range(3))
+        # and the incremental result equals a fresh analysis of the four segmentations
+        fresh = analyze([*segs, tab.vm.segmentation(3)], TEXT)
+        assert after.f1 == fresh.f1 and after.votes == fresh.votes
+        assert after.span_shared == fresh.span_shared and after.scripts == fresh.scripts
+        # the view shows four rows: the widget paints the new row's tokens
+        assert tab.rows_view.analysis is after and tab.rows_view._n_rows() == 4  # noqa: SLF001
+        assert tab.summary.rowCount() == 4 and tab.summary.item(3, 1).text() == str(after.tokens[3])
+        tab.rows_view.repaint()
+        pt = TestHoverAndClick()._point(tab, 3, 19)  # o200k on 東 (" 東京" is one token there)
+        side, j = tab.rows_view.hit(pt)
+        assert side == 3 and after.units[3][j].start <= 19 < after.units[3][j].end
+
+    def test_remove_then_reorder_matches_fresh(self, qtbot, tab) -> None:  # noqa: ANN001
+        from tokviz.analysis.compare import analyze
+
+        add_all(qtbot, tab)
+        tab.vm.remove(1)
+        wait_ready(qtbot, tab, 2)
+        tab.vm.move(0, 1)
+        wait_ready(qtbot, tab, 2)
+        a = tab.vm.analysis
+        fresh = analyze([tab.vm.segmentation(0), tab.vm.segmentation(1)], TEXT)
+        assert a.names == ("bert", "r50k")
+        assert a.f1 == fresh.f1 and a.votes == fresh.votes and a.span_shared_trimmed == fresh.span_shared_trimmed
+
+
 class TestExactText:
     def test_the_editor_never_rewrites_the_text(self, qtbot) -> None:  # noqa: ANN001
         from tokviz.gui.compare_tab import CompareTab
@@ -188,6 +232,57 @@ class TestCorpusMode:
         rows = tab.corpus_report.to_json()["tokenizers"]
         assert tab.corpus_table.item(0, 1).text() == f"{rows[0]['tokens']:,}"
         assert tab.corpus_report.n_doc == 3000
+
+
+    def test_pool_run_from_the_tab_reports_progress(self, qtbot, tab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        """Two worker processes (forked from this Qt process where possible, inheriting the rows'
+        tokenizers): progress reaches the total and the numbers equal a one-process run."""
+        import tokviz.analysis.corpus as corpus
+
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        p = tmp_path / "c.txt"
+        p.write_text("\n".join(f"line {i} 東京は晴れ {'x' * (i % 5)}" for i in range(2000)), encoding="utf-8")
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 4000)
+        seen: list[tuple[int, int]] = []
+        tab.vm.corpus_progress.connect(lambda d, t: seen.append((d, t)))
+        tab.corpus_path.setText(str(p))
+        tab.corpus_mode.setCurrentText("lines")
+        tab.run_corpus(workers=2)
+        qtbot.waitUntil(lambda: tab.corpus_report is not None, timeout=120000)
+        assert seen and seen[-1] == (p.stat().st_size, p.stat().st_size)
+        assert tab.corpus_bar.value() == 1000 and tab.corpus_report.workers == 2
+        specs = [corpus.TokenizerSpec(r.name, r.path) for r in tab.vm.rows]
+        one = corpus.run_corpus(specs, p, mode="lines", workers=1)
+        assert [t.n_tok for t in tab.corpus_report.tokenizers] == [t.n_tok for t in one.tokenizers]
+        assert [t.per_script for t in tab.corpus_report.tokenizers] == [t.per_script for t in one.tokenizers]
+
+
+    def test_pool_run_cancels_and_runs_again(self, qtbot, tab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        """Cancel while two worker processes count: the tab says so at once, the run stops
+        between batches (no result), the workers are gone, and a new run completes."""
+        import multiprocessing
+
+        import tokviz.analysis.corpus as corpus
+
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        p = tmp_path / "c.txt"
+        p.write_text("\n".join(f"line {i} 東京は晴れ {'x' * (i % 5)}" for i in range(20000)), encoding="utf-8")
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 2000)  # many batches: the run is still going
+        seen: list[int] = []
+        tab.vm.corpus_progress.connect(lambda d, t: seen.append(d))
+        tab.corpus_path.setText(str(p))
+        tab.corpus_mode.setCurrentText("lines")
+        tab.run_corpus(workers=2)
+        qtbot.waitUntil(lambda: len(seen) > 0, timeout=60000)
+        tab.corpus_cancel.click()
+        assert tab.corpus_status.text() == "Cancelled." and tab.corpus_run.isEnabled()
+        qtbot.waitUntil(lambda: not tab.vm.is_busy(), timeout=60000)
+        assert tab.corpus_report is None
+        qtbot.waitUntil(lambda: not multiprocessing.active_children(), timeout=30000)
+        monkeypatch.setattr(corpus, "BATCH_CHARS", 64000)
+        tab.run_corpus(workers=2)
+        qtbot.waitUntil(lambda: tab.corpus_report is not None, timeout=120000)
+        assert tab.corpus_report.n_doc == 20000 and tab.corpus_bar.value() == 1000
 
 
 class TestScreenshot:

@@ -15,8 +15,11 @@ Neighbours: `tokviz.analysis.corpus` runs these measures over a file of document
 (0.8, 0.6666666666666666, 1.0)
 
 Performance notes: scripts are found with one alternation of ``\\p{sc=X}+`` groups (a C-level
-pass per text); a per-character ``regex.match`` loop was ~40× slower. Cut sets are plain Python
-sets of ints (a 100 KB text has ~30k cuts; set intersection is C-level).
+pass per text); a per-character ``regex.match`` loop was ~40× slower. Per-token work (cut sets,
+display units, trimmed spans, script weights) runs on numpy columns of the byte spans (per-token
+Python loops made adding a row to a long text slow). `Comparison` keeps every side's
+results and every pair's |A∩B| (sets of ints: intersection is C-level), so a view that adds one
+tokenizer computes one side and N pairs, not N sides and N² pairs.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, chain, repeat
+from itertools import chain
 from typing import Literal
 
+import numpy as np
 import regex
 
 from ..engine.byte_alphabet import CHAR_TO_BYTE
@@ -58,6 +62,8 @@ __all__ = [
     "atoms",
     "script_runs",
     "per_script",
+    "per_script_spans",
+    "text_by_script",
     "surface_table",
     "vocab_overlap",
     "overlap_matrix",
@@ -66,9 +72,12 @@ __all__ = [
     "unk_ids_of",
     "surface_ids",
     "Side",
-    "compare_report",
+    "CUT_UNITS",
+    "collapse_positions",
     "DisplayToken",
     "Analysis",
+    "Comparison",
+    "UnitTable",
     "analyze",
     "membership_patterns",
 ]
@@ -95,19 +104,22 @@ class TextIndex:
     ([0, 2, 3], 1, None)
     """
 
-    __slots__ = ("text", "n_chars", "n_bytes", "boundaries", "_char_at", "_ws_runs", "_floor", "_units")
+    __slots__ = ("text", "n_chars", "n_bytes", "boundaries", "_char_at", "_arrays", "_ws_runs", "_units")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.n_chars = len(text)
-        # β(p): byte offset of code point boundary p (UTF-8 length by code point range)
-        self.boundaries = (
-            [0, *accumulate(map(_utf8_len, text))] if not text.isascii() else list(range(len(text) + 1))
-        )
+        self._arrays: dict[str, np.ndarray] = {}
+        if text.isascii():
+            self.boundaries = list(range(len(text) + 1))
+        else:  # β(p): the offsets of the UTF-8 lead bytes (a lone surrogate takes 3 bytes)
+            raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+            bounds = np.append(np.flatnonzero((raw & 0xC0) != 0x80), raw.size)
+            self._arrays["bounds"] = bounds
+            self.boundaries = bounds.tolist()
         self.n_bytes = self.boundaries[-1]
         self._char_at: dict[int, int] | None = None
         self._ws_runs: list[tuple[int, int]] | None = None
-        self._floor: list[int] | None = None  # code point holding each byte (built on first use)
         # (what, id(segmentation)) -> (the segmentation, value): per-side results, so that a view
         # adding one tokenizer recomputes only that side's units, cuts, scripts
         self._units: dict[tuple[str, int], tuple[object, object]] = {}
@@ -122,6 +134,12 @@ class TextIndex:
         self._units[key] = (seg, value)
         return value
 
+    def forget_except(self, keep: Iterable[object]) -> None:
+        """Drop the memoized results of every segmentation not in ``keep`` (removed rows)."""
+        ids = {id(s) for s in keep} | {id(self)}
+        for key in [k for k, (owner, _) in self._units.items() if id(owner) not in ids]:
+            del self._units[key]
+
     def char_of_byte(self, b: int) -> int | None:
         """p with β(p) = b, or None when byte b lies inside a multi-byte code point."""
         if self.n_bytes == self.n_chars:
@@ -130,26 +148,34 @@ class TextIndex:
             self._char_at = {bb: p for p, bb in enumerate(self.boundaries)}
         return self._char_at.get(b)
 
-    def floor_table(self) -> list[int]:
+    def bounds_array(self) -> np.ndarray:
+        """β as an int64 array (``n_chars + 1`` entries)."""
+        if "bounds" not in self._arrays:
+            self._arrays["bounds"] = np.arange(self.n_chars + 1, dtype=np.int64)
+        return self._arrays["bounds"]
+
+    def floor_array(self) -> np.ndarray:
         """``floor[b]`` = index of the code point holding byte b (``floor[n_bytes]`` = n_chars)."""
-        if self._floor is None:
+        if "floor" not in self._arrays:
             if self.n_bytes == self.n_chars:
-                self._floor = list(range(self.n_chars + 1))
+                self._arrays["floor"] = self.bounds_array()
             else:
-                b = self.boundaries
-                self._floor = list(
-                    chain.from_iterable(repeat(p, b[p + 1] - b[p]) for p in range(self.n_chars))
-                )
-                self._floor.append(self.n_chars)
-        return self._floor
+                widths = np.diff(self.bounds_array())
+                floor = np.repeat(np.arange(self.n_chars, dtype=np.int64), widths)
+                self._arrays["floor"] = np.append(floor, self.n_chars)
+        return self._arrays["floor"]
+
+    def floor_table(self) -> list[int]:
+        """`floor_array` as a list."""
+        return self.floor_array().tolist()
 
     def floor_char(self, b: int) -> int:
         """Index of the code point that contains byte b (n at the end)."""
-        return self.floor_table()[b]
+        return int(self.floor_array()[b])
 
     def ceil_char(self, b: int) -> int:
         """The first code point boundary at or after byte b."""
-        p = self.floor_table()[b]
+        p = self.floor_char(b)
         return p if self.boundaries[p] == b else p + 1
 
     def whitespace_runs(self) -> list[tuple[int, int]]:
@@ -158,11 +184,26 @@ class TextIndex:
             self._ws_runs = [m.span() for m in _WHITE_SPACE.finditer(self.text)]
         return self._ws_runs
 
+    def whitespace_arrays(self, unit: Unit = "char") -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends) of the White_Space runs as int64 arrays, in ``unit``."""
+        key = f"ws-{unit}"
+        if key not in self._arrays:
+            runs = np.array(self.whitespace_runs(), dtype=np.int64).reshape(-1, 2)
+            if unit == "byte":
+                runs = self.bounds_array()[runs]
+            self._arrays[key] = runs
+        runs = self._arrays[key]
+        return runs[:, 0], runs[:, 1]
 
-def _utf8_len(c: str) -> int:
-    o = ord(c)
-    return 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-
+    def non_space_array(self) -> np.ndarray:
+        """Positions (chars) of the code points that are not White_Space, ascending."""
+        if "nonws" not in self._arrays:
+            starts, ends = self.whitespace_arrays()
+            ws = np.zeros(self.n_chars + 1, dtype=np.int64)
+            np.add.at(ws, starts, 1)
+            np.add.at(ws, ends, -1)
+            self._arrays["nonws"] = np.flatnonzero(np.cumsum(ws[:-1]) == 0)
+        return self._arrays["nonws"]
 
 # ---------------------------------------------------------------------- surfaces (§0)
 class SurfaceTable:
@@ -302,46 +343,62 @@ def segment(
     )
 
 
+def _counted_spans(seg: Segmentation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, token indices) in bytes of the tokens that count for cuts and units:
+    not special and not zero-width (BOS/EOS, a prepended ``▁`` with span (p, p))."""
+    n = len(seg.byte_spans)
+    spans = np.fromiter(chain.from_iterable(seg.byte_spans), dtype=np.int64, count=2 * n).reshape(n, 2)
+    keep = spans[:, 0] != spans[:, 1]
+    if any(seg.special):
+        keep &= ~np.fromiter(seg.special, dtype=bool, count=n)
+    idx = np.flatnonzero(keep)
+    return spans[idx, 0], spans[idx, 1], idx
+
+
+def _byte_cut_array(seg: Segmentation, n_bytes: int) -> np.ndarray:
+    s, e, _ = _counted_spans(seg)
+    cuts = np.unique(np.concatenate((s, e)))
+    return cuts[(cuts > 0) & (cuts < n_bytes)]
+
+
 def cuts_byte(seg: Segmentation, n_bytes: int) -> set[int]:
     """C1: ``{b : b is a start or end of a non-special, non-zero-width token, 0 < b < n_bytes}``."""
-    out: set[int] = set()
-    for (s, e), sp in zip(seg.byte_spans, seg.special):
-        if sp or s == e:
-            continue
-        out.add(s)
-        out.add(e)
-    out.discard(0)
-    out.discard(n_bytes)
-    return {b for b in out if 0 < b < n_bytes}
+    return set(_byte_cut_array(seg, n_bytes).tolist())
+
+
+def _char_cut_array(seg: Segmentation, index: TextIndex) -> np.ndarray:
+    cuts = _byte_cut_array(seg, index.n_bytes)
+    if index.n_bytes == index.n_chars:
+        return cuts
+    p = index.floor_array()[cuts]
+    return p[index.bounds_array()[p] == cuts]  # a byte cut inside a code point is no char cut
 
 
 def cuts_char(seg: Segmentation, index: TextIndex) -> set[int]:
     """C1: ``{p : β(p) ∈ cuts_byte}`` — a byte cut inside a code point is not a char cut."""
-    floor, bounds = index.floor_table(), index.boundaries
-    cuts = cuts_byte(seg, index.n_bytes)
-    if index.n_bytes == index.n_chars:
+    return set(_char_cut_array(seg, index).tolist())
+
+
+def collapse_positions(cuts: np.ndarray, index: TextIndex, *, unit: Unit = "char") -> np.ndarray:
+    """C2 position by position: each p with a ≤ p ≤ b for a White_Space run [a, b) becomes a."""
+    starts, ends = index.whitespace_arrays(unit)
+    if not (starts.size and cuts.size):
         return cuts
-    return {floor[b] for b in cuts if bounds[floor[b]] == b}
+    k = np.maximum(np.searchsorted(starts, cuts, side="right") - 1, 0)
+    inside = (starts[k] <= cuts) & (cuts <= ends[k])
+    return np.where(inside, starts[k], cuts)
+
+
+def _collapse_array(cuts: np.ndarray, index: TextIndex, unit: Unit) -> np.ndarray:
+    cuts = np.unique(collapse_positions(cuts, index, unit=unit))
+    # a run that starts at the text start collapses onto 0, which is not a cut
+    return cuts[cuts != 0]
 
 
 def collapse_whitespace(cuts: Iterable[int], index: TextIndex, *, unit: Unit = "char") -> set[int]:
     """C2: every cut p with a ≤ p ≤ b for a White_Space run [a, b) becomes a (in ``unit``)."""
-    runs = index.whitespace_runs()
-    if unit == "byte":
-        runs = [(index.boundaries[a], index.boundaries[b]) for a, b in runs]
-    if not runs:
-        return set(cuts)
-
-    starts = [a for a, _ in runs]
-    out = set()
-    for p in cuts:
-        k = bisect_right(starts, p) - 1
-        if k >= 0 and runs[k][0] <= p <= runs[k][1]:
-            p = runs[k][0]
-        out.add(p)
-    # a run that starts at the text start collapses onto 0, which is not a cut
-    out.discard(0)
-    return out
+    arr = np.unique(np.fromiter(cuts, dtype=np.int64))
+    return set(_collapse_array(arr, index, unit).tolist())
 
 
 def cut_set(seg: Segmentation, index: TextIndex, *, unit: Unit = "char", collapse: bool = True) -> set[int]:
@@ -350,12 +407,20 @@ def cut_set(seg: Segmentation, index: TextIndex, *, unit: Unit = "char", collaps
 
 
 def _cut_frozen(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> frozenset[int]:
-    return index.memo(f"cuts-{unit}-{collapse}", seg, lambda: frozenset(_cut_set(seg, index, unit, collapse)))
+    return index.memo(
+        f"cuts-{unit}-{collapse}", seg, lambda: frozenset(_cut_array(seg, index, unit, collapse).tolist())
+    )
 
 
-def _cut_set(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> set[int]:
-    cuts = cuts_char(seg, index) if unit == "char" else cuts_byte(seg, index.n_bytes)
-    return collapse_whitespace(cuts, index, unit=unit) if collapse else cuts
+def _cut_array(seg: Segmentation, index: TextIndex, unit: Unit, collapse: bool) -> np.ndarray:
+    """The sorted cut positions (memoized: the collapsed set is built from the raw one)."""
+
+    def make() -> np.ndarray:
+        if collapse:
+            return _collapse_array(_cut_array(seg, index, unit, False), index, unit)
+        return _char_cut_array(seg, index) if unit == "char" else _byte_cut_array(seg, index.n_bytes)
+
+    return index.memo(f"cut-array-{unit}-{collapse}", seg, make)
 
 
 # ---------------------------------------------------------------------- agreement (C3)
@@ -406,67 +471,125 @@ def votes(cut_sets: Sequence[set[int]]) -> Counter[int]:
 
 
 # ---------------------------------------------------------------------- span agreement (C4)
-def _char_units(seg: Segmentation, index: TextIndex) -> list[tuple[tuple[int, int], list[int]]]:
-    """Non-special tokens as char spans; tokens that split one code point merge into one unit.
-    Memoized on the index (the views ask for it several times per segmentation)."""
-    return index.memo("units", seg, lambda: _char_units_of(seg, index))
+@dataclass(frozen=True, slots=True)
+class DisplayToken:
+    """A token unit for an aligned view: char span (C1-derived: tokens splitting one code point
+    are one unit), the token indices it holds, and their ids."""
+
+    start: int
+    end: int
+    indices: tuple[int, ...]
+    ids: tuple[int, ...]
 
 
-def _char_units_of(seg: Segmentation, index: TextIndex) -> list[tuple[tuple[int, int], list[int]]]:
-    floor = index.floor_table()
-    bounds = index.boundaries
-    units: list[tuple[tuple[int, int], list[int]]] = []
-    prev_end = -1
-    for i, ((s, e), sp) in enumerate(zip(seg.byte_spans, seg.special)):
-        if sp or s == e:
-            continue
+class UnitTable(Sequence[DisplayToken]):
+    """One segmentation's tokens as char-span units, in columns: non-special, non-zero-width
+    tokens, where tokens sharing a code point (byte tokens of one character) form one unit.
+
+    ``starts`` / ``ends`` (lists, for bisecting) and ``first_ids`` (the id of each unit's first
+    token, its colour) are read directly; ``table[j]`` builds the `DisplayToken` of unit j on demand.
+    """
+
+    __slots__ = ("starts", "ends", "first_ids", "_heads", "_tokens", "_ids", "_keys")
+
+    def __init__(self, index: TextIndex, s: np.ndarray, e: np.ndarray, tokens: np.ndarray, ids: np.ndarray) -> None:
+        """Units of the tokens with byte spans [s, e) (non-empty, in text order), which are the
+        tokens ``tokens`` of a segmentation whose ids are ``ids``."""
+        idx = tokens
+        floor, bounds = index.floor_array(), index.bounds_array()
         cs = floor[s]
         ce = floor[e]
-        if bounds[ce] != e:
-            ce += 1
-        if cs < prev_end:  # shares a code point with the previous token
-            (ps, pe), members = units[-1]
-            members.append(i)
-            prev_end = max(pe, ce)
-            units[-1] = ((ps, prev_end), members)
+        ce = ce + (bounds[ce] != e)  # an end inside a code point: the unit takes the whole of it
+        if cs.size:
+            new = np.empty(cs.size, dtype=bool)
+            new[0] = True
+            # a token starting before the furthest end so far shares a code point: same unit
+            new[1:] = cs[1:] >= np.maximum.accumulate(ce)[:-1]
+            heads = np.flatnonzero(new)
+            ends = np.maximum.reduceat(ce, heads)
         else:
-            units.append(((cs, ce), [i]))
-            prev_end = ce
-    return units
+            heads = ends = cs
+        self._heads = np.append(heads, idx.size)
+        self._tokens = idx
+        self._ids = ids
+        starts = cs[heads]
+        self.starts: list[int] = starts.tolist()
+        self.ends: list[int] = ends.tolist()
+        self.first_ids: list[int] = ids[idx[heads]].tolist() if heads.size else []
+        self._keys = (starts, ends)
+
+    @classmethod
+    def of(cls, seg: Segmentation, index: TextIndex) -> UnitTable:
+        """The units of a segmentation (its non-special, non-zero-width tokens)."""
+        s, e, idx = _counted_spans(seg)
+        return cls(index, s, e, idx, np.fromiter(seg.ids, dtype=np.int64, count=len(seg.ids)))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, j):  # noqa: ANN001, ANN204 - int -> DisplayToken (Sequence protocol)
+        if isinstance(j, slice):
+            return [self[k] for k in range(*j.indices(len(self)))]
+        if j < 0:
+            j += len(self)
+        members = self.members(j)
+        return DisplayToken(self.starts[j], self.ends[j], members, tuple(self._ids[list(members)].tolist()))
+
+    def members(self, j: int) -> tuple[int, ...]:
+        """The token indices of unit j (in the segmentation)."""
+        return tuple(self._tokens[self._heads[j] : self._heads[j + 1]].tolist())
+
+    def size(self, j: int) -> int:
+        """How many tokens unit j holds (more than one: byte tokens of one character)."""
+        return int(self._heads[j + 1] - self._heads[j])
+
+    def span_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends) of the units as int64 arrays."""
+        return self._keys
 
 
-def _trim(span: tuple[int, int], text: str) -> tuple[int, int]:
-    s, e = span
-    if s < e and text[s] not in _WS_CHARS and text[e - 1] not in _WS_CHARS:
-        return span
-    while s < e and _WHITE_SPACE.match(text[s]):
-        s += 1
-    while e > s and _WHITE_SPACE.match(text[e - 1]):
-        e -= 1
-    return (s, e)
+def _char_units(seg: Segmentation, index: TextIndex) -> UnitTable:
+    """The `UnitTable` of ``seg`` over ``index``, memoized on the index."""
+    return index.memo("units", seg, lambda: UnitTable.of(seg, index))
 
 
-def _trimmed_spans(seg: Segmentation, index: TextIndex) -> list[tuple[int, int]]:
-    """The char units of ``seg`` with leading/trailing White_Space removed (memoized)."""
-    text = index.text
-    return index.memo("trimmed", seg, lambda: [_trim(u, text) for u, _ in _char_units(seg, index)])
+def _trimmed_arrays(seg: Segmentation, index: TextIndex) -> tuple[np.ndarray, np.ndarray]:
+    """The units of ``seg`` with leading/trailing White_Space removed (memoized)."""
+    return index.memo("trimmed", seg, lambda: _trim_units(_char_units(seg, index), index))
+
+
+def _trim_units(units: UnitTable, index: TextIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the units without leading/trailing White_Space (``" cats"`` -> ``"cats"``)."""
+    s, e = units.span_arrays()
+    keep = index.non_space_array()
+    if not keep.size:  # all White_Space: every unit trims to its end
+        return e.copy(), e.copy()
+    k = np.searchsorted(keep, s)  # first non-space at or after the start
+    ts = np.minimum(np.where(k < keep.size, keep[np.minimum(k, keep.size - 1)], index.n_chars), e)
+    k = np.searchsorted(keep, e) - 1  # last non-space before the end
+    te = np.maximum(np.where(k >= 0, keep[np.maximum(k, 0)] + 1, 0), ts)
+    return ts, te
+
+
+def _span_keys(seg: Segmentation, index: TextIndex, *, trimmed: bool) -> frozenset[int]:
+    """The (trimmed) unit spans of ``seg`` as integers ``start * (n + 1) + end`` (memoized)."""
+
+    def make() -> frozenset[int]:
+        s, e = _trimmed_arrays(seg, index) if trimmed else _char_units(seg, index).span_arrays()
+        return frozenset((s * (index.n_chars + 1) + e).tolist())
+
+    return index.memo(f"span-keys-{trimmed}", seg, make)
 
 
 def span_agreement(segs: Sequence[Segmentation], index: TextIndex, *, trimmed: bool = False) -> list[float]:
     """C4: per side, the share of its token spans (char units) present in every other side's list."""
-    spans = [
-        _trimmed_spans(seg, index) if trimmed else [u for u, _ in _char_units(seg, index)] for seg in segs
-    ]
-    # a span of side k is in every other side's list iff all N sides hold it
-    held: Counter[tuple[int, int]] = Counter()
-    for sp in spans:
-        held.update(sp)  # (a side's units never repeat a span)
-    n = len(spans)
-    out = []
-    for sp in spans:
-        shared = sum(map(n.__eq__, map(held.__getitem__, sp)))
-        out.append(shared / len(sp) if sp else 1.0)
-    return out
+    if not segs:
+        return []
+    keys = [_span_keys(seg, index, trimmed=trimmed) for seg in segs]
+    # a side's spans never repeat (units do not overlap; trimming keeps them apart), so the
+    # spans every side holds are the intersection and each side holds each of them once
+    shared = len(frozenset.intersection(*sorted(keys, key=len)))
+    return [shared / len(_char_units(seg, index)) if len(_char_units(seg, index)) else 1.0 for seg in segs]
 
 
 # ---------------------------------------------------------------------- atoms (C5)
@@ -493,22 +616,22 @@ def atoms(segs: Sequence[Segmentation], index: TextIndex, *, compare_ids: bool =
     per_side = [_char_units(seg, index) for seg in segs]
     bounds = {0, index.n_chars}
     for units in per_side:
-        for (s, e), _ in units:
-            bounds.add(s)
-            bounds.add(e)
+        bounds.update(units.starts)
+        bounds.update(units.ends)
     edges = sorted(bounds)
     cursors = [0] * len(segs)
     out = []
     for a, b in zip(edges, edges[1:]):
         covers, ids, surf = [], [], []
         for k, units in enumerate(per_side):
-            while cursors[k] < len(units) and units[cursors[k]][0][1] <= a:
+            while cursors[k] < len(units) and units.ends[cursors[k]] <= a:
                 cursors[k] += 1
-            u = units[cursors[k]] if cursors[k] < len(units) else None
-            if u is not None and u[0][0] <= a and b <= u[0][1]:
-                covers.append(u[0])
-                ids.append(tuple(segs[k].ids[i] for i in u[1]))
-                surf.append(b"".join(segs[k].surfaces[i] for i in u[1]))
+            j = cursors[k]
+            if j < len(units) and units.starts[j] <= a and b <= units.ends[j]:
+                members = units.members(j)
+                covers.append((units.starts[j], units.ends[j]))
+                ids.append(tuple(segs[k].ids[i] for i in members))
+                surf.append(b"".join(segs[k].surfaces[i] for i in members))
             else:
                 covers.append(None)
                 ids.append(None)
@@ -662,8 +785,16 @@ class ScriptMap:
         self.runs = [(b[s], b[e], name) for s, e, name in runs]
         self.char_runs = runs
         self.starts = [r[0] for r in self.runs]
-        # run index of every byte: most tokens lie in one run, found by two lookups
-        self.run_at = list(chain.from_iterable(repeat(k, be - bs) for k, (bs, be, _) in enumerate(self.runs)))
+        self.names: list[str] = sorted({name for _, _, name in runs} | {"Common"})
+        code = {name: k for k, name in enumerate(self.names)}
+        self.common = code["Common"]
+        self.code = np.array([code[name] for _, _, name in runs], dtype=np.int64)
+        starts = np.array(self.starts, dtype=np.int64)
+        # run index of every byte: a token's first and last byte find its runs by two lookups
+        self.run_at = np.repeat(np.arange(len(runs), dtype=np.int64), np.diff(np.append(starts, index.n_bytes)))
+        non_common = self.code != self.common
+        self._nc_before = np.concatenate(([0], np.cumsum(non_common)))  # non-Common runs before run k
+        self._nc_runs = np.flatnonzero(non_common)
 
     def bytes_by_script(self, s: int, e: int) -> dict[str, int]:
         k = max(0, bisect_right(self.starts, s) - 1)
@@ -676,6 +807,34 @@ class ScriptMap:
                 out[name] = out.get(name, 0) + n
             k += 1
         return out
+
+    def token_weights(self, s: np.ndarray, e: np.ndarray) -> dict[str, float]:
+        """C6 weights summed per script for tokens with byte spans [s, e) (non-empty).
+
+        A token whose runs hold at most one non-Common run counts 1 to that run's script (to
+        Common when it has none): ``" the"`` is Latin. Tokens over several non-Common runs are
+        shared by bytes among their non-Common scripts, one by one (they are few).
+        """
+        if not s.size:
+            return {}
+        ra, rb = self.run_at[s], self.run_at[e - 1]
+        n_nc = self._nc_before[rb + 1] - self._nc_before[ra]
+        simple = n_nc <= 1
+        script = np.full(ra.size, self.common, dtype=np.int64)
+        one = n_nc == 1  # the first non-Common run at or after the token's first run is its script
+        script[one] = self.code[self._nc_runs[np.searchsorted(self._nc_runs, ra[one])]]
+        counts = np.bincount(script[simple], minlength=len(self.names))
+        tokens = {self.names[k]: float(c) for k, c in enumerate(counts.tolist()) if c}
+        for bs, be in zip(s[~simple].tolist(), e[~simple].tolist()):
+            rest = {k: v for k, v in self.bytes_by_script(bs, be).items() if k != "Common"}
+            if len(rest) == 1:  # "don't" with a Common apostrophe: Latin, Common, Latin -> Latin
+                name = next(iter(rest))
+                tokens[name] = tokens.get(name, 0.0) + 1.0
+                continue
+            total = sum(rest.values())
+            for k, v in rest.items():
+                tokens[k] = tokens.get(k, 0.0) + v / total
+        return tokens
 
 
 def per_script(
@@ -694,36 +853,34 @@ def per_script(
     Common bytes only counts 1 to Common. A byte token holding part of a Han character counts to Han.
     """
     smap = script_map if script_map is not None else ScriptMap(index)
-    tokens: dict[str, float] = {}
-    run_at, runs = smap.run_at, smap.runs
-    for (s, e), sp in zip(seg.byte_spans, seg.special):
-        if (sp and not include_special) or s == e:
-            continue
-        ra, rb = run_at[s], run_at[e - 1]
-        if ra == rb:  # one run: the whole weight to its script (Common alone counts 1 too)
-            name = runs[ra][2]
-            tokens[name] = tokens.get(name, 0.0) + 1.0
-            continue
-        names = {runs[k][2] for k in range(ra, rb + 1)} - {"Common"}
-        if len(names) <= 1:  # " the": Common + one script -> all to that script
-            name = names.pop() if names else "Common"
-            tokens[name] = tokens.get(name, 0.0) + 1.0
-            continue
-        by = smap.bytes_by_script(s, e)
-        rest = {k: v for k, v in by.items() if k != "Common"}
-        if rest:
-            total = sum(rest.values())
-            for k, v in rest.items():
-                tokens[k] = tokens.get(k, 0.0) + v / total
-        else:
-            tokens["Common"] = tokens.get("Common", 0.0) + 1.0
-    chars: Counter[str] = Counter()
-    nbytes: Counter[str] = Counter()
-    for (s, e, name), (bs, be, _) in zip(smap.char_runs, smap.runs):
-        chars[name] += e - s
-        nbytes[name] += be - bs
-    words = Counter(name for _, name in _word_scripts(index, smap))
-    single = _single_token_words(seg, index, smap) if strr else Counter()
+    if include_special:
+        n = len(seg.byte_spans)
+        spans = np.fromiter(chain.from_iterable(seg.byte_spans), dtype=np.int64, count=2 * n).reshape(n, 2)
+        s, e = spans[spans[:, 0] != spans[:, 1]].T
+    else:
+        s, e, _ = _counted_spans(seg)
+    single = _words_held(*_trimmed_arrays(seg, index), index, smap) if strr else Counter()
+    return _script_stats(index, smap, smap.token_weights(s, e), single)
+
+
+def per_script_spans(
+    index: TextIndex, starts: np.ndarray, ends: np.ndarray, *, script_map: ScriptMap | None = None, strr: bool = False
+) -> dict[str, ScriptStats]:
+    """C6 as `per_script` for tokens given as byte-span columns (non-special, non-empty, in text
+    order): what a corpus batch has, without building a `Segmentation`."""
+    smap = script_map if script_map is not None else ScriptMap(index)
+    single: Counter[str] = Counter()
+    if strr:
+        n = starts.size
+        units = UnitTable(index, starts, ends, np.arange(n), np.zeros(n, dtype=np.int64))
+        single = _words_held(*_trim_units(units, index), index, smap)
+    return _script_stats(index, smap, smap.token_weights(starts, ends), single)
+
+
+def _script_stats(
+    index: TextIndex, smap: ScriptMap, tokens: dict[str, float], single: Counter[str]
+) -> dict[str, ScriptStats]:
+    chars, nbytes, words = text_by_script(index, smap)
     names = set(chars) | set(tokens)
     return {
         n: ScriptStats(n, tokens.get(n, 0.0), chars[n], nbytes[n], words[n], single[n])
@@ -731,24 +888,44 @@ def per_script(
     }
 
 
-def _word_scripts(index: TextIndex, smap: ScriptMap) -> list[tuple[tuple[int, int], str]]:
-    """Every word's char span and the script of its first code point (memoized on the index)."""
+def text_by_script(index: TextIndex, smap: ScriptMap) -> tuple[Counter[str], Counter[str], Counter[str]]:
+    """Chars, bytes and words of each script of the text (no tokenizer involved; memoized:
+    treat the counters as read-only)."""
 
-    def make() -> list[tuple[tuple[int, int], str]]:
-        starts = [r[0] for r in smap.char_runs]
-        out = []
-        for m in _WORD.finditer(index.text):
-            k = bisect_right(starts, m.start()) - 1
-            out.append((m.span(), smap.char_runs[k][2] if k >= 0 else "Common"))
-        return out
+    def make() -> tuple[Counter[str], Counter[str], Counter[str]]:
+        chars: Counter[str] = Counter()
+        nbytes: Counter[str] = Counter()
+        for (s, e, name), (bs, be, _) in zip(smap.char_runs, smap.runs):
+            chars[name] += e - s
+            nbytes[name] += be - bs
+        _, codes = _word_scripts(index, smap)
+        counts = np.bincount(codes, minlength=len(smap.names)).tolist()
+        words = Counter({smap.names[k]: c for k, c in enumerate(counts) if c})
+        return chars, nbytes, words
 
-    return index.memo("words", index, make)
+    return index.memo("text-scripts", smap, make)
 
 
-def _single_token_words(seg: Segmentation, index: TextIndex, smap: ScriptMap) -> Counter[str]:
-    """Per script, the words covered by exactly one (trimmed) token span: STRR's numerator."""
-    spans = set(_trimmed_spans(seg, index))
-    return Counter(name for span, name in _word_scripts(index, smap) if span in spans)
+def _word_scripts(index: TextIndex, smap: ScriptMap) -> tuple[np.ndarray, np.ndarray]:
+    """Every word's char span as a key ``start * (n + 1) + end`` and the script code of its first
+    code point (memoized on the index)."""
+
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        spans = np.array([m.span() for m in _WORD.finditer(index.text)], dtype=np.int64).reshape(-1, 2)
+        starts = np.array([r[0] for r in smap.char_runs], dtype=np.int64)
+        k = np.searchsorted(starts, spans[:, 0], side="right") - 1
+        codes = smap.code[np.maximum(k, 0)] if smap.code.size else np.zeros(len(spans), dtype=np.int64)
+        return spans[:, 0] * (index.n_chars + 1) + spans[:, 1], codes
+
+    return index.memo("words", smap, make)
+
+
+def _words_held(ts: np.ndarray, te: np.ndarray, index: TextIndex, smap: ScriptMap) -> Counter[str]:
+    """Per script, the words whose span is one of the trimmed token spans [ts, te): STRR's numerator."""
+    keys, codes = _word_scripts(index, smap)
+    held = np.isin(keys, ts * (index.n_chars + 1) + te)
+    counts = np.bincount(codes[held], minlength=len(smap.names)).tolist()
+    return Counter({smap.names[k]: c for k, c in enumerate(counts) if c})
 
 
 def count_words(text: str) -> int:
@@ -891,128 +1068,18 @@ class Side:
     error: str | None = None
 
 
-_REPORT_UNITS = (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False))
-
-
-class _CutTotals:
-    """Running |A|, |B| and |A∩B| over documents (micro-averaged F1 without keeping any cut set)."""
-
-    def __init__(self, n: int) -> None:
-        self.size = {u: [0] * n for u, _, _ in _REPORT_UNITS}
-        self.common = {u: [[0] * n for _ in range(n)] for u, _, _ in _REPORT_UNITS}
-
-    def add(self, per_side: dict[int, Segmentation], index: TextIndex) -> None:
-        for key, unit, collapse in _REPORT_UNITS:
-            sets = {k: _cut_frozen(seg, index, unit, collapse) for k, seg in per_side.items()}  # type: ignore[arg-type]
-            for i, a in sets.items():
-                self.size[key][i] += len(a)
-                for j, b in sets.items():
-                    if j > i:
-                        c = len(a & b)
-                        self.common[key][i][j] += c
-                        self.common[key][j][i] += c
-
-    def f1(self, key: str, i: int, j: int) -> float:
-        if i == j:
-            return 1.0
-        total = self.size[key][i] + self.size[key][j]
-        return 2 * self.common[key][i][j] / total if total else 1.0
-
-
-def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
-    """The ``tokviz compare --json`` object over one text (one document) or several documents.
-
-    ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
-    in the order of ``sides``, with None in the rows and columns of a side that failed to load;
-    ``vocab_overlap_l0[i][j]`` = |Σ(A)∩Σ(B)| at L0 with specials excluded. Boundary F1 over
-    several documents is micro-averaged (cuts of all documents pooled, counted as the documents
-    stream by: nothing of a document is kept once it is counted).
-    """
-    ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
-    n_chars = n_bytes = n_words = n_docs = 0
-    tokens = [0] * len(sides)
-    totals = _CutTotals(len(sides))
-    scripts: list[dict[str, list[float]]] = [{} for _ in sides]
-    for text in documents:
-        index = TextIndex(text)
-        smap = ScriptMap(index)
-        n_docs += 1
-        n_chars += index.n_chars
-        n_bytes += index.n_bytes
-        n_words += count_words(text)
-        per_side = {}
-        for k in ok:
-            seg = per_side[k] = segment(sides[k].tokenizer, text, name=sides[k].name)  # type: ignore[arg-type]
-            tokens[k] += seg.n_tokens
-            for name, st in per_script(seg, index, script_map=smap).items():
-                acc = scripts[k].setdefault(name, [0.0, 0, 0])
-                acc[0] += st.tokens
-                acc[1] += st.chars
-                acc[2] += st.bytes
-        totals.add(per_side, index)
-    rows = []
-    for k, s in enumerate(sides):
-        if s.tokenizer is None:
-            rows.append({"name": s.name, "path": s.path, "error": s.error})
-            continue
-        rows.append(
-            {
-                "name": s.name,
-                "path": s.path,
-                "tokens": tokens[k],
-                "chars_per_token": round(n_chars / tokens[k], 6) if tokens[k] else None,
-                "bytes_per_token": round(n_bytes / tokens[k], 6) if tokens[k] else None,
-                "per_script": {
-                    n: {"tokens": round(v[0], 6), "chars": v[1], "bytes": v[2]} for n, v in scripts[k].items()
-                },
-            }
-        )
-
-    def matrix(unit: str) -> list[list[float | None]]:
-        return [
-            [
-                round(totals.f1(unit, i, j), 6) if i in ok and j in ok else None
-                for j in range(len(sides))
-            ]
-            for i in range(len(sides))
-        ]
-
-    overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
-    pos = {k: n for n, k in enumerate(ok)}
-    return {
-        "text": {"chars": n_chars, "bytes": n_bytes, "words": n_words, "documents": n_docs},
-        "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
-        "tokenizers": rows,
-        "boundary_f1": {
-            "char_raw": matrix("char_raw"),
-            "char_collapsed": matrix("char_collapsed"),
-            "byte": matrix("byte"),
-        },
-        "vocab_overlap_l0": [
-            [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(len(sides))]
-            for i in range(len(sides))
-        ],
-    }
+#: The cut sets a report counts: (key, unit, whitespace-collapsed).
+CUT_UNITS = (("char_raw", "char", False), ("char_collapsed", "char", True), ("byte", "byte", False))
 
 
 # ---------------------------------------------------------------------- one analysis of N segmentations
 @dataclass(frozen=True, slots=True)
-class DisplayToken:
-    """A token unit for an aligned view: char span (C1-derived: tokens splitting one code point
-    are one unit), the token indices it holds, and their ids."""
-
-    start: int
-    end: int
-    indices: tuple[int, ...]
-    ids: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Analysis:
     """Everything the Compare tab shows for N segmentations of one text (no Qt, no vocabularies).
 
-    ``cuts[unit][k]``: side k's cut set for unit ``char_raw`` / ``char_collapsed`` / ``byte``;
-    ``f1[unit]`` the N×N matrix; ``votes[unit]`` votes per position.
+    ``units[k]``: side k's `UnitTable`; ``cuts[unit][k]``: side k's cut set for unit
+    ``char_raw`` / ``char_collapsed`` / ``byte``; ``f1[unit]`` the N×N matrix; ``votes[unit]``
+    votes per position.
     """
 
     text: str
@@ -1021,7 +1088,7 @@ class Analysis:
     n_bytes: int
     n_words: int
     tokens: tuple[int, ...]
-    units: tuple[tuple[DisplayToken, ...], ...]
+    units: tuple[UnitTable, ...]
     cuts: dict[str, tuple[frozenset[int], ...]]
     f1: dict[str, list[list[float]]]
     votes: dict[str, dict[int, int]]
@@ -1030,41 +1097,134 @@ class Analysis:
     scripts: tuple[dict[str, ScriptStats], ...]
 
 
-def _display_units(seg: Segmentation, ix: TextIndex) -> tuple[DisplayToken, ...]:
-    ids = seg.ids
-    return tuple(
-        DisplayToken(s, e, tuple(m), (ids[m[0]],) if len(m) == 1 else tuple(ids[i] for i in m))
-        for (s, e), m in _char_units(seg, ix)
-    )
+@dataclass(slots=True)
+class _Counted:
+    """A side whose cuts are in the running votes: the segmentation, its cut sets, how often."""
+
+    seg: Segmentation
+    cuts: dict[str, frozenset[int]]
+    times: int
 
 
-def analyze(segs: Sequence[Segmentation], text: str, *, index: TextIndex | None = None) -> Analysis:
-    """C1–C6 for N segmentations of ``text`` in one call (what a comparison view needs)."""
-    ix = index if index is not None else TextIndex(text)
-    smap = ix.memo("script-map", ix, lambda: ScriptMap(ix))
-    units = [ix.memo("display", seg, lambda seg=seg: _display_units(seg, ix)) for seg in segs]
-    cuts: dict[str, tuple[frozenset[int], ...]] = {}
-    for key, unit, collapse in (
-        ("char_raw", "char", False),
-        ("char_collapsed", "char", True),
-        ("byte", "byte", False),
-    ):
-        cuts[key] = tuple(_cut_frozen(s, ix, unit, collapse) for s in segs)  # type: ignore[arg-type]
-    return Analysis(
-        text=text,
-        names=tuple(s.name for s in segs),
-        n_chars=ix.n_chars,
-        n_bytes=ix.n_bytes,
-        n_words=count_words(text),
-        tokens=tuple(s.n_tokens for s in segs),
-        units=tuple(units),
-        cuts=cuts,
-        f1={k: f1_matrix(list(v)) for k, v in cuts.items()},  # type: ignore[arg-type]
-        votes={k: dict(votes(list(v))) for k, v in cuts.items()},  # type: ignore[arg-type]
-        span_shared=tuple(span_agreement(segs, ix)),
-        span_shared_trimmed=tuple(span_agreement(segs, ix, trimmed=True)),
-        scripts=tuple(ix.memo("scripts", s, lambda s=s: per_script(s, ix, script_map=smap)) for s in segs),
-    )
+class Comparison:
+    """N segmentations of one text, analysed incrementally (what the Compare tab keeps).
+
+    Per-side results (units, cut sets, scripts, span keys) are memoized on the `TextIndex` per
+    segmentation; the pairwise |A∩B| and the votes live here. So `analyze` after adding a side
+    computes that side's results and its N new pairs only, and removing a side subtracts its
+    votes; results of sides no longer compared are dropped. One call at a time (not thread-safe).
+
+    >>> a = Segmentation.from_spans("a", [(0, 2), (2, 7), (7, 12)])
+    >>> b = Segmentation.from_spans("b", [(0, 2), (2, 5), (5, 7), (8, 12)])
+    >>> c = Comparison("unhappy cats")
+    >>> round(c.analyze([a, b]).f1["char_collapsed"][0][1], 3), c.analyze([a]).votes["char_raw"]
+    (0.8, {2: 1, 7: 1})
+    """
+
+    def __init__(self, text: str, *, index: TextIndex | None = None) -> None:
+        self.text = text
+        self.index = index if index is not None and index.text == text else TextIndex(text)
+        self._common: dict[tuple[str, int, int], int] = {}  # (unit, id(a), id(b)) -> |A∩B|
+        self._votes: dict[str, Counter[int]] = {key: Counter() for key, _, _ in CUT_UNITS}
+        self._counted: dict[int, _Counted] = {}
+        self._shared: dict[bool, tuple[frozenset[int], frozenset[int]]] = {}  # ids of sides -> spans all hold
+
+    def analyze(self, segs: Sequence[Segmentation]) -> Analysis:
+        """C1–C6 for ``segs`` (in this order) over the text."""
+        ix = self.index
+        smap = ix.memo("script-map", ix, lambda: ScriptMap(ix))
+        cuts = {
+            key: tuple(_cut_frozen(s, ix, unit, collapse) for s in segs)  # type: ignore[arg-type]
+            for key, unit, collapse in CUT_UNITS
+        }
+        self._count_votes(segs, cuts)
+        result = Analysis(
+            text=self.text,
+            names=tuple(s.name for s in segs),
+            n_chars=ix.n_chars,
+            n_bytes=ix.n_bytes,
+            n_words=ix.memo("words-count", ix, lambda: count_words(self.text)),
+            tokens=tuple(len(s.special) - sum(s.special) for s in segs),
+            units=tuple(_char_units(s, ix) for s in segs),
+            cuts=cuts,
+            f1={key: self._f1(key, segs, sets) for key, sets in cuts.items()},
+            votes={key: dict(c) for key, c in self._votes.items()},
+            span_shared=self._span_shared(segs, trimmed=False),
+            span_shared_trimmed=self._span_shared(segs, trimmed=True),
+            scripts=tuple(ix.memo("scripts", s, lambda s=s: per_script(s, ix, script_map=smap)) for s in segs),
+        )
+        self._forget_others(segs, smap)
+        return result
+
+    def _span_shared(self, segs: Sequence[Segmentation], *, trimmed: bool) -> tuple[float, ...]:
+        """C4 as `span_agreement`, from the spans all sides hold: kept from the last call and
+        narrowed by the new sides when sides were only added."""
+        ids = frozenset(map(id, segs))
+        keys = {id(s): _span_keys(s, self.index, trimmed=trimmed) for s in segs}
+        last = self._shared.get(trimmed)
+        if last is not None and last[0] <= ids and last[0]:
+            common = last[1]
+            for sid in ids - last[0]:
+                common = common & keys[sid]
+        else:
+            common = frozenset.intersection(*sorted(keys.values(), key=len)) if keys else frozenset()
+        self._shared[trimmed] = (ids, common)
+        sizes = [len(_char_units(s, self.index)) for s in segs]
+        return tuple(len(common) / n if n else 1.0 for n in sizes)
+
+    def _f1(self, key: str, segs: Sequence[Segmentation], sets: Sequence[frozenset[int]]) -> list[list[float]]:
+        n = len(segs)
+        m = [[1.0] * n for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                a, b = sets[i], sets[j]
+                pair = (key, *sorted((id(segs[i]), id(segs[j]))))
+                common = self._common.get(pair)  # type: ignore[arg-type]
+                if common is None:
+                    common = self._common[pair] = len(a & b)  # type: ignore[index]
+                # the same expression as `cut_ratios(...).f1`
+                m[i][j] = m[j][i] = 2 * common / (len(a) + len(b)) if (a or b) else 1.0
+        return m
+
+    def _count_votes(self, segs: Sequence[Segmentation], cuts: dict[str, tuple[frozenset[int], ...]]) -> None:
+        """Bring the running votes from the sides counted so far to ``segs``."""
+        want = Counter(id(s) for s in segs)
+        for k, s in enumerate(segs):
+            if id(s) not in self._counted:
+                self._counted[id(s)] = _Counted(s, {key: sets[k] for key, sets in cuts.items()}, 0)
+        for sid, entry in list(self._counted.items()):
+            delta = want.get(sid, 0) - entry.times
+            for key, c in self._votes.items():
+                for _ in range(delta):
+                    c.update(entry.cuts[key])
+                for _ in range(-delta):
+                    c.subtract(entry.cuts[key])
+                    for p in entry.cuts[key]:
+                        if c[p] <= 0:
+                            del c[p]
+            entry.times += delta
+            if not entry.times:
+                del self._counted[sid]
+
+    def _forget_others(self, segs: Sequence[Segmentation], smap: ScriptMap) -> None:
+        ids = {id(s) for s in segs}
+        self.index.forget_except([*segs, smap])
+        for pair in [p for p in self._common if p[1] not in ids or p[2] not in ids]:
+            del self._common[pair]
+
+
+def analyze(
+    segs: Sequence[Segmentation],
+    text: str,
+    *,
+    index: TextIndex | None = None,
+    comparison: Comparison | None = None,
+) -> Analysis:
+    """C1–C6 for N segmentations of ``text`` in one call (what a comparison view needs);
+    pass the `Comparison` of an earlier call on the same text to reuse its results."""
+    if comparison is None or comparison.text != text:
+        comparison = Comparison(text, index=index)
+    return comparison.analyze(segs)
 
 
 def membership_patterns(sets: Sequence[frozenset[bytes] | set[bytes]]) -> Counter[int]:

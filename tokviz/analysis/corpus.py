@@ -8,44 +8,59 @@ the newline not encoded, empty lines skipped), ``paragraphs`` (blank-line separa
 by the newline tokens (spec 1.iii-H).
 
 Documents go in batches to a process pool (the engine is pure Python, so threads would share one
-core); each worker loads the tokenizers once from their files. Results merge in the parent in
-document order, so the numbers do not depend on the number of workers.
+core). Where processes can be forked the tokenizers are loaded once in this process (or taken from
+the caller, the Compare tab's rows) and the workers inherit them; elsewhere each worker loads them
+once. A worker counts a whole batch and sends back aggregates only (a few arrays and counters);
+results merge in the parent in document order, so the numbers do not depend on the number of
+workers.
 
 Neighbour: `tokviz.analysis.compare` measures one text (cuts, atoms, F1); this module counts.
 
-Performance notes: workers receive batches of ~64 KB of text (fewer round trips than one
-document each; small enough for a responsive cancel). Sending per-document token counts back
-as ``array('I')`` keeps the pickles small. Forking a process that runs Qt is unsafe, so the
-pool uses the "spawn" start method (each worker pays one import and one load).
+Performance notes: a batch is ~64 KB of text (fewer round trips than one document each, small
+enough for a responsive cancel). A batch's documents are joined into one text, so the script
+pass, the byte -> script lookups and the per-token statistics run once per batch over numpy
+columns (ids, byte spans) instead of per document over Python objects; per-document work is the
+encode, the lossless decode and a few list extends. Ids come back as (id, count) columns and
+merge into one dense count array. Spawned workers (the first version) paid an interpreter start
+and four tokenizer loads each before the first batch, which a short run never recovered.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
+import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 
+import numpy as np
 import regex
 
 from ..engine.errors import TokvizFormatError
 from ..io.textfile import BLOCK_BYTES, iter_text_blocks
 from .compare import (
+    CUT_UNITS,
+    WORD_PATTERN,
     ScriptMap,
     ScriptStats,
-    Segmentation,
+    Side,
     TextIndex,
+    collapse_positions,
     count_words,
-    per_script,
+    overlap_matrix,
+    per_script_spans,
     surface_table,
+    text_by_script,
     unk_ids_of,
 )
 
@@ -59,6 +74,10 @@ __all__ = [
     "corpus_files",
     "run_corpus",
     "CorpusCancelled",
+    "CutTotals",
+    "can_fork",
+    "compare_report",
+    "compare_json",
 ]
 
 MODES = ("whole", "lines", "paragraphs", "jsonl:FIELD")
@@ -209,11 +228,16 @@ _WORKER_TOKS: list = []
 _WORKER_ERRORS: list = []
 
 
-def _load_all(specs: Sequence[TokenizerSpec]) -> tuple[list, list[str | None]]:
-    """The tokenizers of ``specs`` (None where loading failed) and the error messages."""
+def _load_all(specs: Sequence[TokenizerSpec], loaded: Sequence | None = None) -> tuple[list, list[str | None]]:
+    """The tokenizers of ``specs`` (None where loading failed) and the error messages; an entry
+    of ``loaded`` that is not None is that spec's tokenizer, already in memory."""
     toks: list = []
     errors: list[str | None] = []
-    for spec in specs:
+    for k, spec in enumerate(specs):
+        if loaded is not None and k < len(loaded) and loaded[k] is not None:
+            toks.append(loaded[k])
+            errors.append(None)
+            continue
         try:
             toks.append(spec.load())
             errors.append(None)
@@ -224,9 +248,19 @@ def _load_all(specs: Sequence[TokenizerSpec]) -> tuple[list, list[str | None]]:
 
 
 def _init_worker(specs: Sequence[TokenizerSpec]) -> None:
-    toks, errors = _load_all(specs)
+    """A spawned worker: load every tokenizer once, for all the batches it will count."""
+    _init_loaded(*_load_all(specs))
+
+
+def _init_loaded(toks: list, errors: list[str | None]) -> None:
+    """A forked worker: the parent's tokenizers are inherited (fork does not pickle initargs)."""
     _WORKER_TOKS[:] = toks
     _WORKER_ERRORS[:] = errors
+
+
+def can_fork() -> bool:
+    """Whether pool workers are forked (Linux and the BSDs; macOS and Windows spawn)."""
+    return "fork" in get_all_start_methods() and sys.platform != "darwin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,22 +287,60 @@ def _worker_describe(tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
 
 
 def _top_ids(m: _Merger, top_k: int) -> list[list[int]]:
-    return [[i for i, _ in sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]] for p in m.parts]
+    return [_ranked(p.id_counts, top_k)[0].tolist() for p in m.parts]
+
+
+def _ranked(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k most frequent ids and their counts (ties: the smaller id first)."""
+    ids = np.flatnonzero(counts)
+    order = np.lexsort((ids, -counts[ids]))[:k]
+    return ids[order], counts[ids[order]]
 
 
 @dataclass(frozen=True, slots=True)
 class _Options:
     lossless: bool  # decode every document and compare (tokenizer-arena's check)
     strr: bool  # count the words kept as one token (needs every token's char span)
+    cuts: bool = False  # count |A|, |A∩B| of the cut sets (boundary F1 of `tokviz compare --file`)
+
+
+class CutTotals:
+    """Running |A| and |A∩B| of every pair of tokenizers, per cut unit (`CUT_UNITS`), summed over
+    documents: the micro-averaged boundary F1 (the cuts of all documents pooled) without keeping
+    any cut set."""
+
+    def __init__(self, n: int) -> None:
+        self.size = {key: np.zeros(n, dtype=np.int64) for key, _, _ in CUT_UNITS}
+        self.common = {key: np.zeros((n, n), dtype=np.int64) for key, _, _ in CUT_UNITS}
+
+    def add(self, other: CutTotals) -> None:
+        for key in self.size:
+            self.size[key] += other.size[key]
+            self.common[key] += other.common[key]
+
+    def f1(self, key: str, ok: Sequence[int]) -> list[list[float | None]]:
+        """The F1 matrix of unit ``key`` (None in the rows and columns not in ``ok``)."""
+        n = self.size[key].size
+        size, common = self.size[key].tolist(), self.common[key].tolist()
+        out: list[list[float | None]] = [[None] * n for _ in range(n)]
+        for i in ok:
+            for j in ok:
+                total = size[i] + size[j]
+                out[i][j] = 1.0 if i == j or not total else round(2 * common[i][j] / total, 6)
+        return out
 
 
 @dataclass(slots=True)
 class _Partial:
-    """One tokenizer's counts over one batch (merged in the parent)."""
+    """One tokenizer's counts over one batch, or (in the parent) over the batches merged so far.
+
+    Ids are counted as (id, count) columns in a batch and in one dense array indexed by id once
+    merged: a batch's result pickles as a few arrays, not as a dict per id."""
 
     n_tok: int = 0
     per_doc: array = field(default_factory=lambda: array("I"))
-    ids: Counter = field(default_factory=Counter)
+    id_values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    id_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     unk: int = 0
     byte_fallback: int = 0
     lossless_docs: int = 0
@@ -287,6 +359,49 @@ class _BatchResult:
     script_bytes: Counter
     script_words: Counter
     partials: list[_Partial | None]
+    cuts: CutTotals | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _BatchText:
+    """A batch's documents joined by ``\\n`` into one text (one index, one script pass for the
+    batch): tokens never cross a document, the separator is Common and in no word, so every
+    per-script figure is the sum over the documents once the separators' chars are taken off."""
+
+    index: TextIndex
+    script_map: ScriptMap
+    char_base: np.ndarray  # char offset of each document in the joined text
+    byte_base: np.ndarray  # byte offset of each document in the joined text
+    byte_edges: np.ndarray  # every document's first and end byte (never a cut)
+
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> _BatchText:
+        ix = TextIndex("\n".join(texts))
+        lengths = np.array([len(t) for t in texts], dtype=np.int64)
+        char_base = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+        bounds = ix.bounds_array()
+        edges = np.concatenate((bounds[char_base], bounds[char_base + lengths]))
+        return cls(ix, ScriptMap(ix), char_base, bounds[char_base], edges)
+
+    def cut_arrays(self, s: np.ndarray, e: np.ndarray) -> dict[str, np.ndarray]:
+        """The cut sets (`CUT_UNITS`) of tokens with byte spans [s, e) in the joined text: the
+        union of every document's cuts, each as `tokviz.analysis.compare` defines them."""
+        ix = self.index
+        byte = np.unique(np.concatenate((s, e)))
+        byte = byte[~np.isin(byte, self.byte_edges)]  # 0 and the end of a document are no cuts
+        p = ix.floor_array()[byte]
+        char = p[ix.bounds_array()[p] == byte]
+        out = {"char_raw": char, "byte": byte}
+        for key, unit, collapse in CUT_UNITS:
+            if collapse:
+                raw = char if unit == "char" else byte
+                base = self.char_base if unit == "char" else self.byte_base
+                moved = collapse_positions(raw, ix, unit=unit)
+                # a White_Space run may go on through the separator into the neighbour document:
+                # a cut moved to its document's start (or before) is none, as in the document alone
+                start = base[np.searchsorted(base, raw, side="right") - 1]
+                out[key] = np.unique(moved[moved > start])
+        return out
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -310,55 +425,94 @@ def _byte_piece_ids(tok) -> frozenset[int]:  # noqa: ANN001
 
 def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, opts: _Options) -> _BatchResult:
     """Count one batch of (document index, text) for every tokenizer (None = failed to load)."""
-    res = _BatchResult(0, 0, 0, len(docs), Counter(), Counter(), Counter(), [])
-    indexes = []
-    for _, text in docs:
-        ix = TextIndex(text)
-        smap = ScriptMap(ix)
-        indexes.append((ix, smap))
-        res.n_char += ix.n_chars
-        res.n_byte += ix.n_bytes
-        res.n_word += count_words(text)
-    for tok in toks:
+    texts = [text for _, text in docs]
+    batch = _BatchText.of(texts)
+    ix = batch.index
+    seps = len(texts) - 1
+    chars, nbytes, words = text_by_script(ix, batch.script_map)
+    chars, nbytes = Counter(chars), Counter(nbytes)
+    chars["Common"] -= seps
+    nbytes["Common"] -= seps
+    res = _BatchResult(
+        ix.n_chars - seps, ix.n_bytes - seps, count_words(ix.text), len(docs), +chars, +nbytes, Counter(words), []
+    )
+    cuts: dict[int, dict[str, np.ndarray]] = {}
+    for k, tok in enumerate(toks):
         if tok is None:
             res.partials.append(None)
             continue
-        res.partials.append(_count_one(tok, docs, indexes, res, opts))
+        part, cuts[k] = _count_one(tok, docs, batch, opts)
+        res.partials.append(part)
+    if opts.cuts:
+        res.cuts = _cut_totals(cuts, len(toks))
     return res
 
 
-def _count_one(tok, docs, indexes, res: _BatchResult, opts: _Options) -> _Partial:  # noqa: ANN001
-    part = _Partial()
-    unk_ids = unk_ids_of(tok)
-    bf_ids = _byte_piece_ids(tok)
-    # chars/bytes/words per script do not depend on the tokenizer: the first one fills them
-    fill_scripts = not res.script_chars
-    for (doc_index, text), (ix, smap) in zip(docs, indexes):
+def _cut_totals(cuts: dict[int, dict[str, np.ndarray]], n: int) -> CutTotals:
+    totals = CutTotals(n)
+    for key in totals.size:
+        for i, a in cuts.items():
+            totals.size[key][i] = a[key].size
+            for j, b in cuts.items():
+                if j > i:
+                    c = np.intersect1d(a[key], b[key], assume_unique=True).size
+                    totals.common[key][i, j] = totals.common[key][j, i] = c
+    return totals
+
+
+def _encode_batch(tok, docs: Sequence[tuple[int, str]], part: _Partial, opts: _Options):  # noqa: ANN001, ANN202
+    """Encode every document; (ids, byte spans, special mask, tokens per document) as columns.
+    The per-document Python work is a few list extends (C loops over the token lists)."""
+    ids: list[int] = []
+    spans: list[int] = []
+    mask: list[int] = []
+    sizes = array("q")
+    for doc_index, text in docs:
         enc = tok.encode(text, add_special_tokens=False)
-        mask = enc.special_tokens_mask
-        ids = [i for i, m in zip(enc.ids, mask) if not m] if any(mask) else enc.ids
-        part.n_tok += len(ids)
-        part.per_doc.append(len(ids))
-        part.ids.update(ids)
-        if unk_ids:
-            part.unk += sum(1 for i in ids if i in unk_ids)
-        if bf_ids:
-            part.byte_fallback += sum(1 for i in ids if i in bf_ids)
+        ids.extend(enc.ids)
+        spans.extend(chain.from_iterable(enc.byte_offsets))
+        mask.extend(enc.special_tokens_mask)
+        sizes.append(len(enc.ids))
         if opts.lossless:
             back = tok.decode(enc.ids)
             if back == text:
                 part.lossless_docs += 1
             elif part.first_loss is None:
                 part.first_loss = (doc_index, _first_difference(back, text))
-        seg = Segmentation("", tuple(enc.ids), (), tuple(enc.byte_offsets), (), tuple(bool(m) for m in mask))
-        for name, st in per_script(seg, ix, script_map=smap, strr=opts.strr).items():
+    n = len(ids)
+    return (
+        np.array(ids, dtype=np.int64),
+        np.array(spans, dtype=np.int64).reshape(n, 2),
+        np.array(mask, dtype=bool),
+        np.frombuffer(sizes, dtype=np.int64),
+    )
+
+
+def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _Options):  # noqa: ANN001, ANN201
+    """One tokenizer's `_Partial` of the batch, and its cut sets when ``opts.cuts``."""
+    part = _Partial()
+    ids, spans, special, sizes = _encode_batch(tok, docs, part, opts)
+    doc_of = np.repeat(np.arange(len(docs)), sizes)
+    spans += batch.byte_base[doc_of][:, None]  # into the joined text's coordinates
+    keep = ~special
+    counted = ids[keep]
+    part.n_tok = int(counted.size)
+    part.per_doc = array("I", np.bincount(doc_of[keep], minlength=len(docs)).astype(np.uint32).tobytes())
+    part.id_values, part.id_counts = np.unique(counted, return_counts=True)
+    unk = unk_ids_of(tok)
+    if unk:
+        part.unk = int(np.isin(counted, list(unk)).sum())
+    fallback = _byte_piece_ids(tok)
+    if fallback:
+        part.byte_fallback = int(np.isin(counted, list(fallback)).sum())
+    keep &= spans[:, 0] != spans[:, 1]
+    s, e = spans[keep, 0], spans[keep, 1]
+    for name, st in per_script_spans(batch.index, s, e, script_map=batch.script_map, strr=opts.strr).items():
+        if st.tokens:
             part.script_tokens[name] += st.tokens
+        if st.single_token_words:
             part.script_single[name] += st.single_token_words
-            if fill_scripts:
-                res.script_chars[name] += st.chars
-                res.script_bytes[name] += st.bytes
-                res.script_words[name] += st.words
-    return part
+    return part, (batch.cut_arrays(s, e) if opts.cuts else None)
 
 
 def _worker_batch(docs: Sequence[tuple[int, str]], opts: _Options) -> _BatchResult:
@@ -402,6 +556,7 @@ class CorpusReport:
     divergent: tuple[dict[str, object], ...]
     seconds: float
     workers: int
+    boundary_f1: dict[str, list[list[float | None]]] | None = None  # `CUT_UNITS` key -> N×N, if counted
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; every ratio's unit is in its name."""
@@ -509,12 +664,13 @@ def _row_json(
     }
 
 
-def _renyi(ids: Counter, vocab_size: int, alpha: float = 2.5) -> float | None:
+def _renyi(counts: np.ndarray, vocab_size: int, alpha: float = 2.5) -> float | None:
     """Rényi entropy (order α) of the unigram id distribution over log2 |V| (Zouhar et al. 2023)."""
-    total = sum(ids.values())
+    total = int(counts.sum())
     if not total or vocab_size < 2:
         return None
-    h = math.log2(sum((c / total) ** alpha for c in ids.values())) / (1 - alpha)
+    p = counts[counts > 0] / total
+    h = math.log2(float(np.sum(p**alpha))) / (1 - alpha)
     return round(h / math.log2(vocab_size), 6)
 
 
@@ -527,6 +683,7 @@ class _Merger:
         self.script_bytes: Counter = Counter()
         self.script_words: Counter = Counter()
         self.parts = [_Partial() for _ in range(n_tok)]
+        self.cuts = CutTotals(n_tok)
 
     def add(self, r: _BatchResult) -> None:
         self.n_char += r.n_char
@@ -536,12 +693,19 @@ class _Merger:
         self.script_chars.update(r.script_chars)
         self.script_bytes.update(r.script_bytes)
         self.script_words.update(r.script_words)
+        if r.cuts is not None:
+            self.cuts.add(r.cuts)
         for acc, p in zip(self.parts, r.partials):
             if p is None:
                 continue
             acc.n_tok += p.n_tok
             acc.per_doc.extend(p.per_doc)
-            acc.ids.update(p.ids)
+            if p.id_values.size:
+                if p.id_values[-1] >= acc.id_counts.size:  # grow the dense counts to the largest id
+                    grown = np.zeros(max(int(p.id_values[-1]) + 1, 2 * acc.id_counts.size), dtype=np.int64)
+                    grown[: acc.id_counts.size] = acc.id_counts
+                    acc.id_counts = grown
+                acc.id_counts[p.id_values] += p.id_counts
             acc.unk += p.unk
             acc.byte_fallback += p.byte_fallback
             acc.lossless_docs += p.lossless_docs
@@ -582,16 +746,22 @@ def run_corpus(
     strr: bool = False,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    tokenizers: Sequence | None = None,
+    cuts: bool = False,
 ) -> CorpusReport:
     """C9 for every tokenizer of ``specs`` over the corpus at ``path``.
 
-    ``workers``: processes (default: every core; 1 runs in this process). A tokenizer that fails
-    to load gets its error in its row; the others go on. ``cancelled()`` is polled between batches
-    and raises `CorpusCancelled`. ``strr`` adds the share of words kept as one token per script
-    (off by default: it needs every token's char span, about doubling the cost of the statistics).
+    ``workers``: processes (default: every core; 1 runs in this process). Where processes can be
+    forked (`can_fork`), the tokenizers are loaded here once and the workers inherit them;
+    elsewhere each worker loads them once. ``tokenizers``: the specs' tokenizers when they are
+    already loaded (the Compare tab's rows; a None entry is loaded from its spec). A tokenizer
+    that fails to load gets its error in its row; the others go on. ``cancelled()`` is polled
+    between batches and raises `CorpusCancelled`. ``strr`` adds the share of words kept as one
+    token per script (off by default: it needs every token's char span). ``cuts`` adds the
+    micro-averaged boundary F1 matrices (``boundary_f1``, what ``tokviz compare --file`` prints).
     """
     _check_mode(mode)
-    opts = _Options(lossless=lossless, strr=strr)
+    opts = _Options(lossless=lossless, strr=strr, cuts=cuts)
     t0 = time.perf_counter()
     if workers is None:  # every core, unless the corpus is too small to pay for starting processes
         small = sum(f.stat().st_size for f in corpus_files(path)) < 2 * BATCH_CHARS
@@ -600,19 +770,26 @@ def run_corpus(
     merger = _Merger(len(specs))
     docs_meta = _DocIndex()
     batches = _batches(iter_documents(path, mode, progress=progress), docs_meta)
-    if n_workers == 1:
-        loaded, errors = _load_all(specs)
-        for batch in batches:
-            if cancelled is not None and cancelled():
-                raise CorpusCancelled()
-            merger.add(_process_batch(batch, loaded, opts))
-        infos = _describe(loaded, errors, _top_ids(merger, top_k))
-    else:  # the workers load the tokenizers; one of them describes them at the end
-        infos = _run_pool(specs, batches, merger, n_workers, opts, cancelled, top_k)
+    fork = n_workers > 1 and can_fork()
+    here = _load_all(specs, tokenizers) if n_workers == 1 or fork else None
+    # Every object alive now (the tokenizers' vocabularies above all) is left out of the cyclic
+    # GC while counting: its passes over them cost CPU in this process, and in forked workers
+    # they would also write to every inherited page (copy-on-write) just to visit it.
+    frozen = not TOKVIZ_GC_THAW and _freeze_gc()
+    try:
+        if n_workers == 1:
+            _count_here(batches, here[0], opts, merger, cancelled)  # type: ignore[index]
+            infos = _describe(*here, _top_ids(merger, top_k))  # type: ignore[misc]
+        else:
+            pooled = _run_pool(specs, batches, merger, n_workers, opts, cancelled, here, top_k)
+            infos = pooled if pooled is not None else _describe(*here, _top_ids(merger, top_k))  # type: ignore[misc]
+    finally:
+        if frozen:
+            gc.unfreeze()
     stats = tuple(
         _final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos))
     )
-    divergent = _most_divergent(stats, reference, docs_meta, divergent_k)
+    ok = [k for k, t in enumerate(stats) if t.error is None]
     return CorpusReport(
         str(path),
         mode,
@@ -623,10 +800,89 @@ def run_corpus(
         budget,
         reference,
         stats,
-        divergent,
+        _most_divergent(stats, reference, docs_meta, divergent_k),
         time.perf_counter() - t0,
         n_workers,
+        {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS} if cuts else None,
     )
+
+
+TOKVIZ_GC_THAW = os.environ.get("TOKVIZ_GC_THAW") == "1"  # measure without the GC freeze (bench)
+
+
+def _freeze_gc() -> bool:
+    gc.freeze()
+    return True
+
+
+def _count_here(batches: Iterator[list[tuple[int, str]]], toks: list, opts: _Options, merger: _Merger, cancelled) -> None:  # noqa: ANN001
+    for batch in batches:
+        if cancelled is not None and cancelled():
+            raise CorpusCancelled()
+        merger.add(_process_batch(batch, toks, opts))
+
+
+# ---------------------------------------------------------------------- tokviz compare --json
+def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
+    """The ``tokviz compare --json`` object over one text or a few documents, in this process
+    (`compare_json` of a `run_corpus` report is the same object for a corpus file, on every core).
+
+    ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
+    in the order of ``sides``, with None in the rows and columns of a side that failed to load.
+    """
+    toks = [s.tokenizer for s in sides]
+    merger = _Merger(len(sides))
+    docs = (Document(k, text, "", 0, 1) for k, text in enumerate(documents))
+    _count_here(_batches(docs, _DocIndex()), toks, _Options(lossless=False, strr=False, cuts=True), merger, None)
+    ok = [k for k, t in enumerate(toks) if t is not None]
+    rows = [
+        _compare_row(merger.n_char, merger.n_byte, s, merger.parts[k], _script_table(merger, merger.parts[k], strr=False))
+        for k, s in enumerate(sides)
+    ]
+    f1 = {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS}
+    text = {"chars": merger.n_char, "bytes": merger.n_byte, "words": merger.n_word, "documents": merger.n_doc}
+    return _compare_object(sides, text, rows, f1)
+
+
+def compare_json(sides: Sequence[Side], report: CorpusReport) -> dict[str, object]:
+    """The ``tokviz compare --json`` object of a `run_corpus` report counted with ``cuts=True``."""
+    if report.boundary_f1 is None:
+        raise ValueError("the corpus run did not count cut sets (run_corpus(cuts=True))")
+    rows = [_compare_row(report.n_char, report.n_byte, s, t, t.per_script) for s, t in zip(sides, report.tokenizers)]
+    text = {"chars": report.n_char, "bytes": report.n_byte, "words": report.n_word, "documents": report.n_doc}
+    return _compare_object(sides, text, rows, report.boundary_f1)
+
+
+def _compare_row(n_char: int, n_byte: int, side: Side, counts, scripts: dict) -> dict[str, object]:  # noqa: ANN001
+    """One tokenizer's row; ``counts`` has ``n_tok`` (a `_Partial` or `TokenizerCorpusStats`)."""
+    error = side.error if side.tokenizer is None else getattr(counts, "error", None)
+    if error is not None or side.tokenizer is None:
+        return {"name": side.name, "path": side.path, "error": error or "failed to load"}
+    n = counts.n_tok
+    return {
+        "name": side.name,
+        "path": side.path,
+        "tokens": n,
+        "chars_per_token": round(n_char / n, 6) if n else None,
+        "bytes_per_token": round(n_byte / n, 6) if n else None,
+        "per_script": {k: {"tokens": v["tokens"], "chars": v["chars"], "bytes": v["bytes"]} for k, v in scripts.items()},
+    }
+
+
+def _compare_object(sides: Sequence[Side], text: dict, rows: list, f1: dict) -> dict[str, object]:  # type: ignore[type-arg]
+    ok = [k for k, s in enumerate(sides) if s.tokenizer is not None]
+    overlap = overlap_matrix([sides[k].tokenizer for k in ok])  # type: ignore[misc]
+    pos = {k: n for n, k in enumerate(ok)}
+    n = len(sides)
+    return {
+        "text": text,
+        "units": {"chars": "code points", "bytes": "UTF-8 bytes", "words": WORD_PATTERN},
+        "tokenizers": rows,
+        "boundary_f1": f1,
+        "vocab_overlap_l0": [
+            [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(n)] for i in range(n)
+        ],
+    }
 
 
 class _DocIndex:
@@ -673,28 +929,38 @@ def _batches(docs: Iterator[Document], meta: _DocIndex) -> Iterator[list[tuple[i
 
 
 def _run_pool(
-    specs,
-    batches,
+    specs: Sequence[TokenizerSpec],
+    batches: Iterator[list[tuple[int, str]]],
     merger: _Merger,
     n_workers: int,
     opts: _Options,
-    cancelled,  # noqa: ANN001
+    cancelled: Callable[[], bool] | None,
+    loaded: tuple[list, list[str | None]] | None,
     top_k: int,
-) -> list[_TokInfo]:
-    ctx = get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=n_workers, mp_context=ctx, initializer=_init_worker, initargs=(list(specs),)
-    )
+) -> list[_TokInfo] | None:
+    """Count the batches on ``n_workers`` processes, at most two batches each in flight (memory
+    stays flat however long the corpus), merged here in document order. ``loaded``: tokenizers
+    the forked workers inherit; None: spawned workers load ``specs`` themselves, and one of them
+    describes them at the end (returned; the parent never loaded them)."""
+    if loaded is not None:
+        # Forking from a process with other threads (the GUI's) is safe enough here: the child
+        # only runs the pool's worker loop over pure-Python/numpy code, never Qt, and leaves
+        # with os._exit (multiprocessing's fork start), so no inherited lock is ever taken.
+        pool = ProcessPoolExecutor(
+            max_workers=n_workers, mp_context=get_context("fork"), initializer=_init_loaded, initargs=loaded
+        )
+    else:
+        pool = ProcessPoolExecutor(
+            max_workers=n_workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(list(specs),)
+        )
     pending: dict[int, Future] = {}
     done: dict[int, _BatchResult] = {}
-    next_merge = 0
-    submitted = 0
+    next_merge = submitted = 0
     try:
-        it = iter(batches)
         exhausted = False
         while True:
             while not exhausted and len(pending) < 2 * n_workers:
-                b = next(it, None)
+                b = next(batches, None)
                 if b is None:
                     exhausted = True
                     break
@@ -710,13 +976,12 @@ def _run_pool(
                     done[k] = pending.pop(k).result()
                 except BrokenProcessPool:
                     raise TokvizFormatError(
-                        "a worker process died (out of memory?); try fewer workers",
-                        source="corpus statistics",
+                        "a worker process died (out of memory?); try fewer workers", source="corpus statistics"
                     ) from None
             while next_merge in done:  # merge in document order
                 merger.add(done.pop(next_merge))
                 next_merge += 1
-        return pool.submit(_worker_describe, _top_ids(merger, top_k)).result()
+        return None if loaded is not None else pool.submit(_worker_describe, _top_ids(merger, top_k)).result()
     finally:
         for f in pending.values():
             f.cancel()
@@ -730,22 +995,22 @@ def _final_stats(
         return TokenizerCorpusStats(spec.name, spec.path, info.error)
     p = m.parts[k]
     size = info.vocab_size
-    ranked = sorted(p.ids.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
-    top = tuple((i, info.tokens.get(i, ""), c) for i, c in ranked)
+    ids, counts = _ranked(p.id_counts, top_k)
+    top = tuple((i, info.tokens.get(i, ""), c) for i, c in zip(ids.tolist(), counts.tolist()))
     return TokenizerCorpusStats(
         spec.name,
         spec.path,
         None,
         n_tok=p.n_tok,
         vocab_size=size,
-        distinct_ids=len(p.ids),
+        distinct_ids=int(np.count_nonzero(p.id_counts)),
         unk=p.unk,
         byte_fallback=p.byte_fallback,
         lossless_docs=p.lossless_docs,
         first_loss=p.first_loss,
         lengths=tuple(p.per_doc),
         top_ids=top,
-        renyi_efficiency=_renyi(p.ids, size),
+        renyi_efficiency=_renyi(p.id_counts, size),
         per_script=_script_table(m, p, strr=opts.strr),
     )
 
@@ -754,15 +1019,13 @@ def _most_divergent(stats, reference: int, meta: _DocIndex, k: int) -> tuple[dic
     ok = [s for s in stats if s.error is None]
     if len(ok) < 2 or not (0 <= reference < len(stats)) or stats[reference].error is not None:
         return ()
-    ref = stats[reference].lengths
-    scored = []
-    for d in range(len(ref)):
-        delta = max(abs(s.lengths[d] - ref[d]) for s in ok)
-        if delta:
-            scored.append((-delta, d))
-    scored.sort()
+    ref = np.asarray(stats[reference].lengths, dtype=np.int64)
+    delta = np.max([np.abs(np.asarray(s.lengths, dtype=np.int64) - ref) for s in ok], axis=0)
+    picked = np.flatnonzero(delta)
+    picked = picked[np.lexsort((picked, -delta[picked]))][:k]  # largest delta first, then document order
+    scored = [(-int(delta[d]), int(d)) for d in picked]
     out = []
-    for neg, d in scored[:k]:
+    for neg, d in scored:
         src, off, line, preview = meta.where(d)
         out.append(
             {

@@ -1,13 +1,16 @@
 """``tokviz compare``: N tokenizers on one text or one corpus file (boundary F1, per-script cost,
 vocabulary overlap), the scripting face of the Compare tab (`tokviz.analysis.compare`).
 
-``--stats`` adds the corpus statistics of `tokviz.analysis.corpus` (C9) for ``--file``.
+``--file`` is read once, on every core (`tokviz.analysis.corpus.run_corpus`); ``--stats`` adds
+its C9 statistics to the same pass.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
@@ -27,8 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD"
     )
     p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
-    p.add_argument("--workers", type=int, default=None, help="processes for --stats (default: every core)")
+    p.add_argument("--workers", type=int, default=None, help="processes for --file (default: every core)")
     p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
+    p.add_argument(
+        "--progress", action="store_true", help="report progress on stderr (the default when stderr is a terminal)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     from ..cli import add_load_options
 
@@ -52,27 +58,25 @@ def load_sides(args: argparse.Namespace) -> list:  # noqa: ANN201 - list[Side]
     return sides
 
 
-def _documents(args: argparse.Namespace):  # noqa: ANN202
-    from ..analysis.corpus import iter_documents
-
-    if args.text is not None:
-        if args.mode != "whole":
-            raise ValueError("--mode applies to --file only")
-        return [args.text]
-    return (d.text for d in iter_documents(args.file, args.mode))
-
-
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.compare import compare_report
+    from ..analysis.corpus import compare_json, compare_report
 
     if len(args.tokenizers) < 2:
         raise ValueError("compare needs at least two tokenizers")
+    if args.stats and args.file is None:
+        raise ValueError("--stats needs --file")
     sides = load_sides(args)
     if all(s.tokenizer is None for s in sides):
         raise TokvizFormatError(sides[0].error or "cannot load", source="compare: no tokenizer loaded")
-    report = compare_report(sides, _documents(args))
-    if args.stats:
-        report["corpus"] = _corpus_stats(args, sides)
+    if args.text is not None:
+        if args.mode != "whole":
+            raise ValueError("--mode applies to --file only")
+        report = compare_report(sides, [args.text])
+    else:  # one pass over the file on every core: the comparison and, with --stats, C9
+        corpus = _corpus_run(args, sides)
+        report = compare_json(sides, corpus)
+        if args.stats:
+            report["corpus"] = corpus.to_json()
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     else:
@@ -80,14 +84,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _corpus_stats(args: argparse.Namespace, sides: list) -> dict:  # type: ignore[type-arg]
+def _corpus_run(args: argparse.Namespace, sides: list):  # noqa: ANN202 - CorpusReport
     from ..analysis.corpus import TokenizerSpec, run_corpus
 
-    if args.file is None:
-        raise ValueError("--stats needs --file")
     specials = tuple(json.loads(args.special_tokens).items()) if args.special_tokens else None
     specs = [TokenizerSpec(s.name, s.path, args.pattern, specials) for s in sides]
-    return run_corpus(specs, args.file, mode=args.mode, workers=args.workers, strr=args.strr).to_json()
+    show = args.progress or sys.stderr.isatty()
+    report = run_corpus(
+        specs,
+        args.file,
+        mode=args.mode,
+        workers=args.workers,
+        strr=args.strr,
+        lossless=args.stats,  # the decode check is a C9 figure: only --stats pays for it
+        tokenizers=[s.tokenizer for s in sides],  # loaded here already: forked workers inherit them
+        cuts=True,
+        progress=_Progress() if show else None,
+    )
+    if show:
+        print(f"compare: done in {report.seconds:.1f} s on {report.workers} process(es)", file=sys.stderr)
+    return report
+
+
+class _Progress:
+    """``done of total MB`` on stderr, at most once a second (and at the end)."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= 1.0 or done >= total:
+            self.last = now
+            pct = 100 * done / total if total else 100.0
+            print(f"compare: {done / 1e6:,.1f} of {total / 1e6:,.1f} MB read ({pct:.0f} %)", file=sys.stderr, flush=True)
 
 
 def format_report(report: dict) -> str:  # type: ignore[type-arg]

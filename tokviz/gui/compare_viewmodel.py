@@ -2,9 +2,10 @@
 
 Rows are tokenizers (loaded in the background, one lane per row so eight load at once); each row
 keeps its segmentation of the current text and its surface set Σ (for the overlap). Any change
-(text, rows, order) schedules one analysis job (`tokviz.analysis.compare.analyze`, latest wins)
-that encodes only the rows whose segmentation is missing, so adding a fifth tokenizer encodes one
-text, not five. Overlap (|Σ(A)∩Σ(B)|, UpSet patterns) follows in a second lane, the vocabulary
+(text, rows, order) schedules one analysis job (latest wins) that encodes only the rows whose
+segmentation is missing and hands the segmentations to the text's
+`tokviz.analysis.compare.Comparison`, which keeps every side's results and every pair's counts:
+adding a fifth tokenizer encodes one text and computes one side and four pairs. Overlap (|Σ(A)∩Σ(B)|, UpSet patterns) follows in a second lane, the vocabulary
 diff of two rows and the corpus statistics (`tokviz.analysis.corpus`, process pool) in their own.
 """
 
@@ -19,9 +20,8 @@ from PySide6.QtCore import QObject, Signal
 
 from ..analysis.compare import (
     Analysis,
+    Comparison,
     Segmentation,
-    TextIndex,
-    analyze,
     membership_patterns,
     segment,
     surface_ids,
@@ -44,7 +44,7 @@ class Row:
     tokenizer: Any = None
     error: str | None = None
     loading: bool = False
-    sigma: frozenset[bytes] | None = field(default=None, repr=False)
+    sigma: frozenset[bytes] | None = field(default=None, repr=False)  # Σ, built by the overlap job
 
     @property
     def ready(self) -> bool:
@@ -86,7 +86,7 @@ class CompareViewModel(QObject):
         self.overlap: OverlapResult | None = None
         self.hovered: tuple[int, int] | None = None
         self._segs: dict[int, tuple[str, Segmentation]] = {}  # row id -> (text, segmentation)
-        self._index: TextIndex | None = None
+        self._comparison: Comparison | None = None  # per-side results and pairs of this text
         self._pending_inspect: tuple[int, int] | None = None
         self.corpus_running = False
         if inspect is not None:
@@ -107,15 +107,14 @@ class CompareViewModel(QObject):
             def job(_token: CancelToken):  # noqa: ANN202
                 from .. import load
 
-                tok = load(path)
-                return tok, frozenset(surface_ids(tok))
+                return load(path)
 
             return job
 
         self._lanes.submit(
             f"compare-load-{row.id}",
             prepare,
-            lambda r: self._loaded(row.id, *r),
+            lambda tok: self._loaded(row.id, tok),
             lambda msg: self._failed(row.id, msg),
         )
         return row.id
@@ -125,7 +124,7 @@ class CompareViewModel(QObject):
         if len(self.rows) >= MAX_ROWS:
             emit(self.error_raised, f"Compare holds at most {MAX_ROWS} tokenizers; remove one first")
             return -1
-        row = Row(next(self._ids), name, path, tok, sigma=frozenset(surface_ids(tok)))
+        row = Row(next(self._ids), name, path, tok)
         self.rows.append(row)
         self._emit_rows()
         self._schedule()
@@ -134,11 +133,11 @@ class CompareViewModel(QObject):
     def _index_of(self, row_id: int) -> int:
         return next((k for k, r in enumerate(self.rows) if r.id == row_id), -1)
 
-    def _loaded(self, row_id: int, tok: Any, sigma: frozenset[bytes]) -> None:
+    def _loaded(self, row_id: int, tok: Any) -> None:
         k = self._index_of(row_id)
         if k < 0:
             return  # removed while loading
-        self.rows[k] = replace(self.rows[k], tokenizer=tok, sigma=sigma, loading=False)
+        self.rows[k] = replace(self.rows[k], tokenizer=tok, loading=False)
         self._emit_rows()
         self._schedule()
 
@@ -189,9 +188,9 @@ class CompareViewModel(QObject):
         cached = {
             r.id: self._segs[r.id][1] for r in rows if r.id in self._segs and self._segs[r.id][0] == text
         }
-        if self._index is None or self._index.text != text:
-            self._index = TextIndex(text)  # per-side results are memoized on it (see analyze)
-        index = self._index
+        if self._comparison is None or self._comparison.text != text:
+            self._comparison = Comparison(text)
+        comparison = self._comparison
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
@@ -203,7 +202,8 @@ class CompareViewModel(QObject):
                     if seg is None:
                         seg = segment(r.tokenizer, text, name=r.name)
                     segs.append(seg if seg.name == r.name else replace(seg, name=r.name))
-                return rows, segs, analyze(segs, text, index=index)
+                # only the new rows' results and their pairs are computed (see Comparison)
+                return rows, segs, comparison.analyze(segs)
 
             return job
 
@@ -223,23 +223,36 @@ class CompareViewModel(QObject):
         emit(self.error_raised, f"Compare: {msg}")
 
     def _schedule_overlap(self) -> None:
-        rows = [r for r in self.ready_rows() if r.sigma is not None]
+        """|Σ(A)∩Σ(B)| of the ready rows; a row's Σ is built here the first time (an o200k
+        vocabulary takes a while: never on the GUI thread, never before the rows' analysis)."""
+        rows = self.ready_rows()
 
         def prepare():  # noqa: ANN202
-            def job(_token: CancelToken) -> OverlapResult:
-                sets = [r.sigma for r in rows]
+            def job(token: CancelToken) -> tuple[OverlapResult, dict[int, frozenset[bytes]]] | None:
+                sets, built = [], {}
+                for r in rows:
+                    if token.cancelled:
+                        return None
+                    sigma = r.sigma if r.sigma is not None else frozenset(surface_ids(r.tokenizer))
+                    if r.sigma is None:
+                        built[r.id] = sigma
+                    sets.append(sigma)
                 matrix = tuple(
-                    tuple(len(a & b) if i != j else len(a) for j, b in enumerate(sets))  # type: ignore[operator]
-                    for i, a in enumerate(sets)
+                    tuple(len(a & b) if i != j else len(a) for j, b in enumerate(sets)) for i, a in enumerate(sets)
                 )
-                patterns = dict(membership_patterns(sets)) if sets else {}  # type: ignore[arg-type]
-                return OverlapResult(
-                    tuple(r.name for r in rows), tuple(len(s) for s in sets), matrix, patterns
-                )  # type: ignore[arg-type]
+                patterns = dict(membership_patterns(sets)) if sets else {}
+                res = OverlapResult(tuple(r.name for r in rows), tuple(len(s) for s in sets), matrix, patterns)
+                return res, built
 
             return job
 
-        def done(res: OverlapResult) -> None:
+        def done(result: tuple[OverlapResult, dict[int, frozenset[bytes]]] | None) -> None:
+            if result is None:
+                return
+            res, built = result
+            for k, r in enumerate(self.rows):
+                if r.id in built and r.sigma is None:
+                    self.rows[k] = replace(r, sigma=built[r.id])
             self.overlap = res
             emit(self.overlap_changed, res)
 
@@ -321,7 +334,9 @@ class CompareViewModel(QObject):
         """C9 statistics of every row with a file over ``path`` (processes, progress, cancel)."""
         from ..analysis.corpus import TokenizerSpec, run_corpus
 
-        specs = [TokenizerSpec(r.name, r.path) for r in self.rows if r.ready and r.path is not None]
+        rows = [r for r in self.rows if r.ready and r.path is not None]
+        specs = [TokenizerSpec(r.name, r.path) for r in rows]  # type: ignore[arg-type]
+        loaded = [r.tokenizer for r in rows]  # forked workers inherit them: nothing is loaded again
         if not specs:
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
@@ -336,6 +351,7 @@ class CompareViewModel(QObject):
                     workers=workers,
                     progress=lambda d, t: emit(self.corpus_progress, d, t),
                     cancelled=lambda: token.cancelled,
+                    tokenizers=loaded,
                 )
 
             return job
