@@ -27,7 +27,7 @@ from ..analysis.compare import (
     surface_ids,
 )
 from ._compat import emit
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, to_gui
 
 __all__ = ["CompareViewModel", "Row", "OverlapResult", "MAX_ROWS"]
 
@@ -330,6 +330,9 @@ class CompareViewModel(QObject):
         self._lanes.submit("compare-diff", prepare, lambda r: emit(self.diff_changed, r), self._job_failed)
 
     # ------------------------------------------------------------------ corpus mode
+    def _corpus_progress(self, done: int, total: int) -> None:  # GUI thread (to_gui)
+        emit(self.corpus_progress, done, total)
+
     def run_corpus(self, path: str | Path, *, mode: str = "lines", workers: int | None = None) -> bool:
         """C9 statistics of every row with a file over ``path`` (processes, progress, cancel)."""
         from ..analysis.corpus import TokenizerSpec, run_corpus
@@ -349,7 +352,7 @@ class CompareViewModel(QObject):
                     path,
                     mode=mode,
                     workers=workers,
-                    progress=lambda d, t: emit(self.corpus_progress, d, t),
+                    progress=lambda d, t: to_gui(self, "_corpus_progress", d, t),
                     cancelled=lambda: token.cancelled,
                     tokenizers=loaded,
                 )
