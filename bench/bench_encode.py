@@ -11,7 +11,8 @@ so the "cold" column is the honest first-encode speed. Then:
 * trace: ``trace=False`` (the default) vs ``trace=True`` on a sample, showing tracing costs only
   when asked for.
 
-Targets (issue 2): tokviz/ref >= 1.0 vs HF tokenizers; >= 0.10 vs tiktoken's encode_ordinary.
+Targets (issue 17, with the native core): cold tokviz/ref >= 1.0 vs HF tokenizers and >= 0.25 vs
+tiktoken's encode_ordinary; warm >= 1.0 vs HF and >= 0.5 vs tiktoken.
 
     python bench/bench_encode.py                       # full corpus (~2.9 MB), all bundles
     python bench/bench_encode.py --scale 0.1 --only o200k_base qwen3
@@ -110,7 +111,7 @@ def main() -> None:
 
     header = (
         f"{'tokenizer':<18} {'ref':<16} {'tokviz':>8} {'ref':>8} {'tokviz/ref':>10} {'target':>7}  "
-        f"{'warm':>8} {'warm/cold':>9}  {'trace=F':>8} {'trace=T':>8}"
+        f"{'warm':>8} {'warm/ref':>8} {'target':>7}  {'trace=F':>8} {'trace=T':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -120,11 +121,11 @@ def main() -> None:
 
             ref = tokenizers.Tokenizer.from_file(str(path))
             ref_fn = encode_all(ref.encode, docs)
-            ref_label, target = "HF encode", 1.0
+            ref_label, target, warm_target = "HF encode", 1.0, 1.0
         else:
             ref = tiktoken_ref(path)
             ref_fn = encode_all(ref.encode_ordinary, docs)
-            ref_label, target = "encode_ordinary", 0.10
+            ref_label, target, warm_target = "encode_ordinary", 0.25, 0.5
         # Reference and tokviz runs alternate and each keeps its best time: the machine's speed
         # drifts (a shared VM), and alternating exposes both sides to the same drift.
         t_ref = t_cold = t_warm = float("inf")
@@ -150,16 +151,18 @@ def main() -> None:
 
         speed = t_ref / t_cold  # >1: tokviz faster
         verdict = "met" if speed >= target else "MISSED"
+        warm_speed = t_ref / t_warm
+        warm_verdict = "met" if warm_speed >= warm_target else "MISSED"
         print(
             f"{name:<18} {ref_label:<16} {mb / t_cold:>6.2f}MB/s {mb / t_ref:>6.2f}MB/s "
-            f"{speed:>9.3f} {verdict:>7}  {mb / t_warm:>6.2f}MB/s {t_warm / t_cold:>8.2f}x  "
+            f"{speed:>9.3f} {verdict:>7}  {mb / t_warm:>6.2f}MB/s {warm_speed:>8.3f} {warm_verdict:>7}  "
             f"{t_plain * 1e3:>6.0f}ms {t_traced * 1e3:>6.0f}ms"
         )
         del tok, fresh, fresh2, ref
         gc.collect()
     print()
     print("tokviz/ref = reference time / tokviz time on a cold tokviz cache (>= target is the goal);")
-    print("warm = the same documents re-encoded by the same tokenizer (chunk cache hits only);")
+    print("warm = the same documents re-encoded by the same tokenizer (chunk cache hits only), and its ratio;")
     print(
         f"trace=F / trace=T = a {args.trace_chars:,}-char English sample encoded by fresh tokenizers "
         "without / with traces (tracing costs only when asked for)."
