@@ -10,7 +10,8 @@ so 0.15 means tokviz runs at 15% of sentencepiece's speed.
 Lattice: build the Unigram lattice of a 1,000-character text plus forward-backward marginals,
 and the n-best(8) list, per Unigram bundle.
 
-Target (issue 3): encode >= 0.15 of sentencepiece; lattice + marginals of 1,000 chars < 100 ms.
+Targets: issue 3 (pure Python) encode >= 0.15 of sentencepiece, lattice + marginals of 1,000 chars < 100 ms;
+issue 17 (native core) >= 0.3 on documents and line by line, cold.
 
     python bench/bench_sentencepiece.py                 # full corpus
     python bench/bench_sentencepiece.py --scale 0.2 --only albert-30k-clean
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in names:
         if name in UNIGRAM:
             bench_lattice(name, BUNDLES[name], sample)
-    print("\nsummary: tokviz speed as a fraction of sentencepiece's (target >= 0.15)")
+    print("\nsummary: tokviz speed as a fraction of sentencepiece's (target >= 0.3 with the native core, issue 17)")
     for name, docs, lines in summary:
         cpu = [_CPU[f"{name} {m} ref"] / max(_CPU[f"{name} {m} ours"], 1e-9) for m in ("docs", "lines")]
         print(f"  {name:<18} documents {docs:.3f}   lines {lines:.3f}   "
