@@ -151,7 +151,10 @@ class ChunkPlan:
         if self.byte_map:
             from .byte_alphabet import text_to_proxy
 
-            texts = list(map(text_to_proxy, texts))
+            proxies = dict.fromkeys(texts)  # (chunk texts repeat, words and spaces above all: map each once)
+            for t in proxies:
+                proxies[t] = text_to_proxy(t)
+            texts = list(map(proxies.__getitem__, texts))
         return list(map(PreToken, texts, *self.orig_spans()))
 
 
