@@ -19,7 +19,6 @@ from itertools import chain, repeat
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..text import NormalizedText
 from ..unicode_tables import NONSPACING_MARK, OTHER, WHITE_SPACE, CharSet

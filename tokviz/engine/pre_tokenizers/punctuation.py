@@ -14,7 +14,6 @@ from operator import itemgetter
 from functools import lru_cache
 from typing import Any
 
-from ..errors import TokvizFormatError
 from ..fields import Fields
 from ..patterns import split_spans
 from ..unicode_tables import NUMERIC, PUNCTUATION, WHITE_SPACE, script_of

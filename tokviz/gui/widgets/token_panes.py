@@ -9,7 +9,6 @@ that changed.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 
 from PySide6.QtWidgets import QWidget
