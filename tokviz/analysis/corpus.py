@@ -775,7 +775,9 @@ def run_corpus(
     # Every object alive now (the tokenizers' vocabularies above all) is left out of the cyclic
     # GC while counting: its passes over them cost CPU in this process, and in forked workers
     # they would also write to every inherited page (copy-on-write) just to visit it.
-    frozen = not TOKVIZ_GC_THAW and _freeze_gc()
+    frozen = not TOKVIZ_GC_THAW
+    if frozen:
+        gc.freeze()
     try:
         if n_workers == 1:
             _count_here(batches, here[0], opts, merger, cancelled)  # type: ignore[index]
@@ -808,11 +810,6 @@ def run_corpus(
 
 
 TOKVIZ_GC_THAW = os.environ.get("TOKVIZ_GC_THAW") == "1"  # measure without the GC freeze (bench)
-
-
-def _freeze_gc() -> bool:
-    gc.freeze()
-    return True
 
 
 def _count_here(batches: Iterator[list[tuple[int, str]]], toks: list, opts: _Options, merger: _Merger, cancelled) -> None:  # noqa: ANN001

@@ -118,7 +118,7 @@ def to_gui(owner: QObject, method: str, *args: Any) -> None:
     Safe from any thread: worker threads report progress this way. The arguments should be plain
     values (a job's result goes back through `Lanes`, which releases it on the GUI thread).
     """
-    emit(_the_relay().posted, [(weakref.ref(owner), method, args, False, None)])
+    _post(owner, method, args, finished=False)
 
 
 def background_started() -> None:
@@ -128,7 +128,11 @@ def background_started() -> None:
 
 def background_done(owner: QObject, method: str, *args: Any) -> None:
     """From the finishing thread, its last call: ``to_gui`` that also ends `background_started`."""
-    emit(_the_relay().posted, [(weakref.ref(owner), method, args, True, None)])
+    _post(owner, method, args, finished=True)
+
+
+def _post(owner: QObject, method: str, args: tuple, *, finished: bool) -> None:
+    emit(_the_relay().posted, [(weakref.ref(owner), method, args, finished, None)])
 
 
 class _Job(QRunnable):
@@ -240,7 +244,7 @@ class Lanes(QObject):
         st.running_token = token
         st.callbacks[gen] = (on_result, on_error)
         emit(self.busy_changed, lane, True)
-        _the_relay().collector.started()
+        background_started()  # ended by the job's "finished" delivery (see _Job.run)
         self._pool.start(_Job(self, lane, gen, fn, token))
 
     def _on_done(self, lane: str, gen: int, result: object, error: object) -> None:  # GUI thread
