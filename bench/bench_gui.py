@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# measure the checkout this script lives in (not whichever tokviz an editable install points at)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def _corpus(n_chars: int) -> str:

@@ -6,9 +6,18 @@ pre-tokenizer type is `tests/engine/test_paths.py`.
 
 from __future__ import annotations
 
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support import bundle_path
+
+import tokviz
+from tokviz.engine import reference
 from tokviz.engine.encoding import PreToken
 from tokviz.engine.pre_tokenizers import pre_tokenizer_from_json
-from tokviz.engine.pretokenized import ChunkPlan
+from tokviz.engine.pretokenized import ChunkPlan, PreTokens, pre_token_spans
 from tokviz.engine.text import NormalizedText
 
 SPLIT_WORDS = {"type": "Split", "pattern": {"Regex": r" ?\w+|\s+|[^\w\s]+"}, "behavior": "Isolated", "invert": False}
@@ -56,3 +65,50 @@ class TestChunkPlan:
         assert [(c.orig_start, c.orig_end) for c in bert.plan(piece).chunks()] == [(0, 4)]  # type: ignore[union-attr]
         ws = pre_tokenizer_from_json({"type": "Whitespace"})
         assert [(c.orig_start, c.orig_end) for c in ws.plan(piece).chunks()] == [(1, 3)]  # type: ignore[union-attr]
+
+
+class TestPreTokens:
+    """The stage view over plans: columns, single items and the materialized items agree."""
+
+    def test_columns_items_and_slices_of_two_plans(self) -> None:
+        # plan 1: "ab cd" cut at (0, 2), (3, 5); plan 2: the piece "é!" of original chars 6..8 under a
+        # byte map: "é" is C3 A9 -> proxies "Ã©", "!" stays "!"
+        p1 = ChunkPlan.from_spans(NormalizedText.identity("ab cd"), [(0, 2), (3, 5)])
+        p2 = ChunkPlan.from_spans(NormalizedText.identity("ab cd é!", 6, 8), [(0, 1), (1, 2)], byte_map=True)
+        want = [PreToken("ab", 0, 2), PreToken("cd", 3, 5), PreToken("Ã©", 6, 7), PreToken("!", 7, 8)]
+        fresh = PreTokens([p1, p2])
+        assert len(fresh) == 4
+        assert [fresh[i] for i in range(4)] == want  # one by one, before any column exists
+        assert fresh[-1] == want[-1] and fresh[1:3] == tuple(want[1:3])
+        assert list(fresh.starts) == [0, 3, 6, 7] and list(fresh.ends) == [2, 5, 7, 8]
+        assert list(fresh.texts) == ["ab", "cd", "Ã©", "!"]
+        assert list(fresh) == want and fresh == want and fresh[2] == want[2]
+        assert pre_token_spans(fresh) == (fresh.starts, fresh.ends)
+        assert pre_token_spans(want) == ([0, 3, 6, 7], [2, 5, 7, 8])
+
+    def test_out_of_range(self) -> None:
+        pts = PreTokens([ChunkPlan.from_spans(NormalizedText.identity("ab"), [(0, 2)])])
+        with pytest.raises(IndexError):
+            pts[1]
+        with pytest.raises(IndexError):
+            pts[-2]
+        assert PreTokens([]) == () and len(PreTokens([])) == 0
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from(["a", "b", " ", "é", "日", "\n", "😀", "!", "<|endoftext|>"]), max_size=30).map("".join))
+    def test_encode_stage_columns_equal_the_reference(self, parts: str) -> None:
+        # a byte-level rank file with a special token allowed (several plans per run): the
+        # stage's items read one by one on a fresh encode, and its columns on another, equal the
+        # reference path's pre-tokens
+        tok = _r50k()
+        ref = tuple(reference.encode(tok, parts, allowed_special="all").stages.pre_tokens)
+        pts = tok.encode(parts, allowed_special="all").stages.pre_tokens
+        assert tuple(pts[i] for i in range(len(pts))) == ref
+        fresh = tok.encode(parts, allowed_special="all").stages.pre_tokens
+        assert (list(fresh.starts), list(fresh.ends), list(fresh.texts)) == (
+            [c.start for c in ref], [c.end for c in ref], [c.text for c in ref])
+
+
+@cache
+def _r50k():  # noqa: ANN202
+    return tokviz.load(bundle_path("gpt2/r50k_base.tiktoken"))

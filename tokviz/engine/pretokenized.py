@@ -10,19 +10,30 @@ cache keyed by chunk text, offsets of all chunks in bulk through the piece's ali
 When a pre-tokenizer cannot say its chunks this way (a `Sequence` whose later stage transforms
 each chunk), the plan falls back to the chunk objects themselves (`ChunkPlan.of_chunks`): their
 alignments are joined into one piece so that the same column passes apply.
+
+`PreTokens` is the pre-token stage of a whole encode run (``Encoding.stages.pre_tokens``) over
+its plans: a sequence of `PreToken` that keeps the plans' columns and makes an item object only
+when one is read, so a view that needs only the spans (the GUI's chunk pane) reads the columns.
+
+Performance notes: building one `PreToken` per chunk for the stage view (even through
+`make_pre_token`, which skips the frozen-dataclass ``__init__``) cost more than half of what the
+encode itself cost on long texts, and left the cycle collector half a million tracked objects to
+walk; the columns are a few lists of str and int. Mapping every chunk's text to byte proxies is
+the costly column, so it is built apart from the spans and only when asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain
 from operator import itemgetter
 
 from .encoding import PreToken
 from .text import NormalizedText, pick
 
-__all__ = ["ChunkPlan", "aligned", "make_plan"]
+__all__ = ["ChunkPlan", "PreTokens", "aligned", "make_plan", "make_pre_token", "pre_token_spans"]
 
 
 def aligned(nt: NormalizedText, first: Sequence[int], last: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
@@ -145,17 +156,29 @@ class ChunkPlan:
         starts = self.starts[a:b]
         return aligned(self.piece, starts, list(map(int.__add__, starts, map((-1).__add__, map(len, self.texts[a:b])))))
 
+    def model_texts(self) -> list[str]:
+        """The chunk texts as the model sees them (byte proxies under a byte map)."""
+        texts = self.texts
+        if not self.byte_map:
+            return texts
+        from .byte_alphabet import text_to_proxy
+
+        proxies = dict.fromkeys(texts)  # (chunk texts repeat, words and spaces above all: map each once)
+        for t in proxies:
+            proxies[t] = text_to_proxy(t)
+        return list(map(proxies.__getitem__, texts))
+
+    def model_text(self, k: int) -> str:
+        """Chunk ``k``'s text as the model sees it (one item of `model_texts`)."""
+        if not self.byte_map:
+            return self.texts[k]
+        from .byte_alphabet import text_to_proxy
+
+        return text_to_proxy(self.texts[k])
+
     def pre_tokens(self) -> list[PreToken]:
         """The pre-token stage of this piece (chunk texts as the model sees them, original spans)."""
-        texts = self.texts
-        if self.byte_map:
-            from .byte_alphabet import text_to_proxy
-
-            proxies = dict.fromkeys(texts)  # (chunk texts repeat, words and spaces above all: map each once)
-            for t in proxies:
-                proxies[t] = text_to_proxy(t)
-            texts = list(map(proxies.__getitem__, texts))
-        return list(map(PreToken, texts, *self.orig_spans()))
+        return list(map(make_pre_token, self.model_texts(), *self.orig_spans()))
 
 
 _set_piece, _set_starts, _set_texts, _set_byte_map, _set_whole, _set_fallback = (
@@ -175,3 +198,125 @@ def make_plan(
     _set_whole(plan, whole_is_piece)
     _set_fallback(plan, None)
     return plan
+
+
+_pt_text, _pt_start, _pt_end = (getattr(PreToken, name).__set__ for name in ("text", "start", "end"))
+
+
+def make_pre_token(text: str, start: int, end: int) -> PreToken:
+    """``PreToken(text, start, end)`` without the frozen-dataclass ``__init__`` (see `make_plan`)."""
+    pt = object.__new__(PreToken)
+    _pt_text(pt, text)
+    _pt_start(pt, start)
+    _pt_end(pt, end)
+    return pt
+
+
+class PreTokens(Sequence[PreToken]):
+    """The pre-token stage of one encode run, over the run's plans (see the module docstring).
+
+    ``starts``/``ends`` (original code points) and ``texts`` (as the model sees them) are columns
+    built on first access; reading one item builds only that item; iterating builds every item
+    once and keeps them.
+
+    >>> from tokviz.engine.text import NormalizedText
+    >>> pts = PreTokens([ChunkPlan.from_spans(NormalizedText.identity("ab cd"), [(0, 2), (3, 5)])])
+    >>> len(pts), pts.starts, pts.ends, pts[1]
+    (2, [0, 3], [2, 5], PreToken(text='cd', start=3, end=5))
+    """
+
+    __slots__ = ("_plans", "_firsts", "_starts", "_ends", "_texts", "_items")
+
+    def __init__(self, plans: list[ChunkPlan]) -> None:
+        self._plans = plans
+        self._firsts = [0, *accumulate(map(len, plans))]  # first item of each plan, plus the count
+        self._starts: Sequence[int] | None = None
+        self._ends: Sequence[int] | None = None
+        self._texts: Sequence[str] | None = None
+        self._items: tuple[PreToken, ...] | None = None
+
+    # ------------------------------------------------------------------ columns
+    def _spans(self) -> None:
+        cols = [p.orig_spans() for p in self._plans]
+        if len(cols) == 1:
+            self._starts, self._ends = cols[0]
+        else:
+            self._starts = list(chain.from_iterable(map(itemgetter(0), cols)))
+            self._ends = list(chain.from_iterable(map(itemgetter(1), cols)))
+
+    @property
+    def starts(self) -> Sequence[int]:
+        """The original start of every chunk."""
+        if self._starts is None:
+            self._spans()
+        return self._starts  # type: ignore[return-value]
+
+    @property
+    def ends(self) -> Sequence[int]:
+        """The original end of every chunk."""
+        if self._ends is None:
+            self._spans()
+        return self._ends  # type: ignore[return-value]
+
+    @property
+    def texts(self) -> Sequence[str]:
+        """Every chunk's text as the model sees it (``PreToken.text``)."""
+        if self._texts is None:
+            plans = self._plans
+            self._texts = plans[0].model_texts() if len(plans) == 1 else list(chain.from_iterable(p.model_texts() for p in plans))
+        return self._texts
+
+    # ------------------------------------------------------------------ the sequence
+    def _all(self) -> tuple[PreToken, ...]:
+        if self._items is None:
+            self._items = tuple(map(make_pre_token, self.texts, self.starts, self.ends))
+        return self._items
+
+    def __len__(self) -> int:
+        return self._firsts[-1]
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, like a tuple
+        if self._items is not None:
+            return self._items[i]
+        if isinstance(i, slice):
+            return tuple(map(make_pre_token, self.texts[i], self.starts[i], self.ends[i]))
+        n = self._firsts[-1]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("pre-token index out of range")
+        if self._texts is not None and self._starts is not None:
+            return make_pre_token(self._texts[i], self._starts[i], self._ends[i])  # type: ignore[index]
+        j = bisect_right(self._firsts, i) - 1
+        plan, k = self._plans[j], i - self._firsts[j]
+        if self._starts is not None:
+            start, end = self._starts[i], self._ends[i]  # type: ignore[index]
+        else:
+            (start,), (end,) = plan.orig_spans(k, k + 1)
+        return make_pre_token(self._texts[i] if self._texts is not None else plan.model_text(k), start, end)
+
+    def __iter__(self) -> Iterator[PreToken]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return f"PreTokens({list(self._all())!r})"
+
+
+def pre_token_spans(chunks: Sequence[PreToken]) -> tuple[Sequence[int], Sequence[int]]:
+    """The original starts and ends of a pre-token stage, as two columns (read from a
+    `PreTokens` as they are, gathered from the items of any other sequence).
+
+    >>> pre_token_spans([PreToken("a", 0, 1), PreToken("b", 2, 3)])
+    ([0, 2], [1, 3])
+    """
+    if isinstance(chunks, PreTokens):
+        return chunks.starts, chunks.ends
+    return [c.start for c in chunks], [c.end for c in chunks]

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
@@ -65,12 +65,12 @@ from . import reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
 from .decoders import Decoder
-from .encoding import Encoding, PreToken, Segment, bind_source, make_encoding, make_segment, make_stages
+from .encoding import Encoding, Segment, bind_source, make_encoding, make_segment, make_stages
 from .models import Model
 from .models.bpe import _evict_half
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
-from .pretokenized import ChunkPlan
+from .pretokenized import ChunkPlan, PreTokens
 from .processors import PostProcessor
 from .reference import BYTE_PIECES, byte_piece_span, chunk_offsets, holds_original
 from .text import NormalizedText, OffsetMap, check_text, make_text, pick
@@ -125,39 +125,7 @@ class TokenizerConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class _PreTokens(Sequence[PreToken]):
-    """The pre-token stage, built from the run's plans on first access (no cost otherwise)."""
-
-    __slots__ = ("_plans", "_items")
-
-    def __init__(self, plans: list[ChunkPlan]) -> None:
-        self._plans = plans
-        self._items: tuple[PreToken, ...] | None = None
-
-    def _all(self) -> tuple[PreToken, ...]:
-        if self._items is None:
-            self._items = tuple(chain.from_iterable(p.pre_tokens() for p in self._plans))
-        return self._items
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, like a tuple
-        return self._all()[i]
-
-    def __iter__(self) -> Iterator[PreToken]:
-        return iter(self._all())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence):
-            return self._all() == tuple(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._all())
-
-    def __repr__(self) -> str:
-        return f"PreTokens({list(self._all())!r})"
+_PreTokens = PreTokens  # the pre-token stage: columns over the run's plans (pretokenized.py)
 
 
 class _ChunkCache:

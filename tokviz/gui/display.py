@@ -326,9 +326,13 @@ def token_is_break(byte_offsets: Sequence[tuple[int, int]], text_bytes: bytes, i
     return text_bytes.find(b"\n", bs, end) >= 0
 
 
-def chunk_line_ends(chunk_spans: Sequence[tuple[int, int]], text: str) -> list[int]:
-    """Chunks after which a view breaks the line (a newline in the chunk or before the next one)."""
-    starts = [s for s, _e in chunk_spans]
+def chunk_line_ends(starts: Sequence[int], text: str) -> list[int]:
+    """Chunks after which a view breaks the line (a newline in the chunk or before the next one);
+    ``starts`` are the chunks' original starts (`tokviz.engine.pretokenized.pre_token_spans`).
+
+    >>> chunk_line_ends([0, 2, 3, 5], "ab\ncd\n")
+    [1, 3]
+    """
     out: list[int] = []
     last = -1
     for m in _NL.finditer(text):
@@ -383,7 +387,13 @@ def editor_text(text: str) -> str:
     """
     if text.isascii() and text.isprintable():
         return text
-    return _HIDDEN_RE.sub(lambda m: _TO_DISPLAY[ord(m.group())], text)
+    # Every character that gets a stand-in is unprintable, U+FFFC excepted: only the lines that
+    # are not printable (or hold U+FFFC) are looked up, the rest of a long text is kept as it is.
+    obj = "\ufffc" in text
+    return "\n".join([
+        line if line.isprintable() and not (obj and "\ufffc" in line) else line.translate(_TO_DISPLAY)
+        for line in text.split("\n")
+    ])
 
 
 def source_text(display: str) -> str:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,7 @@ from ._compat import emit
 
 from ..engine.encoding import Encoding, Token
 from ..engine.incremental import Splice, line_end, line_start, reencode
+from ..engine.pretokenized import PreTokens, pre_token_spans
 from ..engine.text import NormalizedText, OffsetMap, check_text
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .workers import CancelToken, Lanes, to_gui
@@ -71,6 +75,8 @@ class EncodingUpdate:
     partial: bool = False  # a quick preview of the start of a long text; the full encoding follows
     unk_id: int | None = None  # the model's unknown token ([UNK], <unk>), styled apart in every view
     unknown: tuple[int, ...] = ()  # indices of the tokens that are the unknown token
+    # the pre-token chunks' original starts and ends as columns (full encodes; None after a splice)
+    chunk_spans: tuple[Sequence[int], Sequence[int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,9 +263,10 @@ class InspectViewModel(QObject):
         if text == self.text and self.update is not None:
             return
         self.text = text
+        # the encode starts first: the worker runs while the editor lays the text out
+        self._request_encode(full=False)
         if not from_editor:
             emit(self.text_replaced, text)
-        self._request_encode(full=False)
 
     def apply_edit(self, start: int, end: int, text: str) -> None:
         """An edit from the editor: code points ``[start, end)`` of the text become ``text``.
@@ -385,13 +392,12 @@ class InspectViewModel(QObject):
             om.to_utf16(len(text))  # build the conversion tables here, not on the GUI thread
             om.to_utf8(len(text))
             om.from_utf8(0)
-            tle = cle = None
-            if enc.stages is not None:
-                len(enc.stages.pre_tokens)  # materialize the lazy chunk stage here, off the GUI thread
-            if splice is None:  # the panes rebuild: find their line breaks here, off the GUI thread
+            tle = cle = spans = None
+            if splice is None:  # the panes rebuild: their line breaks and chunk spans, off the GUI thread
                 tle = token_line_ends(enc.byte_offsets, text_bytes)
                 if enc.stages is not None:
-                    cle = chunk_line_ends([(c.start, c.end) for c in enc.stages.pre_tokens], text)
+                    spans = pre_token_spans(enc.stages.pre_tokens)
+                    cle = chunk_line_ends(spans[0], text)
             norm = enc.stages.normalized if enc.stages is not None else None
             norm_map = OffsetMap(norm.text) if norm is not None else None
             if norm_map is not None:
@@ -409,7 +415,7 @@ class InspectViewModel(QObject):
                     literals.append((span[0], span[1], specials_at.get(span)))
             return EncodingUpdate(
                 enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle,
-                partial, uid, unknown,
+                partial, uid, unknown, spans,
             )
 
         return job
@@ -494,13 +500,11 @@ class InspectViewModel(QObject):
         if enc.stages is None:
             return None, None
         chunks = enc.stages.pre_tokens
-        lo, hi = 0, len(chunks)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if chunks[mid].end <= tok.start:
-                lo = mid + 1
-            else:
-                hi = mid
+        # the first chunk ending after the token's start (bisecting the end column when there is one)
+        if isinstance(chunks, PreTokens):
+            lo = bisect_right(chunks.ends, tok.start)
+        else:
+            lo = bisect_right(chunks, tok.start, key=attrgetter("end"))
         if lo < len(chunks) and chunks[lo].start <= tok.start < chunks[lo].end:
             c = chunks[lo]
             return c.text, enc.text[c.start : c.end]

@@ -116,7 +116,7 @@ class _StandInFormats(QSyntaxHighlighter):
         return fmt
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
-        if text.isascii() and "\t" not in text:
+        if text.isprintable():  # (every stand-in is a private-use character: not printable)
             return
         block = self.currentBlock()
         for a, b, name, shown in self._edit.block_marks(block):

@@ -93,7 +93,12 @@ class TokenSource:
 
 
 class ChunkSource:
-    """Pre-token chunks: as the pre-tokenizer left them (vocab view) or as original text."""
+    """Pre-token chunks: as the pre-tokenizer left them (vocab view) or as original text.
+
+    Spans come from the update's span columns when it has them (a full encode: the worker built
+    them), so laying out a line makes no chunk objects; a stage spliced by live typing is read
+    item by item.
+    """
 
     def __init__(self, u: EncodingUpdate, mode: ViewMode, cache: dict) -> None:
         self.u = u
@@ -102,11 +107,15 @@ class ChunkSource:
         self.raw = mode is ViewMode.VOCAB
         self.cache = cache
         self.keys = _Indices(len(self.chunks))
+        self._n = len(self.chunks)
+        self._starts, self._ends = u.chunk_spans or (None, None)
 
     def __len__(self) -> int:
-        return len(self.chunks)
+        return self._n
 
     def span(self, i: int) -> tuple[int, int]:
+        if self._starts is not None:
+            return (self._starts[i], self._ends[i])  # type: ignore[index]
         c = self.chunks[i]
         return (c.start, c.end)
 
@@ -114,13 +123,16 @@ class ChunkSource:
         return FLAG_NEUTRAL
 
     def is_break(self, i: int) -> bool:
-        c = self.chunks[i]
-        end = self.chunks[i + 1].start if i + 1 < len(self.chunks) else len(self.text)
-        return self.text.find("\n", c.start, max(end, c.end)) >= 0
+        s, e = self.span(i)
+        end = self.span(i + 1)[0] if i + 1 < self._n else len(self.text)
+        return self.text.find("\n", s, max(end, e)) >= 0
 
     def label(self, i: int) -> Label:
-        c = self.chunks[i]
-        s = c.text if self.raw else self.text[c.start : c.end]
+        if self.raw:
+            s = self.chunks[i].text
+        else:
+            a, b = self.span(i)
+            s = self.text[a:b]
         lab = self.cache.get(s)
         if lab is None:
             lab = self.cache[s] = chunk_label(s)
@@ -131,7 +143,8 @@ class ChunkSource:
     def line_ends(self) -> list[int]:
         if self.u.chunk_line_ends is not None:
             return self.u.chunk_line_ends
-        return chunk_line_ends([(c.start, c.end) for c in self.chunks], self.text)
+        starts = self._starts if self._starts is not None else [c.start for c in self.chunks]
+        return chunk_line_ends(starts, self.text)
 
 
 class _Indices(Sequence[int]):
