@@ -204,6 +204,9 @@ def main() -> int:
         f"{statistics.mean(worker) * 1000:.1f} ms; {spliced}/{args.keys} keystrokes spliced; result == full encode: {same}"
     )
     win.close()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(60000)  # (a job still running must not outlive the app)
     return 0
 
 

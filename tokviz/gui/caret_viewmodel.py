@@ -91,7 +91,9 @@ class CaretViewModel(QObject):
         else:
             from ..engine.text import OffsetMap
 
-            self.caret = OffsetMap(text).from_utf16(pos)
+            # the first ``pos`` characters hold unit ``pos`` (each is one or two units): a map of
+            # that prefix converts it (a new text puts the cursor at 0: no map of all of it)
+            self.caret = OffsetMap(text[:pos]).from_utf16(pos)
         self._timer.start()
 
     def set_caret(self, caret: int | None) -> None:

@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from operator import itemgetter
 
 from ..engine.lattice import LatticeNode
 from ..engine.text import OffsetMap
@@ -303,7 +304,7 @@ def token_line_ends(byte_offsets: Sequence[tuple[int, int]], text_bytes: bytes) 
     hi = n
     while hi > 0 and byte_offsets[hi - 1][0] == byte_offsets[hi - 1][1]:  # post-processor tokens at the end
         hi -= 1
-    starts = [s for s, _e in byte_offsets[:hi]]
+    starts = list(map(itemgetter(0), byte_offsets[:hi]))
     out: list[int] = []
     last = -1
     for m in _NL_BYTES.finditer(text_bytes):

@@ -16,6 +16,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["InspectViewModel", "EncodingUpdate", "Stats", "TokenDetails"]
 
-_WORD = re.compile(r"\S+")
 PREVIEW_MIN_CHARS = 150_000  # texts longer than this get a quick preview of their start
 PREVIEW_CHARS = 16_000
 
@@ -114,7 +114,7 @@ def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) ->
         tokens=len(enc.ids),
         chars=len(text),
         bytes=len(text_bytes),
-        words=sum(1 for _ in _WORD.finditer(text)),
+        words=len(text.split()),  # the runs of non-whitespace (str.split and regex \S agree on what whitespace is)
         utf16=om.to_utf16(len(text)),
     )
 
@@ -399,12 +399,17 @@ class InspectViewModel(QObject):
                     spans = pre_token_spans(enc.stages.pre_tokens)
                     cle = chunk_line_ends(spans[0], text)
             norm = enc.stages.normalized if enc.stages is not None else None
-            norm_map = OffsetMap(norm.text) if norm is not None else None
+            norm_map = None
+            if norm is not None:  # (a map depends on the text only: an unchanged text reuses the text's)
+                norm_map = om if norm.text == text else OffsetMap(norm.text)
             if norm_map is not None:
                 norm_map.to_utf16(len(norm.text))
             stats = compute_stats(text, text_bytes, enc, om)
             uid = unknown_token_id(tok)
-            unknown = () if uid is None else tuple(i for i, x in enumerate(enc.ids) if x == uid and not enc.special_tokens_mask[i])
+            unknown: tuple[int, ...] = ()
+            if uid is not None:  # (the unknown id's positions in one C-level pass, then the special ones dropped)
+                mask = enc.special_tokens_mask
+                unknown = tuple(i for i in compress(range(len(enc.ids)), map(uid.__eq__, enc.ids)) if not mask[i])
             literals: list[tuple[int, int, int | None]] = []
             if special_re is not None:
                 specials_at = {
