@@ -263,10 +263,9 @@ class InspectViewModel(QObject):
         if text == self.text and self.update is not None:
             return
         self.text = text
-        # the encode starts first: the worker runs while the editor lays the text out
-        self._request_encode(full=False)
         if not from_editor:
             emit(self.text_replaced, text)
+        self._request_encode(full=False)
 
     def apply_edit(self, start: int, end: int, text: str) -> None:
         """An edit from the editor: code points ``[start, end)`` of the text become ``text``.
