@@ -5,7 +5,8 @@ Run: ``QT_QPA_PLATFORM=offscreen python bench/bench_gui.py [--tokenizer PATH] [-
 Prints, for the real main window and the real engine:
 - open 1 MB: time until the text is shown and interactive (raw pane filled, first paint), time
   until the tokens are shown, and how much of that was GUI-thread CPU time (the rest is the
-  worker encoding while the window stays responsive);
+  worker encoding while the window stays responsive), waiting in a blocking event loop as the
+  app does, with the longest stall a 60 Hz probe timer saw;
 - scrolling the token pane of that text: GUI time per repaint while paging through it;
 - typing in a 100 KB text: GUI-thread CPU time per keystroke (key handling + applying the
   re-encoded window), mean / p95 / max, and the worker's re-encode time per keystroke.
@@ -25,6 +26,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # measure the checkout this script lives in (not whichever tokviz an editable install points at)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+PROBE_S = 0.016  # the stall probe's tick (60 Hz)
 
 
 def _corpus(n_chars: int) -> str:
@@ -54,7 +58,7 @@ def main() -> int:
     ap.add_argument("--keys", type=int, default=40)
     args = ap.parse_args()
 
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import QEventLoop, Qt, QTimer
     from PySide6.QtTest import QTest
 
     from tokviz.gui.app import create_app, wait_idle
@@ -68,23 +72,47 @@ def main() -> int:
     win.show()
     win.load_tokenizer(tok_path)
     wait_idle(app, win)
+    QTest.qWait(300)  # (the other tabs' follow-ups of the new tokenizer start on timers)
+    wait_idle(app, win)
     vm = win.vm
     print(f"tokenizer: {vm.tokenizer_name}")
 
     stalls: list[float] = []
 
+    def encoded() -> bool:
+        """The whole current text's encoding is applied (other tabs' follow-up jobs may still run)."""
+        u = vm.update
+        return u is not None and u.encoding.text == vm.text and not u.partial and not vm.is_encoding()
+
     def wait_encoded(timeout: float = 600.0) -> float:
-        """Process events until the current text is encoded; return GUI-thread CPU seconds used."""
+        """Run the event loop (blocking, as the app does: polling would take the GIL from the
+        worker a thousand times a second) until the current text is encoded; a 60 Hz probe timer
+        records how late each of its ticks came (a stall: the GUI thread could not respond).
+        Returns the GUI-thread CPU seconds used."""
         g0 = time.thread_time()
+        last = [time.perf_counter()]
+
+        def tick() -> None:
+            now = time.perf_counter()
+            stalls.append(max(now - last[0] - PROBE_S, 0.0))
+            last[0] = now
+
+        probe = QTimer()
+        probe.setTimerType(Qt.TimerType.PreciseTimer)
+        probe.setInterval(int(PROBE_S * 1000))
+        probe.timeout.connect(tick)
+        probe.start()
+        loop = QEventLoop()
+        vm.encoding_changed.connect(loop.quit)
+        vm.busy_changed.connect(loop.quit)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            w0 = time.perf_counter()
-            app.processEvents()
-            stalls.append(time.perf_counter() - w0)
-            u = vm.update
-            if u is not None and u.encoding.text == vm.text and not vm.is_busy():
-                break
-            time.sleep(0.0005)
+        while not encoded() and time.monotonic() < deadline:
+            QTimer.singleShot(int(PROBE_S * 1000), loop.quit)  # (never sleeps past a missed signal)
+            loop.exec()
+        vm.encoding_changed.disconnect(loop.quit)
+        vm.busy_changed.disconnect(loop.quit)
+        probe.stop()
+        tick()
         app.processEvents()
         return time.thread_time() - g0
 
@@ -160,17 +188,15 @@ def main() -> int:
     raw.setTextCursor(cur)
     raw.centerCursor()
     app.processEvents()
-    from PySide6.QtCore import QEventLoop, QTimer
-
     def wait_blocking() -> float:
         """Wait for the re-encoded window in a blocking event loop (no polling: the GUI thread
         sleeps until the worker's result arrives), then let the panes repaint; GUI CPU seconds."""
         g0 = time.thread_time()
-        if vm.update is None or vm.update.encoding.text != vm.text or vm.is_busy():
+        if not encoded():
             loop = QEventLoop()
             vm.encoding_changed.connect(loop.quit)
             QTimer.singleShot(60000, loop.quit)
-            while vm.update is None or vm.update.encoding.text != vm.text or vm.is_busy():
+            while not encoded():
                 loop.exec()
             vm.encoding_changed.disconnect(loop.quit)
         app.processEvents()

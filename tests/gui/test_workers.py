@@ -123,3 +123,38 @@ def test_cycles_are_collected_on_the_gui_thread_while_a_job_runs(qtbot) -> None:
     qtbot.waitUntil(lambda: bool(results), timeout=20000)
     assert results[0][0] is False  # automatic collection was off while the job ran
     assert gc.isenabled()  # and back on once nothing runs
+
+
+def test_other_lanes_wait_while_a_foreground_lane_runs(qtbot) -> None:  # noqa: ANN001
+    owner = QObject()
+    lanes = Lanes(owner)
+    order: list[str] = []
+    go = threading.Event()
+    started = threading.Event()
+
+    def encode_prepare():  # noqa: ANN202
+        def job(token):  # noqa: ANN001, ANN202
+            started.set()
+            go.wait(20)
+            order.append("encode ran")
+            return "encoded"
+
+        return job
+
+    def caret_prepare():  # noqa: ANN202
+        order.append("caret prepared")
+        return lambda token: "caret"  # noqa: ARG005
+
+    results: list[object] = []
+    lanes.submit("encode", encode_prepare, results.append, results.append)
+    assert started.wait(20)
+    lanes.submit("caret", caret_prepare, results.append, results.append)
+    qtbot.wait(100)
+    assert order == [] and lanes.is_busy("caret")  # held back (and busy) while the encode runs
+    go.set()
+    qtbot.waitUntil(lambda: len(results) == 2, timeout=20000)
+    assert order == ["encode ran", "caret prepared"] and results == ["encoded", "caret"]
+    qtbot.waitUntil(lambda: not lanes.any_busy(), timeout=20000)
+    # a lane that is not held starts at once; a foreground lane is never held
+    lanes.submit("caret", caret_prepare, results.append, results.append)
+    qtbot.waitUntil(lambda: len(results) == 3, timeout=20000)

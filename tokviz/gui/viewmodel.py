@@ -170,6 +170,11 @@ class InspectViewModel(QObject):
     def is_busy(self) -> bool:
         return self._lanes.any_busy()
 
+    def is_encoding(self) -> bool:
+        """A tokenizer load or an encode is running or waiting (the tokens shown may change);
+        `is_busy` also counts the other tabs' jobs that share these lanes."""
+        return self._lanes.is_busy("encode") or self._lanes.is_busy("load")
+
     # ------------------------------------------------------------------ tokenizer
     def load_tokenizer(
         self,

@@ -9,6 +9,11 @@ dropped; the GUI never waits for it.
 
 Results come back on the GUI thread through a queued signal (`to_gui`).
 
+Two lanes are the ones the user waits for: ``"load"`` and ``"encode"`` (`FOREGROUND_LANES`).
+While one of them runs, a job of any other lane of the same `Lanes` (the caret analysis, the
+lattice's samples, the Compare tab's follow-ups of a new text) waits to start: threads share the
+GIL, so running them alongside would only slow the encode the user is looking at.
+
 Python objects that hold Qt objects must die on the GUI thread. Two things would otherwise end
 them in a worker: the last reference going away there (a job's function holds view-models), and
 the cycle collector, which runs in whichever thread happens to allocate. The cycle collector
@@ -33,7 +38,10 @@ from shiboken6 import isValid
 from ..engine.cancel import CancelToken
 from ._compat import emit
 
-__all__ = ["CancelToken", "Lanes", "background_done", "background_started", "to_gui"]
+__all__ = ["CancelToken", "FOREGROUND_LANES", "Lanes", "background_done", "background_started", "to_gui"]
+
+#: lanes whose jobs the user waits for; while one runs, the other lanes' jobs wait to start
+FOREGROUND_LANES = frozenset({"load", "encode"})
 
 
 class _Collector(QObject):
@@ -212,11 +220,19 @@ class Lanes(QObject):
         gen = st.generation
         if st.running_token is not None:
             st.running_token.cancel()
-        if st.running is None:
+        if st.running is None and not self._held(lane):
             self._start(lane, st, gen, prepare, on_result, on_error)
         else:
+            if st.running is None and st.waiting is None:
+                emit(self.busy_changed, lane, True)  # (held back: waiting counts as busy)
             st.waiting = (gen, prepare, on_result, on_error)
         return gen
+
+    def _held(self, lane: str) -> bool:
+        """Whether a job of ``lane`` must wait: a foreground lane other than it is running."""
+        if lane in FOREGROUND_LANES:
+            return False
+        return any(self._lanes[f].running is not None for f in FOREGROUND_LANES if f in self._lanes)
 
     def cancel(self, lane: str) -> None:
         """Drop the waiting request and discard the running job's result."""
@@ -261,9 +277,18 @@ class Lanes(QObject):
                 on_result(result)
             else:
                 on_error(str(error))
+        self._advance(lane, st)
+        if lane in FOREGROUND_LANES:  # the lanes held back by it may start now
+            for other, ost in list(self._lanes.items()):
+                if other != lane and ost.running is None and ost.waiting is not None:
+                    self._advance(other, ost)
+
+    def _advance(self, lane: str, st: _Lane) -> None:
+        """Start the lane's waiting job unless it is held back; say when the lane fell idle."""
         if st.waiting is not None:
-            wgen, fn, r, e = st.waiting
-            st.waiting = None
-            self._start(lane, st, wgen, fn, r, e)
+            if not self._held(lane):
+                wgen, fn, r, e = st.waiting
+                st.waiting = None
+                self._start(lane, st, wgen, fn, r, e)
         elif st.running is None:
             emit(self.busy_changed, lane, False)
