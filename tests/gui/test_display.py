@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tokviz.engine.text import OffsetMap
 from tokviz.gui.display import (
     PALETTE_SIZE,
     Style,
     ViewMode,
     color_index,
+    editor_text,
     label_text,
     neighbour_variant,
+    source_text,
+    stand_in,
     token_label,
     visible_runs,
 )
@@ -83,3 +89,15 @@ class TestColors:
         assert shades[:3] == [0, 1, 0]
         colors = [(color_index(k), s) for k, s in zip(keys, shades)]
         assert all(a != b for a, b in zip(colors, colors[1:]))
+
+
+class TestEditorText:
+    """The display text: the stand-in of each character, looked up line by line only where needed."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.sampled_from(["a", " ", "\n", "\t", "\r", "é", "日", "😀", "\u3000", "\u00a0", "\ufffc",
+                                             "\u200d", "\x1b", "\ufeff", "\u2028", "\U000e0041", "\ue000"]), max_size=40))
+    def test_equals_the_stand_in_of_every_character(self, text: str) -> None:
+        assert editor_text(text) == "".join(map(stand_in, text))
+        if "\ue000" not in text:  # (a user's own private-use character reads back wrong: documented)
+            assert source_text(editor_text(text)) == text

@@ -107,6 +107,27 @@ class TestViews:
 
         assert label_text(window.inspect.chunks.label(1)) == "Ġworld"
 
+    @pytest.mark.parametrize("mode", [ViewMode.TEXT, ViewMode.VOCAB])
+    def test_chunk_span_columns_agree_with_the_chunks(self, window, qtbot, encoded, mode) -> None:  # noqa: ANN001
+        # a full encode hands the chunk pane span columns; read item by item (as after a splice)
+        # every span, label, break and line end is the same
+        from dataclasses import replace
+
+        from tokviz.gui.widgets.token_panes import ChunkSource
+
+        window.vm.set_text("a\r\n  b\u00a0c 日本語 🙂🙂\n\nx<|endoftext|>y\n", from_editor=False)
+        encoded(qtbot, window.vm)
+        u = window.vm.update
+        assert u.chunk_spans is not None and u.splice is None
+        cols, items = ChunkSource(u, mode, {}), ChunkSource(replace(u, chunk_spans=None, chunk_line_ends=None), mode, {})
+        n = len(u.encoding.stages.pre_tokens)
+        assert len(cols) == len(items) == n > 8
+        for i in range(n):
+            c = u.encoding.stages.pre_tokens[i]
+            assert cols.span(i) == items.span(i) == (c.start, c.end)
+            assert cols.label(i) == items.label(i) and cols.is_break(i) == items.is_break(i)
+        assert cols.line_ends() == items.line_ends() == [i for i in range(n) if items.is_break(i)]
+
 
 class TestTokenCard:
     def test_card_shows_ids_bytes_offsets_and_merges(self, window, qtbot) -> None:  # noqa: ANN001

@@ -44,7 +44,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from ...engine.text import OffsetMap
 from .._compat import emit
-from ..display import editor_text, hidden_pattern, mark_name, source_text
+from ..display import editor_text, hidden_pattern, mark_name, source_text, stand_in
 
 __all__ = ["ExactTextEdit", "mime_text", "text_mime"]
 
@@ -209,7 +209,7 @@ class ExactTextEdit(QPlainTextEdit):
             if name == _CR_STAND_IN_NAME and i == c1 - 1 and self._source.startswith("\n", c1):
                 name = "CRLF"
             a, b = om.span_to_utf16(i, i + 1)
-            out.append((a - u0, b - u0, name, editor_text(m.group())))
+            out.append((a - u0, b - u0, name, stand_in(m.group())))
         return out
 
     # ------------------------------------------------------------------ applying edits
