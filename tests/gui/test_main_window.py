@@ -116,6 +116,7 @@ class TestViews:
         from tokviz.gui.widgets.token_panes import ChunkSource
 
         window.vm.set_text("a\r\n  b\u00a0c 日本語 🙂🙂\n\nx<|endoftext|>y\n", from_editor=False)
+        window.vm.set_tokenizer(window.vm.tokenizer, name="gpt2")  # a full encode (not an edit's splice)
         encoded(qtbot, window.vm)
         u = window.vm.update
         assert u.chunk_spans is not None and u.splice is None
