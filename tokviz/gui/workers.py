@@ -52,10 +52,7 @@ class _Collector(QObject):
         self.running = 0
         self._paused = False  # whether this collector turned automatic collection off
         self._timer = QTimer(self)
-        # once a second: every collection walks each young container (a fresh encoding of a long
-        # text holds a million), so collecting more often walked them several times over while the
-        # encode waited for the GIL; cyclic garbage lives at most a second longer
-        self._timer.setInterval(1000)
+        self._timer.setInterval(200)
         self._timer.timeout.connect(self.collect_due)
 
     def started(self) -> None:
