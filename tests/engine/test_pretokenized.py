@@ -79,12 +79,19 @@ class TestPreTokens:
         fresh = PreTokens([p1, p2])
         assert len(fresh) == 4
         assert [fresh[i] for i in range(4)] == want  # one by one, before any column exists
-        assert fresh[-1] == want[-1] and fresh[1:3] == tuple(want[1:3])
+        assert fresh[-1] == want[-1] and fresh[1:3] == tuple(want[1:3]) and fresh[::-2] == tuple(want[::-2])
         assert list(fresh.starts) == [0, 3, 6, 7] and list(fresh.ends) == [2, 5, 7, 8]
         assert list(fresh.texts) == ["ab", "cd", "Ã©", "!"]
         assert list(fresh) == want and fresh == want and fresh[2] == want[2]
         assert pre_token_spans(fresh) == (fresh.starts, fresh.ends)
         assert pre_token_spans(want) == ([0, 3, 6, 7], [2, 5, 7, 8])
+
+    def test_long_slices_come_from_the_columns(self) -> None:
+        # 600 one-char chunks "a" at 0, 1, ...: a slice longer than a window is made from columns
+        plan = ChunkPlan.from_spans(NormalizedText.identity("a" * 600), [(k, k + 1) for k in range(600)])
+        fresh = PreTokens([plan])
+        assert fresh[10:400] == tuple(PreToken("a", k, k + 1) for k in range(10, 400))
+        assert fresh._texts is not None  # (the slice built the text column)
 
     def test_out_of_range(self) -> None:
         pts = PreTokens([ChunkPlan.from_spans(NormalizedText.identity("ab"), [(0, 2)])])
@@ -103,7 +110,7 @@ class TestPreTokens:
         tok = _r50k()
         ref = tuple(reference.encode(tok, parts, allowed_special="all").stages.pre_tokens)
         pts = tok.encode(parts, allowed_special="all").stages.pre_tokens
-        assert tuple(pts[i] for i in range(len(pts))) == ref
+        assert tuple(pts[i] for i in range(len(pts))) == ref and pts[1:-1] == ref[1:-1]
         fresh = tok.encode(parts, allowed_special="all").stages.pre_tokens
         assert (list(fresh.starts), list(fresh.ends), list(fresh.texts)) == (
             [c.start for c in ref], [c.end for c in ref], [c.text for c in ref])

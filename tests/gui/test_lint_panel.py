@@ -192,3 +192,9 @@ class TestMarkLookups:
         chunks = [SimpleNamespace(start=a, end=a + w) for a, w in sorted(cuts)]
         marks = LintMarks(tuple((s, s + w, sev) for s, w, sev in spans), {}, ())
         assert chunk_marks(chunks, marks) == self._brute(chunks, marks.spans)
+        # the same from span columns (a full encode's update has them), ordered or not
+        cols = ([c.start for c in chunks], [c.end for c in chunks])
+        assert chunk_marks(list(chunks), marks, cols) == self._brute(chunks, marks.spans)
+        shuffled = chunks[::-1]
+        cols = ([c.start for c in shuffled], [c.end for c in shuffled])
+        assert chunk_marks(shuffled, marks, cols) == self._brute(shuffled, marks.spans)

@@ -34,6 +34,7 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import regex
@@ -284,6 +285,22 @@ class SpanIndex:
             top = max(top, e)
             self.reach.append(top)
         self._by_end: tuple[list[int], list[int]] | None = None
+
+    @classmethod
+    def of_columns(cls, starts: Sequence[int], ends: Sequence[int]) -> SpanIndex:
+        """The index of items ``0..n-1`` spanning ``(starts[k], ends[k])``, from two columns: when
+        the starts are already in order (pre-token chunks are), C-level passes and no sort.
+
+        >>> SpanIndex.of_columns([0, 2, 5], [2, 5, 6]).overlapping(1, 3)
+        [0, 1]
+        """
+        if not all(map(int.__le__, starts, starts[1:])):
+            return cls(range(len(starts)), lambda k: (starts[k], ends[k]))
+        idx = cls.__new__(cls)
+        idx.starts, idx.ends, idx.tokens = list(starts), list(ends), list(range(len(starts)))
+        idx.reach = list(accumulate(idx.ends, max))
+        idx._by_end = None
+        return idx
 
     def overlapping(self, a: int, b: int) -> list[int]:
         """Tokens (ascending) whose span has ``start < b`` and ``end > a``."""

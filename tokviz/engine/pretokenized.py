@@ -212,6 +212,9 @@ def make_pre_token(text: str, start: int, end: int) -> PreToken:
     return pt
 
 
+_FEW = 256  # a slice this short is made item by item (see PreTokens.__getitem__)
+
+
 class PreTokens(Sequence[PreToken]):
     """The pre-token stage of one encode run, over the run's plans (see the module docstring).
 
@@ -278,13 +281,20 @@ class PreTokens(Sequence[PreToken]):
     def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, like a tuple
         if self._items is not None:
             return self._items[i]
-        if isinstance(i, slice):
-            return tuple(map(make_pre_token, self.texts[i], self.starts[i], self.ends[i]))
         n = self._firsts[-1]
+        if isinstance(i, slice):
+            picked = range(*i.indices(n))
+            if self._texts is None and len(picked) <= _FEW:  # (a window: no column of every text)
+                return tuple(map(self._item, picked))
+            return tuple(map(make_pre_token, self.texts[i], self.starts[i], self.ends[i]))
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("pre-token index out of range")
+        return self._item(i)
+
+    def _item(self, i: int) -> PreToken:
+        """Item ``i`` (in range): from the columns built so far, the rest from its plan."""
         if self._texts is not None and self._starts is not None:
             return make_pre_token(self._texts[i], self._starts[i], self._ends[i])  # type: ignore[index]
         j = bisect_right(self._firsts, i) - 1

@@ -331,7 +331,7 @@ def chunk_line_ends(starts: Sequence[int], text: str) -> list[int]:
     """Chunks after which a view breaks the line (a newline in the chunk or before the next one);
     ``starts`` are the chunks' original starts (`tokviz.engine.pretokenized.pre_token_spans`).
 
-    >>> chunk_line_ends([0, 2, 3, 5], "ab\ncd\n")
+    >>> chunk_line_ends([0, 2, 3, 5], "ab\\ncd\\n")
     [1, 3]
     """
     out: list[int] = []

@@ -10,7 +10,7 @@ colored underline under affected items and one bracket over the tokens sharing a
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QTextCharFormat
@@ -143,16 +143,22 @@ def normalized_lint_selections(pane, nm, norm, a: int, b: int, marks: LintMarks 
     return out
 
 
-def chunk_marks(chunks, marks: LintMarks | None) -> dict[int, str]:  # noqa: ANN001
+def chunk_marks(chunks, marks: LintMarks | None, spans: tuple[Sequence[int], Sequence[int]] | None = None) -> dict[int, str]:  # noqa: ANN001
     """Worst severity per pre-token chunk overlapping a marked span (an empty chunk: one whose
-    position lies in the span). Painted often: the last answer is kept while both stay."""
+    position lies in the span). ``spans``: the chunks' starts and ends as columns, when the
+    update has them (then no chunk object is read). Painted often: the last answer is kept while
+    both stay."""
     if marks is None or not marks.spans:
         return {}
     last = _CHUNK_MARKS.get("last")
     if last is not None and last[0] is chunks and last[1] is marks:
         return last[2]
     # a chunk as a span (an empty one as its next character), then the chunks each mark meets
-    index = SpanIndex(range(len(chunks)), lambda k: (chunks[k].start, max(chunks[k].end, chunks[k].start + 1)))
+    if spans is not None:
+        starts = spans[0]
+        index = SpanIndex.of_columns(starts, list(map(max, spans[1], map((1).__add__, starts))))
+    else:
+        index = SpanIndex(range(len(chunks)), lambda k: (chunks[k].start, max(chunks[k].end, chunks[k].start + 1)))
     out: dict[int, str] = {}
     for s, e, sev in marks.spans:
         for k in index.overlapping(s, max(e, s + 1)):

@@ -255,7 +255,7 @@ class ChunkPane(SpanView):
     def paint_overlay(self, p, dy: float) -> None:  # noqa: ANN001
         u = self.vm.update
         if self.vm.lint_marks is not None and u is not None and u.encoding.stages is not None:
-            paint_marks(self, p, dy, chunk_marks(u.encoding.stages.pre_tokens, self.vm.lint_marks))
+            paint_marks(self, p, dy, chunk_marks(u.encoding.stages.pre_tokens, self.vm.lint_marks, u.chunk_spans))
 
     def _on_update(self, u: EncodingUpdate) -> None:
         chunks = u.encoding.stages.pre_tokens if u.encoding.stages is not None else ()
