@@ -397,6 +397,10 @@ class OffsetMap:
     def to_utf8(self, i: int) -> int:
         return i if self._ascii else self._utf8_table()[i]
 
+    def utf8_table(self) -> Sequence[int]:
+        """The byte position of every char boundary (0..len): ``to_utf8`` as a column."""
+        return range(len(self.text) + 1) if self._ascii else self._utf8_table()
+
     def to_utf8_many(self, positions: Sequence[int]) -> Sequence[int]:
         """`to_utf8` of many positions in one C-level pass (``positions`` itself for ASCII)."""
         return positions if self._ascii else pick(self._utf8_table(), positions)
