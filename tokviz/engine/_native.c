@@ -578,27 +578,30 @@ static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
     return out;
 }
 
-/* bpe_merge_utf8(table, text, proxies): a byte-level chunk given as its original text: its
- * UTF-8 bytes, each shown as ``proxies[byte]`` (GPT-2's byte alphabet), are the initial
- * symbols. Returns (ids, byte starts, byte ends, char starts, char ends, byte count); a token's
- * char span runs from the char holding its first byte to the one holding its last byte (the
- * char lists are the byte lists for ASCII). None when a proxy is not a one-char token. */
-static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
-    PyObject *cap, *text, *proxies;
-    if (!PyArg_ParseTuple(args, "OUU", &cap, &text, &proxies)) return NULL;
-    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
-    if (!b) return NULL;
+/* The merge of a byte-level chunk given as its original text: its UTF-8 bytes, each shown as
+ * ``proxies[byte]`` (GPT-2's byte alphabet), are the initial symbols. ``m`` tokens: ids, byte
+ * spans, and char spans (from the char holding a token's first byte to the one holding its
+ * last byte). */
+typedef struct {
+    Py_ssize_t n, m, chars; /* bytes, tokens, chars */
+    int64_t *id, *bs, *be, *cs, *ce;
+} Utf8Merge;
+
+static void utf8_merge_free(Utf8Merge *r) { PyMem_RawFree(r->id); r->id = NULL; }
+
+/* 0: done (free with utf8_merge_free); 1: a proxy is not a one-char token; -1: an error. */
+static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r) {
+    memset(r, 0, sizeof(*r));
     if (PyUnicode_GET_LENGTH(proxies) != 256) {
         PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
-        return NULL;
+        return -1;
     }
-    PyObject *data = PyUnicode_AsUTF8String(text);
-    if (!data) return NULL;
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    const unsigned char *u = (const unsigned char *)PyBytes_AS_STRING(data);
-    PyObject *out = NULL;
+    Py_ssize_t n;
+    const unsigned char *u = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
+    if (!u) return -1;
+    int status = -1;
     Py_UCS4 *cps = PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
-    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 4 * sizeof(int64_t));
+    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
     if (!cps || !id) { PyErr_NoMemory(); goto done; }
     int64_t *firsts = id + n + 1, *ends = id + 2 * (n + 1), *char_of = id + 3 * (n + 1);
     int pkind = PyUnicode_KIND(proxies);
@@ -606,7 +609,7 @@ static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
     Py_ssize_t chars = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         cps[i] = PyUnicode_READ(pkind, pdata, u[i]);
-        if (!table_get(&b->chars, cps[i], &id[i])) { out = Py_NewRef(Py_None); goto done; }
+        if (!table_get(&b->chars, cps[i], &id[i])) { status = 1; goto done; }
         if ((u[i] & 0xC0) != 0x80) chars++; /* a lead byte starts the next char */
         char_of[i] = chars;
     }
@@ -625,28 +628,46 @@ static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
     }
     PyMem_RawFree(run.pre);
     if (m < 0) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t i = 0; i < m; i++) ends[i] = i + 1 < m ? firsts[i + 1] : n;
-    PyObject *o_ids = list_of(id, m), *bs = list_of(firsts, m), *be = list_of(ends, m);
-    PyObject *cs = NULL, *ce = NULL;
-    if (o_ids && bs && be) {
-        if (chars + 1 == n) { /* ASCII: one byte per char */
-            cs = Py_NewRef(bs);
-            ce = Py_NewRef(be);
-        } else {
-            for (Py_ssize_t i = 0; i < m; i++) {
-                ends[i] = char_of[ends[i] - 1] + 1;
-                firsts[i] = char_of[firsts[i]];
-            }
-            cs = list_of(firsts, m);
-            ce = list_of(ends, m);
-        }
+    int64_t *cs = id + 4 * (n + 1), *ce = id + 5 * (n + 1);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        ends[i] = i + 1 < m ? firsts[i + 1] : n;
+        cs[i] = char_of[firsts[i]];
+        ce[i] = char_of[ends[i] - 1] + 1;
     }
-    if (cs && ce) out = Py_BuildValue("(OOOOOn)", o_ids, bs, be, cs, ce, n);
-    Py_XDECREF(o_ids); Py_XDECREF(bs); Py_XDECREF(be); Py_XDECREF(cs); Py_XDECREF(ce);
+    *r = (Utf8Merge){n, m, chars + 1, id, firsts, ends, cs, ce};
+    id = NULL;
+    status = 0;
 done:
     PyMem_RawFree(cps);
     PyMem_RawFree(id);
-    Py_DECREF(data);
+    return status;
+}
+
+/* bpe_merge_utf8(table, text, proxies): `utf8_merge` as (ids, byte starts, byte ends, char
+ * starts, char ends, byte count) lists (the char lists are the byte lists for ASCII). None when
+ * a proxy is not a one-char token. */
+static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
+    PyObject *cap, *text, *proxies;
+    if (!PyArg_ParseTuple(args, "OUU", &cap, &text, &proxies)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    Utf8Merge r;
+    int status = utf8_merge(b, text, proxies, &r);
+    if (status) return status > 0 ? Py_NewRef(Py_None) : NULL;
+    PyObject *out = NULL, *o_ids = list_of(r.id, r.m), *bs = list_of(r.bs, r.m), *be = list_of(r.be, r.m);
+    PyObject *cs = NULL, *ce = NULL;
+    if (o_ids && bs && be) {
+        if (r.chars == r.n) { /* ASCII: one byte per char */
+            cs = Py_NewRef(bs);
+            ce = Py_NewRef(be);
+        } else {
+            cs = list_of(r.cs, r.m);
+            ce = list_of(r.ce, r.m);
+        }
+    }
+    if (cs && ce) out = Py_BuildValue("(OOOOOn)", o_ids, bs, be, cs, ce, r.n);
+    Py_XDECREF(o_ids); Py_XDECREF(bs); Py_XDECREF(be); Py_XDECREF(cs); Py_XDECREF(ce);
+    utf8_merge_free(&r);
     return out;
 }
 
@@ -2075,6 +2096,72 @@ done:
     Py_XDECREF(empties); Py_XDECREF(byte_pieces);
     return result;
 }
+
+static PyObject *tuple_of(const int64_t *v, Py_ssize_t m, int64_t plus) {
+    PyObject *t = PyTuple_New(m);
+    if (!t) return NULL;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i] + plus);
+        if (!x) { Py_DECREF(t); return NULL; }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+/* bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> entry: the cache
+ * entry of a byte-level chunk given as its original text, `_mapped_entry` of tokenizer.py in
+ * one call: `utf8_merge`, the token strings from ``id_table`` (id -> vocab string), the
+ * byte-fallback pieces among them (``byte_pieces``); no token is empty. ``fallback(text)``
+ * when a proxy is not a one-char token or an id has no string in the table. */
+static PyObject *py_bpe_utf8_entry(PyObject *self, PyObject *args) {
+    PyObject *cap, *proxies, *id_table, *pieces, *fallback, *text;
+    if (!PyArg_ParseTuple(args, "OUO!O!OU", &cap, &proxies, &PyList_Type, &id_table, &PyFrozenSet_Type, &pieces,
+                          &fallback, &text))
+        return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    Utf8Merge r;
+    int status = utf8_merge(b, text, proxies, &r);
+    if (status) return status > 0 ? PyObject_CallOneArg(fallback, text) : NULL;
+    PyObject *slot[ENTRY_SLOTS] = {NULL}, *result = NULL, *byte_pieces = PyList_New(0);
+    Py_ssize_t m = r.m, vocab = PyList_GET_SIZE(id_table);
+    int use_fallback = 0;
+    if (!byte_pieces || !(slot[ENTRY_TOKENS] = PyTuple_New(m))) goto done;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *tok = r.id[j] >= 0 && r.id[j] < vocab ? PyList_GET_ITEM(id_table, r.id[j]) : NULL;
+        if (!tok || !PyUnicode_Check(tok)) { /* (cannot happen: merged ids are vocab ids) */
+            use_fallback = 1;
+            goto done;
+        }
+        PyTuple_SET_ITEM(slot[ENTRY_TOKENS], j, Py_NewRef(tok));
+        int has = PySet_Contains(pieces, tok);
+        if (has < 0) goto done;
+        if (has) {
+            PyObject *jj = PyLong_FromSsize_t(j);
+            if (!jj || PyList_Append(byte_pieces, jj) < 0) { Py_XDECREF(jj); goto done; }
+            Py_DECREF(jj);
+        }
+    }
+    int ascii = r.chars == r.n;
+    if (!(slot[ENTRY_IDS] = tuple_of(r.id, m, 0)) || !(slot[ENTRY_MODEL_STARTS] = tuple_of(r.bs, m, 0)) ||
+        !(slot[ENTRY_MODEL_ENDS] = tuple_of(r.be, m, 0)))
+        goto done;
+    slot[ENTRY_FIRST] = ascii ? Py_NewRef(slot[ENTRY_MODEL_STARTS]) : tuple_of(r.cs, m, 0);
+    slot[ENTRY_STOP] = ascii ? Py_NewRef(slot[ENTRY_MODEL_ENDS]) : tuple_of(r.ce, m, 0);
+    slot[ENTRY_LAST] = tuple_of(ascii ? r.be : r.ce, m, -1);
+    slot[ENTRY_EMPTIES] = PyTuple_New(0);
+    if (!slot[ENTRY_FIRST] || !slot[ENTRY_STOP] || !slot[ENTRY_LAST] || !slot[ENTRY_EMPTIES]) goto done;
+    if (!(slot[ENTRY_BYTE_PIECES] = PyList_AsTuple(byte_pieces))) goto done;
+    slot[ENTRY_IRREGULAR] = PyBool_FromLong(PyList_GET_SIZE(byte_pieces) > 0);
+    result = PyTuple_New(ENTRY_SLOTS);
+    if (result)
+        for (int s = 0; s < ENTRY_SLOTS; s++) { PyTuple_SET_ITEM(result, s, slot[s]); slot[s] = NULL; }
+done:
+    for (int s = 0; s < ENTRY_SLOTS; s++) Py_XDECREF(slot[s]);
+    Py_XDECREF(byte_pieces);
+    utf8_merge_free(&r);
+    return use_fallback ? PyObject_CallOneArg(fallback, text) : result;
+}
 /* ================================================================== end of the pipeline's columns */
 
 /* ------------------------------------------------------------------ module */
@@ -2109,6 +2196,8 @@ static PyMethodDef methods[] = {
     {"emit", py_emit, METH_VARARGS,
      "emit(entries, starts, orig, p_starts, p_ends, u8, rule, bases, holds, word, ids, tokens, offsets, "
      "byte_offsets, word_ids) -> irregular chunk indexes (appends a block's tokens to the five lists)"},
+    {"bpe_utf8_entry", py_bpe_utf8_entry, METH_VARARGS,
+     "bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> chunk cache entry of a byte-level chunk"},
     {"entry", py_entry, METH_VARARGS,
      "entry(ids, tokens, first, stop, model_starts, model_ends, maybe_empty, byte_pieces) -> chunk cache entry"},
     {NULL, NULL, 0, NULL},

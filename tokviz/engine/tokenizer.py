@@ -368,6 +368,7 @@ class Tokenizer:
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
+        self._utf8_maker: Callable[[str], tuple] | None = None  # see `_mapped_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
         self._emit_kernel = native.emit if native is not None else _emit_columns
         self._entry_kernel = native.entry if native is not None else _entry_of
@@ -378,7 +379,7 @@ class Tokenizer:
     def clear_caches(self) -> None:
         """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
         self._cache.clear()
-        self._id_table = None
+        self._id_table = self._utf8_maker = None
         self.model.clear_cache()
 
     # ------------------------------------------------------------------ encode
@@ -488,7 +489,7 @@ class Tokenizer:
         if not n:
             return word
         if plan.byte_map:
-            table, make = self._cache.mapped, self._mapped_entry
+            table, make = self._cache.mapped, self._mapped_maker()
         else:
             table, make = self._cache.plain, self._plain_entry
         if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
@@ -627,19 +628,34 @@ class Tokenizer:
         stop = list(map((1).__add__, map(idx.__getitem__, b_end)))
         return self._entry_kernel(ids, toks, first, stop, b_start, b_end, True, BYTE_PIECES)
 
-    def _tokens_of(self, ids: list[int]) -> list[str]:
-        """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
-        table = self._id_table
-        if table is None:
+    def _mapped_maker(self) -> Callable[[str], tuple]:
+        """`_mapped_entry`, or the model's native function that makes the same entries in one
+        call (`Model.utf8_entry_maker`)."""
+        if self._utf8_maker is None:
+            table = self._vocab_table()
+            maker = None if table is None else self.model.utf8_entry_maker(table, BYTE_PIECES, self._mapped_entry)
+            self._utf8_maker = maker or self._mapped_entry
+        return self._utf8_maker
+
+    def _vocab_table(self) -> list[str | None] | None:
+        """The model's vocab strings indexed by id (None for very sparse ids), built once."""
+        if self._id_table is None:
             vocab = self.model.get_vocab()
             size = max(vocab.values(), default=-1) + 1
             if size > 4 * len(vocab) + 1024:  # very sparse ids: do not build a huge table
-                id_to_token = self.model.id_to_token
-                return [id_to_token(i) for i in ids]  # type: ignore[misc]
-            table = [None] * size  # type: ignore[list-item]
+                return None
+            table = [None] * size
             # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
             deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
             self._id_table = table
+        return self._id_table
+
+    def _tokens_of(self, ids: list[int]) -> list[str]:
+        """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
+        table = self._vocab_table()
+        if table is None:
+            id_to_token = self.model.id_to_token
+            return [id_to_token(i) for i in ids]  # type: ignore[misc]
         try:
             out = list(map(table.__getitem__, ids))
         except IndexError:
