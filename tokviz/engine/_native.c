@@ -1822,13 +1822,21 @@ static inline int slot_int(PyObject *slot, Py_ssize_t j, int64_t *v) {
     return *v == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-static PyObject *int_pair(int64_t a, int64_t b) {
-    PyObject *x = PyLong_FromLongLong(a), *y = PyLong_FromLongLong(b);
+/* The last end made by `span_of`: a token usually starts where the one before it ended (tokens
+ * tile their chunk, chunks their piece), so that int object serves again (borrowed: the output
+ * list holds it until `emit` returns). */
+typedef struct { PyObject *obj; int64_t v; } LastEnd;
+
+static PyObject *span_of(int64_t a, int64_t b, LastEnd *last) {
+    PyObject *x = last->obj && last->v == a ? Py_NewRef(last->obj) : PyLong_FromLongLong(a);
+    PyObject *y = PyLong_FromLongLong(b);
     if (!x || !y) { Py_XDECREF(x); Py_XDECREF(y); return NULL; }
     PyObject *t = PyTuple_New(2);
     if (!t) { Py_DECREF(x); Py_DECREF(y); return NULL; }
     PyTuple_SET_ITEM(t, 0, x);
     PyTuple_SET_ITEM(t, 1, y);
+    last->obj = y;
+    last->v = b;
     return t;
 }
 
@@ -1912,6 +1920,7 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
     bytes = PyList_New(total); words = PyList_New(total); irregular = PyList_New(0);
     if (!ids || !toks || !offs || !bytes || !words || !irregular) goto done;
     Py_ssize_t at = 0;
+    LastEnd char_end = {NULL, 0}, byte_end = {NULL, 0};
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *e = PyList_GET_ITEM(entries, k);
         PyObject *e_ids = PyTuple_GET_ITEM(e, ENTRY_IDS), *e_toks = PyTuple_GET_ITEM(e, ENTRY_TOKENS);
@@ -1950,19 +1959,19 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
                     goto done;
                 }
             }
-            PyObject *span = int_pair(cs, ce), *bspan;
+            PyObject *span = span_of(cs, ce, &char_end), *bspan;
             if (!span) { Py_DECREF(w); goto done; }
             PyList_SET_ITEM(offs, at, span);
             if (own_bytes) {
                 int64_t bs, be;
                 if (slot_int(m_starts, j, &bs) < 0 || slot_int(m_ends, j, &be) < 0) { Py_DECREF(w); goto done; }
-                bspan = int_pair(base + bs, base + be);
+                bspan = span_of(base + bs, base + be, &byte_end);
             } else if (ascii) {
                 bspan = Py_NewRef(span);
             } else {
                 int64_t bs, be;
                 if (intcol_get(&u8, cs, &bs) < 0 || intcol_get(&u8, ce, &be) < 0) { Py_DECREF(w); goto done; }
-                bspan = int_pair(bs, be);
+                bspan = span_of(bs, be, &byte_end);
             }
             if (!bspan) { Py_DECREF(w); goto done; }
             PyList_SET_ITEM(bytes, at, bspan);

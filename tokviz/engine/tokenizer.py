@@ -180,28 +180,23 @@ class _ChunkCache:
         self.mapped.clear()
 
     @staticmethod
-    def entries(table: dict[str, tuple], texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
-        """The entry of every chunk text; a missing one is ``make(text)``, stored. One C-level
-        lookup pass; Python code per miss only."""
+    def entries(table: dict[str, tuple] | None, texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
+        """The entry of every chunk text; a missing one is ``make(text)``, stored. C-level
+        passes only (lookups, then ``make`` over the distinct missing texts). No ``table``:
+        every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
+        if table is None:
+            return list(map(make, texts))
         entries = list(map(table.get, texts))
         if None in entries:
-            for k in compress(range(len(texts)), map(is_, entries, repeat(None))):
-                sub = texts[k]
-                entry = table.get(sub)  # an earlier chunk of this block may have been the same
-                if entry is None:
-                    entry = make(sub)
-                    if len(table) >= _CACHE_LIMIT:
-                        _evict_half(table)
-                    table[sub] = entry
-                entries[k] = entry
-        return entries
-
-
-class _NoCache(dict):
-    """A cache table that keeps nothing (for models that sample, e.g. BPE dropout)."""
-
-    def __setitem__(self, key: str, value: tuple) -> None:
-        pass
+            at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))
+            missing = list(map(texts.__getitem__, at))
+            fresh = dict.fromkeys(missing)  # (a chunk text may be missing several times)
+            fresh = dict(zip(fresh, map(make, fresh)))
+            if len(table) + len(fresh) > _CACHE_LIMIT:
+                _evict_half(table)
+            table.update(fresh)
+            deque(map(entries.__setitem__, at, map(fresh.__getitem__, missing)), maxlen=0)
+        return entries  # type: ignore[return-value]
 
 
 class _Columns:
@@ -493,7 +488,7 @@ class Tokenizer:
         else:
             table, make = self._cache.plain, self._plain_entry
         if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
-            table = _NoCache()
+            table = None
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
         # piece), or as tested per chunk
