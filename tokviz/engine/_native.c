@@ -13,6 +13,11 @@
  *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
  *    functions are the reference; this file mirrors them statement by statement.
  *
+ * 3. The pipeline's column loop (`emit`: a block of chunk cache entries -> ids, tokens, char and
+ *    byte offsets, word ids appended to the encode's lists) and its cache entries (`entry`,
+ *    `bpe_utf8_entry`), twins of `_emit_columns`, `_entry_of` and `Tokenizer._mapped_entry`
+ *    in tokviz/engine/tokenizer.py, whose slot constants give the entry layout.
+ *
  * Traces (merge history, lattices), dropout and everything else stay in Python. Tables are
  * opaque capsules built once per model from the Python model's own data.
  *

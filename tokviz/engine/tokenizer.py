@@ -28,7 +28,7 @@ There is one production path (`Tokenizer._encode_plan`) and one reference path
 (`tokviz.engine.reference`, the plain loop, which serves ``trace=True`` and is the oracle of
 ``tests/engine/test_paths.py``). The production path reads a plan's columns by blocks of
 `_BLOCK` chunks: chunk texts -> one chunk cache (`_ChunkCache`) -> the offsets of all tokens
-through the piece's alignment (`aligned`) and the text's `OffsetMap`. A chunk whose tokens have
+through the piece's alignment and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
 their own offset rule (an empty token, a byte-fallback piece ``<0xNN>``) is redone by the
 reference's `chunk_offsets`. The model kernels come from the optional native core when it is
 built (`tokviz.engine.backend`).
@@ -43,8 +43,11 @@ keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is
 
 Performance notes. A cache entry holds everything about a chunk that depends on its text alone
 (ids, token strings, the chars each token starts and ends in, its model spans), so a cached chunk
-costs a dict lookup and its share of C-level column passes (``map``/``chain``/``itemgetter``
-over all chunks of a block); no per-chunk Python code runs unless a chunk is new or irregular.
+costs a dict lookup and its share of one column kernel over all chunks of a block: the native
+``emit``, or its Python twin `_emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
+no per-chunk Python code runs unless a chunk is irregular. Cache misses are made by C-level
+passes too (``map(make, ...)`` over the distinct missing texts), and with the native core a
+byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`).
 Tried and dropped: separate paths per pipeline shape (byte-level without normalization, cut-only
 pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
 caching offsets relative to a chunk's original start (they need an "exact copy" test per
