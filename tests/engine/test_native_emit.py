@@ -85,6 +85,27 @@ class TestEntry:
             native.entry([1], ["a", "b"], [0], [1], [0], [1], True, BYTE_PIECES)  # type: ignore[union-attr]
 
 
+@needs_native
+class TestUtf8Positions:
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\ud800", "\udfff"]), max_size=300))
+    def test_native_table_equals_twin(self, text: str) -> None:
+        table = array("q")
+        table.frombytes(native.utf8_positions(text))  # type: ignore[union-attr]
+        saved, kernels.native = kernels.native, None  # (an OffsetMap picks its kernel when it builds the table)
+        try:
+            assert table == OffsetMap(text)._utf8_table()
+        finally:
+            kernels.native = saved
+        assert OffsetMap(text)._utf8_table() == table
+
+    def test_hand_checked(self) -> None:
+        # "a😀é": a at byte 0, 😀 (4 bytes) at 1, é (2 bytes) at 5, the end at 7
+        table = array("q")
+        table.frombytes(native.utf8_positions("a\U0001f600\u00e9"))  # type: ignore[union-attr]
+        assert list(table) == [0, 1, 5, 7]
+
+
 @st.composite
 def blocks(draw: st.DrawFn) -> dict:
     """A block of chunks over an original text: entries, chunk starts that tile a piece, the

@@ -601,9 +601,19 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
         return -1;
     }
+    /* ASCII text is its own UTF-8; other text is encoded into a temporary bytes object (not
+     * PyUnicode_AsUTF8, which would keep a UTF-8 copy in every cached chunk text) */
+    PyObject *data = NULL;
+    const unsigned char *u;
     Py_ssize_t n;
-    const unsigned char *u = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
-    if (!u) return -1;
+    if (PyUnicode_IS_ASCII(text)) {
+        u = PyUnicode_DATA(text);
+        n = PyUnicode_GET_LENGTH(text);
+    } else {
+        if (!(data = PyUnicode_AsUTF8String(text))) return -1;
+        u = (const unsigned char *)PyBytes_AS_STRING(data);
+        n = PyBytes_GET_SIZE(data);
+    }
     int status = -1;
     Py_UCS4 *cps = PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
     int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
@@ -645,6 +655,7 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
 done:
     PyMem_RawFree(cps);
     PyMem_RawFree(id);
+    Py_XDECREF(data);
     return status;
 }
 
@@ -2176,6 +2187,31 @@ done:
     utf8_merge_free(&r);
     return use_fallback ? PyObject_CallOneArg(fallback, text) : result;
 }
+
+/* utf8_positions(text) -> bytes: the UTF-8 byte position of every char boundary of ``text``
+ * (0..len, so len + 1 of them) as native int64s, the table of `OffsetMap.to_utf8`. A lone
+ * surrogate counts 3 bytes, as the "surrogatepass" encoding of the Python twin. */
+static PyObject *py_utf8_positions(PyObject *self, PyObject *args) {
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int64_t));
+    if (!out) return NULL;
+    int64_t *pos = (int64_t *)PyBytes_AS_STRING(out);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int64_t b = 0;
+    /* (reads an immutable str, writes a bytes object no one else sees yet) */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        pos[i] = b;
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        b += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    }
+    pos[n] = b;
+    Py_END_ALLOW_THREADS
+    return out;
+}
 /* ================================================================== end of the pipeline's columns */
 
 /* ------------------------------------------------------------------ module */
@@ -2212,6 +2248,8 @@ static PyMethodDef methods[] = {
      "byte_offsets, word_ids) -> irregular chunk indexes (appends a block's tokens to the five lists)"},
     {"bpe_utf8_entry", py_bpe_utf8_entry, METH_VARARGS,
      "bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> chunk cache entry of a byte-level chunk"},
+    {"utf8_positions", py_utf8_positions, METH_VARARGS,
+     "utf8_positions(text) -> bytes: the UTF-8 position of every char boundary as native int64s"},
     {"entry", py_entry, METH_VARARGS,
      "entry(ids, tokens, first, stop, model_starts, model_ends, maybe_empty, byte_pieces) -> chunk cache entry"},
     {NULL, NULL, 0, NULL},

@@ -22,6 +22,8 @@ from operator import itemgetter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import kernels
+
 __all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text", "pick"]
 
 
@@ -361,6 +363,9 @@ class OffsetMap:
         self._bmp: bool | None = None
 
     def _utf8_table(self) -> array:
+        if self._u8 is None and kernels.native is not None:  # (one C pass, the GIL released)
+            self._u8 = table = _arr()
+            table.frombytes(kernels.native.utf8_positions(self.text))
         if self._u8 is None:
             # byte position of every character: the positions of the UTF-8 lead bytes (C-level
             # passes), then the total length
