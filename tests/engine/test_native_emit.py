@@ -17,10 +17,11 @@ from itertools import accumulate
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import bundle_path, python_twin
+from support import bundle_path, corpus_text, python_twin, tiktoken_encoding
 
 import tokviz
 from tokviz.engine import kernels
+from tokviz.engine.models.bpe import BPE
 from tokviz.engine.reference import BYTE_PIECES
 from tokviz.engine.text import OffsetMap
 from tokviz.engine.tokenizer import RULE_CHARS, RULE_EXACT, RULE_HELD, _emit_columns, _entry_of
@@ -104,6 +105,53 @@ class TestUtf8Positions:
         table = array("q")
         table.frombytes(native.utf8_positions("a\U0001f600\u00e9"))  # type: ignore[union-attr]
         assert list(table) == [0, 1, 5, 7]
+
+
+def _rank_pair() -> tuple:
+    """A toy rank-mode BPE (all strings over "abc" up to 3 chars, shuffled ranks above the
+    single chars) built natively and as its pure-Python twin."""
+    import random
+
+    tokens = [a + b + c for a in "abc" for b in ["", *"abc"] for c in ["", *"abc"] if b or not c]
+    ranks = list(range(len(tokens)))
+    random.Random(5).shuffle(ranks)
+    table = dict(zip(tokens, ranks))
+    return BPE.from_ranks(table, cache_capacity=0), python_twin(lambda: BPE.from_ranks(table, cache_capacity=0))
+
+
+_RANKS = _rank_pair() if native is not None else None
+
+
+@needs_native
+class TestRankPairMemo:
+    """Rank mode remembers recent pairs by id in the table (shared by every call and thread)."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="abc", max_size=300))
+    def test_one_table_across_texts_equals_twin(self, text: str) -> None:
+        fast, ref = _RANKS  # type: ignore[misc]
+        assert fast._native_table is not None and ref._native_table is None
+        assert fast.tokenize(text) == ref.tokenize(text)
+
+    def test_many_distinct_pairs_equal_tiktoken(self) -> None:
+        # a Japanese novel under cl100k: far more distinct pairs than memo slots, so slots are
+        # shared by different pairs and each answer must be checked against its pair
+        ref = tiktoken_encoding("cl100k_base/cl100k_base.tiktoken")
+        tok = tokviz.load(bundle_path("cl100k_base/cl100k_base.tiktoken"))
+        text = corpus_text("wagahaiwa_nekodearu.txt")
+        assert tok.encode(text).ids == ref.encode_ordinary(text)
+
+    def test_threads_share_the_memo(self) -> None:
+        import random
+        from concurrent.futures import ThreadPoolExecutor
+
+        fast, ref = _RANKS  # type: ignore[misc]
+        rng = random.Random(11)
+        # long texts take the heap loop, which runs without the GIL
+        texts = ["".join(rng.choice("abc") for _ in range(rng.randrange(200, 3000))) for _ in range(48)]
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(fast.tokenize, texts))
+        assert got == [ref.tokenize(t) for t in texts]
 
 
 @st.composite

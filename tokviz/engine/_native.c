@@ -24,7 +24,9 @@
  * Performance notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for
  * short pieces; above it the heap wins); one open-addressing table type (64-bit keys,
  * splitmix64 hash) serves pairs, single characters and trie edges; the GIL is released around
- * the loops of long inputs (they read only this module's memory and an immutable str).
+ * the loops of long inputs (they read only this module's memory and an immutable str). Rank
+ * mode looks a pair up by its text, so a table also keeps a small memo of recent pairs by id
+ * (one atomic word per slot); a larger memo bought little more.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -154,7 +156,24 @@ typedef struct {
     PyObject **tokens;  /* the tokens by content (strong references) */
     int64_t *ranks;     /* the id of tokens[k] (in rank mode also its rank) */
     Py_ssize_t ntokens;
+    uint64_t *memo;     /* rank mode: recent pairs by id (see `pair_of`), or NULL */
 } Bpe;
+
+/* The rank-mode pair memo: MEMO_SIZE slots, each one 64-bit word ``left << 42 | right << 21 |
+ * (merged id + 1, or 0: they never merge)``, written and read whole (relaxed atomics: merge
+ * loops run without the GIL, in several threads at once, and a slot is only ever a complete
+ * answer or a miss). Two tokens' concatenation is determined by their ids in rank mode (every
+ * id is one token), so the answer for a pair of ids never changes. */
+#define MEMO_BITS 21
+#define MEMO_IDS ((int64_t)1 << MEMO_BITS)
+#define MEMO_SIZE ((size_t)1 << 16)
+#if defined(__GNUC__) || defined(__clang__)
+#define MEMO_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define MEMO_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define MEMO_LOAD(p) (*(volatile uint64_t *)(p))
+#define MEMO_STORE(p, v) (*(volatile uint64_t *)(p) = (v))
+#endif
 
 static void bpe_free(Bpe *b) {
     if (!b) return;
@@ -164,6 +183,7 @@ static void bpe_free(Bpe *b) {
     for (Py_ssize_t k = 0; k < b->ntokens; k++) Py_XDECREF(b->tokens[k]);
     PyMem_RawFree(b->tokens);
     PyMem_RawFree(b->ranks);
+    PyMem_RawFree(b->memo);
     PyMem_RawFree(b);
 }
 
@@ -313,6 +333,12 @@ static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
         bpe_free(b);
         return NULL;
     }
+    int64_t top = -1;
+    for (Py_ssize_t k = 0; k < b->ntokens; k++) top = b->ranks[k] > top ? b->ranks[k] : top;
+    if (top + 1 < MEMO_IDS && !(b->memo = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t)))) { /* (else no memo) */
+        bpe_free(b);
+        return PyErr_NoMemory();
+    }
     return bpe_capsule(b);
 }
 
@@ -341,9 +367,21 @@ typedef struct {
 static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ssize_t s, Py_ssize_t e) {
     int64_t v;
     if (!run->b->rank_mode) return table_get(&run->b->pairs, pair_key(left, right), &v) ? v : -1;
+    uint64_t *slot = NULL, tag = 0;
+    if (run->b->memo) {
+        tag = (uint64_t)left << MEMO_BITS | (uint64_t)right;
+        slot = run->b->memo + (mix(tag) & (MEMO_SIZE - 1));
+        uint64_t got = MEMO_LOAD(slot);
+        if (got && got >> MEMO_BITS == tag) {
+            int64_t r = (int64_t)(got & (MEMO_IDS - 1)) - 1;
+            return r < 0 ? -1 : (r << 32) | r;
+        }
+    }
     uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
     int64_t k = find_span(run->b, h, run->kind, run->data, s, e);
-    return k < 0 ? -1 : (run->b->ranks[k] << 32) | run->b->ranks[k];
+    int64_t r = k < 0 ? -1 : run->b->ranks[k];
+    if (slot) MEMO_STORE(slot, tag << MEMO_BITS | (uint64_t)(r + 1));
+    return r < 0 ? -1 : (r << 32) | r;
 }
 
 /* Flat scan: ``id``/``pos`` hold the symbols and the index of each one's first initial symbol;
