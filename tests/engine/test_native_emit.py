@@ -219,11 +219,11 @@ class TestEmit:
         e = _entry_of([1], ["x"], [0], [1], [0], [1], False, BYTE_PIECES)
         block = {"entries": [e], "starts": [3], "orig": 0, "p_starts": [0, 1], "p_ends": [1, 2], "u8": None,
                  "rule": RULE_CHARS, "bases": None, "holds": False, "word": 0}
-        outs: tuple[list, ...] = ([], [], [], [], [])
+        outs: tuple[list, ...] = ([9], ["t"], [(0, 1)], [(0, 1)], [0])
         with pytest.raises(IndexError):
             native.emit(*[block[k] for k in ("entries", "starts", "orig", "p_starts", "p_ends", "u8", "rule",  # type: ignore[union-attr]
                                              "bases", "holds", "word")], *outs)
-        assert outs == ([], [], [], [], [])
+        assert outs == ([9], ["t"], [(0, 1)], [(0, 1)], [0])
 
     def test_malformed_entry_is_a_type_error(self) -> None:
         with pytest.raises(TypeError, match="tuple layout"):

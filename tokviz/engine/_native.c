@@ -1917,12 +1917,11 @@ bad:
     return -1;
 }
 
-/* ``dst.extend(src)``; steals ``src``. */
-static int extend_with(PyObject *dst, PyObject *src) {
-    Py_ssize_t n = PyList_GET_SIZE(dst);
-    int r = PyList_SetSlice(dst, n, n, src);
-    Py_DECREF(src);
-    return r;
+/* Item ``i`` of a list grown with placeholders (see `emit`) becomes ``item`` (stolen). */
+static inline void put(PyObject *list, Py_ssize_t i, PyObject *item) {
+    PyObject *old = PyList_GET_ITEM(list, i);
+    PyList_SET_ITEM(list, i, item);
+    Py_DECREF(old);
 }
 
 /* emit(entries, starts, orig, p_starts, p_ends, u8, rule, bases, holds, word,
@@ -1956,7 +1955,8 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
     int identity = p_starts_o == Py_None;
     IntCol ps, pe, u8, bases;
     int opened = 0;
-    PyObject *ids = NULL, *toks = NULL, *offs = NULL, *bytes = NULL, *words = NULL, *irregular = NULL, *result = NULL;
+    PyObject *fill = NULL, *irregular = NULL, *result = NULL;
+    int grown = 0; /* output lists grown so far */
     if (intcol_open(&ps, p_starts_o) < 0) goto done;
     opened = 1;
     if (intcol_open(&pe, p_ends_o) < 0) goto done;
@@ -1970,9 +1970,18 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
         goto done;
     }
     int ascii = u8_o == Py_None;
-    ids = PyList_New(total); toks = PyList_New(total); offs = PyList_New(total);
-    bytes = PyList_New(total); words = PyList_New(total); irregular = PyList_New(0);
-    if (!ids || !toks || !offs || !bytes || !words || !irregular) goto done;
+    /* The five output lists grow once, by placeholders (one list of Nones), which the loop
+     * replaces; on an error they shrink back to their old lengths. */
+    PyObject *outs[5] = {o_ids, o_toks, o_offs, o_bytes, o_words};
+    Py_ssize_t old_len[5];
+    for (int c = 0; c < 5; c++) old_len[c] = PyList_GET_SIZE(outs[c]);
+    if (!(irregular = PyList_New(0)) || !(fill = PyList_New(total))) goto done;
+    for (Py_ssize_t i = 0; i < total; i++) PyList_SET_ITEM(fill, i, Py_NewRef(Py_None));
+    for (int c = 0; c < 5; c++) {
+        if (PyList_SetSlice(outs[c], old_len[c], old_len[c], fill) < 0) goto done;
+        grown = c + 1;
+    }
+    Py_CLEAR(fill);
     Py_ssize_t at = 0;
     LastEnd char_end = {NULL, 0}, byte_end = {NULL, 0};
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -2015,7 +2024,7 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
             }
             PyObject *span = span_of(cs, ce, &char_end), *bspan;
             if (!span) { Py_DECREF(w); goto done; }
-            PyList_SET_ITEM(offs, at, span);
+            put(o_offs, old_len[2] + at, span);
             if (own_bytes) {
                 int64_t bs, be;
                 if (slot_int(m_starts, j, &bs) < 0 || slot_int(m_ends, j, &be) < 0) { Py_DECREF(w); goto done; }
@@ -2028,10 +2037,10 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
                 bspan = span_of(bs, be, &byte_end);
             }
             if (!bspan) { Py_DECREF(w); goto done; }
-            PyList_SET_ITEM(bytes, at, bspan);
-            PyList_SET_ITEM(ids, at, Py_NewRef(PyTuple_GET_ITEM(e_ids, j)));
-            PyList_SET_ITEM(toks, at, Py_NewRef(PyTuple_GET_ITEM(e_toks, j)));
-            PyList_SET_ITEM(words, at, Py_NewRef(w));
+            put(o_bytes, old_len[3] + at, bspan);
+            put(o_ids, old_len[0] + at, Py_NewRef(PyTuple_GET_ITEM(e_ids, j)));
+            put(o_toks, old_len[1] + at, Py_NewRef(PyTuple_GET_ITEM(e_toks, j)));
+            put(o_words, old_len[4] + at, Py_NewRef(w));
         }
         Py_DECREF(w);
         int irr = PyObject_IsTrue(PyTuple_GET_ITEM(e, ENTRY_IRREGULAR));
@@ -2042,17 +2051,11 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
             Py_DECREF(kk);
         }
     }
-    /* (the output lists change only once every column is complete) */
-    int bad = extend_with(o_ids, ids);
-    bad |= extend_with(o_toks, toks);
-    bad |= extend_with(o_offs, offs);
-    bad |= extend_with(o_bytes, bytes);
-    bad |= extend_with(o_words, words);
-    ids = toks = offs = bytes = words = NULL;
-    if (!bad) result = Py_NewRef(irregular);
+    result = Py_NewRef(irregular);
 done:
-    /* a column left unfilled by an error holds NULLs, which list deallocation skips */
-    Py_XDECREF(ids); Py_XDECREF(toks); Py_XDECREF(offs); Py_XDECREF(bytes); Py_XDECREF(words);
+    Py_XDECREF(fill);
+    if (!result) /* (an error: the output lists as they were) */
+        for (int c = 0; c < grown; c++) PyList_SetSlice(outs[c], old_len[c], PyList_GET_SIZE(outs[c]), NULL);
     Py_XDECREF(irregular);
     if (opened >= 4) intcol_close(&bases);
     if (opened >= 3) intcol_close(&u8);
