@@ -230,6 +230,45 @@ class TestEmit:
             native.emit([(1, 2)], [0], 0, None, None, None, RULE_CHARS, None, False, 0, [], [], [], [], [])  # type: ignore[union-attr]
 
 
+@needs_native
+class TestUtf8EntryFallback:
+    def test_a_vocab_without_some_byte_proxies_falls_back_to_python(self) -> None:
+        # proxies of "a", "b" and "Ġ" (the space) only: "é" and "c" have no one-char token, so
+        # those chunks go to `_mapped_entry` (the unknown token), the others stay native
+        from tokviz.engine.pre_tokenizers.byte_level import ByteLevel
+        from tokviz.engine.tokenizer import Tokenizer
+
+        vocab = {"<unk>": 0, "a": 1, "b": 2, "\u0120": 3, "ab": 4, "\u0120a": 5}
+        merges = [("a", "b"), ("\u0120", "a")]
+
+        def make() -> Tokenizer:
+            return Tokenizer(BPE(vocab, merges, unk_token="<unk>"), pre_tokenizer=ByteLevel(add_prefix_space=False))
+
+        tok, twin = make(), python_twin(make)
+        assert tok._mapped_maker() is not False and twin._utf8_maker in (None, False)
+        for text in ("ab ab", "ab é c", "é", "aab\u00e9b"):
+            a, b = tok.encode(text), twin.encode(text)
+            assert (a.ids, a.tokens, a.offsets, a.byte_offsets) == (b.ids, b.tokens, b.offsets, b.byte_offsets)
+        # by hand: chunks "ab" -> ab (4); "Ġab": (a, b) ranks before (Ġ, a), so Ġ (3) + ab (4)
+        assert tok.encode("ab ab").ids == [4, 3, 4]
+
+    def test_the_tokenizer_is_freed_by_reference_counting(self) -> None:
+        import gc
+        import weakref
+
+        tok = tokviz.load(bundle_path("gpt2/r50k_base.tiktoken"))
+        tok.encode("h\u00e9llo")
+        ref = weakref.ref(tok)
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            del tok
+            assert ref() is None  # (no cycle through the native entry maker's fallback)
+        finally:
+            if enabled:
+                gc.enable()
+
+
 # byte-level BPE with identity pieces (r50k, qwen3), a normalizer that changes the text (BERT
 # uncased: lowercase, accents stripped), Metaspace-style normalization with byte fallback
 # (Mistral's tokenizer.json: irregular chunks), SentencePiece Unigram plain chunks (ALBERT)

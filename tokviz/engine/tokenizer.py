@@ -57,9 +57,11 @@ occurrence). Entries are tuples of atoms so that the cycle collector stops track
 from __future__ import annotations
 
 import gc
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
 from typing import Any, Literal
@@ -366,7 +368,7 @@ class Tokenizer:
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
-        self._utf8_maker: Callable[[str], tuple] | None = None  # see `_mapped_maker`
+        self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
         self._emit_kernel = native.emit if native is not None else _emit_columns
         self._entry_kernel = native.entry if native is not None else _entry_of
@@ -629,11 +631,14 @@ class Tokenizer:
     def _mapped_maker(self) -> Callable[[str], tuple]:
         """`_mapped_entry`, or the model's native function that makes the same entries in one
         call (`Model.utf8_entry_maker`)."""
-        if self._utf8_maker is None:
+        maker = self._utf8_maker
+        if maker is None:
             table = self._vocab_table()
-            maker = None if table is None else self.model.utf8_entry_maker(table, BYTE_PIECES, self._mapped_entry)
-            self._utf8_maker = maker or self._mapped_entry
-        return self._utf8_maker
+            # (the fallback holds a weak proxy: the tokenizer keeps no reference cycle alive)
+            fallback = partial(Tokenizer._mapped_entry, weakref.proxy(self))
+            maker = (table is not None and self.model.utf8_entry_maker(table, BYTE_PIECES, fallback)) or False
+            self._utf8_maker = maker
+        return maker or self._mapped_entry
 
     def _vocab_table(self) -> list[str | None] | None:
         """The model's vocab strings indexed by id (None for very sparse ids), built once."""
