@@ -1,11 +1,12 @@
 """Which kernels run: the optional native core or the pure-Python ones (same results).
 
 The native core (`tokviz.engine._native`, C, built by the package's own build when a compiler
-works) holds the two hot loops: the BPE merge loop and the Unigram Viterbi. Everything else,
-traces included, is Python. When the extension is missing, or ``TOKVIZ_PURE_PYTHON=1`` is set
+works) holds the two hot loops, the BPE merge loop and the Unigram Viterbi, and the pipeline's
+column loop (`Tokenizer._emit`'s ``emit`` and the chunk cache entries). Everything else, traces
+included, is Python. When the extension is missing, or ``TOKVIZ_PURE_PYTHON=1`` is set
 before tokviz is imported, the models run their pure-Python kernels, which are the reference.
 
-Models look at `native` when they are built: a model built after
+Models and tokenizers look at `native` when they are built: a model built after
 ``monkeypatch.setattr(kernels, "native", None)`` runs pure Python in the same process (tests
 compare the two that way).
 """

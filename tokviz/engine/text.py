@@ -22,6 +22,8 @@ from operator import itemgetter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import kernels
+
 __all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text", "pick"]
 
 
@@ -361,6 +363,9 @@ class OffsetMap:
         self._bmp: bool | None = None
 
     def _utf8_table(self) -> array:
+        if self._u8 is None and kernels.native is not None:  # (one C pass, the GIL released)
+            self._u8 = table = _arr()
+            table.frombytes(kernels.native.utf8_positions(self.text))
         if self._u8 is None:
             # byte position of every character: the positions of the UTF-8 lead bytes (C-level
             # passes), then the total length
@@ -396,6 +401,10 @@ class OffsetMap:
 
     def to_utf8(self, i: int) -> int:
         return i if self._ascii else self._utf8_table()[i]
+
+    def utf8_table(self) -> Sequence[int]:
+        """The byte position of every char boundary (0..len): ``to_utf8`` as a column."""
+        return range(len(self.text) + 1) if self._ascii else self._utf8_table()
 
     def to_utf8_many(self, positions: Sequence[int]) -> Sequence[int]:
         """`to_utf8` of many positions in one C-level pass (``positions`` itself for ASCII)."""

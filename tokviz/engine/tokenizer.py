@@ -28,7 +28,7 @@ There is one production path (`Tokenizer._encode_plan`) and one reference path
 (`tokviz.engine.reference`, the plain loop, which serves ``trace=True`` and is the oracle of
 ``tests/engine/test_paths.py``). The production path reads a plan's columns by blocks of
 `_BLOCK` chunks: chunk texts -> one chunk cache (`_ChunkCache`) -> the offsets of all tokens
-through the piece's alignment (`aligned`) and the text's `OffsetMap`. A chunk whose tokens have
+through the piece's alignment and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
 their own offset rule (an empty token, a byte-fallback piece ``<0xNN>``) is redone by the
 reference's `chunk_offsets`. The model kernels come from the optional native core when it is
 built (`tokviz.engine.backend`).
@@ -43,8 +43,11 @@ keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is
 
 Performance notes. A cache entry holds everything about a chunk that depends on its text alone
 (ids, token strings, the chars each token starts and ends in, its model spans), so a cached chunk
-costs a dict lookup and its share of C-level column passes (``map``/``chain``/``itemgetter``
-over all chunks of a block); no per-chunk Python code runs unless a chunk is new or irregular.
+costs a dict lookup and its share of one column kernel over all chunks of a block: the native
+``emit``, or its Python twin `_emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
+no per-chunk Python code runs unless a chunk is irregular. Cache misses are made by C-level
+passes too (``map(make, ...)`` over the distinct missing texts), and with the native core a
+byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`).
 Tried and dropped: separate paths per pipeline shape (byte-level without normalization, cut-only
 pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
 caching offsets relative to a chunk's original start (they need an "exact copy" test per
@@ -54,14 +57,16 @@ occurrence). Entries are tuples of atoms so that the cycle collector stops track
 from __future__ import annotations
 
 import gc
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
 from typing import Any, Literal
 
-from . import reference
+from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
 from .decoders import Decoder
@@ -94,9 +99,14 @@ _MINUS_ONE = (-1).__add__
 # alignment adds the first, any other alignment looks the last up), the model's spans in the
 # text it saw (byte proxies: byte positions), and the tokens with their own offset rule: the
 # positions of empty tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
+# The native ``entry`` and ``emit`` (_native.c, ENTRY_*) read and build entries by these slots.
 _IDS, _TOKENS, _FIRST, _STOP, _LAST, _MODEL_STARTS, _MODEL_ENDS, _EMPTIES, _BYTE_PIECES, _IRREGULAR = range(10)
 _ids_of, _tokens_of_entry, _first_of, _stop_of, _last_of, _mstarts_of, _mends_of = map(itemgetter, range(7))
 _irregular_of = itemgetter(_IRREGULAR)
+# How a token's bytes are found (`_emit_columns`; _native.c's RULE_*): from its chars; its
+# chunk's first byte plus the model's span, in every chunk; the same in the chunks that hold
+# their original bytes, from the chars elsewhere.
+RULE_CHARS, RULE_EXACT, RULE_HELD = range(3)
 
 
 def _plain_span_types() -> tuple[type, ...]:
@@ -143,28 +153,23 @@ class _ChunkCache:
         self.mapped.clear()
 
     @staticmethod
-    def entries(table: dict[str, tuple], texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
-        """The entry of every chunk text; a missing one is ``make(text)``, stored. One C-level
-        lookup pass; Python code per miss only."""
+    def entries(table: dict[str, tuple] | None, texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
+        """The entry of every chunk text; a missing one is ``make(text)``, stored. C-level
+        passes only (lookups, then ``make`` over the distinct missing texts). No ``table``:
+        every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
+        if table is None:
+            return list(map(make, texts))
         entries = list(map(table.get, texts))
         if None in entries:
-            for k in compress(range(len(texts)), map(is_, entries, repeat(None))):
-                sub = texts[k]
-                entry = table.get(sub)  # an earlier chunk of this block may have been the same
-                if entry is None:
-                    entry = make(sub)
-                    if len(table) >= _CACHE_LIMIT:
-                        _evict_half(table)
-                    table[sub] = entry
-                entries[k] = entry
-        return entries
-
-
-class _NoCache(dict):
-    """A cache table that keeps nothing (for models that sample, e.g. BPE dropout)."""
-
-    def __setitem__(self, key: str, value: tuple) -> None:
-        pass
+            at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))
+            missing = list(map(texts.__getitem__, at))
+            fresh = dict.fromkeys(missing)  # (a chunk text may be missing several times)
+            fresh = dict(zip(fresh, map(make, fresh)))
+            if len(table) + len(fresh) > _CACHE_LIMIT:
+                _evict_half(table)
+            table.update(fresh)
+            deque(map(entries.__setitem__, at, map(fresh.__getitem__, missing)), maxlen=0)
+        return entries  # type: ignore[return-value]
 
 
 class _Columns:
@@ -210,16 +215,10 @@ def _contains_type(component: object, type_name: str) -> bool:
 
 
 
-def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
-    """Positions of the byte-fallback pieces ``<0xNN>`` among ``toks``."""
-    if BYTE_PIECES.isdisjoint(toks):
-        return ()
-    return tuple(compress(range(len(toks)), map(BYTE_PIECES.__contains__, toks)))
-
-
-def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
-              m_starts: list[int], m_ends: list[int], *, maybe_empty: bool = True) -> tuple:
-    """A cache entry (tuples of atoms, slots above)."""
+def _entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
+              m_starts: Sequence[int], m_ends: Sequence[int], maybe_empty: bool, byte_pieces: frozenset[str]) -> tuple:
+    """A cache entry (tuples of atoms, slots above); the twin of the native ``entry``.
+    ``maybe_empty``: look for empty tokens; ``byte_pieces``: the byte-fallback piece strings."""
     empties = tuple(compress(range(len(ids)), map(eq, m_starts, m_ends))) if maybe_empty else ()
     m_starts_t = tuple(m_starts)
     m_ends_t = m_starts_t if m_ends is m_starts else tuple(m_ends)
@@ -230,9 +229,69 @@ def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: S
         for k in empties:
             first_l[k], stop_l[k] = 0, 1
         first_t, stop_t = tuple(first_l), tuple(stop_l)
-    byte_pieces = _byte_pieces(toks)
+    pieces = () if byte_pieces.isdisjoint(toks) else tuple(compress(range(len(toks)), map(byte_pieces.__contains__, toks)))
     return (tuple(ids), tuple(toks), first_t, stop_t, tuple(map(_MINUS_ONE, stop_t)), m_starts_t, m_ends_t,
-            empties, byte_pieces, bool(empties or byte_pieces))
+            empties, pieces, bool(empties or pieces))
+
+
+def _emit_columns(
+    entries: list[tuple], starts: Sequence[int], orig: int, p_starts: Sequence[int] | None,
+    p_ends: Sequence[int] | None, u8: Sequence[int] | None, rule: int, bases: Sequence[int] | None,
+    holds: bool | list[bool], word: int, ids: list[int], tokens: list[str], offsets: list[tuple[int, int]],
+    byte_offsets: list[tuple[int, int]], word_ids: list[int | None],
+) -> list[int]:
+    """Append the tokens of a block of chunks (cache ``entries``, chunk ``k`` at piece char
+    ``starts[k]``) to the five output columns; the indexes of the irregular chunks. The
+    pure-Python twin of the native ``emit`` (same arguments, same results).
+
+    A token's chars: ``orig + starts[k] + first .. + stop`` (identity alignment: ``p_starts``
+    None), else ``p_starts[starts[k] + first] .. p_ends[starts[k] + last]``. Its bytes by
+    ``rule``: `RULE_CHARS` the UTF-8 positions ``u8`` of its chars (None: ASCII, the very char
+    span); `RULE_EXACT` its chunk's first byte plus the model's span; `RULE_HELD` the same with
+    the first bytes ``bases`` in the chunks flagged in ``holds``, the char rule elsewhere."""
+    if len(entries) == 1:  # (a short line: no chaining over chunks)
+        counts = [len(entries[0][_IDS])]
+        ids.extend(entries[0][_IDS])
+        tokens.extend(entries[0][_TOKENS])
+    else:
+        counts = list(map(len, map(_ids_of, entries)))
+        ids.extend(chain.from_iterable(map(_ids_of, entries)))
+        tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
+    if p_starts is None:
+        shift = list(chain.from_iterable(map(repeat, map(orig.__add__, starts), counts)))
+        cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
+        ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
+    elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
+        cs = pick(p_starts, entries[0][_FIRST])
+        ce = pick(p_ends, entries[0][_LAST])  # type: ignore[arg-type]
+    else:
+        shift = list(chain.from_iterable(map(repeat, starts, counts)))
+        cs = pick(p_starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
+        ce = pick(p_ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
+    spans = list(zip(cs, ce))
+    if rule == RULE_CHARS:
+        offsets.extend(spans)
+        byte_offsets.extend(spans if u8 is None else zip(pick(u8, cs), pick(u8, ce)))
+    else:
+        if rule == RULE_EXACT:
+            bases = list(map(orig.__add__, starts))
+            bases = bases if u8 is None else pick(u8, bases)
+        shift = list(chain.from_iterable(map(repeat, bases, counts)))  # type: ignore[arg-type]
+        bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
+        be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
+        own = list(zip(bs, be))
+        if rule == RULE_HELD and not all(holds):  # type: ignore[arg-type]
+            at = list(accumulate(counts, initial=0))
+            for k in compress(range(len(entries)), map(eq, holds, repeat(False))):  # type: ignore[arg-type]
+                i, j = at[k], at[k + 1]
+                own[i:j] = spans[i:j] if u8 is None else zip(pick(u8, cs[i:j]), pick(u8, ce[i:j]))
+        offsets.extend(spans)
+        byte_offsets.extend(own)
+    if len(entries) == 1:
+        word_ids.extend(repeat(word, counts[0]))
+        return [0] if entries[0][_IRREGULAR] else []
+    word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+    return list(compress(range(len(entries)), map(_irregular_of, entries)))
 
 
 class Tokenizer:
@@ -277,6 +336,10 @@ class Tokenizer:
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
+        self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
+        native = kernels.native  # the column kernels: native, or their Python twins
+        self._emit_kernel = native.emit if native is not None else _emit_columns
+        self._entry_kernel = native.entry if native is not None else _entry_of
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -284,7 +347,7 @@ class Tokenizer:
     def clear_caches(self) -> None:
         """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
         self._cache.clear()
-        self._id_table = None
+        self._id_table = self._utf8_maker = None
         self.model.clear_cache()
 
     # ------------------------------------------------------------------ encode
@@ -394,11 +457,11 @@ class Tokenizer:
         if not n:
             return word
         if plan.byte_map:
-            table, make = self._cache.mapped, self._mapped_entry
+            table, make = self._cache.mapped, self._mapped_maker()
         else:
             table, make = self._cache.plain, self._plain_entry
         if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
-            table = _NoCache()
+            table = None
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
         # piece), or as tested per chunk
@@ -420,107 +483,54 @@ class Tokenizer:
     ) -> int:
         """Append the tokens of chunks ``a..b`` of ``plan`` (their cache ``entries``) to ``out``.
 
-        Every column is computed for all tokens at once: a token of the chunk at piece position
-        ``p`` spans from the original start of piece char ``p + first`` to the original end of
-        piece char ``p + last``; its bytes are those chars' UTF-8 positions, or, in a
-        byte-level chunk that holds its original bytes, the chunk's first byte plus the model's
-        span (`_exact_bytes`). Irregular chunks are then redone one by one by the reference's
-        `chunk_offsets`.
+        One column kernel (`_emit_columns` or the native ``emit``) appends every column for all
+        tokens at once: a token of the chunk at piece position ``p`` spans from the original
+        start of piece char ``p + first`` to the original end of piece char ``p + last``; its
+        bytes are those chars' UTF-8 positions, or, in a byte-level chunk that holds its
+        original bytes, the chunk's first byte plus the model's span. Irregular chunks are then
+        redone one by one by the reference's `chunk_offsets`.
         """
-        if len(entries) == 1:  # (a short line: no chaining over chunks)
-            counts = [len(entries[0][_IDS])]
-            out.ids.extend(entries[0][_IDS])
-            out.tokens.extend(entries[0][_TOKENS])
-        else:
-            counts = list(map(len, map(_ids_of, entries)))
-            out.ids.extend(chain.from_iterable(map(_ids_of, entries)))
-            out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
         starts = plan.starts[a:b] if a or b < len(plan.starts) else plan.starts
         piece = plan.piece
-        if piece.starts is None:  # identity alignment: piece char i is original char orig_start + i
-            shift = list(chain.from_iterable(map(repeat, map(piece.orig_start.__add__, starts), counts)))
-            cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
-            ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
-        elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
-            cs = pick(piece.starts, entries[0][_FIRST])
-            ce = pick(piece.ends, entries[0][_LAST])  # type: ignore[arg-type]
-        else:
-            shift = list(chain.from_iterable(map(repeat, starts, counts)))
-            cs = pick(piece.starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
-            ce = pick(piece.ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
-        offsets = list(zip(cs, ce))
-        holds: bool | list[bool] = False  # which chunks hold their original bytes
-        if exact is None:  # not byte-level: the bytes of the char spans
-            byte_offsets = offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))
-        else:
-            byte_offsets, holds = self._exact_bytes(plan, a, b, entries, counts, text, omap, exact, offsets, cs, ce)
-        if len(entries) > 1:
-            irregular = list(compress(range(len(entries)), map(_irregular_of, entries)))
-        else:
-            irregular = [0] if entries[0][_IRREGULAR] else []
+        u8 = None if omap.is_ascii else omap.utf8_table()
+        rule, bases, holds = RULE_CHARS, None, exact is True  # which chunks hold their original bytes
+        if exact and u8 is not None:
+            rule = RULE_EXACT
+        elif exact is False:
+            bases, holds = self._held(plan, a, b, text, u8)
+            rule = RULE_CHARS if bases is None else RULE_HELD
+        at = len(out.ids)
+        irregular = self._emit_kernel(
+            entries, starts, piece.orig_start, piece.starts, piece.ends, u8, rule, bases, holds, word,
+            out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids)
         if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
-            if byte_offsets is offsets:
-                byte_offsets = list(offsets)
-            self._redo_chunks(plan, a, entries, counts, irregular, offsets, byte_offsets, text, omap, holds)
-        out.offsets.extend(offsets)
-        out.byte_offsets.extend(byte_offsets)
-        if len(entries) == 1:
-            out.word_ids.extend(repeat(word, counts[0]))
-        else:
-            out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+            self._redo_chunks(plan, a, entries, at, irregular, out, text, omap, holds)
         return word + len(entries)
 
-    def _exact_bytes(
-        self, plan: ChunkPlan, a: int, b: int, entries: list[tuple], counts: list[int], text: str,
-        omap: OffsetMap, exact: bool, offsets: list[tuple[int, int]], cs: Sequence[int], ce: Sequence[int],
-    ) -> tuple[list[tuple[int, int]], bool | list[bool]]:
-        """Byte offsets of byte-level chunks ``a..b``: the chunk's first byte plus the model's span
-        where the chunk holds its original bytes (`holds_original`), else the chars' bytes; and
-        which chunks hold them (all, none, or a flag per chunk).
-
-        ``exact``: every chunk of the plan holds them (an unchanged piece); in ASCII text the
-        byte offsets are then the char offsets, and the chunks' first bytes are running sums of
-        their UTF-8 lengths when they tile the piece."""
+    def _held(
+        self, plan: ChunkPlan, a: int, b: int, text: str, u8: Sequence[int] | None,
+    ) -> tuple[Sequence[int] | None, bool | list[bool]]:
+        """Which byte-level chunks ``a..b`` of a changed piece hold their original bytes
+        (`holds_original`), and the first byte of each (None when none holds)."""
         texts = plan.texts[a:b]
-        if exact:
-            if omap.is_ascii:
-                return offsets, True
-            o = plan.piece.orig_start
-            starts = plan.starts[a:b]
-            if starts[-1] + len(texts[-1]) - starts[0] == sum(map(len, texts)):  # they tile
-                first = omap.to_utf8(o + starts[0])
-                bases = list(accumulate(map(len, map(str.encode, texts[:-1])), initial=first))
-            else:
-                bases = omap.to_utf8_many(list(map(o.__add__, starts)))
+        o_starts, o_ends = plan.orig_spans(a, b)
+        if plan.byte_map:
+            holds = list(map(eq, texts, map(text.__getitem__, map(slice, o_starts, o_ends))))
         else:
-            o_starts, o_ends = plan.orig_spans(a, b)
-            if plan.byte_map:
-                holds = list(map(eq, texts, map(text.__getitem__, map(slice, o_starts, o_ends))))
-            else:
-                holds = [holds_original(t, text[s:e], byte_level=True) for t, s, e in zip(texts, o_starts, o_ends)]
-            if not any(holds):
-                return (offsets if omap.is_ascii else list(zip(omap.to_utf8_many(cs), omap.to_utf8_many(ce)))), False
-            bases = omap.to_utf8_many(o_starts)
-        shift = list(chain.from_iterable(map(repeat, bases, counts)))
-        bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
-        be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
-        byte_offsets = list(zip(bs, be))
-        if exact or all(holds):
-            return byte_offsets, True
-        at = list(accumulate(counts, initial=0))
-        for k in compress(range(len(holds)), map(eq, holds, repeat(False))):
-            i, j = at[k], at[k + 1]
-            byte_offsets[i:j] = zip(omap.to_utf8_many(cs[i:j]), omap.to_utf8_many(ce[i:j]))
-        return byte_offsets, holds
+            holds = [holds_original(t, text[s:e], byte_level=True) for t, s, e in zip(texts, o_starts, o_ends)]
+        if not any(holds):
+            return None, False
+        return (o_starts if u8 is None else pick(u8, o_starts)), holds
 
     def _redo_chunks(
-        self, plan: ChunkPlan, a: int, entries: list[tuple], counts: list[int], irregular: list[int],
-        offsets: list[tuple[int, int]], byte_offsets: list[tuple[int, int]], text: str, omap: OffsetMap,
-        holds: bool | list[bool],
+        self, plan: ChunkPlan, a: int, entries: list[tuple], at0: int, irregular: list[int], out: _Columns,
+        text: str, omap: OffsetMap, holds: bool | list[bool],
     ) -> None:
-        """Redo the offsets of the ``irregular`` chunks of a block (`_redo`), or of all of them when
-        the piece is a text type with its own span rule (the reference's `chunk_offsets`)."""
-        at = list(accumulate(counts, initial=0))
+        """Redo the offsets of the ``irregular`` chunks of a block (`_redo`; the block's first
+        token is ``out``'s token ``at0``), or of all of them when the piece is a text type with
+        its own span rule (the reference's `chunk_offsets`)."""
+        at = list(accumulate(map(len, map(_ids_of, entries)), initial=at0))
+        offsets, byte_offsets = out.offsets, out.byte_offsets
         if type(plan.piece) in _PLAIN_SPAN_TYPES:
             for k in irregular:
                 self._redo(plan, a + k, entries[k], at[k], offsets, byte_offsets, text, omap,
@@ -562,7 +572,7 @@ class Tokenizer:
         """Cache entry of a chunk the model sees as it is."""
         ids, m_starts, m_ends = self.model.tokenize_columns(sub)
         toks = self.model.token_values_columns(sub, ids, m_starts, m_ends, self._tokens_of(ids))
-        return _entry_of(ids, toks, m_starts, m_ends, m_starts, m_ends)
+        return self._entry_kernel(ids, toks, m_starts, m_ends, m_starts, m_ends, True, BYTE_PIECES)
 
     def _mapped_entry(self, sub: str) -> tuple:
         """Cache entry of a chunk the model sees as the proxies of its UTF-8 bytes.
@@ -573,31 +583,50 @@ class Tokenizer:
         got = self.model.tokenize_utf8(sub)
         if got is not None:  # one native call: ids, byte spans and char spans
             ids, b_start, b_end, c_start, c_end, _ = got
-            return _entry_of(ids, self._tokens_of(ids), c_start, c_end, b_start, b_end, maybe_empty=False)
+            return self._entry_kernel(ids, self._tokens_of(ids), c_start, c_end, b_start, b_end, False, BYTE_PIECES)
         data = sub.encode("utf-8")
         proxy = bytes_to_proxy(data)
         ids, b_start, b_end = self.model.tokenize_columns(proxy)
         toks = self.model.token_values_columns(proxy, ids, b_start, b_end, self._tokens_of(ids))
         if len(data) == len(sub):  # ASCII: one byte per character
-            return _entry_of(ids, toks, b_start, b_end, b_start, b_end)
+            return self._entry_kernel(ids, toks, b_start, b_end, b_start, b_end, True, BYTE_PIECES)
         # char index of every byte: the running count of lead bytes, minus one (idx[i + 1]: byte i)
         idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
         first = list(map(idx.__getitem__, map((1).__add__, b_start)))
-        return _entry_of(ids, toks, first, list(map((1).__add__, map(idx.__getitem__, b_end))), b_start, b_end)
+        stop = list(map((1).__add__, map(idx.__getitem__, b_end)))
+        return self._entry_kernel(ids, toks, first, stop, b_start, b_end, True, BYTE_PIECES)
 
-    def _tokens_of(self, ids: list[int]) -> list[str]:
-        """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
-        table = self._id_table
-        if table is None:
+    def _mapped_maker(self) -> Callable[[str], tuple]:
+        """`_mapped_entry`, or the model's native function that makes the same entries in one
+        call (`Model.utf8_entry_maker`)."""
+        maker = self._utf8_maker
+        if maker is None:
+            table = self._vocab_table()
+            # (the fallback holds a weak proxy: the tokenizer keeps no reference cycle alive)
+            fallback = partial(Tokenizer._mapped_entry, weakref.proxy(self))
+            maker = (table is not None and self.model.utf8_entry_maker(table, BYTE_PIECES, fallback)) or False
+            self._utf8_maker = maker
+        return maker or self._mapped_entry
+
+    def _vocab_table(self) -> list[str | None] | None:
+        """The model's vocab strings indexed by id (None for very sparse ids), built once."""
+        if self._id_table is None:
             vocab = self.model.get_vocab()
             size = max(vocab.values(), default=-1) + 1
             if size > 4 * len(vocab) + 1024:  # very sparse ids: do not build a huge table
-                id_to_token = self.model.id_to_token
-                return [id_to_token(i) for i in ids]  # type: ignore[misc]
-            table = [None] * size  # type: ignore[list-item]
+                return None
+            table = [None] * size
             # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
             deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
             self._id_table = table
+        return self._id_table
+
+    def _tokens_of(self, ids: list[int]) -> list[str]:
+        """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
+        table = self._vocab_table()
+        if table is None:
+            id_to_token = self.model.id_to_token
+            return [id_to_token(i) for i in ids]  # type: ignore[misc]
         try:
             out = list(map(table.__getitem__, ids))
         except IndexError:

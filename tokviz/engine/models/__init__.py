@@ -10,7 +10,7 @@ scores) for the token card. Modules: ``bpe`` (BPE), ``wordpiece`` (WordPiece), `
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
 
@@ -55,6 +55,15 @@ class Model(ABC):
         bytes)`` (a token's char span covers the chars holding its first and last byte; the
         token values are the vocab strings). None: not offered, use `tokenize` on the proxies.
         BPE offers it with the native core (one C call per chunk)."""
+        return None
+
+    def utf8_entry_maker(
+        self, id_table: list[str], byte_pieces: frozenset[str], fallback: Callable[[str], tuple]
+    ) -> Callable[[str], tuple] | None:
+        """A native function that makes the pipeline's whole cache entry of a byte-level chunk
+        given as its original text (`Tokenizer._mapped_entry` in one C call; ``id_table``: id
+        -> vocab string, ``fallback`` for a chunk it cannot take), or None. BPE offers it with
+        the native core."""
         return None
 
     def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:

@@ -43,8 +43,8 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass
-from functools import cached_property
-from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property, partial
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, compress, filterfalse, islice, pairwise, repeat
 from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
 from typing import Any
@@ -477,6 +477,15 @@ class BPE(DictVocabModel):
         if table is None:
             return None
         return self._native.bpe_merge_utf8(table, text, _PROXIES)  # type: ignore[union-attr]
+
+    def utf8_entry_maker(
+        self, id_table: list[str], byte_pieces: frozenset[str], fallback: Callable[[str], tuple]
+    ) -> Callable[[str], tuple] | None:
+        """`Model.utf8_entry_maker`: the native ``bpe_utf8_entry`` over this model's table."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is None:
+            return None
+        return partial(self._native.bpe_utf8_entry, table, _PROXIES, id_table, byte_pieces, fallback)  # type: ignore[union-attr]
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
         """Tokens plus, per token, its initial symbols and the merges that built it, in order.
