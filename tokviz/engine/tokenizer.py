@@ -65,7 +65,9 @@ from . import reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
 from .decoders import Decoder
-from .encoding import Encoding, PreToken, Segment, bind_source, make_encoding, make_segment, make_stages
+from .encoding import (
+    DERIVE_STAGES, Encoding, PreToken, Segment, Stages, bind_source, make_encoding, make_segment, make_stages,
+)
 from .models import Model
 from .models.bpe import _evict_half
 from .normalizers import Normalizer
@@ -84,6 +86,9 @@ _CACHE_LIMIT = 200_000
 _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
+# Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
+# a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
+_KEEP_RUN_CHARS = 2048
 # bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
 _LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 _MINUS_ONE = (-1).__add__
@@ -358,14 +363,24 @@ class Tokenizer:
                 self,
             )
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
-            return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
+            return self._encode(text, add_special_tokens, allowed_special)
         # A long text allocates millions of small tuples and lists (no reference cycles);
         # pausing the cycle collector meanwhile saves its repeated full scans.
         gc.disable()
         try:
-            return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
+            return self._encode(text, add_special_tokens, allowed_special)
         finally:
             gc.enable()
+
+    def stages(
+        self, text: str, *, allowed_special: str | set[str] | frozenset[str] | None = None
+    ) -> Stages:
+        """Steps 1-2 of `encode` alone (added tokens, normalization, pre-tokenization): the same
+        value as ``encode(text, allowed_special=...).stages``, without running the model."""
+        if not isinstance(text, str):
+            raise TypeError(f"stages() expects str, got {type(text).__name__}")
+        check_text(text)
+        return self._stages_of(text, self._runs(text, allowed_special))
 
     def _pieces(self, text: str, allowed_special: str | set[str] | frozenset[str] | None) -> list[tuple[NormalizedText, int | None]]:
         """Step 1: added-token segments (with their id) and normalized ordinary pieces (None)."""
@@ -378,6 +393,30 @@ class Tokenizer:
         normed = normalize(whole) if normalize is not None else whole
         return [(normed, None)] if normed.text else []
 
+    def _runs(
+        self, text: str, allowed_special: str | set[str] | frozenset[str] | None
+    ) -> list[tuple[NormalizedText, int | None, ChunkPlan | None]]:
+        """Steps 1-2: every piece with its added-token id (None: ordinary text) and its chunk plan
+        (None: an added token)."""
+        plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
+        pieces = self._pieces(text, allowed_special)
+        if len(pieces) == 1 and pieces[0][1] is None:  # (a short line: one ordinary piece)
+            return [(pieces[0][0], None, plan_of(pieces[0][0]))]
+        return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
+
+    def _stages_of(self, text: str, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]) -> Stages:
+        """The `Stages` of a run: its segments, and its pre-tokens from its plans."""
+        segments: list[Segment] = []
+        plans: list[ChunkPlan] = []
+        for piece, added_id, plan in runs:
+            if plan is not None:
+                segments.append(make_segment(piece.orig_start, piece.orig_end, piece))
+                plans.append(plan)
+            else:
+                special = self._added.by_id[added_id].special
+                segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
+        return make_stages(text, tuple(segments), _PreTokens(plans))
+
     def _encode(
         self,
         text: str,
@@ -385,22 +424,15 @@ class Tokenizer:
         allowed_special: str | set[str] | frozenset[str] | None,
     ) -> Encoding:
         out = _Columns()
-        segments: list[Segment] = []
-        plans: list[ChunkPlan] = []
         omap = OffsetMap(text)
-        plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
+        runs = self._runs(text, allowed_special)
         word = 0
-        for piece, added_id in self._pieces(text, allowed_special):
-            if added_id is None:
-                segments.append(make_segment(piece.orig_start, piece.orig_end, piece))
-                plan = plan_of(piece)
-                plans.append(plan)
+        for piece, added_id, plan in runs:
+            if plan is not None:
                 word = self._encode_plan(plan, text, omap, word, out)
                 continue
-            special = self._added.by_id[added_id].special
-            segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
             s, e = piece.original_span(0, len(piece.text))
-            if special:
+            if self._added.by_id[added_id].special:
                 out.specials.append(len(out.ids))
             out.ids.append(added_id)
             out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
@@ -412,12 +444,18 @@ class Tokenizer:
         mask = [0] * n
         for i in out.specials:
             mask[i] = 1
-        enc = make_encoding(
-            text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
-            make_stages(text, tuple(segments), _PreTokens(plans)), None, omap,
-        )
-        if self.post_processor is not None:
-            enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
+        if len(text) >= _KEEP_RUN_CHARS:  # keep what the run built (see the performance notes)
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
+                                self._stages_of(text, runs), None, omap, source=self)
+        else:
+            if allowed_special is not None and not isinstance(allowed_special, str):
+                allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
+            zeros = (0,) * n
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets,
+                                mask if out.specials else zeros, zeros, out.word_ids,
+                                DERIVE_STAGES, source=self, allowed_special=allowed_special, compact=True)
+        if self.post_processor is not None:  # (a processor's own `Encoding` is bound to us too)
+            enc = bind_source(self.post_processor.process(enc, add_special_tokens=add_special_tokens), self)
         return enc
 
     def _encode_plan(self, plan: ChunkPlan, text: str, omap: OffsetMap, word: int, out: _Columns) -> int:
