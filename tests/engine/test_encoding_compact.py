@@ -112,3 +112,39 @@ class TestWithColumns:
             assert getattr(got, name) == getattr(kept, name)
         assert got.type_ids.count(1) == len(tok.encode(b, add_special_tokens=False)) + 1  # b's tokens and its [SEP]
         assert got.stages == kept.stages
+
+
+class _RecordingGc:
+    """Stands in for the `gc` module inside `tokviz.engine.tokenizer`: records switches."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def isenabled(self) -> bool:
+        return True
+
+    def disable(self) -> None:
+        self.calls.append("disable")
+
+    def enable(self) -> None:
+        self.calls.append("enable")
+
+
+class TestGcPause:
+    def test_only_the_main_thread_pauses_the_collector(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import threading
+
+        from tokviz.engine.models.wordlevel import WordLevel
+
+        fake = _RecordingGc()
+        monkeypatch.setattr(tokenizer_module, "gc", fake)
+        tok = Tokenizer(WordLevel({"a": 0}, unk_token="a"))
+        text = "a" * tokenizer_module._GC_PAUSE_CHARS
+        worker = threading.Thread(target=tok.encode, args=(text,))
+        worker.start()
+        worker.join()
+        assert fake.calls == []  # a worker leaves the process's collector to the application
+        assert tok.encode(text).ids == [0]
+        assert fake.calls == ["disable", "enable"]
+        tok.encode(text[:-1])  # shorter than the pause threshold
+        assert fake.calls == ["disable", "enable"]

@@ -54,6 +54,7 @@ occurrence). Entries are tuples of atoms so that the cycle collector stops track
 from __future__ import annotations
 
 import gc
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,7 @@ _CACHE_LIMIT = 200_000
 _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
+_MAIN_THREAD = threading.main_thread()
 # Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
 # a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
 _KEEP_RUN_CHARS = 2048
@@ -254,6 +256,14 @@ def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
     return tuple(compress(range(len(toks)), map(BYTE_PIECES.__contains__, toks)))
 
 
+def _mask(n: int, specials: list[int]) -> list[int]:
+    """The special-tokens mask of ``n`` tokens: 1 at the positions ``specials``."""
+    mask = [0] * n
+    for i in specials:
+        mask[i] = 1
+    return mask
+
+
 def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
               m_starts: list[int], m_ends: list[int], *, maybe_empty: bool = True) -> tuple:
     """A cache entry (tuples of atoms, slots above)."""
@@ -362,10 +372,12 @@ class Tokenizer:
                 reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
                 self,
             )
-        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
+        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or threading.current_thread() is not _MAIN_THREAD:
             return self._encode(text, add_special_tokens, allowed_special)
-        # A long text allocates millions of small tuples and lists (no reference cycles);
-        # pausing the cycle collector meanwhile saves its repeated full scans.
+        # A long text allocates millions of small tuples and lists (no reference cycles), and
+        # pausing the cycle collector meanwhile saves its repeated scans. Only on the main thread
+        # (a script, the CLI): in another thread the application's own policy decides (the GUI's
+        # `tokviz.gui.workers`), and a worker must not switch the collector of the whole process.
         gc.disable()
         try:
             return self._encode(text, add_special_tokens, allowed_special)
@@ -382,27 +394,22 @@ class Tokenizer:
         check_text(text)
         return self._stages_of(text, self._runs(text, allowed_special))
 
-    def _pieces(self, text: str, allowed_special: str | set[str] | frozenset[str] | None) -> list[tuple[NormalizedText, int | None]]:
-        """Step 1: added-token segments (with their id) and normalized ordinary pieces (None)."""
-        normalize = self.normalizer.normalize if self.normalizer is not None else None
-        if allowed_special is not None or not self._added.is_empty:
-            return self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
-        if not text:
-            return []
-        whole = make_text(text, text, 0, len(text))
-        normed = normalize(whole) if normalize is not None else whole
-        return [(normed, None)] if normed.text else []
-
     def _runs(
         self, text: str, allowed_special: str | set[str] | frozenset[str] | None
     ) -> list[tuple[NormalizedText, int | None, ChunkPlan | None]]:
-        """Steps 1-2: every piece with its added-token id (None: ordinary text) and its chunk plan
-        (None: an added token)."""
+        """Steps 1-2: added-token segments (with their id) and normalized ordinary pieces (id
+        None), each with its chunk plan (None: an added token)."""
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
         plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
-        pieces = self._pieces(text, allowed_special)
-        if len(pieces) == 1 and pieces[0][1] is None:  # (a short line: one ordinary piece)
-            return [(pieces[0][0], None, plan_of(pieces[0][0]))]
-        return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
+        if allowed_special is not None or not self._added.is_empty:
+            pieces = self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
+            return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
+        if not text:
+            return []
+        normed = make_text(text, text, 0, len(text))
+        if normalize is not None:
+            normed = normalize(normed)
+        return [(normed, None, plan_of(normed))] if normed.text else []
 
     def _stages_of(self, text: str, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]) -> Stages:
         """The `Stages` of a run: its segments, and its pre-tokens from its plans."""
@@ -441,18 +448,15 @@ class Tokenizer:
             out.word_ids.append(word)
             word += 1
         n = len(out.ids)
-        mask = [0] * n
-        for i in out.specials:
-            mask[i] = 1
         if len(text) >= _KEEP_RUN_CHARS:  # keep what the run built (see the performance notes)
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
-                                self._stages_of(text, runs), None, omap, source=self)
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, _mask(n, out.specials),
+                                [0] * n, out.word_ids, self._stages_of(text, runs), None, omap, source=self)
         else:
             if allowed_special is not None and not isinstance(allowed_special, str):
                 allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
             zeros = (0,) * n
             enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets,
-                                mask if out.specials else zeros, zeros, out.word_ids,
+                                _mask(n, out.specials) if out.specials else zeros, zeros, out.word_ids,
                                 DERIVE_STAGES, source=self, allowed_special=allowed_special, compact=True)
         if self.post_processor is not None:  # (a processor's own `Encoding` is bound to us too)
             enc = bind_source(self.post_processor.process(enc, add_special_tokens=add_special_tokens), self)

@@ -40,7 +40,7 @@ import regex
 from .. import kernels
 from ..errors import TokvizFormatError
 from ..fields import Fields
-from ..text import NormalizedText, _arr
+from ..text import NormalizedText, _arr, make_text
 from ..unicode_tables import chars_class
 from . import Normalizer
 
@@ -685,7 +685,8 @@ class SentencePieceNormalizer(Normalizer):
                 out, shifted = got
                 if not shifted:
                     return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
-                return SentencePieceText(text.original, out, text.orig_start, text.orig_end, shifted[:-1], shifted[1:])
+                return make_text(text.original, out, text.orig_start, text.orig_end, shifted[:-1], shifted[1:],
+                                 SentencePieceText)
         out, n2o = self.normalize_with_map(text.text)
         if not n2o:
             return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
