@@ -9,6 +9,7 @@ Contract (other work depends on these names):
               added_tokens=(), special_policy="hf", name="", source=None, config=None)
     Tokenizer.encode(text, *, add_special_tokens=True, allowed_special=None, trace=False) -> Encoding
     Tokenizer.decode(ids, *, skip_special_tokens=False) -> str
+    Tokenizer.stages(text, *, allowed_special=None) -> Stages   (encode's stages, no model run)
     Tokenizer.vocab_size, token_to_id, id_to_token, get_vocab, info(), clear_caches()
 
 ``special_policy="hf"`` extracts every added token from the text (HF tokenizers);
@@ -49,6 +50,11 @@ Tried and dropped: separate paths per pipeline shape (byte-level without normali
 pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
 caching offsets relative to a chunk's original start (they need an "exact copy" test per
 occurrence). Entries are tuples of atoms so that the cycle collector stops tracking them.
+A text shorter than `_KEEP_RUN_CHARS` gets a compact `Encoding` (its column lists built and its
+stages derived, by `Tokenizer.stages`, on first read), because a program that keeps one encoding
+per line pays a full-collection visit for every object each one holds; a long text keeps what
+its run built (deriving its stages again would redo the normalization). Pausing the collector
+during a long encode still pays, but only on the main thread (see `Tokenizer.encode`).
 """
 
 from __future__ import annotations
