@@ -3,6 +3,7 @@ lazily built columns and derived stages are the very values a kept run gives."""
 
 from __future__ import annotations
 
+import functools
 import gc
 
 import pytest
@@ -17,13 +18,9 @@ from tokviz.engine.tokenizer import Tokenizer
 BUNDLES = ["albert-30k-clean/30k-clean.model", "bert-base-uncased/tokenizer.json", "qwen3/tokenizer.json"]
 IDS = [b.split("/")[0] for b in BUNDLES]
 
-_loaded: dict[str, Tokenizer] = {}
-
-
+@functools.cache
 def bundle_tok(rel: str) -> Tokenizer:
-    if rel not in _loaded:
-        _loaded[rel] = tokviz.load(bundle_path(rel))
-    return _loaded[rel]
+    return tokviz.load(bundle_path(rel))
 
 
 def lines() -> list[str]:
