@@ -460,9 +460,13 @@ class Tokenizer:
         else:
             if allowed_special is not None and not isinstance(allowed_special, str):
                 allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
+            # (equal columns share one tuple: fewer new tracked objects per call)
             zeros = (0,) * n
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets,
-                                _mask(n, out.specials) if out.specials else zeros, zeros, out.word_ids,
+            offsets = tuple(out.offsets)
+            enc = make_encoding(text, out.ids, out.tokens, offsets,
+                                offsets if out.byte_offsets == out.offsets else out.byte_offsets,
+                                _mask(n, out.specials) if out.specials else zeros, zeros,
+                                zeros if word <= 1 else out.word_ids,  # (one word: every word id is 0)
                                 DERIVE_STAGES, source=self, allowed_special=allowed_special, compact=True)
         if self.post_processor is not None:  # (a processor's own `Encoding` is bound to us too)
             enc = bind_source(self.post_processor.process(enc, add_special_tokens=add_special_tokens), self)
