@@ -36,6 +36,7 @@ __all__ = [
     "COLUMNS",
     "DERIVE_STAGES",
     "column",
+    "is_compact",
     "make_encoding",
     "with_columns",
 ]
@@ -279,6 +280,7 @@ COLUMNS = ("ids", "tokens", "offsets", "byte_offsets", "special_tokens_mask", "t
 # public counterpart is the stages)
 _PENDING_SLOTS = COLUMNS + ("stages",)
 _ALLOWED = len(COLUMNS)
+_COLUMN_SET = frozenset(COLUMNS)
 _PENDING_INDEX = {name: k for k, name in enumerate(_PENDING_SLOTS)}
 
 _new_object = object.__new__
@@ -327,8 +329,8 @@ def make_encoding(
     e = _new_object(Encoding)
     _enc_text(e, text)
     if compact:
-        _enc_pending(e, (tuple(ids), tuple(tokens), tuple(offsets), tuple(byte_offsets),
-                         tuple(special_tokens_mask), tuple(type_ids), tuple(word_ids), allowed_special))
+        _enc_pending(e, _pending_of(ids, tokens, offsets, byte_offsets, special_tokens_mask, type_ids, word_ids,
+                                    allowed_special))
     else:
         _enc_ids(e, ids)
         _enc_tokens(e, tokens)
@@ -347,6 +349,19 @@ def make_encoding(
     return e
 
 
+def _pending_of(
+    ids: Sequence[int], tokens: Sequence[str], offsets: Sequence[tuple[int, int]],
+    byte_offsets: Sequence[tuple[int, int]], mask: Sequence[int], type_ids: Sequence[int],
+    word_ids: Sequence[int | None], allowed_special: object,
+) -> tuple:
+    """The `Encoding._pending` of a compact encoding (equal columns share one tuple: fewer new
+    tracked objects per encoding)."""
+    offsets_t, mask_t = tuple(offsets), tuple(mask)
+    types_t = mask_t if type_ids == mask else tuple(type_ids)
+    return (tuple(ids), tuple(tokens), offsets_t, offsets_t if byte_offsets == offsets else tuple(byte_offsets),
+            mask_t, types_t, types_t if word_ids == type_ids else tuple(word_ids), allowed_special)
+
+
 def column(encoding: Encoding, name: str) -> Sequence:
     """The column ``name`` of ``encoding`` as it is stored (a list, or the tuple of a compact
     encoding), without building the list: for code that reads it once to make a new column."""
@@ -356,15 +371,21 @@ def column(encoding: Encoding, name: str) -> Sequence:
     return getattr(encoding, name)
 
 
+def is_compact(encoding: Encoding) -> bool:
+    """True when some column of ``encoding`` is still stored as a tuple (`make_encoding`)."""
+    pending = encoding._pending
+    return pending is not None and any(c is not None for c in pending[:_ALLOWED])
+
+
 def with_columns(encoding: Encoding, **columns: Sequence) -> Encoding:
     """A copy of ``encoding`` with some columns (and ``traces``) replaced: the post-processors'
     ``dataclasses.replace``, which keeps the stages still to be derived, the offset map and the
     source as they are, and a compact encoding compact."""
     traces = columns.pop("traces", encoding.traces)
-    if set(columns) - set(COLUMNS):
-        raise TypeError(f"not columns: {sorted(set(columns) - set(COLUMNS))}")
+    if not _COLUMN_SET.issuperset(columns):
+        raise TypeError(f"not columns: {sorted(set(columns) - _COLUMN_SET)}")
     pending = encoding._pending
-    compact = traces is None and pending is not None and any(c is not None for c in pending[:_ALLOWED])
+    compact = traces is None and is_compact(encoding)
     values = [columns[n] if n in columns else column(encoding, n) for n in COLUMNS]
     if not compact:
         values = [list(v) if type(v) is tuple else v for v in values]

@@ -66,7 +66,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from . import reference
 from .added_tokens import AddedToken, AddedVocabulary
@@ -171,6 +171,16 @@ class _PreTokens(Sequence[PreToken]):
 
     def __repr__(self) -> str:
         return f"PreTokens({list(self._all())!r})"
+
+
+class _LastRun(NamedTuple):
+    """Steps 1-2 of the last short text encoded (`Tokenizer._runs`): a compact `Encoding` derives
+    its stages from them when they are read right after the encode (the GUI's and most callers'
+    order), instead of normalizing and pre-tokenizing again. One entry: it keeps no results alive."""
+
+    text: str
+    allowed_special: object
+    runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]
 
 
 class _ChunkCache:
@@ -330,6 +340,7 @@ class Tokenizer:
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
+        self._last_run: _LastRun | None = None
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -338,6 +349,7 @@ class Tokenizer:
         """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
         self._cache.clear()
         self._id_table = None
+        self._last_run = None
         self.model.clear_cache()
 
     # ------------------------------------------------------------------ encode
@@ -398,6 +410,9 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"stages() expects str, got {type(text).__name__}")
         check_text(text)
+        last = self._last_run
+        if last is not None and last.text is text and last.allowed_special == allowed_special:
+            return self._stages_of(text, last.runs)
         return self._stages_of(text, self._runs(text, allowed_special))
 
     def _runs(
@@ -453,21 +468,28 @@ class Tokenizer:
             out.byte_offsets.append((omap.to_utf8(s), omap.to_utf8(e)))
             out.word_ids.append(word)
             word += 1
+        return self._finish(text, out, word, runs, omap, add_special_tokens, allowed_special)
+
+    def _finish(
+        self, text: str, out: _Columns, words: int, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]],
+        omap: OffsetMap, add_special_tokens: bool, allowed_special: str | set[str] | frozenset[str] | None,
+    ) -> Encoding:
+        """The `Encoding` and step 5: a long text's keeps what its run built, a short text's is
+        compact (see the performance notes)."""
         n = len(out.ids)
-        if len(text) >= _KEEP_RUN_CHARS:  # keep what the run built (see the performance notes)
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, _mask(n, out.specials),
-                                [0] * n, out.word_ids, self._stages_of(text, runs), None, omap, source=self)
+        mask = _mask(n, out.specials)
+        if len(text) >= _KEEP_RUN_CHARS:
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
+                                self._stages_of(text, runs), None, omap, source=self)
         else:
             if allowed_special is not None and not isinstance(allowed_special, str):
                 allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
-            # (equal columns share one tuple: fewer new tracked objects per call)
-            zeros = (0,) * n
-            offsets = tuple(out.offsets)
-            enc = make_encoding(text, out.ids, out.tokens, offsets,
-                                offsets if out.byte_offsets == out.offsets else out.byte_offsets,
-                                _mask(n, out.specials) if out.specials else zeros, zeros,
-                                zeros if word <= 1 else out.word_ids,  # (one word: every word id is 0)
-                                DERIVE_STAGES, source=self, allowed_special=allowed_special, compact=True)
+            self._last_run = _LastRun(text, allowed_special, runs)  # (its stages are often read next)
+            zeros = [0] * n if out.specials else mask
+            # (one word: every word id is 0; equal columns share one tuple)
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, zeros,
+                                zeros if words <= 1 else out.word_ids, DERIVE_STAGES,
+                                source=self, allowed_special=allowed_special, compact=True)
         if self.post_processor is not None:  # (a processor's own `Encoding` is bound to us too)
             enc = bind_source(self.post_processor.process(enc, add_special_tokens=add_special_tokens), self)
         return enc

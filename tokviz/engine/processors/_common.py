@@ -56,15 +56,22 @@ def surround(
         traces = [None] * n_before + list(enc.traces) + [None] * n_after
     return with_columns(
         enc,
-        ids=[*(b[0] for b in before), *column(enc, "ids"), *(a[0] for a in after)],
-        tokens=[*(b[1] for b in before), *column(enc, "tokens"), *(a[1] for a in after)],
-        offsets=[*repeat((0, 0), n_before), *column(enc, "offsets"), *repeat((0, 0), n_after)],
-        byte_offsets=[*repeat((0, 0), n_before), *column(enc, "byte_offsets"), *repeat((0, 0), n_after)],
-        special_tokens_mask=[*repeat(1, n_before), *column(enc, "special_tokens_mask"), *repeat(1, n_after)],
-        type_ids=[*(b[2] for b in before), *seq_types, *(a[2] for a in after)],
-        word_ids=[*repeat(None, n_before), *column(enc, "word_ids"), *repeat(None, n_after)],
+        ids=_around([b[0] for b in before], column(enc, "ids"), [a[0] for a in after]),
+        tokens=_around([b[1] for b in before], column(enc, "tokens"), [a[1] for a in after]),
+        offsets=_around([(0, 0)] * n_before, column(enc, "offsets"), [(0, 0)] * n_after),
+        byte_offsets=_around([(0, 0)] * n_before, column(enc, "byte_offsets"), [(0, 0)] * n_after),
+        special_tokens_mask=_around([1] * n_before, column(enc, "special_tokens_mask"), [1] * n_after),
+        type_ids=_around([b[2] for b in before], seq_types, [a[2] for a in after]),
+        word_ids=_around([None] * n_before, column(enc, "word_ids"), [None] * n_after),
         traces=traces,
     )
+
+
+def _around(first: list, col: Sequence, last: list) -> Sequence:
+    """``first + col + last``, a tuple when ``col`` is one (a compact encoding's column)."""
+    if type(col) is tuple:
+        return (*first, *col, *last)
+    return first + list(col) + last
 
 
 class ListProcessor(PostProcessor):
