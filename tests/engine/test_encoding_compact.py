@@ -92,6 +92,21 @@ class TestCompactEncoding:
         assert [t.id for t in enc] == enc.ids
 
 
+class TestLastRun:
+    def test_stages_read_right_after_the_encode_reuse_its_run(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tok = bundle_tok("bert-base-uncased/tokenizer.json")
+        calls: list[str] = []
+        runs = tok._runs
+        monkeypatch.setattr(tok, "_runs", lambda text, allowed: calls.append(text) or runs(text, allowed))
+        first = tok.encode("Héllo there!")
+        last = tok.encode("General Kenobi.")
+        assert calls == ["Héllo there!", "General Kenobi."]
+        assert [c.text for c in last.stages.pre_tokens] == ["general", "kenobi", "."]
+        assert len(calls) == 2  # the last run answered
+        assert [c.text for c in first.stages.pre_tokens] == ["hello", "there", "!"]
+        assert calls[2:] == ["Héllo there!"]  # an earlier encoding derives its own
+
+
 class TestWithColumns:
     def test_a_kept_encoding_stays_list_valued(self) -> None:
         enc = Encoding("ab", [1, 2], ["a", "b"], [(0, 1), (1, 2)], [(0, 1), (1, 2)], [0, 0], [0, 0], [0, 1])
