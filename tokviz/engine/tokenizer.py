@@ -60,12 +60,12 @@ during a long encode still pays, but only on the main thread (see `Tokenizer.enc
 from __future__ import annotations
 
 import gc
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
+from threading import current_thread, main_thread
 from typing import Any, Literal, NamedTuple
 
 from . import reference
@@ -93,7 +93,7 @@ _CACHE_LIMIT = 200_000
 _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
-_MAIN_THREAD = threading.main_thread()
+_MAIN_THREAD = main_thread()
 # Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
 # a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
 _KEEP_RUN_CHARS = 2048
@@ -181,6 +181,14 @@ class _LastRun(NamedTuple):
     text: str
     allowed_special: object
     runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]
+
+
+def _mask(n: int, specials: list[int]) -> list[int]:
+    """The special-tokens mask of ``n`` tokens: 1 at the positions ``specials``."""
+    mask = [0] * n
+    for i in specials:
+        mask[i] = 1
+    return mask
 
 
 class _ChunkCache:
@@ -272,14 +280,6 @@ def _byte_pieces(toks: Sequence[str]) -> tuple[int, ...]:
     return tuple(compress(range(len(toks)), map(BYTE_PIECES.__contains__, toks)))
 
 
-def _mask(n: int, specials: list[int]) -> list[int]:
-    """The special-tokens mask of ``n`` tokens: 1 at the positions ``specials``."""
-    mask = [0] * n
-    for i in specials:
-        mask[i] = 1
-    return mask
-
-
 def _entry_of(ids: list[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
               m_starts: list[int], m_ends: list[int], *, maybe_empty: bool = True) -> tuple:
     """A cache entry (tuples of atoms, slots above)."""
@@ -338,18 +338,18 @@ class Tokenizer:
         )
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
+        self._last_run: _LastRun | None = None
         self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
-        self._last_run: _LastRun | None = None
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
 
     def clear_caches(self) -> None:
         """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
+        self._last_run = None
         self._cache.clear()
         self._id_table = None
-        self._last_run = None
         self.model.clear_cache()
 
     # ------------------------------------------------------------------ encode
@@ -390,7 +390,7 @@ class Tokenizer:
                 reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
                 self,
             )
-        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or threading.current_thread() is not _MAIN_THREAD:
+        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or current_thread() is not _MAIN_THREAD:
             return self._encode(text, add_special_tokens, allowed_special)
         # A long text allocates millions of small tuples and lists (no reference cycles), and
         # pausing the cycle collector meanwhile saves its repeated scans. Only on the main thread
