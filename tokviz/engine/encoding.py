@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .text import NormalizedText, OffsetMap
 
@@ -33,6 +33,12 @@ __all__ = [
     "Stages",
     "Token",
     "Encoding",
+    "COLUMNS",
+    "DERIVE_STAGES",
+    "column",
+    "is_compact",
+    "make_encoding",
+    "with_columns",
 ]
 
 
@@ -142,7 +148,10 @@ class Token:
 class Encoding:
     """The result of `Tokenizer.encode`: parallel lists, one entry per token.
 
-    The lists are owned by the encoding; treat them as read-only.
+    The lists are owned by the encoding; treat them as read-only. An encoding of a short text
+    made by `Tokenizer.encode` builds its column lists on first access and derives its
+    ``stages`` on first access (from the tokenizer: normalization and pre-tokenization are
+    deterministic); the values are the same as if they had been kept (see the notes below).
     """
 
     text: str
@@ -155,13 +164,31 @@ class Encoding:
     word_ids: list[int | None]
     stages: Stages | None = None
     traces: list[Trace | None] | None = field(default=None)
-    _offset_map: list[OffsetMap] = field(default_factory=list, repr=False)
-    # [tokenizer] that produced this encoding, then [tokenizer, ExactAlignment] once computed;
-    # set by `Tokenizer.encode` (one list per encoding; the exact spans cost nothing until read)
-    _exact: list = field(default_factory=list, repr=False)
+    # the `OffsetMap` of ``text`` the encode built (None: built on first use)
+    _offset_map: OffsetMap | None = field(default=None, repr=False)
+    # the tokenizer that produced this encoding (for its exact spans and derived stages)
+    _source: Any = field(default=None, repr=False)
+    _exact: ExactAlignment | None = field(default=None, init=False, repr=False)
+    # what a compact encoding has not built yet: the columns as tuples (None once built) and
+    # the ``allowed_special`` of the run (slots `_PENDING_SLOTS`)
+    _pending: tuple | None = field(default=None, init=False, repr=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for an unset slot: a column or the stages of a compact encoding.
+        k = _PENDING_INDEX.get(name)
+        pending = self._pending if k is not None else None
+        if pending is None:
+            raise AttributeError(f"'Encoding' object has no attribute {name!r}")
+        if k == _ALLOWED:  # the stages
+            value = self._source.stages(self.text, allowed_special=pending[_ALLOWED])
+        else:
+            value = list(pending[k])
+            _enc_pending(self, pending[:k] + (None,) + pending[k + 1 :])
+        _PENDING_SETTERS[k](self, value)
+        return value
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(column(self, "ids"))
 
     def token(self, i: int) -> Token:
         s, e = self.offsets[i]
@@ -181,14 +208,16 @@ class Encoding:
         )
 
     def __iter__(self) -> Iterator[Token]:
-        return (self.token(i) for i in range(len(self.ids)))
+        return (self.token(i) for i in range(len(self)))
 
     @property
     def offset_map(self) -> OffsetMap:
         """Unit conversion for this encoding's text (built once, on first use)."""
-        if not self._offset_map:
-            self._offset_map.append(OffsetMap(self.text))
-        return self._offset_map[0]
+        m = self._offset_map
+        if m is None:
+            m = OffsetMap(self.text)
+            _enc_map(self, m)
+        return m
 
     @property
     def exact_alignment(self) -> ExactAlignment:
@@ -196,14 +225,15 @@ class Encoding:
         on first use. ``offsets`` stay HF's; these say which original code points each token
         really came from (composition -> union, prepended marker -> zero-width, deleted -> none).
         """
-        box = self._exact
-        if len(box) < 2:
+        got = self._exact
+        if got is None:
             from .exact import exact_alignment
 
-            if not box:
+            if self._source is None:
                 raise ValueError("exact spans need the tokenizer: this encoding was not made by Tokenizer.encode")
-            box.append(exact_alignment(box[0], self))
-        return box[1]
+            got = exact_alignment(self._source, self)
+            _enc_exact(self, got)
+        return got
 
     @property
     def exact_offsets(self) -> list[tuple[int, int]]:
@@ -233,6 +263,26 @@ class Encoding:
         }
 
 
+# Performance notes. A kept `Encoding` costs the cycle collector one visit per tracked object
+# it holds, at every full collection, for as long as it lives; a program keeping one encoding
+# per line of a file kept ~20 each (seven column lists, boxes, the stages' objects). A compact
+# encoding (`make_encoding(compact=True)`, what `Tokenizer.encode` makes of a short text) holds
+# its columns as tuples of atoms, which the collector stops tracking, and makes each list on
+# first access (the public slot stays unset until then, so `__getattr__` runs once per column
+# and later reads are plain slot reads); its stages are derived on first access by
+# `Tokenizer.stages`. Tried and dropped: properties over private slots (every read of a column
+# then runs Python code, and the views read columns per token); keeping columns as tuples
+# (they must compare equal to lists, as HF's do).
+
+#: The per-token columns of an `Encoding`, in field order.
+COLUMNS = ("ids", "tokens", "offsets", "byte_offsets", "special_tokens_mask", "type_ids", "word_ids")
+# The slots of `Encoding._pending`: one per column, then the run's ``allowed_special`` (whose
+# public counterpart is the stages)
+_PENDING_SLOTS = COLUMNS + ("stages",)
+_ALLOWED = len(COLUMNS)
+_COLUMN_SET = frozenset(COLUMNS)
+_PENDING_INDEX = {name: k for k, name in enumerate(_PENDING_SLOTS)}
+
 _new_object = object.__new__
 
 
@@ -240,50 +290,128 @@ def _setters(cls: type, names: Sequence[str]) -> tuple:
     return tuple(getattr(cls, name).__set__ for name in names)
 
 
+_PENDING_SETTERS = _setters(Encoding, _PENDING_SLOTS)
 (_enc_text, _enc_ids, _enc_tokens, _enc_offsets, _enc_bytes, _enc_mask, _enc_types, _enc_words, _enc_stages,
- _enc_traces, _enc_map, _enc_exact) = _setters(Encoding, (
+ _enc_traces, _enc_map, _enc_source, _enc_exact, _enc_pending) = _setters(Encoding, (
     "text", "ids", "tokens", "offsets", "byte_offsets", "special_tokens_mask", "type_ids", "word_ids", "stages",
-    "traces", "_offset_map", "_exact"))
+    "traces", "_offset_map", "_source", "_exact", "_pending"))
 _st_original, _st_segments, _st_pre_tokens = _setters(Stages, ("original", "segments", "pre_tokens"))
 _seg_start, _seg_end, _seg_normalized, _seg_added_id, _seg_special = _setters(
     Segment, ("start", "end", "normalized", "added_id", "special"))
+# "derive the stages on first access" (a `make_encoding` ``stages`` argument)
+DERIVE_STAGES: Any = object()
 
 
 def make_encoding(
     text: str,
-    ids: list[int],
-    tokens: list[str],
-    offsets: list[tuple[int, int]],
-    byte_offsets: list[tuple[int, int]],
-    special_tokens_mask: list[int],
-    type_ids: list[int],
-    word_ids: list[int | None],
+    ids: Sequence[int],
+    tokens: Sequence[str],
+    offsets: Sequence[tuple[int, int]],
+    byte_offsets: Sequence[tuple[int, int]],
+    special_tokens_mask: Sequence[int],
+    type_ids: Sequence[int],
+    word_ids: Sequence[int | None],
     stages: Stages | None = None,
     traces: list[Trace | None] | None = None,
     offset_map: OffsetMap | None = None,
+    *,
+    source: object = None,
+    allowed_special: object = None,
+    compact: bool = False,
 ) -> Encoding:
     """Build an `Encoding` without the frozen-dataclass ``__init__`` (several times cheaper; the
     per-call cost of encoding one short line). Same value as ``Encoding(...)``; no validation.
-    ``offset_map``: the `OffsetMap` of ``text`` the encode already built (`Encoding.offset_map`)."""
+
+    ``offset_map``: the `OffsetMap` of ``text`` the encode already built. ``source``: the
+    tokenizer that made it. ``stages=DERIVE_STAGES``: ``source.stages(text,
+    allowed_special=allowed_special)`` on first access. ``compact``: the columns are kept as
+    tuples until read (see the performance notes); ``traces`` must then be None."""
     e = _new_object(Encoding)
     _enc_text(e, text)
-    _enc_ids(e, ids)
-    _enc_tokens(e, tokens)
-    _enc_offsets(e, offsets)
-    _enc_bytes(e, byte_offsets)
-    _enc_mask(e, special_tokens_mask)
-    _enc_types(e, type_ids)
-    _enc_words(e, word_ids)
-    _enc_stages(e, stages)
+    if compact:
+        _enc_pending(e, _pending_of(ids, tokens, offsets, byte_offsets, special_tokens_mask, type_ids, word_ids,
+                                    allowed_special))
+    else:
+        _enc_ids(e, ids)
+        _enc_tokens(e, tokens)
+        _enc_offsets(e, offsets)
+        _enc_bytes(e, byte_offsets)
+        _enc_mask(e, special_tokens_mask)
+        _enc_types(e, type_ids)
+        _enc_words(e, word_ids)
+        _enc_pending(e, None if stages is not DERIVE_STAGES else (None,) * _ALLOWED + (allowed_special,))
+    if stages is not DERIVE_STAGES:
+        _enc_stages(e, stages)
     _enc_traces(e, traces)
-    _enc_map(e, [offset_map] if offset_map is not None else [])
-    _enc_exact(e, [])
+    _enc_map(e, offset_map)
+    _enc_source(e, source)
+    _enc_exact(e, None)
     return e
+
+
+def _pending_of(
+    ids: Sequence[int], tokens: Sequence[str], offsets: Sequence[tuple[int, int]],
+    byte_offsets: Sequence[tuple[int, int]], mask: Sequence[int], type_ids: Sequence[int],
+    word_ids: Sequence[int | None], allowed_special: object,
+) -> tuple:
+    """The `Encoding._pending` of a compact encoding (equal columns share one tuple: fewer new
+    tracked objects per encoding)."""
+    offsets_t, mask_t = tuple(offsets), tuple(mask)
+    types_t = mask_t if type_ids == mask else tuple(type_ids)
+    return (tuple(ids), tuple(tokens), offsets_t, offsets_t if byte_offsets == offsets else tuple(byte_offsets),
+            mask_t, types_t, types_t if word_ids == type_ids else tuple(word_ids), allowed_special)
+
+
+def column(encoding: Encoding, name: str) -> Sequence:
+    """The column ``name`` of ``encoding`` as it is stored (a list, or the tuple of a compact
+    encoding), without building the list: for code that reads it once to make a new column."""
+    pending = encoding._pending
+    if pending is not None and pending[_PENDING_INDEX[name]] is not None:
+        return pending[_PENDING_INDEX[name]]
+    return getattr(encoding, name)
+
+
+def is_compact(encoding: Encoding) -> bool:
+    """True when some column of ``encoding`` is still stored as a tuple (`make_encoding`)."""
+    pending = encoding._pending
+    return pending is not None and any(c is not None for c in pending[:_ALLOWED])
+
+
+def with_columns(encoding: Encoding, **columns: Sequence) -> Encoding:
+    """A copy of ``encoding`` with some columns (and ``traces``) replaced: the post-processors'
+    ``dataclasses.replace``, which keeps the stages still to be derived, the offset map and the
+    source as they are, and a compact encoding compact."""
+    traces = columns.pop("traces", encoding.traces)
+    if not _COLUMN_SET.issuperset(columns):
+        raise TypeError(f"not columns: {sorted(set(columns) - _COLUMN_SET)}")
+    pending = encoding._pending
+    compact = traces is None and is_compact(encoding)
+    values = [columns[n] if n in columns else column(encoding, n) for n in COLUMNS]
+    if not compact:
+        values = [list(v) if type(v) is tuple else v for v in values]
+    return make_encoding(
+        encoding.text, *values,
+        stages=DERIVE_STAGES if pending is not None and _stages_unset(encoding) else encoding.stages,
+        traces=traces, offset_map=encoding._offset_map, source=encoding._source,
+        allowed_special=pending[_ALLOWED] if pending is not None else None, compact=compact,
+    )
+
+
+def _stages_unset(encoding: Encoding) -> bool:
+    try:
+        _get_stages(encoding)
+    except AttributeError:
+        return True
+    return False
+
+
+_get_stages = Encoding.stages.__get__  # type: ignore[attr-defined]  (the slot itself: no derivation)
 
 
 def bind_source(encoding: Encoding, tokenizer: object) -> Encoding:
     """Record which tokenizer made ``encoding`` (for its lazily computed exact spans)."""
-    _enc_exact(encoding, [tokenizer])
+    _enc_source(encoding, tokenizer)
+    _enc_exact(encoding, None)
     return encoding
 
 

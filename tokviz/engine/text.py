@@ -306,13 +306,15 @@ def make_text(
     orig_end: int,
     starts: Sequence[int] | None = None,
     ends: Sequence[int] | None = None,
+    kind: type[NormalizedText] = NormalizedText,
 ) -> NormalizedText:
     """Build a `NormalizedText` without the frozen-dataclass ``__init__`` (cheaper).
 
     Same value as ``NormalizedText(original, text, orig_start, orig_end, starts, ends)``; for the
-    pre-tokenizer hot loops that create one piece per chunk. No validation is done.
+    pre-tokenizer hot loops that create one piece per chunk. No validation is done. ``kind``: a
+    subclass without fields of its own (`SentencePieceText`) to build instead.
     """
-    n = _new_object(NormalizedText)
+    n = _new_object(kind)
     _set_original(n, original)
     _set_text(n, text)
     _set_orig_start(n, orig_start)
@@ -332,6 +334,8 @@ def pick(values: Sequence[int], indices: Sequence[int]) -> Sequence[int]:
 
 def check_text(text: str, *, source: str = "text") -> None:
     """Reject text that cannot be UTF-8 encoded (lone surrogates) with a clear message."""
+    if text.isascii():  # (a flag of the string: no pass over it)
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -9,6 +9,7 @@ Contract (other work depends on these names):
               added_tokens=(), special_policy="hf", name="", source=None, config=None)
     Tokenizer.encode(text, *, add_special_tokens=True, allowed_special=None, trace=False) -> Encoding
     Tokenizer.decode(ids, *, skip_special_tokens=False) -> str
+    Tokenizer.stages(text, *, allowed_special=None) -> Stages   (encode's stages, no model run)
     Tokenizer.vocab_size, token_to_id, id_to_token, get_vocab, info(), clear_caches()
 
 ``special_policy="hf"`` extracts every added token from the text (HF tokenizers);
@@ -52,6 +53,11 @@ Tried and dropped: separate paths per pipeline shape (byte-level without normali
 pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
 caching offsets relative to a chunk's original start (they need an "exact copy" test per
 occurrence). Entries are tuples of atoms so that the cycle collector stops tracking them.
+A text shorter than `_KEEP_RUN_CHARS` gets a compact `Encoding` (its column lists built and its
+stages derived, by `Tokenizer.stages`, on first read), because a program that keeps one encoding
+per line pays a full-collection visit for every object each one holds; a long text keeps what
+its run built (deriving its stages again would redo the normalization). Pausing the collector
+during a long encode still pays, but only on the main thread (see `Tokenizer.encode`).
 """
 
 from __future__ import annotations
@@ -64,13 +70,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
-from typing import Any, Literal
+from threading import current_thread, main_thread
+from typing import Any, Literal, NamedTuple
 
 from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
 from .decoders import Decoder
-from .encoding import Encoding, Segment, bind_source, make_encoding, make_segment, make_stages
+from .encoding import (
+    DERIVE_STAGES, Encoding, Segment, Stages, bind_source, make_encoding, make_segment, make_stages,
+)
 from .models import Model
 from .models.bpe import _evict_half
 from .normalizers import Normalizer
@@ -89,6 +98,10 @@ _CACHE_LIMIT = 200_000
 _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
+_MAIN_THREAD = main_thread()
+# Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
+# a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
+_KEEP_RUN_CHARS = 2048
 # bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
 _LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 _MINUS_ONE = (-1).__add__
@@ -136,6 +149,24 @@ class TokenizerConfig:
 
 
 _PreTokens = PreTokens  # the pre-token stage: columns over the run's plans (pretokenized.py)
+
+
+class _LastRun(NamedTuple):
+    """Steps 1-2 of the last short text encoded (`Tokenizer._runs`): a compact `Encoding` derives
+    its stages from them when they are read right after the encode (the GUI's and most callers'
+    order), instead of normalizing and pre-tokenizing again. One entry: it keeps no results alive."""
+
+    text: str
+    allowed_special: object
+    runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]
+
+
+def _mask(n: int, specials: list[int]) -> list[int]:
+    """The special-tokens mask of ``n`` tokens: 1 at the positions ``specials``."""
+    mask = [0] * n
+    for i in specials:
+        mask[i] = 1
+    return mask
 
 
 class _ChunkCache:
@@ -334,6 +365,7 @@ class Tokenizer:
         )
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
+        self._last_run: _LastRun | None = None
         self._cache = _ChunkCache()
         self._id_table: list[str | None] | None = None
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
@@ -346,6 +378,7 @@ class Tokenizer:
 
     def clear_caches(self) -> None:
         """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
+        self._last_run = None
         self._cache.clear()
         self._id_table = self._utf8_maker = None
         self.model.clear_cache()
@@ -388,26 +421,60 @@ class Tokenizer:
                 reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
                 self,
             )
-        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
-            return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
-        # A long text allocates millions of small tuples and lists (no reference cycles);
-        # pausing the cycle collector meanwhile saves its repeated full scans.
+        if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or current_thread() is not _MAIN_THREAD:
+            return self._encode(text, add_special_tokens, allowed_special)
+        # A long text allocates millions of small tuples and lists (no reference cycles), and
+        # pausing the cycle collector meanwhile saves its repeated scans. Only on the main thread
+        # (a script, the CLI): in another thread the application's own policy decides (the GUI's
+        # `tokviz.gui.workers`), and a worker must not switch the collector of the whole process.
         gc.disable()
         try:
-            return bind_source(self._encode(text, add_special_tokens, allowed_special), self)
+            return self._encode(text, add_special_tokens, allowed_special)
         finally:
             gc.enable()
 
-    def _pieces(self, text: str, allowed_special: str | set[str] | frozenset[str] | None) -> list[tuple[NormalizedText, int | None]]:
-        """Step 1: added-token segments (with their id) and normalized ordinary pieces (None)."""
+    def stages(
+        self, text: str, *, allowed_special: str | set[str] | frozenset[str] | None = None
+    ) -> Stages:
+        """Steps 1-2 of `encode` alone (added tokens, normalization, pre-tokenization): the same
+        value as ``encode(text, allowed_special=...).stages``, without running the model."""
+        if not isinstance(text, str):
+            raise TypeError(f"stages() expects str, got {type(text).__name__}")
+        check_text(text)
+        last = self._last_run
+        if last is not None and last.text is text and last.allowed_special == allowed_special:
+            return self._stages_of(text, last.runs)
+        return self._stages_of(text, self._runs(text, allowed_special))
+
+    def _runs(
+        self, text: str, allowed_special: str | set[str] | frozenset[str] | None
+    ) -> list[tuple[NormalizedText, int | None, ChunkPlan | None]]:
+        """Steps 1-2: added-token segments (with their id) and normalized ordinary pieces (id
+        None), each with its chunk plan (None: an added token)."""
         normalize = self.normalizer.normalize if self.normalizer is not None else None
+        plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
         if allowed_special is not None or not self._added.is_empty:
-            return self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
+            pieces = self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
+            return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
         if not text:
             return []
-        whole = make_text(text, text, 0, len(text))
-        normed = normalize(whole) if normalize is not None else whole
-        return [(normed, None)] if normed.text else []
+        normed = make_text(text, text, 0, len(text))
+        if normalize is not None:
+            normed = normalize(normed)
+        return [(normed, None, plan_of(normed))] if normed.text else []
+
+    def _stages_of(self, text: str, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]) -> Stages:
+        """The `Stages` of a run: its segments, and its pre-tokens from its plans."""
+        segments: list[Segment] = []
+        plans: list[ChunkPlan] = []
+        for piece, added_id, plan in runs:
+            if plan is not None:
+                segments.append(make_segment(piece.orig_start, piece.orig_end, piece))
+                plans.append(plan)
+            else:
+                special = self._added.by_id[added_id].special
+                segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
+        return make_stages(text, tuple(segments), _PreTokens(plans))
 
     def _encode(
         self,
@@ -416,22 +483,15 @@ class Tokenizer:
         allowed_special: str | set[str] | frozenset[str] | None,
     ) -> Encoding:
         out = _Columns()
-        segments: list[Segment] = []
-        plans: list[ChunkPlan] = []
         omap = OffsetMap(text)
-        plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
+        runs = self._runs(text, allowed_special)
         word = 0
-        for piece, added_id in self._pieces(text, allowed_special):
-            if added_id is None:
-                segments.append(make_segment(piece.orig_start, piece.orig_end, piece))
-                plan = plan_of(piece)
-                plans.append(plan)
+        for piece, added_id, plan in runs:
+            if plan is not None:
                 word = self._encode_plan(plan, text, omap, word, out)
                 continue
-            special = self._added.by_id[added_id].special
-            segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
             s, e = piece.original_span(0, len(piece.text))
-            if special:
+            if self._added.by_id[added_id].special:
                 out.specials.append(len(out.ids))
             out.ids.append(added_id)
             out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
@@ -439,16 +499,30 @@ class Tokenizer:
             out.byte_offsets.append((omap.to_utf8(s), omap.to_utf8(e)))
             out.word_ids.append(word)
             word += 1
+        return self._finish(text, out, word, runs, omap, add_special_tokens, allowed_special)
+
+    def _finish(
+        self, text: str, out: _Columns, words: int, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]],
+        omap: OffsetMap, add_special_tokens: bool, allowed_special: str | set[str] | frozenset[str] | None,
+    ) -> Encoding:
+        """The `Encoding` and step 5: a long text's keeps what its run built, a short text's is
+        compact (see the performance notes)."""
         n = len(out.ids)
-        mask = [0] * n
-        for i in out.specials:
-            mask[i] = 1
-        enc = make_encoding(
-            text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
-            make_stages(text, tuple(segments), _PreTokens(plans)), None, omap,
-        )
-        if self.post_processor is not None:
-            enc = self.post_processor.process(enc, add_special_tokens=add_special_tokens)
+        mask = _mask(n, out.specials)
+        if len(text) >= _KEEP_RUN_CHARS:
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
+                                self._stages_of(text, runs), None, omap, source=self)
+        else:
+            if allowed_special is not None and not isinstance(allowed_special, str):
+                allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
+            self._last_run = _LastRun(text, allowed_special, runs)  # (its stages are often read next)
+            zeros = [0] * n if out.specials else mask
+            # (one word: every word id is 0; equal columns share one tuple)
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, zeros,
+                                zeros if words <= 1 else out.word_ids, DERIVE_STAGES,
+                                source=self, allowed_special=allowed_special, compact=True)
+        if self.post_processor is not None:  # (a processor's own `Encoding` is bound to us too)
+            enc = bind_source(self.post_processor.process(enc, add_special_tokens=add_special_tokens), self)
         return enc
 
     def _encode_plan(self, plan: ChunkPlan, text: str, omap: OffsetMap, word: int, out: _Columns) -> int:

@@ -93,9 +93,10 @@ class SentencePieceVocab:
     ) -> None:
         if not (len(pieces) == len(scores) == len(types)):
             raise TokvizFormatError("pieces, scores and types differ in length", source=source)
-        self.pieces = list(pieces)
-        self.scores = to_float32(scores)
-        self.types = [int(t) for t in types]
+        # (tuples of atoms: the cycle collector neither tracks nor walks them at each full collection)
+        self.pieces: tuple[str, ...] = tuple(pieces)
+        self.scores: tuple[float, ...] = tuple(to_float32(scores))
+        self.types: tuple[int, ...] = tuple(int(t) for t in types)
         self.byte_fallback = byte_fallback
         reserved: dict[str, int] = {}
         normal: dict[str, int] = {}

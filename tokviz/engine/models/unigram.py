@@ -88,7 +88,7 @@ class Unigram(Model):
     ) -> None:
         self.sentencepiece = sentencepiece
         self.byte_fallback = byte_fallback
-        pieces = [p for p, _ in vocab]
+        pieces = tuple(p for p, _ in vocab)  # (tuples of atoms: see `_build`)
         if sentencepiece:
             types = list(piece_types) if piece_types is not None else [
                 PieceType.UNKNOWN if i == unk_id else PieceType.NORMAL for i in range(len(pieces))
@@ -100,13 +100,13 @@ class Unigram(Model):
             self.unk_id: int | None = self.spm.unk_id
         else:
             self.spm = None
-            self.scores = [float(s) for _, s in vocab]
+            self.scores = tuple(float(s) for _, s in vocab)
             if unk_id is not None and not 0 <= unk_id < len(pieces):
                 raise TokvizFormatError(f"unk_id {unk_id} is outside the vocabulary of {len(pieces)} pieces",
                                         source=source)
             self.unk_id = unk_id
         self.pieces = pieces
-        self.piece_types = self.spm.types if self.spm is not None else [PieceType.NORMAL] * len(pieces)
+        self.piece_types = self.spm.types if self.spm is not None else (PieceType.NORMAL,) * len(pieces)
         self._token_to_id: dict[str, int] = {}
         for i, p in enumerate(pieces):
             self._token_to_id.setdefault(p, i)
@@ -172,15 +172,16 @@ class Unigram(Model):
         # a character no trie edge carries (ends a walk at the end of a text)
         used = {c for k in kids for c in k}
         self._sentinel = next(c for c in ("\uffff", "\U0010ffff", "\x00", "\ufffe") if c not in used)
-        self._node_info = node_info
-        self._node_score = node_score
-        self._node_id = node_id
+        # (tuples of atoms: the cycle collector stops tracking them; the native trie takes lists)
+        self._node_info = tuple(node_info)
+        self._node_score = tuple(node_score)
+        self._node_id = tuple(node_id)
         # first characters that are a scored single-char piece (else the unknown node is offered)
         self._singles = frozenset(c for c, n in kids[0].items() if node_score[n] is not None)
         scored = [abs(v) for v in self.scores] + [abs(self.unk_score), 1.0]
         self._worst = max(scored)
         # score used on the path for each id (the unk node's score for the unk id)
-        self._score_of = [info_score for info_score in self._path_scores()]
+        self._score_of = tuple(self._path_scores())
         self._chunker = None
         if self.sentencepiece:
             in_lattice = [p for p, t in zip(self.pieces, types) if t in (PieceType.NORMAL, PieceType.USER_DEFINED)]
@@ -285,7 +286,7 @@ class Unigram(Model):
             return None
         trie = self._native_trie
         if trie is None:
-            trie = self._native_trie = self._native.unigram_trie(self._kids, self._node_score, self._node_id)
+            trie = self._native_trie = self._native.unigram_trie(self._kids, list(self._node_score), list(self._node_id))
         unk = -1 if self.unk_id is None else self.unk_id
         got = self._native.unigram_viterbi(trie, text, 0.0, self.unk_score, unk, self.sentencepiece)
         return None if got is None else got[:3]

@@ -40,7 +40,7 @@ import regex
 from .. import kernels
 from ..errors import TokvizFormatError
 from ..fields import Fields
-from ..text import NormalizedText, _arr
+from ..text import NormalizedText, _arr, make_text
 from ..unicode_tables import chars_class
 from . import Normalizer
 
@@ -71,16 +71,21 @@ class CharsMap:
     (1, 'fi')
     """
 
-    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_all", "_steps", "_budget")
+    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_sub_lengths", "_all",
+                 "_steps", "_budget")
 
     def __init__(self) -> None:
         self.blob = b""
         self.source: str | None = None
         self._units: array | None = None
         self._normalized = b""
-        self._children: dict[int, list[int]] = {}
+        # (tables of atoms: tuples and dicts the cycle collector stops tracking, so a loaded
+        # charsmap adds almost nothing to every full collection)
+        self._children: dict[int, tuple[int, ...]] = {}
         self._first: dict[str, tuple[int, bytes]] = {}  # first char -> (trie base after it, its bytes)
-        self._sub: dict[str, tuple[dict[str, str], tuple[int, ...]]] = {}
+        # the rules under a first char, and their key lengths, longest first (decoded on demand)
+        self._sub: dict[str, dict[str, str]] = {}
+        self._sub_lengths: dict[str, tuple[int, ...]] = {}
         self._all: dict[str, str] | None = None
         self._steps = 0  # trie steps taken by all walks so far, against `_budget` (`_spend`)
         self._budget = 0
@@ -96,7 +101,8 @@ class CharsMap:
                 grouped.setdefault(k[0], {})[k] = v
         for c, sub in grouped.items():
             cm._first[c] = (-1, b"")
-            cm._sub[c] = (sub, tuple(sorted({len(k) for k in sub}, reverse=True)))
+            cm._sub[c] = sub
+            cm._sub_lengths[c] = tuple(sorted({len(k) for k in sub}, reverse=True))
         cm._all = dict(rules)
         return cm
 
@@ -140,7 +146,8 @@ class CharsMap:
                 v = units[slot] & 0x7FFFFFFF
                 if v >= n_norm:
                     raise bad(f"unit {p}: replacement offset {v} is outside the {n_norm}-byte table")
-        cm._children = children
+        cm._children = {base: tuple(kids) for base, kids in children.items()}
+        children = cm._children
 
         # First characters: walk from the root until the bytes form one whole UTF-8 character.
         frontier: list[tuple[int, bytes]] = [(_offset(units[0]), b"")]
@@ -183,7 +190,7 @@ class CharsMap:
     def _rules_under(self, c: str) -> tuple[dict[str, str], tuple[int, ...]]:
         got = self._sub.get(c)
         if got is not None:
-            return got
+            return got, self._sub_lengths[c]
         units = self._units
         assert units is not None
         pos, kbytes = self._first[c]
@@ -207,9 +214,10 @@ class CharsMap:
                     pass
             for q in self._children.get(base, ()):
                 stack.append((q, key + bytes((units[q] & 0xFF,))))
-        got = (rules, tuple(sorted({len(k) for k in rules}, reverse=True)))
-        self._sub[c] = got
-        return got
+        lengths = tuple(sorted({len(k) for k in rules}, reverse=True))
+        self._sub[c] = rules
+        self._sub_lengths[c] = lengths
+        return rules, lengths
 
     # ------------------------------------------------------------------ lookup
     @property
@@ -677,7 +685,8 @@ class SentencePieceNormalizer(Normalizer):
                 out, shifted = got
                 if not shifted:
                     return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
-                return SentencePieceText(text.original, out, text.orig_start, text.orig_end, shifted[:-1], shifted[1:])
+                return make_text(text.original, out, text.orig_start, text.orig_end, shifted[:-1], shifted[1:],
+                                 SentencePieceText)
         out, n2o = self.normalize_with_map(text.text)
         if not n2o:
             return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from dataclasses import replace
+from itertools import chain, repeat
 
-from ..encoding import Encoding
+from ..encoding import COLUMNS, Encoding, column, with_columns
 from . import PostProcessor
 
 __all__ = ["ListProcessor", "merge_encodings", "with_type_ids", "surround"]
 
 
 def with_type_ids(enc: Encoding, type_id: int) -> Encoding:
-    return replace(enc, type_ids=[type_id] * len(enc.ids))
+    return with_columns(enc, type_ids=(type_id,) * len(enc))
 
 
 def merge_encodings(encodings: Sequence[Encoding]) -> Encoding:
@@ -32,18 +32,8 @@ def merge_encodings(encodings: Sequence[Encoding]) -> Encoding:
         traces = []
         for e in encodings:
             traces.extend(e.traces if e.traces is not None else [None] * len(e.ids))
-    return Encoding(
-        text=first.text,
-        ids=[i for e in encodings for i in e.ids],
-        tokens=[t for e in encodings for t in e.tokens],
-        offsets=[o for e in encodings for o in e.offsets],
-        byte_offsets=[o for e in encodings for o in e.byte_offsets],
-        special_tokens_mask=[m for e in encodings for m in e.special_tokens_mask],
-        type_ids=[t for e in encodings for t in e.type_ids],
-        word_ids=[w for e in encodings for w in e.word_ids],
-        stages=first.stages,
-        traces=traces,
-    )
+    return with_columns(first, traces=traces, **{
+        name: list(chain.from_iterable(column(e, name) for e in encodings)) for name in COLUMNS})
 
 
 def surround(
@@ -59,22 +49,29 @@ def surround(
     ``type_id`` (when given) overrides the type ids of the sequence's own tokens.
     """
     n_before, n_after = len(before), len(after)
-    seq_types = enc.type_ids if type_id is None else [type_id] * len(enc.ids)
+    n = len(enc)
+    seq_types = column(enc, "type_ids") if type_id is None else (type_id,) * n
     traces = None
     if enc.traces is not None:
         traces = [None] * n_before + list(enc.traces) + [None] * n_after
-    return Encoding(
-        text=enc.text,
-        ids=[b[0] for b in before] + enc.ids + [a[0] for a in after],
-        tokens=[b[1] for b in before] + enc.tokens + [a[1] for a in after],
-        offsets=[(0, 0)] * n_before + enc.offsets + [(0, 0)] * n_after,
-        byte_offsets=[(0, 0)] * n_before + enc.byte_offsets + [(0, 0)] * n_after,
-        special_tokens_mask=[1] * n_before + enc.special_tokens_mask + [1] * n_after,
-        type_ids=[b[2] for b in before] + seq_types + [a[2] for a in after],
-        word_ids=[None] * n_before + enc.word_ids + [None] * n_after,
-        stages=enc.stages,
+    return with_columns(
+        enc,
+        ids=_around([b[0] for b in before], column(enc, "ids"), [a[0] for a in after]),
+        tokens=_around([b[1] for b in before], column(enc, "tokens"), [a[1] for a in after]),
+        offsets=_around([(0, 0)] * n_before, column(enc, "offsets"), [(0, 0)] * n_after),
+        byte_offsets=_around([(0, 0)] * n_before, column(enc, "byte_offsets"), [(0, 0)] * n_after),
+        special_tokens_mask=_around([1] * n_before, column(enc, "special_tokens_mask"), [1] * n_after),
+        type_ids=_around([b[2] for b in before], seq_types, [a[2] for a in after]),
+        word_ids=_around([None] * n_before, column(enc, "word_ids"), [None] * n_after),
         traces=traces,
     )
+
+
+def _around(first: list, col: Sequence, last: list) -> Sequence:
+    """``first + col + last``, a tuple when ``col`` is one (a compact encoding's column)."""
+    if type(col) is tuple:
+        return (*first, *col, *last)
+    return first + list(col) + last
 
 
 class ListProcessor(PostProcessor):
@@ -87,5 +84,5 @@ class ListProcessor(PostProcessor):
     def process(self, encoding: Encoding, pair: Encoding | None = None, *, add_special_tokens: bool = True) -> Encoding:
         encodings = [encoding] if pair is None else [encoding, pair]
         # HF's default ``process``: every sequence's type ids become its index first
-        encodings = [e if not any(e.type_ids) and i == 0 else with_type_ids(e, i) for i, e in enumerate(encodings)]
+        encodings = [e if not any(column(e, "type_ids")) and i == 0 else with_type_ids(e, i) for i, e in enumerate(encodings)]
         return merge_encodings(self.process_encodings(encodings, add_special_tokens=add_special_tokens))

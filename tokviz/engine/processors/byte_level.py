@@ -7,12 +7,10 @@ Byte offsets are left alone: they say which bytes the token holds.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import regex
 
 from ..byte_alphabet import ByteLevelOptions
-from ..encoding import Encoding
+from ..encoding import Encoding, column, with_columns
 from ._common import ListProcessor
 
 __all__ = ["ByteLevel", "trim_offsets", "space_counts"]
@@ -44,9 +42,9 @@ def space_counts(token: str) -> tuple[int, int]:
 
 def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
     """HF ``process_offsets``: move offsets inside a token's leading/trailing spaces."""
-    offsets = encoding.offsets
+    offsets = column(encoding, "offsets")
     new_offsets: list[tuple[int, int]] | None = None
-    for i, token in enumerate(encoding.tokens):
+    for i, token in enumerate(column(encoding, "tokens")):
         if not token or not (_is_space(token[0]) or _is_space(token[-1])):
             continue
         leading, trailing = space_counts(token)
@@ -66,7 +64,7 @@ def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
             new_offsets[i] = (start, end)
     if new_offsets is None:
         return encoding
-    return replace(encoding, offsets=new_offsets)
+    return with_columns(encoding, offsets=new_offsets)
 
 
 class ByteLevel(ByteLevelOptions, ListProcessor):
