@@ -921,16 +921,16 @@ static void trie_symbols(const Trie *t, int kind, const void *data, Py_ssize_t n
 /* Offer a candidate ending at e (from s, exact double score ``cand``) to the float32 DP: the
  * first one is stored; a later one wins only when its score beats the stored float and does not
  * round down to it (float32(cand) > best  <=>  cand > best and the stored value changes). */
-static inline void offer_f32(float *best, int64_t *starts, int64_t *ids, Py_ssize_t s, Py_ssize_t e, double cand,
-                             int64_t id) {
+static inline void offer_f32(float *best, int32_t *starts, int32_t *ids, Py_ssize_t s, Py_ssize_t e, double cand,
+                             int32_t id) {
     if (starts[e] == -1) {
         best[e] = (float)cand;
-        starts[e] = s;
+        starts[e] = (int32_t)s;
         ids[e] = id;
     } else if (cand > best[e]) {
         float old = best[e];
         best[e] = (float)cand;
-        if (best[e] != old) { starts[e] = s; ids[e] = id; }
+        if (best[e] != old) { starts[e] = (int32_t)s; ids[e] = id; }
     }
 }
 
@@ -938,7 +938,7 @@ static inline void offer_f32(float *best, int64_t *starts, int64_t *ids, Py_ssiz
  * sum, rounded when stored; a better double that rounds to the stored float changes nothing.
  * Returns 0, or 1 when a position has no candidate and there is no unk id. */
 static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double start,
-                       double unk_score, int64_t unk_id, int64_t *starts, int64_t *ids, double *end_score) {
+                       double unk_score, int32_t unk_id, int32_t *starts, int32_t *ids, double *end_score) {
     float *best = PyMem_RawCalloc((size_t)n + 1, sizeof(float));
     if (!best) return -1;
     best[0] = (float)start;
@@ -977,7 +977,7 @@ static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
 
 /* The float64 DP of ``Unigram._viterbi_f64`` (HF): the later of two equal scores loses. */
 static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double start,
-                       double unk_score, int64_t unk_id, int64_t *starts, int64_t *ids, double *end_score) {
+                       double unk_score, int32_t unk_id, int32_t *starts, int32_t *ids, double *end_score) {
     double *best = PyMem_RawCalloc((size_t)n + 1, sizeof(double));
     if (!best) return -1;
     best[0] = start;
@@ -993,14 +993,14 @@ static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
             const TNode *nd = &t->node[node];
             if (nd->id < 0) continue;
             double cand = base + nd->score;
-            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = s; ids[e] = nd->id; }
+            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = (int32_t)s; ids[e] = nd->id; }
             if (e == s + 1) single = 1;
         }
         if (!single) {
             if (unk_id < 0) { PyMem_RawFree(best); return 1; }
             e = s + 1;
             double cand = base + unk_score;
-            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = s; ids[e] = unk_id; }
+            if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = (int32_t)s; ids[e] = unk_id; }
         }
     }
     *end_score = best[n];
@@ -1018,11 +1018,11 @@ static PyObject *trie_id_object(Trie *t, int64_t id) {
 /* The path ending at n as columns (ids, starts, ends); with ``merge_unk`` every run of unknown
  * pieces is one piece spanning the run (`merge_unknown_runs`). ``bnd`` has room for the path's
  * boundaries, ``pid`` for its ids. An end is the same int object as the next start. */
-static PyObject *path_columns(Trie *t, const int64_t *starts, const int64_t *ids, Py_ssize_t n, int64_t unk_id,
-                              int merge_unk, int64_t *bnd, int64_t *pid) {
+static PyObject *path_columns(Trie *t, const int32_t *starts, const int32_t *ids, Py_ssize_t n, int32_t unk_id,
+                              int merge_unk, int32_t *bnd, int32_t *pid) {
     Py_ssize_t m = 0;
     for (Py_ssize_t e = n; e > 0; e = starts[e]) m++;
-    bnd[m] = n;
+    bnd[m] = (int32_t)n;
     Py_ssize_t k = m;
     for (Py_ssize_t e = n; e > 0; e = starts[e]) { k--; pid[k] = ids[e]; bnd[k] = starts[e]; }
     Py_ssize_t w = 0; /* tokens kept; token j spans bnd[j] .. bnd[j + 1] */
@@ -1063,35 +1063,38 @@ static PyObject *py_unigram_viterbi(PyObject *self, PyObject *args) {
     Trie *t = PyCapsule_GetPointer(cap, "tokviz.trie");
     if (!t) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (n >= INT32_MAX || unk_id >= INT32_MAX || unk_id < -1) {
+        PyErr_SetString(PyExc_ValueError, "unigram_viterbi: text or unk_id out of range");
+        return NULL;
+    }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    /* one block: starts and ids of the DP (n + 1 each), then the path's boundaries and ids */
-    int64_t *buf = PyMem_RawMalloc((size_t)(4 * n + 4) * sizeof(int64_t));
-    int32_t *sym = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int32_t));
+    /* one block: starts and ids of the DP (n + 1 each), the symbols of the text (the path's
+     * ids once the DP is done) and the path's boundaries */
+    int32_t *buf = PyMem_RawMalloc((size_t)(4 * n + 4) * sizeof(int32_t));
     PyObject *result = NULL, *cols = NULL;
-    if (!buf || !sym) { PyErr_NoMemory(); goto done; }
-    int64_t *starts = buf, *ids = buf + n + 1;
+    if (!buf) { PyErr_NoMemory(); goto done; }
+    int32_t *starts = buf, *ids = buf + n + 1, *sym = buf + 2 * n + 2, *bnd = buf + 3 * n + 3;
     double end_score = start;
     int rc;
     if (n >= NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         trie_symbols(t, kind, data, n, sym);
-        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, unk_id, starts, ids, &end_score);
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, (int32_t)unk_id, starts, ids, &end_score);
         Py_END_ALLOW_THREADS
     } else {
         trie_symbols(t, kind, data, n, sym);
-        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, unk_id, starts, ids, &end_score);
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, (int32_t)unk_id, starts, ids, &end_score);
     }
     if (rc < 0) { PyErr_NoMemory(); goto done; }
     if (rc > 0) { result = Py_NewRef(Py_None); goto done; }
-    cols = path_columns(t, starts, ids, n, unk_id, merge_unk, buf + 2 * n + 2, buf + 3 * n + 3);
+    cols = path_columns(t, starts, ids, n, (int32_t)unk_id, merge_unk, bnd, sym);
     if (!cols) goto done;
     result = Py_BuildValue("(OOOd)", PyTuple_GET_ITEM(cols, 0), PyTuple_GET_ITEM(cols, 1), PyTuple_GET_ITEM(cols, 2),
                            end_score);
 done:
     Py_XDECREF(cols);
     PyMem_RawFree(buf);
-    PyMem_RawFree(sym);
     return result;
 }
 
