@@ -23,7 +23,11 @@
  *
  * Performance notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for
  * short pieces; above it the heap wins); one open-addressing table type (64-bit keys,
- * splitmix64 hash) serves pairs, single characters and trie edges; the GIL is released around
+ * splitmix64 hash) serves pairs, single characters and the Unigram trie's rare code points; the
+ * Unigram trie itself is arrays over dense symbols (a hashed probe per step of the walk, as the
+ * trie first had, cost more than the DP around it), and fresh int objects for every id, start
+ * and end cost as much as the DP, so the output columns share them; a branch-free candidate
+ * update in the float32 DP bought nothing and was dropped; the GIL is released around
  * the loops of long inputs (they read only this module's memory and an immutable str). Rank
  * mode looks a pair up by its text, so a table also keeps a small memo of recent pairs by id
  * (one atomic word per slot); a larger memo bought little more.
@@ -751,13 +755,8 @@ static PyObject *py_bpe_merge_ids(PyObject *self, PyObject *args) {
  * array read: a node with many children (the root, "▁", ...) has a dense row of alpha + 1
  * child slots, the others a short run of (symbol, child) edges sorted by symbol, scanned in
  * order. sentencepiece walks a double-array trie over the UTF-8 bytes for the same reason.
- *
- * Performance notes (this section): the walk over a hash table keyed by (node, code point)
- * cost a hashed, cache-missing probe per step, so it became these arrays; binary search in
- * the edge runs bought nothing over the linear scan (runs are short once big nodes are dense).
- * The output lists share their int objects: an end is the next token's start, and the ids'
- * ints are made once per trie and kept (building 3 fresh ints per token cost as much as the
- * DP itself). */
+ * The output lists share their int objects: an end is the next token's start, and an id's int
+ * is made once per trie and kept. */
 #define DENSE_MIN 16          /* a node with more children than this gets a dense row ... */
 #define DENSE_CAP (1 << 22)   /* ... while all rows together stay under this many slots */
 #define BMP_SPAN 0x10000      /* code points below this map to symbols through an array */
