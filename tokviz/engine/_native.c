@@ -778,7 +778,7 @@ typedef struct {
     int32_t alpha;
     uint32_t *bmp;         /* symbol of a code point below bmp_n */
     uint32_t bmp_n;
-    Table syms;            /* code point -> symbol, for the others */
+    Table syms;            /* code point -> symbol, for the others (astral) */
     PyObject **id_obj;     /* int objects of ids 0 .. nid - 1, made on first use */
     Py_ssize_t nid;
 } Trie;
@@ -833,7 +833,9 @@ static int trie_fill(Trie *t, PyObject *kids, PyObject *scores, PyObject *ids) {
     t->edges = PyMem_RawMalloc((size_t)(total + 1) * sizeof(Edge));
     t->nid = (Py_ssize_t)(max_id + 1);
     t->id_obj = PyMem_RawCalloc((size_t)t->nid + 1, sizeof(PyObject *));
-    if (!t->edges || !t->id_obj || table_init(&t->syms, 64) < 0) { PyErr_NoMemory(); return -1; }
+    /* (symbols of BMP code points go to the array from the start; it is trimmed to bmp_n at the end) */
+    t->bmp = PyMem_RawCalloc(BMP_SPAN, sizeof(uint32_t));
+    if (!t->edges || !t->id_obj || !t->bmp || table_init(&t->syms, 64) < 0) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *key, *val;
         Py_ssize_t pos = 0;
@@ -848,22 +850,23 @@ static int trie_fill(Trie *t, PyObject *kids, PyObject *scores, PyObject *ids) {
             if (child <= 0 || child >= n) { PyErr_SetString(PyExc_ValueError, "trie child out of range"); return -1; }
             Py_UCS4 c = PyUnicode_READ_CHAR(key, 0);
             int64_t sym;
-            if (!table_get(&t->syms, c, &sym)) {
+            if (c < BMP_SPAN) {
+                if (!t->bmp[c]) t->bmp[c] = (uint32_t)++t->alpha;
+                if (c >= max_bmp) max_bmp = c + 1;
+                sym = t->bmp[c];
+            } else if (!table_get(&t->syms, c, &sym)) {
                 sym = ++t->alpha;
                 if (table_put(&t->syms, c, sym) < 0) return -1;
-                if (c < BMP_SPAN && c >= max_bmp) max_bmp = c + 1;
             }
             e->sym = (int32_t)sym;
             e->child = (int32_t)child;
             e++;
         }
-        qsort(t->edges + t->node[k].first, (size_t)t->node[k].count, sizeof(Edge), edge_cmp);
+        if (t->node[k].count > 1) qsort(t->edges + t->node[k].first, (size_t)t->node[k].count, sizeof(Edge), edge_cmp);
     }
     t->bmp_n = max_bmp;
-    t->bmp = PyMem_RawCalloc((size_t)max_bmp + 1, sizeof(uint32_t));
-    if (!t->bmp) { PyErr_NoMemory(); return -1; }
-    for (size_t h = 0; h <= t->syms.mask; h++)
-        if (t->syms.keys[h] != EMPTY && t->syms.keys[h] < max_bmp) t->bmp[t->syms.keys[h]] = (uint32_t)t->syms.vals[h];
+    uint32_t *bmp = PyMem_RawRealloc(t->bmp, ((size_t)max_bmp + 1) * sizeof(uint32_t));
+    if (bmp) t->bmp = bmp; /* (a failed shrink keeps the big array) */
     return 0;
 }
 
