@@ -758,7 +758,7 @@ static PyObject *py_bpe_merge_ids(PyObject *self, PyObject *args) {
  * The output lists share their int objects: an end is the next token's start, and an id's int
  * is made once per trie and kept. */
 #define DENSE_MIN 16          /* a node with more children than this gets a dense row ... */
-#define DENSE_CAP (1 << 22)   /* ... while all rows together stay under this many slots */
+#define DENSE_CAP (1 << 20)   /* ... while all rows together stay under this many slots (4 MB) */
 #define BMP_SPAN 0x10000      /* code points below this map to symbols through an array */
 
 typedef struct { int32_t sym, child; } Edge;
