@@ -909,13 +909,15 @@ static PyObject *py_unigram_trie(PyObject *self, PyObject *args) {
     return cap;
 }
 
-/* The symbol of every character of the text (0: no edge carries it). */
+/* The symbol of every character of the text (0: no edge carries it), and a 0 after the last:
+ * every walk stops there, so the DP's walks need no end-of-text test. */
 static void trie_symbols(const Trie *t, int kind, const void *data, Py_ssize_t n, int32_t *sym) {
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         int64_t v;
         sym[i] = c < t->bmp_n ? (int32_t)t->bmp[c] : table_get(&t->syms, c, &v) ? (int32_t)v : 0;
     }
+    sym[n] = 0;
 }
 
 #define RESET 100000.0 /* sentencepiece's kScoreResetThreshold */
@@ -956,7 +958,7 @@ static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
         int32_t node = 0, child;
         Py_ssize_t e = s;
         int single = 0;
-        while (e < n && (child = trie_child(t, node, sym[e])) >= 0) {
+        while ((child = trie_child(t, node, sym[e])) >= 0) {
             e++;
             node = child;
             const TNode *nd = &t->node[node];
@@ -989,7 +991,7 @@ static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
         int32_t node = 0, child;
         Py_ssize_t e = s;
         int single = 0;
-        while (e < n && (child = trie_child(t, node, sym[e])) >= 0) {
+        while ((child = trie_child(t, node, sym[e])) >= 0) {
             e++;
             node = child;
             const TNode *nd = &t->node[node];
