@@ -154,6 +154,23 @@ def toy_unigram(seed: int, *, sentencepiece: bool, low: float = -8.0, high: floa
     return Unigram(vocab, unk_id=0, piece_types=types, sentencepiece=True)
 
 
+def wide_unigram(seed: int, *, sentencepiece: bool, byte_fallback: bool, alphabet: str) -> Unigram:
+    """A Unigram model over a wide alphabet: every character, every two-character piece that
+    starts with one of three characters (their nodes have len(alphabet) children), random
+    longer pieces; with byte fallback the 256 ``<0xNN>`` pieces."""
+    rng = random.Random(seed)
+    pieces = set(alphabet) | {a + b for a in alphabet[:3] for b in alphabet}
+    pieces |= {"".join(rng.choice(alphabet) for _ in range(rng.randint(2, 5))) for _ in range(300)}
+    vocab = [("<unk>", 0.0)] + [(p, rng.uniform(-9.0, -0.5)) for p in sorted(pieces)]
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * (len(vocab) - 1)
+    if byte_fallback:
+        vocab += [(f"<0x{b:02X}>", 0.0) for b in range(256)]
+        types += [PieceType.BYTE] * 256
+    if not sentencepiece:
+        return Unigram(vocab, unk_id=0, byte_fallback=byte_fallback)
+    return Unigram(vocab, unk_id=0, piece_types=types, sentencepiece=True, byte_fallback=byte_fallback)
+
+
 @needs_native
 class TestUnigramNative:
     @settings(max_examples=300, deadline=None)
@@ -172,6 +189,31 @@ class TestUnigramNative:
         for n in (500, 2000, 9000):
             text = "".join(rng.choice("▁abcd") for _ in range(n))
             assert fast.tokenize(text) == ref.tokenize(text)
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.data(), st.booleans(), st.booleans())
+    def test_wide_alphabet(self, data: Any, sentencepiece: bool, byte_fallback: bool) -> None:
+        # 40 characters (Latin, CJK, emoji: astral code points take the native trie's table,
+        # not its array) and pieces that give the root and several inner nodes more children
+        # than get a sorted edge run, so dense rows and edge runs both decide; "?" and "😀"
+        # are in no piece (unknown runs: merged, or byte fallback)
+        alphabet = "abcdefghijklmnopqrstuvwxyzあいう日本語🙂🚀▁" + "0123"
+        text = data.draw(st.text(alphabet=alphabet + "?😀", max_size=200))
+        fast = wide_unigram(5, sentencepiece=sentencepiece, byte_fallback=byte_fallback, alphabet=alphabet)
+        ref = python_twin(lambda: wide_unigram(5, sentencepiece=sentencepiece, byte_fallback=byte_fallback,
+                                               alphabet=alphabet))
+        assert fast.tokenize(text) == ref.tokenize(text)
+
+    @pytest.mark.parametrize("sentencepiece", [True, False], ids=["sentencepiece", "hf"])
+    @pytest.mark.parametrize("byte_fallback", [False, True], ids=["unk", "byte-fallback"])
+    def test_unknown_runs_at_the_edges(self, sentencepiece: bool, byte_fallback: bool) -> None:
+        # unknown runs first, last, alone and next to each other (the native merge of runs)
+        alphabet = "abc日🙂"
+        for text in ("??", "??ab", "ab??", "?a?", "😀?😀a", "a😀", "?", "a??b???c"):
+            fast = wide_unigram(3, sentencepiece=sentencepiece, byte_fallback=byte_fallback, alphabet=alphabet)
+            ref = python_twin(lambda: wide_unigram(3, sentencepiece=sentencepiece, byte_fallback=byte_fallback,
+                                                   alphabet=alphabet))
+            assert fast.tokenize(text) == ref.tokenize(text), text
 
     def test_lattice_agrees_with_native_tokens(self) -> None:
         # HF flavour (float64 in both); texts without unknown chars, so the encoder's tokens are

@@ -267,7 +267,8 @@ class Unigram(Model):
         if native is not None:
             ids, starts, ends = native
             if self.spm is not None:
-                return self.spm.finish_columns(text, ids, starts, ends)
+                # (without byte fallback the native call has merged the unknown runs already)
+                return self.spm.finish_columns(text, ids, starts, ends) if self.spm.byte_fallback else native
             raw = self._hf_finish(text, list(zip(ids, starts, ends)))
         elif self.spm is not None:
             if self._chunker is not None:
@@ -281,14 +282,17 @@ class Unigram(Model):
         """The best path of the whole ``text`` from the native Viterbi (SentencePiece's float32
         DP or HF's float64 one, as `_dp_sp` / `_viterbi_f64`); None: the Python kernels run
         (no native core, or a char with no candidate and no unk id, whose error they raise).
-        The native DP needs no chunk cache: it is the exact DP the cached chunks reproduce."""
+        The native DP needs no chunk cache: it is the exact DP the cached chunks reproduce.
+        For SentencePiece without byte fallback the runs of unknown pieces come merged
+        (`merge_unknown_runs`, the whole of `SentencePieceVocab.finish_columns` there)."""
         if self._native is None:
             return None
         trie = self._native_trie
         if trie is None:
             trie = self._native_trie = self._native.unigram_trie(self._kids, list(self._node_score), list(self._node_id))
         unk = -1 if self.unk_id is None else self.unk_id
-        got = self._native.unigram_viterbi(trie, text, 0.0, self.unk_score, unk, self.sentencepiece)
+        merge_unk = self.spm is not None and not self.spm.byte_fallback
+        got = self._native.unigram_viterbi(trie, text, 0.0, self.unk_score, unk, self.sentencepiece, merge_unk)
         return None if got is None else got[:3]
 
     def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
