@@ -69,6 +69,14 @@ class ChunkCache:
         every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
         if table is None:
             return list(map(make, texts))
+        if len(texts) == 1:  # (a short line: one lookup, and no column passes over one text)
+            entry = table.get(texts[0])
+            if entry is None:
+                entry = make(texts[0])
+                if len(table) >= CACHE_LIMIT:
+                    _evict_half(table)
+                table[texts[0]] = entry
+            return [entry]
         entries = list(map(table.get, texts))
         if None in entries:
             at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))

@@ -379,16 +379,17 @@ class Tokenizer:
         """The `Encoding` and step 5: a long text's keeps what its run built, a short text's is
         compact (see the performance notes)."""
         n = len(out.ids)
-        mask = _mask(n, out.specials)
         if len(text) >= _KEEP_RUN_CHARS:
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
-                                self._stages_of(text, runs), None, omap, source=self)
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, _mask(n, out.specials),
+                                [0] * n, out.word_ids, self._stages_of(text, runs), None, omap, source=self)
         else:
             if allowed_special is not None and not isinstance(allowed_special, str):
                 allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
             self._last_run = _LastRun(text, allowed_special, runs)  # (its stages are often read next)
-            zeros = [0] * n if out.specials else mask
-            # (one word: every word id is 0; equal columns share one tuple)
+            # (compact columns are tuples: one tuple of zeros serves as the type ids, and as the
+            # mask without special tokens and the word ids of one word; equal columns share it)
+            zeros = (0,) * n
+            mask = _mask(n, out.specials) if out.specials else zeros
             enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, zeros,
                                 zeros if words <= 1 else out.word_ids, DERIVE_STAGES,
                                 source=self, allowed_special=allowed_special, compact=True)
@@ -568,8 +569,8 @@ class Tokenizer:
 
     def _tokens_of(self, ids: list[int]) -> list[str]:
         """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
-        table = self._vocab_table()
-        if table is None:
+        table = self._id_table
+        if table is None and (table := self._vocab_table()) is None:
             id_to_token = self.model.id_to_token
             return [id_to_token(i) for i in ids]  # type: ignore[misc]
         try:
