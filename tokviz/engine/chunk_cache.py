@@ -20,7 +20,7 @@ from .models.bpe import _evict_half
 from .text import pick
 
 __all__ = [
-    "CACHE_LIMIT", "LEAD_BYTES", "RULE_CHARS", "RULE_EXACT", "RULE_HELD", "SLOT_BYTE_PIECES", "SLOT_EMPTIES",
+    "CACHE_LIMIT", "RULE_CHARS", "RULE_EXACT", "RULE_HELD", "SLOT_BYTE_PIECES", "SLOT_EMPTIES",
     "SLOT_FIRST", "SLOT_IDS", "SLOT_IRREGULAR", "SLOT_LAST", "SLOT_MODEL_ENDS", "SLOT_MODEL_STARTS", "SLOT_STOP",
     "SLOT_TOKENS", "ChunkCache", "emit_columns", "entry_of", "ids_of",
 ]
@@ -28,8 +28,6 @@ __all__ = [
 # Chunk texts kept per cache table (`ChunkCache`); when full, the older half is dropped.
 CACHE_LIMIT = 200_000
 
-# bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
-LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 _MINUS_ONE = (-1).__add__
 
 # The slots of a chunk cache entry (a plain tuple of atoms: the cycle collector stops tracking it):

@@ -28,8 +28,9 @@ How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on e
 There is one production path (`Tokenizer._encode_plan`) and one reference path
 (`tokviz.engine.reference`, the plain loop, which serves ``trace=True`` and is the oracle of
 ``tests/engine/test_paths.py``). The production path reads a plan's columns by blocks of
-`_BLOCK` chunks: chunk texts -> one chunk cache (`ChunkCache`) -> the offsets of all tokens
-through the piece's alignment and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
+`_BLOCK` chunks: chunk texts -> one chunk cache (`tokviz.engine.chunk_cache`, with the entry
+layout and the Python column kernels) -> the offsets of all tokens through the piece's alignment
+and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
 their own offset rule (an empty token, a byte-fallback piece ``<0xNN>``) is redone by the
 reference's `chunk_offsets`. The model kernels come from the optional native core when it is
 built (`tokviz.engine.backend`).
@@ -58,6 +59,11 @@ stages derived, by `Tokenizer.stages`, on first read), because a program that ke
 per line pays a full-collection visit for every object each one holds; a long text keeps what
 its run built (deriving its stages again would redo the normalization). Pausing the collector
 during a long encode still pays, but only on the main thread (see `Tokenizer.encode`).
+A short line (one piece, one chunk: SentencePiece's usual call) runs the same steps; where the
+general code would do nothing useful it takes the cheap case inside the same function (one
+cache lookup instead of the column passes over missing texts, the native normalizer called
+without a wrapper, one tuple of zeros for the compact columns), so its cost is the frames of the
+steps themselves (no second encode path for it).
 """
 
 from __future__ import annotations
@@ -77,7 +83,7 @@ from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
 from .chunk_cache import (
-    LEAD_BYTES, RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_EMPTIES, SLOT_IDS, SLOT_MODEL_ENDS,
+    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_EMPTIES, SLOT_IDS, SLOT_MODEL_ENDS,
     SLOT_MODEL_STARTS, SLOT_TOKENS, ChunkCache, emit_columns, entry_of, ids_of,
 )
 from .decoders import Decoder
@@ -90,7 +96,7 @@ from .pre_tokenizers import PreTokenizer
 from .pretokenized import ChunkPlan, PreTokens
 from .processors import PostProcessor
 from .reference import BYTE_PIECES, byte_piece_span, chunk_offsets, holds_original
-from .text import NormalizedText, OffsetMap, check_text, make_text, pick
+from .text import LEAD_BYTES, NormalizedText, OffsetMap, check_text, make_text, pick
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
