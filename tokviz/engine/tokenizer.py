@@ -106,6 +106,7 @@ _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
 _MAIN_THREAD = main_thread()
+_new_tuple = tuple.__new__
 # Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
 # a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
 _KEEP_RUN_CHARS = 2048
@@ -241,6 +242,7 @@ class Tokenizer:
             self.added_tokens, normalize_str=normalizer.normalize_str if normalizer is not None else None
         )
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
+        self._no_added = self._added.is_empty  # (the added vocabulary is fixed at construction)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._last_run: _LastRun | None = None
         self._cache = ChunkCache()
@@ -292,7 +294,8 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
-        check_text(text)
+        if not text.isascii():  # (`check_text` passes every ASCII text)
+            check_text(text)
         if trace:  # traces are data of the plain reference path (no caches there)
             return bind_source(
                 reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
@@ -330,7 +333,7 @@ class Tokenizer:
         None), each with its chunk plan (None: an added token)."""
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
-        if allowed_special is not None or not self._added.is_empty:
+        if allowed_special is not None or not self._no_added:
             pieces = self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
             return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
         if not text:
@@ -391,7 +394,8 @@ class Tokenizer:
         else:
             if allowed_special is not None and not isinstance(allowed_special, str):
                 allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
-            self._last_run = _LastRun(text, allowed_special, runs)  # (its stages are often read next)
+            # (its stages are often read next; ``tuple.__new__``: the NamedTuple's own ``__new__`` is Python)
+            self._last_run = _new_tuple(_LastRun, (text, allowed_special, runs))
             # (compact columns are tuples: one tuple of zeros serves as the type ids, and as the
             # mask without special tokens and the word ids of one word; equal columns share it)
             zeros = (0,) * n

@@ -688,7 +688,7 @@ class SentencePieceNormalizer(Normalizer):
                 out, raw = got
                 if not raw:
                     return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
-                starts = _arr()
+                starts = array("q")  # (`_arr`'s type code; no frame)
                 starts.frombytes(raw)
                 ends = starts[1:]
                 del starts[-1]
