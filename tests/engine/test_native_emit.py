@@ -1,5 +1,5 @@
 """The pipeline's column kernels: the native ``emit``, ``entry`` and ``bpe_utf8_entry`` against
-their Python twins (`_emit_columns`, `_entry_of`, `Tokenizer._mapped_entry`), column by column.
+their Python twins (`emit_columns`, `entry_of`, `Tokenizer._mapped_entry`), column by column.
 
 Random blocks of chunk cache entries go through both ``emit`` kernels, for identity and
 non-identity alignments (list, array and lazy sequence columns), ASCII and non-ASCII texts
@@ -24,7 +24,7 @@ from tokviz.engine import kernels
 from tokviz.engine.models.bpe import BPE
 from tokviz.engine.reference import BYTE_PIECES
 from tokviz.engine.text import OffsetMap
-from tokviz.engine.tokenizer import RULE_CHARS, RULE_EXACT, RULE_HELD, _emit_columns, _entry_of
+from tokviz.engine.chunk_cache import RULE_CHARS, RULE_EXACT, RULE_HELD, emit_columns, entry_of
 
 native = kernels.native
 needs_native = pytest.mark.skipif(native is None, reason="native core not built or TOKVIZ_PURE_PYTHON=1")
@@ -62,7 +62,7 @@ def chunk_columns(draw: st.DrawFn) -> tuple[list, list, list, list, list, list, 
 def _entry_pair(cols: tuple) -> tuple[tuple, tuple]:
     ids, toks, first, stop, m_starts, m_ends, maybe_empty = cols
     args = (ids, toks, first, stop, m_starts, m_ends, maybe_empty, BYTE_PIECES)
-    return _entry_of(*args), native.entry(*args)  # type: ignore[union-attr]
+    return entry_of(*args), native.entry(*args)  # type: ignore[union-attr]
 
 
 @needs_native
@@ -158,7 +158,7 @@ class TestRankPairMemo:
 def blocks(draw: st.DrawFn) -> dict:
     """A block of chunks over an original text: entries, chunk starts that tile a piece, the
     piece's alignment (identity or arrays), the UTF-8 table (ASCII or not) and a byte rule."""
-    entries = [_entry_of(*cols, BYTE_PIECES) for cols in draw(st.lists(chunk_columns(), min_size=1, max_size=8))]
+    entries = [entry_of(*cols, BYTE_PIECES) for cols in draw(st.lists(chunk_columns(), min_size=1, max_size=8))]
     widths = [max([1, *e[3]]) for e in entries]  # a chunk is as long as its last stop (at least 1)
     starts = list(accumulate(widths[:-1], initial=draw(st.integers(0, 3))))
     n_piece = starts[-1] + widths[-1] + draw(st.integers(0, 2))
@@ -197,14 +197,14 @@ class TestEmit:
     @settings(max_examples=500, deadline=None)
     @given(blocks())
     def test_native_emit_equals_twin(self, block: dict) -> None:
-        assert _run(native.emit, block) == _run(_emit_columns, block)  # type: ignore[union-attr]
+        assert _run(native.emit, block) == _run(emit_columns, block)  # type: ignore[union-attr]
 
     def test_hand_checked_block(self) -> None:
         # text "xé日z" (UTF-8 bytes x=0, é=1..2, 日=3..5, z=6): chunks "x" at piece char 0 and
         # "é日" at 1 (identity, orig 0); tokens "x" (0..1), "é" (0..1), "日" (1..2) of chunk 1
         text = "xé日z"
-        e0 = _entry_of([1], ["x"], [0], [1], [0], [1], False, BYTE_PIECES)
-        e1 = _entry_of([2, 3], ["é", "日"], [0, 1], [1, 2], [0, 2], [2, 5], False, BYTE_PIECES)
+        e0 = entry_of([1], ["x"], [0], [1], [0], [1], False, BYTE_PIECES)
+        e1 = entry_of([2, 3], ["é", "日"], [0, 1], [1, 2], [0, 2], [2, 5], False, BYTE_PIECES)
         block = {"entries": [e0, e1], "starts": [0, 1], "orig": 0, "p_starts": None, "p_ends": None,
                  "u8": OffsetMap(text).utf8_table(), "rule": RULE_CHARS, "bases": None, "holds": False, "word": 4}
         irregular, ids, toks, offsets, byte_offsets, words = _run(native.emit, block)  # type: ignore[union-attr]
@@ -216,7 +216,7 @@ class TestEmit:
         assert _run(native.emit, {**block, "rule": RULE_EXACT})[4][1:] == [(0, 1), (1, 3), (3, 6)]  # type: ignore[union-attr]
 
     def test_position_outside_the_alignment_is_an_index_error_and_appends_nothing(self) -> None:
-        e = _entry_of([1], ["x"], [0], [1], [0], [1], False, BYTE_PIECES)
+        e = entry_of([1], ["x"], [0], [1], [0], [1], False, BYTE_PIECES)
         block = {"entries": [e], "starts": [3], "orig": 0, "p_starts": [0, 1], "p_ends": [1, 2], "u8": None,
                  "rule": RULE_CHARS, "bases": None, "holds": False, "word": 0}
         outs: tuple[list, ...] = ([9], ["t"], [(0, 1)], [(0, 1)], [0])
@@ -303,4 +303,4 @@ class TestWholeEncodes:
 
     def test_twin_runs_pure_python(self, rel: str) -> None:
         tok, twin = _pair(rel)
-        assert tok._emit_kernel is native.emit and twin._emit_kernel is _emit_columns  # type: ignore[union-attr]
+        assert tok._emit_kernel is native.emit and twin._emit_kernel is emit_columns  # type: ignore[union-attr]

@@ -15,8 +15,8 @@
  *
  * 3. The pipeline's column loop (`emit`: a block of chunk cache entries -> ids, tokens, char and
  *    byte offsets, word ids appended to the encode's lists) and its cache entries (`entry`,
- *    `bpe_utf8_entry`), twins of `_emit_columns`, `_entry_of` and `Tokenizer._mapped_entry`
- *    in tokviz/engine/tokenizer.py, whose slot constants give the entry layout.
+ *    `bpe_utf8_entry`), twins of `emit_columns`, `entry_of` (tokviz/engine/chunk_cache.py, whose slot
+ *    constants give the entry layout) and `Tokenizer._mapped_entry` (tokviz/engine/tokenizer.py).
  *
  * Traces (merge history, lattices), dropout and everything else stay in Python. Tables are
  * opaque capsules built once per model from the Python model's own data.
@@ -1953,12 +1953,12 @@ fail:
 
 /* ================================================================== the pipeline's columns */
 /* Two functions of `Tokenizer` (tokviz/engine/tokenizer.py) in C: `emit` appends the tokens
- * of a block of chunks to the encode's output columns (the twin of `_emit_columns`), `entry`
- * builds one chunk cache entry (the twin of `_entry_of`). A cache entry is a tuple whose slots
- * are the constants at the top of tokenizer.py; the ENTRY_* numbers below are the same. */
+ * of a block of chunks to the encode's output columns (the twin of `emit_columns`), `entry`
+ * builds one chunk cache entry (the twin of `entry_of`, chunk_cache.py). A cache entry is a tuple whose slots
+ * are the constants at the top of chunk_cache.py; the ENTRY_* numbers below are the same. */
 enum { ENTRY_IDS, ENTRY_TOKENS, ENTRY_FIRST, ENTRY_STOP, ENTRY_LAST, ENTRY_MODEL_STARTS, ENTRY_MODEL_ENDS,
        ENTRY_EMPTIES, ENTRY_BYTE_PIECES, ENTRY_IRREGULAR, ENTRY_SLOTS };
-/* How `emit` finds a token's bytes (the RULE_* constants of tokenizer.py): the UTF-8 positions
+/* How `emit` finds a token's bytes (the RULE_* constants of chunk_cache.py): the UTF-8 positions
  * of its char span; its chunk's first byte plus the model's span, in every chunk; the same in
  * the chunks flagged in ``holds`` (first bytes in ``bases``) and the char rule elsewhere. */
 enum { RULE_CHARS, RULE_EXACT, RULE_HELD };
@@ -2056,7 +2056,7 @@ static int check_entries(PyObject *entries, Py_ssize_t *total) {
     }
     return 0;
 bad:
-    PyErr_SetString(PyExc_TypeError, "emit: a chunk cache entry without the tuple layout of tokenizer.py");
+    PyErr_SetString(PyExc_TypeError, "emit: a chunk cache entry without the tuple layout of chunk_cache.py");
     return -1;
 }
 
@@ -2225,7 +2225,7 @@ static PyObject *tuple_of_ints(PyObject *fast) {
 }
 
 /* entry(ids, tokens, first, stop, model_starts, model_ends, maybe_empty, byte_pieces) -> entry:
- * `_entry_of` of tokenizer.py. The six columns are sequences of one length; a column given
+ * `entry_of` of chunk_cache.py. The six columns are sequences of one length; a column given
  * twice (the same object) becomes one tuple. ``maybe_empty``: look for empty model spans (their
  * first/stop become 0/1: such tokens are redone, the column passes need valid indices only);
  * ``byte_pieces``: the set of byte-fallback piece strings. */

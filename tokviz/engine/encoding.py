@@ -356,10 +356,11 @@ def _pending_of(
 ) -> tuple:
     """The `Encoding._pending` of a compact encoding (equal columns share one tuple: fewer new
     tracked objects per encoding)."""
-    offsets_t, mask_t = tuple(offsets), tuple(mask)
-    types_t = mask_t if type_ids == mask else tuple(type_ids)
+    offsets_t, mask_t, types_t, words_t = tuple(offsets), tuple(mask), tuple(type_ids), tuple(word_ids)
+    # (``tuple`` of a tuple is the tuple itself: a column given as a tuple costs no copy)
+    types_t = mask_t if types_t == mask_t else types_t
     return (tuple(ids), tuple(tokens), offsets_t, offsets_t if byte_offsets == offsets else tuple(byte_offsets),
-            mask_t, types_t, types_t if word_ids == type_ids else tuple(word_ids), allowed_special)
+            mask_t, types_t, types_t if words_t == types_t else words_t, allowed_special)
 
 
 def column(encoding: Encoding, name: str) -> Sequence:

@@ -29,7 +29,7 @@ __all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text", "pick"]
 
 # bytes.translate tables over UTF-8: 1 for a lead byte (or ASCII), 0 for a continuation byte;
 # and UTF-16 units per character, counted at its lead byte
-_LEAD_BYTE = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
+LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 _TABLE_BLOCK = 1 << 16
 _UTF16_UNITS = bytes(0 if 0x80 <= b <= 0xBF else 2 if b >= 0xF0 else 1 for b in range(256))
 
@@ -374,7 +374,7 @@ class OffsetMap:
             # byte position of every character: the positions of the UTF-8 lead bytes (C-level
             # passes), then the total length
             data = self.text.encode("utf-8", "surrogatepass")
-            leads = data.translate(_LEAD_BYTE)
+            leads = data.translate(LEAD_BYTES)
             table = _arr()
             for i in range(0, len(data), _TABLE_BLOCK):  # by blocks: a C call holds the GIL
                 table.extend(compress(range(i, i + _TABLE_BLOCK), leads[i : i + _TABLE_BLOCK]))

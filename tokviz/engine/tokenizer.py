@@ -28,8 +28,9 @@ How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on e
 There is one production path (`Tokenizer._encode_plan`) and one reference path
 (`tokviz.engine.reference`, the plain loop, which serves ``trace=True`` and is the oracle of
 ``tests/engine/test_paths.py``). The production path reads a plan's columns by blocks of
-`_BLOCK` chunks: chunk texts -> one chunk cache (`_ChunkCache`) -> the offsets of all tokens
-through the piece's alignment and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
+`_BLOCK` chunks: chunk texts -> one chunk cache (`tokviz.engine.chunk_cache`, with the entry
+layout and the Python column kernels) -> the offsets of all tokens through the piece's alignment
+and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
 their own offset rule (an empty token, a byte-fallback piece ``<0xNN>``) is redone by the
 reference's `chunk_offsets`. The model kernels come from the optional native core when it is
 built (`tokviz.engine.backend`).
@@ -45,7 +46,7 @@ keeps special tokens unless ``skip_special_tokens=True`` (HF's Python default is
 Performance notes. A cache entry holds everything about a chunk that depends on its text alone
 (ids, token strings, the chars each token starts and ends in, its model spans), so a cached chunk
 costs a dict lookup and its share of one column kernel over all chunks of a block: the native
-``emit``, or its Python twin `_emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
+``emit``, or its Python twin `emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
 no per-chunk Python code runs unless a chunk is irregular. Cache misses are made by C-level
 passes too (``map(make, ...)`` over the distinct missing texts), and with the native core a
 byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`).
@@ -58,6 +59,11 @@ stages derived, by `Tokenizer.stages`, on first read), because a program that ke
 per line pays a full-collection visit for every object each one holds; a long text keeps what
 its run built (deriving its stages again would redo the normalization). Pausing the collector
 during a long encode still pays, but only on the main thread (see `Tokenizer.encode`).
+A short line (one piece, one chunk: SentencePiece's usual call) runs the same steps; where the
+general code would do nothing useful it takes the cheap case inside the same function (one
+cache lookup instead of the column passes over missing texts, the native normalizer called
+without a wrapper, one tuple of zeros for the compact columns), so its cost is the frames of the
+steps themselves (no second encode path for it).
 """
 
 from __future__ import annotations
@@ -68,59 +74,42 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import accumulate, chain, compress, repeat
-from operator import add, eq, is_, itemgetter
+from itertools import accumulate
+from operator import eq
 from threading import current_thread, main_thread
 from typing import Any, Literal, NamedTuple
 
 from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
+from .chunk_cache import (
+    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_EMPTIES, SLOT_IDS, SLOT_MODEL_ENDS,
+    SLOT_MODEL_STARTS, SLOT_TOKENS, ChunkCache, emit_columns, entry_of, ids_of,
+)
 from .decoders import Decoder
 from .encoding import (
     DERIVE_STAGES, Encoding, Segment, Stages, bind_source, make_encoding, make_segment, make_stages,
 )
 from .models import Model
-from .models.bpe import _evict_half
 from .normalizers import Normalizer
 from .pre_tokenizers import PreTokenizer
 from .pretokenized import ChunkPlan, PreTokens
 from .processors import PostProcessor
 from .reference import BYTE_PIECES, byte_piece_span, chunk_offsets, holds_original
-from .text import NormalizedText, OffsetMap, check_text, make_text, pick
+from .text import LEAD_BYTES, NormalizedText, OffsetMap, check_text, make_text, pick
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
-# Chunk texts kept per cache table (`_ChunkCache`); when full, the older half is dropped.
-_CACHE_LIMIT = 200_000
 # Chunks handled per round of C-level column passes: a pass holds the GIL from start to end, so
 # on a long text the passes go by blocks and a GUI thread beside the encode stays responsive.
 _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
 _MAIN_THREAD = main_thread()
+_new_tuple = tuple.__new__
 # Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
 # a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
 _KEEP_RUN_CHARS = 2048
-# bytes.translate table: 1 for a UTF-8 lead byte (or ASCII), 0 for a continuation byte
-_LEAD_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
-_MINUS_ONE = (-1).__add__
-
-# The slots of a chunk cache entry (a plain tuple, see the performance notes):
-# ids, token strings, the chunk char (of the chunk's own text, before any byte map) each token
-# starts in, the one after the char it ends in and that last char itself (both: an identity
-# alignment adds the first, any other alignment looks the last up), the model's spans in the
-# text it saw (byte proxies: byte positions), and the tokens with their own offset rule: the
-# positions of empty tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
-# The native ``entry`` and ``emit`` (_native.c, ENTRY_*) read and build entries by these slots.
-_IDS, _TOKENS, _FIRST, _STOP, _LAST, _MODEL_STARTS, _MODEL_ENDS, _EMPTIES, _BYTE_PIECES, _IRREGULAR = range(10)
-_ids_of, _tokens_of_entry, _first_of, _stop_of, _last_of, _mstarts_of, _mends_of = map(itemgetter, range(7))
-_irregular_of = itemgetter(_IRREGULAR)
-# How a token's bytes are found (`_emit_columns`; _native.c's RULE_*): from its chars; its
-# chunk's first byte plus the model's span, in every chunk; the same in the chunks that hold
-# their original bytes, from the chars elsewhere.
-RULE_CHARS, RULE_EXACT, RULE_HELD = range(3)
-
 
 def _plain_span_types() -> tuple[type, ...]:
     from .normalizers.precompiled import SentencePieceText
@@ -169,39 +158,6 @@ def _mask(n: int, specials: list[int]) -> list[int]:
     return mask
 
 
-class _ChunkCache:
-    """Chunk text -> entry (see the entry slots above), one table per chunk text map (plain
-    text; byte proxies), each bounded: when full, the older half is dropped."""
-
-    __slots__ = ("plain", "mapped")
-
-    def __init__(self) -> None:
-        self.plain: dict[str, tuple] = {}
-        self.mapped: dict[str, tuple] = {}
-
-    def clear(self) -> None:
-        self.plain.clear()
-        self.mapped.clear()
-
-    @staticmethod
-    def entries(table: dict[str, tuple] | None, texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
-        """The entry of every chunk text; a missing one is ``make(text)``, stored. C-level
-        passes only (lookups, then ``make`` over the distinct missing texts). No ``table``:
-        every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
-        if table is None:
-            return list(map(make, texts))
-        entries = list(map(table.get, texts))
-        if None in entries:
-            at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))
-            missing = list(map(texts.__getitem__, at))
-            fresh = dict.fromkeys(missing)  # (a chunk text may be missing several times)
-            fresh = dict(zip(fresh, map(make, fresh)))
-            if len(table) + len(fresh) > _CACHE_LIMIT:
-                _evict_half(table)
-            table.update(fresh)
-            deque(map(entries.__setitem__, at, map(fresh.__getitem__, missing)), maxlen=0)
-        return entries  # type: ignore[return-value]
-
 
 class _Columns:
     """The growing columns of one encode run."""
@@ -246,84 +202,6 @@ def _contains_type(component: object, type_name: str) -> bool:
 
 
 
-def _entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
-              m_starts: Sequence[int], m_ends: Sequence[int], maybe_empty: bool, byte_pieces: frozenset[str]) -> tuple:
-    """A cache entry (tuples of atoms, slots above); the twin of the native ``entry``.
-    ``maybe_empty``: look for empty tokens; ``byte_pieces``: the byte-fallback piece strings."""
-    empties = tuple(compress(range(len(ids)), map(eq, m_starts, m_ends))) if maybe_empty else ()
-    m_starts_t = tuple(m_starts)
-    m_ends_t = m_starts_t if m_ends is m_starts else tuple(m_ends)
-    first_t = m_starts_t if first is m_starts else tuple(first)
-    stop_t = m_ends_t if stop is m_ends else tuple(stop)
-    if empties:  # (redone from the chunk object: the column passes need valid indices only)
-        first_l, stop_l = list(first_t), list(stop_t)
-        for k in empties:
-            first_l[k], stop_l[k] = 0, 1
-        first_t, stop_t = tuple(first_l), tuple(stop_l)
-    pieces = () if byte_pieces.isdisjoint(toks) else tuple(compress(range(len(toks)), map(byte_pieces.__contains__, toks)))
-    return (tuple(ids), tuple(toks), first_t, stop_t, tuple(map(_MINUS_ONE, stop_t)), m_starts_t, m_ends_t,
-            empties, pieces, bool(empties or pieces))
-
-
-def _emit_columns(
-    entries: list[tuple], starts: Sequence[int], orig: int, p_starts: Sequence[int] | None,
-    p_ends: Sequence[int] | None, u8: Sequence[int] | None, rule: int, bases: Sequence[int] | None,
-    holds: bool | list[bool], word: int, ids: list[int], tokens: list[str], offsets: list[tuple[int, int]],
-    byte_offsets: list[tuple[int, int]], word_ids: list[int | None],
-) -> list[int]:
-    """Append the tokens of a block of chunks (cache ``entries``, chunk ``k`` at piece char
-    ``starts[k]``) to the five output columns; the indexes of the irregular chunks. The
-    pure-Python twin of the native ``emit`` (same arguments, same results).
-
-    A token's chars: ``orig + starts[k] + first .. + stop`` (identity alignment: ``p_starts``
-    None), else ``p_starts[starts[k] + first] .. p_ends[starts[k] + last]``. Its bytes by
-    ``rule``: `RULE_CHARS` the UTF-8 positions ``u8`` of its chars (None: ASCII, the very char
-    span); `RULE_EXACT` its chunk's first byte plus the model's span; `RULE_HELD` the same with
-    the first bytes ``bases`` in the chunks flagged in ``holds``, the char rule elsewhere."""
-    if len(entries) == 1:  # (a short line: no chaining over chunks)
-        counts = [len(entries[0][_IDS])]
-        ids.extend(entries[0][_IDS])
-        tokens.extend(entries[0][_TOKENS])
-    else:
-        counts = list(map(len, map(_ids_of, entries)))
-        ids.extend(chain.from_iterable(map(_ids_of, entries)))
-        tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
-    if p_starts is None:
-        shift = list(chain.from_iterable(map(repeat, map(orig.__add__, starts), counts)))
-        cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
-        ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
-    elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
-        cs = pick(p_starts, entries[0][_FIRST])
-        ce = pick(p_ends, entries[0][_LAST])  # type: ignore[arg-type]
-    else:
-        shift = list(chain.from_iterable(map(repeat, starts, counts)))
-        cs = pick(p_starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
-        ce = pick(p_ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
-    spans = list(zip(cs, ce))
-    if rule == RULE_CHARS:
-        offsets.extend(spans)
-        byte_offsets.extend(spans if u8 is None else zip(pick(u8, cs), pick(u8, ce)))
-    else:
-        if rule == RULE_EXACT:
-            bases = list(map(orig.__add__, starts))
-            bases = bases if u8 is None else pick(u8, bases)
-        shift = list(chain.from_iterable(map(repeat, bases, counts)))  # type: ignore[arg-type]
-        bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
-        be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
-        own = list(zip(bs, be))
-        if rule == RULE_HELD and not all(holds):  # type: ignore[arg-type]
-            at = list(accumulate(counts, initial=0))
-            for k in compress(range(len(entries)), map(eq, holds, repeat(False))):  # type: ignore[arg-type]
-                i, j = at[k], at[k + 1]
-                own[i:j] = spans[i:j] if u8 is None else zip(pick(u8, cs[i:j]), pick(u8, ce[i:j]))
-        offsets.extend(spans)
-        byte_offsets.extend(own)
-    if len(entries) == 1:
-        word_ids.extend(repeat(word, counts[0]))
-        return [0] if entries[0][_IRREGULAR] else []
-    word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
-    return list(compress(range(len(entries)), map(_irregular_of, entries)))
-
 
 class Tokenizer:
     """The whole pipeline of one tokenizer file.
@@ -364,14 +242,15 @@ class Tokenizer:
             self.added_tokens, normalize_str=normalizer.normalize_str if normalizer is not None else None
         )
         self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
+        self._no_added = self._added.is_empty  # (the added vocabulary is fixed at construction)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._last_run: _LastRun | None = None
-        self._cache = _ChunkCache()
+        self._cache = ChunkCache()
         self._id_table: list[str | None] | None = None
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
-        self._emit_kernel = native.emit if native is not None else _emit_columns
-        self._entry_kernel = native.entry if native is not None else _entry_of
+        self._emit_kernel = native.emit if native is not None else emit_columns
+        self._entry_kernel = native.entry if native is not None else entry_of
 
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
@@ -415,7 +294,8 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
-        check_text(text)
+        if not text.isascii():  # (`check_text` passes every ASCII text)
+            check_text(text)
         if trace:  # traces are data of the plain reference path (no caches there)
             return bind_source(
                 reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
@@ -453,7 +333,7 @@ class Tokenizer:
         None), each with its chunk plan (None: an added token)."""
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
-        if allowed_special is not None or not self._added.is_empty:
+        if allowed_special is not None or not self._no_added:
             pieces = self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
             return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
         if not text:
@@ -508,16 +388,18 @@ class Tokenizer:
         """The `Encoding` and step 5: a long text's keeps what its run built, a short text's is
         compact (see the performance notes)."""
         n = len(out.ids)
-        mask = _mask(n, out.specials)
         if len(text) >= _KEEP_RUN_CHARS:
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, [0] * n, out.word_ids,
-                                self._stages_of(text, runs), None, omap, source=self)
+            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, _mask(n, out.specials),
+                                [0] * n, out.word_ids, self._stages_of(text, runs), None, omap, source=self)
         else:
             if allowed_special is not None and not isinstance(allowed_special, str):
                 allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
-            self._last_run = _LastRun(text, allowed_special, runs)  # (its stages are often read next)
-            zeros = [0] * n if out.specials else mask
-            # (one word: every word id is 0; equal columns share one tuple)
+            # (its stages are often read next; ``tuple.__new__``: the NamedTuple's own ``__new__`` is Python)
+            self._last_run = _new_tuple(_LastRun, (text, allowed_special, runs))
+            # (compact columns are tuples: one tuple of zeros serves as the type ids, and as the
+            # mask without special tokens and the word ids of one word; equal columns share it)
+            zeros = (0,) * n
+            mask = _mask(n, out.specials) if out.specials else zeros
             enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, zeros,
                                 zeros if words <= 1 else out.word_ids, DERIVE_STAGES,
                                 source=self, allowed_special=allowed_special, compact=True)
@@ -544,10 +426,10 @@ class Tokenizer:
             o = piece.orig_start
             exact = plan.byte_map and piece.starts is None and piece.text == text[o : o + len(piece.text)]
         if n <= _BLOCK:
-            return self._emit(plan, 0, n, _ChunkCache.entries(table, plan.texts, make), text, omap, exact, word, out)
+            return self._emit(plan, 0, n, ChunkCache.entries(table, plan.texts, make), text, omap, exact, word, out)
         for a in range(0, n, _BLOCK):
             b = min(a + _BLOCK, n)
-            entries = _ChunkCache.entries(table, plan.texts[a:b], make)
+            entries = ChunkCache.entries(table, plan.texts[a:b], make)
             word = self._emit(plan, a, b, entries, text, omap, exact, word, out)
         return word
 
@@ -557,7 +439,7 @@ class Tokenizer:
     ) -> int:
         """Append the tokens of chunks ``a..b`` of ``plan`` (their cache ``entries``) to ``out``.
 
-        One column kernel (`_emit_columns` or the native ``emit``) appends every column for all
+        One column kernel (`emit_columns` or the native ``emit``) appends every column for all
         tokens at once: a token of the chunk at piece position ``p`` spans from the original
         start of piece char ``p + first`` to the original end of piece char ``p + last``; its
         bytes are those chars' UTF-8 positions, or, in a byte-level chunk that holds its
@@ -603,7 +485,7 @@ class Tokenizer:
         """Redo the offsets of the ``irregular`` chunks of a block (`_redo`; the block's first
         token is ``out``'s token ``at0``), or of all of them when the piece is a text type with
         its own span rule (the reference's `chunk_offsets`)."""
-        at = list(accumulate(map(len, map(_ids_of, entries)), initial=at0))
+        at = list(accumulate(map(len, map(ids_of, entries)), initial=at0))
         offsets, byte_offsets = out.offsets, out.byte_offsets
         if type(plan.piece) in _PLAIN_SPAN_TYPES:
             for k in irregular:
@@ -611,9 +493,9 @@ class Tokenizer:
                            holds if type(holds) is bool else holds[k])
             return
         for k, entry in enumerate(entries):
-            spans = list(zip(entry[_IDS], entry[_MODEL_STARTS], entry[_MODEL_ENDS]))
+            spans = list(zip(entry[SLOT_IDS], entry[SLOT_MODEL_STARTS], entry[SLOT_MODEL_ENDS]))
             offsets[at[k] : at[k + 1]], byte_offsets[at[k] : at[k + 1]] = chunk_offsets(
-                plan.chunk(a + k), spans, entry[_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
+                plan.chunk(a + k), spans, entry[SLOT_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
 
     def _redo(
         self, plan: ChunkPlan, k: int, entry: tuple, at: int, offsets: list[tuple[int, int]],
@@ -623,13 +505,13 @@ class Tokenizer:
         the reference computes them: an empty token's span is its chunk's ``original_span``;
         a byte-fallback piece gets the next byte of its character (unless the chunk ``holds``
         its original bytes: then every token already has exactly its bytes)."""
-        m_starts, m_ends = entry[_MODEL_STARTS], entry[_MODEL_ENDS]
-        pieces = entry[_BYTE_PIECES]
-        if entry[_EMPTIES]:
+        m_starts, m_ends = entry[SLOT_MODEL_STARTS], entry[SLOT_MODEL_ENDS]
+        pieces = entry[SLOT_BYTE_PIECES]
+        if entry[SLOT_EMPTIES]:
             span = plan.chunk(k).original_span
             piece_set = frozenset(pieces)
             to_utf8, n_text = omap.to_utf8, len(text)
-            for j in entry[_EMPTIES]:
+            for j in entry[SLOT_EMPTIES]:
                 cs, ce = offsets[at + j] = span(m_starts[j], m_ends[j])
                 if not holds:
                     bs = to_utf8(cs)
@@ -665,7 +547,7 @@ class Tokenizer:
         if len(data) == len(sub):  # ASCII: one byte per character
             return self._entry_kernel(ids, toks, b_start, b_end, b_start, b_end, True, BYTE_PIECES)
         # char index of every byte: the running count of lead bytes, minus one (idx[i + 1]: byte i)
-        idx = list(accumulate(data.translate(_LEAD_BYTES), initial=-1))
+        idx = list(accumulate(data.translate(LEAD_BYTES), initial=-1))
         first = list(map(idx.__getitem__, map((1).__add__, b_start)))
         stop = list(map((1).__add__, map(idx.__getitem__, b_end)))
         return self._entry_kernel(ids, toks, first, stop, b_start, b_end, True, BYTE_PIECES)
@@ -697,8 +579,8 @@ class Tokenizer:
 
     def _tokens_of(self, ids: list[int]) -> list[str]:
         """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
-        table = self._vocab_table()
-        if table is None:
+        table = self._id_table
+        if table is None and (table := self._vocab_table()) is None:
             id_to_token = self.model.id_to_token
             return [id_to_token(i) for i in ids]  # type: ignore[misc]
         try:

@@ -679,14 +679,20 @@ class SentencePieceNormalizer(Normalizer):
         return text, n2o
 
     def normalize(self, text: NormalizedText) -> NormalizedText:
-        if text.starts is None:
-            got = self._native_map(text.text, text.orig_start)
+        if text.starts is None:  # (the usual call: the native normalizer, its map shifted to the piece)
+            table = self._table
+            if table is _UNBUILT:
+                table = self._native_table()
+            got = None if table is None else self._kernels.spm_normalize(table, text.text, text.orig_start)
             if got is not None:
-                out, shifted = got
-                if not shifted:
+                out, raw = got
+                if not raw:
                     return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())
-                return make_text(text.original, out, text.orig_start, text.orig_end, shifted[:-1], shifted[1:],
-                                 SentencePieceText)
+                starts = array("q")  # (`_arr`'s type code; no frame)
+                starts.frombytes(raw)
+                ends = starts[1:]
+                del starts[-1]
+                return make_text(text.original, out, text.orig_start, text.orig_end, starts, ends, SentencePieceText)
         out, n2o = self.normalize_with_map(text.text)
         if not n2o:
             return SentencePieceText(text.original, "", text.orig_start, text.orig_end, _arr(), _arr())

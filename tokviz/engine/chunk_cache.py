@@ -1,0 +1,168 @@
+"""The chunk cache of `Tokenizer`'s production path: one entry per chunk text, and the column
+kernel that turns a block of entries into the output columns.
+
+An entry holds everything about a chunk that depends on its text alone (slots below), as a
+tuple of atoms; `entry_of` builds one and `emit_columns` appends the tokens of a block of
+entries to the output columns. Both are the pure-Python twins of the native core's ``entry``
+and ``emit`` (_native.c), with the same arguments and results; `tokviz.engine.tokenizer` picks
+one pair at construction. The offsets rules of irregular chunks (empty tokens, byte-fallback
+pieces) stay in the tokenizer, next to the reference's `chunk_offsets` they call.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from itertools import accumulate, chain, compress, repeat
+from operator import add, eq, is_, itemgetter
+
+from .models.bpe import _evict_half
+from .text import pick
+
+__all__ = [
+    "CACHE_LIMIT", "RULE_CHARS", "RULE_EXACT", "RULE_HELD", "SLOT_BYTE_PIECES", "SLOT_EMPTIES",
+    "SLOT_FIRST", "SLOT_IDS", "SLOT_IRREGULAR", "SLOT_LAST", "SLOT_MODEL_ENDS", "SLOT_MODEL_STARTS", "SLOT_STOP",
+    "SLOT_TOKENS", "ChunkCache", "emit_columns", "entry_of", "ids_of",
+]
+
+# Chunk texts kept per cache table (`ChunkCache`); when full, the older half is dropped.
+CACHE_LIMIT = 200_000
+
+_MINUS_ONE = (-1).__add__
+
+# The slots of a chunk cache entry (a plain tuple of atoms: the cycle collector stops tracking it):
+# ids, token strings, the chunk char (of the chunk's own text, before any byte map) each token
+# starts in, the one after the char it ends in and that last char itself (both: an identity
+# alignment adds the first, any other alignment looks the last up), the model's spans in the
+# text it saw (byte proxies: byte positions), and the tokens with their own offset rule: the
+# positions of empty tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
+# The native ``entry`` and ``emit`` (_native.c, ENTRY_*) read and build entries by these slots.
+SLOT_IDS, SLOT_TOKENS, SLOT_FIRST, SLOT_STOP, SLOT_LAST, SLOT_MODEL_STARTS, SLOT_MODEL_ENDS, SLOT_EMPTIES, SLOT_BYTE_PIECES, SLOT_IRREGULAR = range(10)
+ids_of, _tokens_of_entry, _first_of, _stop_of, _last_of, _mstarts_of, _mends_of = map(itemgetter, range(7))
+_irregular_of = itemgetter(SLOT_IRREGULAR)
+# How a token's bytes are found (`emit_columns`; _native.c's RULE_*): from its chars; its
+# chunk's first byte plus the model's span, in every chunk; the same in the chunks that hold
+# their original bytes, from the chars elsewhere.
+RULE_CHARS, RULE_EXACT, RULE_HELD = range(3)
+
+
+class ChunkCache:
+    """Chunk text -> entry (see the entry slots above), one table per chunk text map (plain
+    text; byte proxies), each bounded: when full, the older half is dropped."""
+
+    __slots__ = ("plain", "mapped")
+
+    def __init__(self) -> None:
+        self.plain: dict[str, tuple] = {}
+        self.mapped: dict[str, tuple] = {}
+
+    def clear(self) -> None:
+        self.plain.clear()
+        self.mapped.clear()
+
+    @staticmethod
+    def entries(table: dict[str, tuple] | None, texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
+        """The entry of every chunk text; a missing one is ``make(text)``, stored. C-level
+        passes only (lookups, then ``make`` over the distinct missing texts). No ``table``:
+        every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
+        if table is None:
+            return list(map(make, texts))
+        if len(texts) == 1:  # (a short line: one lookup, and no column passes over one text)
+            entry = table.get(texts[0])
+            if entry is None:
+                entry = make(texts[0])
+                if len(table) >= CACHE_LIMIT:
+                    _evict_half(table)
+                table[texts[0]] = entry
+            return [entry]
+        entries = list(map(table.get, texts))
+        if None in entries:
+            at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))
+            missing = list(map(texts.__getitem__, at))
+            fresh = dict.fromkeys(missing)  # (a chunk text may be missing several times)
+            fresh = dict(zip(fresh, map(make, fresh)))
+            if len(table) + len(fresh) > CACHE_LIMIT:
+                _evict_half(table)
+            table.update(fresh)
+            deque(map(entries.__setitem__, at, map(fresh.__getitem__, missing)), maxlen=0)
+        return entries  # type: ignore[return-value]
+
+
+
+def entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
+              m_starts: Sequence[int], m_ends: Sequence[int], maybe_empty: bool, byte_pieces: frozenset[str]) -> tuple:
+    """A cache entry (tuples of atoms, slots above); the twin of the native ``entry``.
+    ``maybe_empty``: look for empty tokens; ``byte_pieces``: the byte-fallback piece strings."""
+    empties = tuple(compress(range(len(ids)), map(eq, m_starts, m_ends))) if maybe_empty else ()
+    m_starts_t = tuple(m_starts)
+    m_ends_t = m_starts_t if m_ends is m_starts else tuple(m_ends)
+    first_t = m_starts_t if first is m_starts else tuple(first)
+    stop_t = m_ends_t if stop is m_ends else tuple(stop)
+    if empties:  # (redone from the chunk object: the column passes need valid indices only)
+        first_l, stop_l = list(first_t), list(stop_t)
+        for k in empties:
+            first_l[k], stop_l[k] = 0, 1
+        first_t, stop_t = tuple(first_l), tuple(stop_l)
+    pieces = () if byte_pieces.isdisjoint(toks) else tuple(compress(range(len(toks)), map(byte_pieces.__contains__, toks)))
+    return (tuple(ids), tuple(toks), first_t, stop_t, tuple(map(_MINUS_ONE, stop_t)), m_starts_t, m_ends_t,
+            empties, pieces, bool(empties or pieces))
+
+
+def emit_columns(
+    entries: list[tuple], starts: Sequence[int], orig: int, p_starts: Sequence[int] | None,
+    p_ends: Sequence[int] | None, u8: Sequence[int] | None, rule: int, bases: Sequence[int] | None,
+    holds: bool | list[bool], word: int, ids: list[int], tokens: list[str], offsets: list[tuple[int, int]],
+    byte_offsets: list[tuple[int, int]], word_ids: list[int | None],
+) -> list[int]:
+    """Append the tokens of a block of chunks (cache ``entries``, chunk ``k`` at piece char
+    ``starts[k]``) to the five output columns; the indexes of the irregular chunks. The
+    pure-Python twin of the native ``emit`` (same arguments, same results).
+
+    A token's chars: ``orig + starts[k] + first .. + stop`` (identity alignment: ``p_starts``
+    None), else ``p_starts[starts[k] + first] .. p_ends[starts[k] + last]``. Its bytes by
+    ``rule``: `RULE_CHARS` the UTF-8 positions ``u8`` of its chars (None: ASCII, the very char
+    span); `RULE_EXACT` its chunk's first byte plus the model's span; `RULE_HELD` the same with
+    the first bytes ``bases`` in the chunks flagged in ``holds``, the char rule elsewhere."""
+    if len(entries) == 1:  # (a short line: no chaining over chunks)
+        counts = [len(entries[0][SLOT_IDS])]
+        ids.extend(entries[0][SLOT_IDS])
+        tokens.extend(entries[0][SLOT_TOKENS])
+    else:
+        counts = list(map(len, map(ids_of, entries)))
+        ids.extend(chain.from_iterable(map(ids_of, entries)))
+        tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
+    if p_starts is None:
+        shift = list(chain.from_iterable(map(repeat, map(orig.__add__, starts), counts)))
+        cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
+        ce = list(map(add, chain.from_iterable(map(_stop_of, entries)), shift))
+    elif len(entries) == 1 and not starts[0]:  # the piece is the one chunk (no shift)
+        cs = pick(p_starts, entries[0][SLOT_FIRST])
+        ce = pick(p_ends, entries[0][SLOT_LAST])  # type: ignore[arg-type]
+    else:
+        shift = list(chain.from_iterable(map(repeat, starts, counts)))
+        cs = pick(p_starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
+        ce = pick(p_ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
+    spans = list(zip(cs, ce))
+    if rule == RULE_CHARS:
+        offsets.extend(spans)
+        byte_offsets.extend(spans if u8 is None else zip(pick(u8, cs), pick(u8, ce)))
+    else:
+        if rule == RULE_EXACT:
+            bases = list(map(orig.__add__, starts))
+            bases = bases if u8 is None else pick(u8, bases)
+        shift = list(chain.from_iterable(map(repeat, bases, counts)))  # type: ignore[arg-type]
+        bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
+        be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
+        own = list(zip(bs, be))
+        if rule == RULE_HELD and not all(holds):  # type: ignore[arg-type]
+            at = list(accumulate(counts, initial=0))
+            for k in compress(range(len(entries)), map(eq, holds, repeat(False))):  # type: ignore[arg-type]
+                i, j = at[k], at[k + 1]
+                own[i:j] = spans[i:j] if u8 is None else zip(pick(u8, cs[i:j]), pick(u8, ce[i:j]))
+        offsets.extend(spans)
+        byte_offsets.extend(own)
+    if len(entries) == 1:
+        word_ids.extend(repeat(word, counts[0]))
+        return [0] if entries[0][SLOT_IRREGULAR] else []
+    word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+    return list(compress(range(len(entries)), map(_irregular_of, entries)))
