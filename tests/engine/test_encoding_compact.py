@@ -160,3 +160,23 @@ class TestGcPause:
         assert fake.calls == ["disable", "enable"]
         tok.encode(text[:-1])  # shorter than the pause threshold
         assert fake.calls == ["disable", "enable"]
+
+
+@pytest.mark.parametrize("rel", BUNDLES, ids=IDS)
+@pytest.mark.parametrize("long_text", [False, True], ids=["short", "long"])
+def test_pickled_encoding_is_its_values_without_the_tokenizer(rel: str, long_text: bool) -> None:
+    """A pickled encoding (compact or not) comes back with equal columns and stages, and does not
+    carry its tokenizer (a native model does not pickle, and it would be megabytes)."""
+    import pickle
+
+    tok = bundle_tok(rel)
+    text = "".join(lines()) if long_text else lines()[3]
+    enc = tok.encode(text)
+    data = pickle.dumps(enc)
+    back = pickle.loads(data)
+    for name in COLUMNS:
+        assert getattr(back, name) == getattr(enc, name), name
+    assert back.stages == enc.stages
+    assert back._source is None
+    assert back.offset_map.to_utf8(len(text)) == len(text.encode("utf-8"))
+    assert len(data) < 64 * len(text.encode("utf-8")) + 4096  # (values only: no vocabulary inside)

@@ -187,6 +187,24 @@ class Encoding:
         _PENDING_SETTERS[k](self, value)
         return value
 
+    def __getstate__(self) -> tuple:
+        # A pickled encoding is its values (columns as lists, the stages built), without the
+        # tokenizer that made it: it must not drag a whole tokenizer along, and a native model
+        # does not pickle. Its exact spans travel only if they were computed.
+        return (self.text, *(getattr(self, n) for n in COLUMNS), self.stages, self.traces, self._exact)
+
+    def __setstate__(self, state: tuple) -> None:
+        text, *columns, stages, traces, exact = state
+        _enc_text(self, text)
+        for setter, value in zip(_PENDING_SETTERS, columns):
+            setter(self, value)
+        _enc_stages(self, stages)
+        _enc_traces(self, traces)
+        _enc_map(self, None)
+        _enc_source(self, None)
+        _enc_exact(self, exact)
+        _enc_pending(self, None)
+
     def __len__(self) -> int:
         return len(column(self, "ids"))
 
