@@ -147,15 +147,24 @@ static uint64_t str_hash(int kind, const void *data, Py_ssize_t a, Py_ssize_t b)
 /* A content hash as a table key (EMPTY marks a free slot). */
 static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
 
+/* The tokens by content (rank mode, ignore_merges): an open-addressing table whose slot holds
+ * all a probe needs (the content hash, the id, where the code points are), so a lookup reads
+ * one slot and, on a hash match, one run of the arena; equal hashes probe on (every token keeps
+ * its own slot). ``arena[off]`` is a token's length, its code points follow. */
+typedef struct { uint64_t key; uint32_t id; uint32_t off; } Slot;
+typedef struct {
+    Slot *slots;      /* NULL: no content table */
+    size_t mask;
+    uint32_t *arena;
+    int64_t top;      /* the largest id */
+} Content;
+
 typedef struct {
     int rank_mode;
     int whole;          /* ignore_merges: a chunk that is a token is that token */
     Table pairs;        /* merges mode: pair_key(left id, right id) -> rank << 32 | merged id */
     Table chars;        /* code point -> id of the one-char token */
-    Table content;      /* rank mode or whole: content hash -> index into tokens (equal hashes probe on) */
-    PyObject **tokens;  /* the tokens by content (strong references) */
-    int64_t *ranks;     /* the id of tokens[k] (in rank mode also its rank) */
-    Py_ssize_t ntokens;
+    Content content;    /* rank mode or whole: the tokens by content */
     uint64_t *memo;     /* rank mode: recent pairs by id (see `pair_of`), or NULL */
 } Bpe;
 
@@ -179,23 +188,20 @@ static void bpe_free(Bpe *b) {
     if (!b) return;
     table_free(&b->pairs);
     table_free(&b->chars);
-    table_free(&b->content);
-    for (Py_ssize_t k = 0; k < b->ntokens; k++) Py_XDECREF(b->tokens[k]);
-    PyMem_RawFree(b->tokens);
-    PyMem_RawFree(b->ranks);
+    PyMem_RawFree(b->content.slots);
+    PyMem_RawFree(b->content.arena);
     PyMem_RawFree(b->memo);
     PyMem_RawFree(b);
 }
 
 static void bpe_destroy(PyObject *capsule) { bpe_free(PyCapsule_GetPointer(capsule, "tokviz.bpe")); }
 
-static Bpe *bpe_new(int rank_mode, int whole, size_t pairs, size_t tokens) {
+static Bpe *bpe_new(int rank_mode, int whole, size_t pairs) {
     Bpe *b = PyMem_RawCalloc(1, sizeof(Bpe));
     if (!b) { PyErr_NoMemory(); return NULL; }
     b->rank_mode = rank_mode;
     b->whole = whole;
-    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0
-        || table_init(&b->content, rank_mode || whole ? tokens : 0) < 0) {
+    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0) {
         bpe_free(b);
         return NULL;
     }
@@ -244,7 +250,7 @@ static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
                           &whole))
         return NULL;
-    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks), (size_t)PyDict_GET_SIZE(vocab));
+    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks));
     if (!b) return NULL;
     PyObject *pair, *rank;
     Py_ssize_t pos = 0;
@@ -270,53 +276,60 @@ fail:
     return NULL;
 }
 
-/* The token equal to ``text[a:b]`` (content hash ``h``), or -1. */
-static int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
-    const Table *t = &b->content;
+/* Does the arena run ``u`` (length first) hold exactly text[a:e]? */
+static inline int same_chars(const uint32_t *u, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    if (u[0] != (uint32_t)(e - a)) return 0;
+    if (kind == PyUnicode_4BYTE_KIND) return memcmp(u + 1, (const Py_UCS4 *)data + a, (size_t)(e - a) * 4) == 0;
+    for (Py_ssize_t i = a; i < e; i++)
+        if (u[1 + i - a] != PyUnicode_READ(kind, data, i)) return 0;
+    return 1;
+}
+
+/* The id of the token equal to ``text[a:e]`` (content hash ``h``), or -1. */
+static inline int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    const Content *c = &b->content;
     h = as_key(h);
-    size_t slot = mix(h) & t->mask;
-    for (;;) {
-        uint64_t key = t->keys[slot];
-        if (key == EMPTY) return -1;
-        if (key == h) {
-            PyObject *u = b->tokens[t->vals[slot]];
-            if (PyUnicode_GET_LENGTH(u) == e - a) {
-                int ukind = PyUnicode_KIND(u);
-                const void *udata = PyUnicode_DATA(u);
-                Py_ssize_t i = 0;
-                while (i < e - a && PyUnicode_READ(ukind, udata, i) == PyUnicode_READ(kind, data, a + i)) i++;
-                if (i == e - a) return t->vals[slot];
-            }
-        }
-        slot = (slot + 1) & t->mask;
+    for (size_t s = mix(h) & c->mask;; s = (s + 1) & c->mask) {
+        const Slot *x = &c->slots[s];
+        if (x->key == EMPTY) return -1;
+        if (x->key == h && same_chars(c->arena + x->off, kind, data, a, e)) return x->id;
     }
 }
 
 /* Every token of ``vocab`` into the content table. */
 static int fill_content(Bpe *b, PyObject *vocab) {
-    Py_ssize_t n = PyDict_GET_SIZE(vocab);
-    b->tokens = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
-    b->ranks = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
-    if (!b->tokens || !b->ranks) { PyErr_NoMemory(); return -1; }
+    Content *c = &b->content;
+    size_t n = (size_t)PyDict_GET_SIZE(vocab), cap = 16, size = 0;
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     while (PyDict_Next(vocab, &pos, &key, &val)) {
-        Py_ssize_t k = b->ntokens;
         if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
-        int64_t r = PyLong_AsLongLong(val);
-        if ((r == -1 && PyErr_Occurred()) || check_id(r, "id") < 0) return -1;
-        Py_INCREF(key);
-        b->tokens[k] = key;
-        b->ranks[k] = r;
-        b->ntokens++;
-        /* linear probing past equal hashes: every token keeps its own slot */
-        Table *t = &b->content;
-        uint64_t h = as_key(str_hash(PyUnicode_KIND(key), PyUnicode_DATA(key), 0, PyUnicode_GET_LENGTH(key)));
-        size_t slot = mix(h) & t->mask;
-        while (t->keys[slot] != EMPTY) slot = (slot + 1) & t->mask;
-        t->keys[slot] = h;
-        t->vals[slot] = k;
-        t->used++;
+        size += 1 + (size_t)PyUnicode_GET_LENGTH(key);
+    }
+    if (size >= UINT32_MAX) { PyErr_SetString(PyExc_OverflowError, "the vocab's tokens are too long"); return -1; }
+    while (cap < n * 2 + 1) cap <<= 1;
+    c->slots = PyMem_RawMalloc(cap * sizeof(Slot));
+    c->arena = PyMem_RawMalloc((size + 1) * sizeof(uint32_t));
+    if (!c->slots || !c->arena) { PyErr_NoMemory(); return -1; }
+    memset(c->slots, 0xff, cap * sizeof(Slot));
+    c->mask = cap - 1;
+    c->top = -1;
+    size_t off = 0;
+    pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        int64_t id = PyLong_AsLongLong(val);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        int kind = PyUnicode_KIND(key);
+        const void *data = PyUnicode_DATA(key);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(key);
+        c->arena[off] = (uint32_t)len;
+        for (Py_ssize_t i = 0; i < len; i++) c->arena[off + 1 + i] = PyUnicode_READ(kind, data, i);
+        uint64_t h = as_key(str_hash(kind, data, 0, len));
+        size_t slot = mix(h) & c->mask;
+        while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
+        c->slots[slot] = (Slot){h, (uint32_t)id, (uint32_t)off};
+        c->top = id > c->top ? id : c->top;
+        off += 1 + (size_t)len;
     }
     return 0;
 }
@@ -327,15 +340,13 @@ static int fill_content(Bpe *b, PyObject *vocab) {
 static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
     PyObject *vocab;
     if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
-    Bpe *b = bpe_new(1, 1, 0, (size_t)PyDict_GET_SIZE(vocab));
+    Bpe *b = bpe_new(1, 1, 0);
     if (!b) return NULL;
     if (fill_content(b, vocab) < 0 || fill_chars(b, vocab) < 0) {
         bpe_free(b);
         return NULL;
     }
-    int64_t top = -1;
-    for (Py_ssize_t k = 0; k < b->ntokens; k++) top = b->ranks[k] > top ? b->ranks[k] : top;
-    if (top + 1 < MEMO_IDS && !(b->memo = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t)))) { /* (else no memo) */
+    if (b->content.top + 1 < MEMO_IDS && !(b->memo = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t)))) { /* (else no memo) */
         bpe_free(b);
         return PyErr_NoMemory();
     }
@@ -378,8 +389,7 @@ static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ss
         }
     }
     uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
-    int64_t k = find_span(run->b, h, run->kind, run->data, s, e);
-    int64_t r = k < 0 ? -1 : run->b->ranks[k];
+    int64_t r = find_span(run->b, h, run->kind, run->data, s, e);
     if (slot) MEMO_STORE(slot, tag << MEMO_BITS | (uint64_t)(r + 1));
     return r < 0 ? -1 : (r << 32) | r;
 }
@@ -549,8 +559,7 @@ static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
 static int64_t whole_token(const Run *run, Py_ssize_t n) {
     if (!run->b->whole || n == 0) return -1;
     uint64_t h = run->pre ? run->pre[n] : str_hash(run->kind, run->data, 0, n);
-    int64_t k = find_span(run->b, h, run->kind, run->data, 0, n);
-    return k < 0 ? -1 : run->b->ranks[k];
+    return find_span(run->b, h, run->kind, run->data, 0, n);
 }
 
 /* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
