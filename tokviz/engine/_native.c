@@ -401,12 +401,18 @@ static Py_ssize_t merge_flat(const Run *run, int64_t *id, int64_t *pos, int64_t 
 #define END_OF_PAIR(i) ((i) + 2 < n ? pos[(i) + 2] : total)
     for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(run, id[i], id[i + 1], pos[i], END_OF_PAIR(i));
     while (n > 1) {
-        int64_t best = NO_RANK;
-        Py_ssize_t at = -1;
-        for (Py_ssize_t i = 0; i + 1 < n; i++) { /* strict <: the leftmost of equal ranks */
-            if (val[i] >= 0 && RANK(val[i]) < best) { best = RANK(val[i]); at = i; }
+        /* As unsigned, "never" (-1) is above every pair, and equal ranks mean equal pairs (one
+         * merge line, or one merged token), so the strict < keeps the leftmost of equal ranks;
+         * written without branches (the comparison's outcome is unpredictable). */
+        uint64_t best = UINT64_MAX;
+        Py_ssize_t at = 0;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) {
+            uint64_t v = (uint64_t)val[i];
+            int lt = v < best;
+            best = lt ? v : best;
+            at = lt ? i : at;
         }
-        if (at < 0) break;
+        if (best == UINT64_MAX) break;
         id[at] = MERGED(val[at]);
         memmove(id + at + 1, id + at + 2, (n - at - 2) * sizeof(int64_t));
         memmove(pos + at + 1, pos + at + 2, (n - at - 2) * sizeof(int64_t));
