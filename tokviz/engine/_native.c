@@ -537,8 +537,8 @@ fail:
 /* Merge n symbols (``id`` initial ids, at least one): afterwards id[0..m) are the merged
  * symbols and firsts[0..m) the index of each one's first initial symbol. Returns m, or -1
  * (no memory). */
-static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
-    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+static Py_ssize_t merge_run_in(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n, int64_t *scratch) {
+    int64_t *work = scratch ? scratch : PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
     if (!work) return -1;
     int64_t *b = work, *c = work + n, *d = work + 2 * n;
     Py_ssize_t m = 0;
@@ -550,15 +550,19 @@ static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
         Py_BEGIN_ALLOW_THREADS
         rc = merge_heap(run, id, b, c, d, n);
         Py_END_ALLOW_THREADS
-        if (rc < 0) { PyMem_RawFree(work); return -1; }
+        if (rc < 0) { if (!scratch) PyMem_RawFree(work); return -1; }
         /* gather the survivors (linked from 0 through c) in order */
         for (int64_t i = 0; i >= 0; i = c[i], m++) {
             id[m] = id[i];
             firsts[m] = i;
         }
     }
-    PyMem_RawFree(work);
+    if (!scratch) PyMem_RawFree(work);
     return m;
+}
+
+static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
+    return merge_run_in(run, id, firsts, n, NULL);
 }
 
 /* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
@@ -585,9 +589,10 @@ static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int c
     return out;
 }
 
-/* Prefix hashes of the run's text (rank mode looks spans up by content). */
-static int run_hashes(Run *run, Py_ssize_t n) {
-    run->pre = PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
+/* Prefix hashes of the run's text (rank mode looks spans up by content), in ``buf`` (2n + 2
+ * words) or, when NULL, in memory the caller frees (run->pre). */
+static int run_hashes_in(Run *run, Py_ssize_t n, uint64_t *buf) {
+    run->pre = buf ? buf : PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
     if (!run->pre) { PyErr_NoMemory(); return -1; }
     run->pw = run->pre + n + 1;
     run->pre[0] = 0;
@@ -598,6 +603,8 @@ static int run_hashes(Run *run, Py_ssize_t n) {
     }
     return 0;
 }
+
+static int run_hashes(Run *run, Py_ssize_t n) { return run_hashes_in(run, n, NULL); }
 
 /* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
  * one-char token, as (id, start, end) char spans (or three lists: ids, starts, ends); None
@@ -639,37 +646,88 @@ static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
 /* The merge of a byte-level chunk given as its original text: its UTF-8 bytes, each shown as
  * ``proxies[byte]`` (GPT-2's byte alphabet), are the initial symbols. ``m`` tokens: ids, byte
  * spans, and char spans (from the char holding a token's first byte to the one holding its
- * last byte). */
+ * last byte). The columns live in the caller's ``Utf8Scratch`` when the chunk is short (no
+ * allocation per chunk), else in memory that `utf8_merge_free` releases. */
 typedef struct {
     Py_ssize_t n, m, chars; /* bytes, tokens, chars */
     int64_t *id, *bs, *be, *cs, *ce;
+    int owned;              /* id was allocated */
 } Utf8Merge;
 
-static void utf8_merge_free(Utf8Merge *r) { PyMem_RawFree(r->id); r->id = NULL; }
+/* Scratch of a short chunk: up to SCRATCH_BYTES bytes (the flat scan's range). Per byte: six
+ * columns, two prefix-hash words, three work words of the merge, a code point. */
+#define SCRATCH_BYTES FLAT_LIMIT
+typedef struct {
+    int64_t cols[6 * (SCRATCH_BYTES + 1)];
+    uint64_t hashes[2 * (SCRATCH_BYTES + 1)];
+    int64_t work[3 * SCRATCH_BYTES + 1];
+    Py_UCS4 cps[SCRATCH_BYTES + 1];
+    unsigned char u8[SCRATCH_BYTES];
+} Utf8Scratch;
+
+static void utf8_merge_free(Utf8Merge *r) {
+    if (r->owned) PyMem_RawFree(r->id);
+    r->id = NULL;
+    r->owned = 0;
+}
+
+/* The UTF-8 of ``text`` into ``out`` (room for ``cap`` bytes): its length, or -1 when it does
+ * not fit or holds a surrogate (the caller then asks Python, which encodes or raises). */
+static Py_ssize_t utf8_into(PyObject *text, unsigned char *out, Py_ssize_t cap) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), k = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (k + 1 > cap) return -1;
+            out[k++] = (unsigned char)c;
+        } else if (c < 0x800) {
+            if (k + 2 > cap) return -1;
+            out[k++] = (unsigned char)(0xC0 | c >> 6);
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if ((c >= 0xD800 && c <= 0xDFFF) || k + 3 > cap) return -1;
+            out[k++] = (unsigned char)(0xE0 | c >> 12);
+            out[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            if (k + 4 > cap) return -1;
+            out[k++] = (unsigned char)(0xF0 | c >> 18);
+            out[k++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    return k;
+}
 
 /* 0: done (free with utf8_merge_free); 1: a proxy is not a one-char token; -1: an error. */
-static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r) {
+static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r, Utf8Scratch *sc) {
     memset(r, 0, sizeof(*r));
     if (PyUnicode_GET_LENGTH(proxies) != 256) {
         PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
         return -1;
     }
-    /* ASCII text is its own UTF-8; other text is encoded into a temporary bytes object (not
-     * PyUnicode_AsUTF8, which would keep a UTF-8 copy in every cached chunk text) */
+    /* ASCII text is its own UTF-8; short text is encoded into the scratch; other text into a
+     * temporary bytes object (not PyUnicode_AsUTF8, which would keep a UTF-8 copy in every
+     * cached chunk text) */
     PyObject *data = NULL;
     const unsigned char *u;
     Py_ssize_t n;
     if (PyUnicode_IS_ASCII(text)) {
         u = PyUnicode_DATA(text);
         n = PyUnicode_GET_LENGTH(text);
+    } else if ((n = utf8_into(text, sc->u8, SCRATCH_BYTES)) >= 0) {
+        u = sc->u8;
     } else {
         if (!(data = PyUnicode_AsUTF8String(text))) return -1;
         u = (const unsigned char *)PyBytes_AS_STRING(data);
         n = PyBytes_GET_SIZE(data);
     }
-    int status = -1;
-    Py_UCS4 *cps = PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
-    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
+    int status = -1, small = n <= SCRATCH_BYTES;
+    Py_UCS4 *cps = small ? sc->cps : PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
+    int64_t *id = small ? sc->cols : PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
     if (!cps || !id) { PyErr_NoMemory(); goto done; }
     int64_t *firsts = id + n + 1, *ends = id + 2 * (n + 1), *char_of = id + 3 * (n + 1);
     int pkind = PyUnicode_KIND(proxies);
@@ -682,7 +740,7 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         char_of[i] = chars;
     }
     Run run = {b, PyUnicode_4BYTE_KIND, cps, NULL, NULL};
-    if (b->rank_mode && run_hashes(&run, n) < 0) goto done;
+    if (b->rank_mode && run_hashes_in(&run, n, small ? sc->hashes : NULL) < 0) goto done;
     Py_ssize_t m;
     int64_t whole = whole_token(&run, n);
     if (n == 0) {
@@ -692,9 +750,9 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         firsts[0] = 0;
         m = 1;
     } else {
-        m = merge_run(&run, id, firsts, n);
+        m = merge_run_in(&run, id, firsts, n, small ? sc->work : NULL);
     }
-    PyMem_RawFree(run.pre);
+    if (!small) PyMem_RawFree(run.pre);
     if (m < 0) { PyErr_NoMemory(); goto done; }
     int64_t *cs = id + 4 * (n + 1), *ce = id + 5 * (n + 1);
     for (Py_ssize_t i = 0; i < m; i++) {
@@ -702,12 +760,14 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         cs[i] = char_of[firsts[i]];
         ce[i] = char_of[ends[i] - 1] + 1;
     }
-    *r = (Utf8Merge){n, m, chars + 1, id, firsts, ends, cs, ce};
+    *r = (Utf8Merge){n, m, chars + 1, id, firsts, ends, cs, ce, !small};
     id = NULL;
     status = 0;
 done:
-    PyMem_RawFree(cps);
-    PyMem_RawFree(id);
+    if (!small) {
+        PyMem_RawFree(cps);
+        PyMem_RawFree(id);
+    }
     Py_XDECREF(data);
     return status;
 }
@@ -721,7 +781,8 @@ static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
     Utf8Merge r;
-    int status = utf8_merge(b, text, proxies, &r);
+    Utf8Scratch sc;
+    int status = utf8_merge(b, text, proxies, &r, &sc);
     if (status) return status > 0 ? Py_NewRef(Py_None) : NULL;
     PyObject *out = NULL, *o_ids = list_of(r.id, r.m), *bs = list_of(r.bs, r.m), *be = list_of(r.be, r.m);
     PyObject *cs = NULL, *ce = NULL;
@@ -2202,7 +2263,8 @@ static PyObject *py_bpe_utf8_entry(PyObject *self, PyObject *args) {
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
     Utf8Merge r;
-    int status = utf8_merge(b, text, proxies, &r);
+    Utf8Scratch sc;
+    int status = utf8_merge(b, text, proxies, &r, &sc);
     if (status) return status > 0 ? PyObject_CallOneArg(fallback, text) : NULL;
     PyObject *slot[ENTRY_SLOTS] = {NULL}, *result = NULL, *byte_pieces = PyList_New(0);
     Py_ssize_t m = r.m, vocab = PyList_GET_SIZE(id_table);
