@@ -296,6 +296,15 @@ static inline int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *
     }
 }
 
+/* Linear probing past equal hashes: every token keeps its own slot. */
+static inline void content_put(Content *c, Slot x) {
+    size_t slot = mix(x.key) & c->mask;
+    while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
+    c->slots[slot] = x;
+}
+
+#define FILL_AHEAD 16
+
 /* Every token of ``vocab`` into the content table. */
 static int fill_content(Bpe *b, PyObject *vocab) {
     Content *c = &b->content;
@@ -314,7 +323,8 @@ static int fill_content(Bpe *b, PyObject *vocab) {
     memset(c->slots, 0xff, cap * sizeof(Slot));
     c->mask = cap - 1;
     c->top = -1;
-    size_t off = 0;
+    size_t off = 0, k = 0;
+    Slot ahead[FILL_AHEAD];
     pos = 0;
     while (PyDict_Next(vocab, &pos, &key, &val)) {
         int64_t id = PyLong_AsLongLong(val);
@@ -325,12 +335,18 @@ static int fill_content(Bpe *b, PyObject *vocab) {
         c->arena[off] = (uint32_t)len;
         for (Py_ssize_t i = 0; i < len; i++) c->arena[off + 1 + i] = PyUnicode_READ(kind, data, i);
         uint64_t h = as_key(str_hash(kind, data, 0, len));
-        size_t slot = mix(h) & c->mask;
-        while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
-        c->slots[slot] = (Slot){h, (uint32_t)id, (uint32_t)off};
+        /* the slot is asked for now and written FILL_AHEAD tokens later: the cache misses of
+         * the (random) slots overlap */
+        Slot *q = &ahead[k++ % FILL_AHEAD];
+        if (k > FILL_AHEAD) content_put(c, *q);
+        *q = (Slot){h, (uint32_t)id, (uint32_t)off};
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(&c->slots[mix(h) & c->mask], 1);
+#endif
         c->top = id > c->top ? id : c->top;
         off += 1 + (size_t)len;
     }
+    for (size_t j = k > FILL_AHEAD ? k - FILL_AHEAD : 0; j < k; j++) content_put(c, ahead[j % FILL_AHEAD]);
     return 0;
 }
 
