@@ -26,7 +26,16 @@
  * splitmix64 hash) serves pairs, single characters and trie edges; the GIL is released around
  * the loops of long inputs (they read only this module's memory and an immutable str). Rank
  * mode looks a pair up by its text, so a table also keeps a small memo of recent pairs by id
- * (one atomic word per slot); a larger memo bought little more.
+ * (one atomic word per slot); a larger memo bought little more, nor did a smaller one. The
+ * content table (rank mode, ignore_merges) keeps hash, id and arena offset in one slot, the
+ * tokens' code points in one arena: a lookup reads a slot and, on a hash match, one arena run
+ * (it used to chase a key array, a value array, a token pointer and the token's str). The flat
+ * scan's minimum is taken without branches. A byte-level chunk of up to FLAT_LIMIT bytes
+ * merges in a stack scratch, its UTF-8 encoded there too (no allocation per chunk). Tried and
+ * dropped: a two-pass minimum over a 32-bit rank column (vectorized, but slower on the usual
+ * short piece and one more column to move) and prefetching the first pairs of a scan (no
+ * gain: the memo answers most of them); prefetching slots while the content table fills is
+ * kept.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
