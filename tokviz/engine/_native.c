@@ -33,9 +33,10 @@
  * scan's minimum is taken without branches. A byte-level chunk of up to FLAT_LIMIT bytes
  * merges in a stack scratch, its UTF-8 encoded there too (no allocation per chunk). Tried and
  * dropped: a two-pass minimum over a 32-bit rank column (vectorized, but slower on the usual
- * short piece and one more column to move) and prefetching the first pairs of a scan (no
- * gain: the memo answers most of them); prefetching slots while the content table fills is
- * kept.
+ * short piece and one more column to move), one record per symbol so that a merge moves one
+ * array, a fast-call `bpe_utf8_entry`, and prefetching the first pairs of a scan (none
+ * measurable: the memo answers most pairs); prefetching slots while the content table fills
+ * is kept.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
