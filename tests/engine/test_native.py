@@ -274,3 +274,24 @@ class TestByteLevelNative:
         fast, ref = make(), python_twin(make)
         assert ref.tokenize_utf8(text) is None  # (pure Python offers no such entry)
         assert tuple(fast.tokenize_utf8(text)) == utf8_reference(ref, text)
+
+    @pytest.mark.parametrize("mode", ["merges", "ranks"])
+    def test_scratch_boundary(self, mode: str) -> None:
+        """Chunks of 127..130 UTF-8 bytes, where the stack scratch (128 bytes) gives way to
+        allocated columns, ASCII and not: the same tokens either side of the boundary."""
+        vocab, merges = self.vocab_and_merges()
+
+        def make() -> BPE:
+            return BPE.from_ranks(vocab) if mode == "ranks" else BPE(vocab, merges)
+
+        fast, ref = make(), python_twin(make)
+        for size in range(124, 134):
+            for text in ("ab" * 70)[:size], ("日" + "é" * 70)[: size // 2], "😀" * (size // 4) + "a" * (size % 4):
+                assert tuple(fast.tokenize_utf8(text)) == utf8_reference(ref, text), (size, text)
+
+    def test_lone_surrogate_is_an_encode_error(self) -> None:
+        """A lone surrogate has no UTF-8: the error Python's own encoder raises, short or long."""
+        fast = BPE.from_ranks(self.vocab_and_merges()[0])
+        for text in ("a\ud800b", "x" * 300 + "\udfff"):
+            with pytest.raises(UnicodeEncodeError):
+                fast.tokenize_utf8(text)

@@ -24,7 +24,9 @@ from tokviz.engine import kernels
 from tokviz.engine.models.bpe import BPE
 from tokviz.engine.reference import BYTE_PIECES
 from tokviz.engine.text import OffsetMap
-from tokviz.engine.chunk_cache import RULE_CHARS, RULE_EXACT, RULE_HELD, emit_columns, entry_of
+from tokviz.engine.chunk_cache import (
+    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_IRREGULAR, emit_columns, entry_of,
+)
 
 native = kernels.native
 needs_native = pytest.mark.skipif(native is None, reason="native core not built or TOKVIZ_PURE_PYTHON=1")
@@ -251,6 +253,26 @@ class TestUtf8EntryFallback:
             assert (a.ids, a.tokens, a.offsets, a.byte_offsets) == (b.ids, b.tokens, b.offsets, b.byte_offsets)
         # by hand: chunks "ab" -> ab (4); "Ġab": (a, b) ranks before (Ġ, a), so Ġ (3) + ab (4)
         assert tok.encode("ab ab").ids == [4, 3, 4]
+
+    def test_a_merged_byte_piece_is_marked_as_in_the_twin(self) -> None:
+        # a byte-level vocab in which the proxies of "<0x41>" merge into that very string (a
+        # byte-fallback piece): the native entry marks it (byte pieces, irregular) exactly as
+        # `_mapped_entry` does, and a chunk without one has none
+        from tokviz.engine.byte_alphabet import bytes_to_proxy
+        from tokviz.engine.pre_tokenizers.byte_level import ByteLevel
+        from tokviz.engine.tokenizer import Tokenizer
+
+        vocab = {bytes_to_proxy(bytes([b])): b for b in range(256)}
+        merges = [("<", "0"), ("<0", "x"), ("<0x", "4"), ("<0x4", "1"), ("<0x41", ">")]
+        for left, right in merges:
+            vocab[left + right] = len(vocab)
+        tok = Tokenizer(BPE(vocab, merges), pre_tokenizer=ByteLevel(add_prefix_space=False, use_regex=False))
+        maker = tok._mapped_maker()
+        assert maker is not tok._mapped_entry  # the native entry
+        for text in ("<0x41>", "a<0x41>b", "<0x4", "abc"):
+            assert maker(text) == tok._mapped_entry(text), text
+        assert maker("a<0x41>")[SLOT_BYTE_PIECES] == (1,) and maker("a<0x41>")[SLOT_IRREGULAR] is True
+        assert maker("abc")[SLOT_BYTE_PIECES] == () and maker("abc")[SLOT_IRREGULAR] is False
 
     def test_the_tokenizer_is_freed_by_reference_counting(self) -> None:
         import gc

@@ -30,7 +30,17 @@
  * update in the float32 DP bought nothing and was dropped; the GIL is released around
  * the loops of long inputs (they read only this module's memory and an immutable str). Rank
  * mode looks a pair up by its text, so a table also keeps a small memo of recent pairs by id
- * (one atomic word per slot); a larger memo bought little more.
+ * (one atomic word per slot); a larger memo bought little more, nor did a smaller one. The
+ * content table (rank mode, ignore_merges) keeps hash, id and arena offset in one slot, the
+ * tokens' code points in one arena: a lookup reads a slot and, on a hash match, one arena run
+ * (it used to chase a key array, a value array, a token pointer and the token's str). The flat
+ * scan's minimum is taken without branches. A byte-level chunk of up to FLAT_LIMIT bytes
+ * merges in a stack scratch, its UTF-8 encoded there too (no allocation per chunk). Tried and
+ * dropped: a two-pass minimum over a 32-bit rank column (vectorized, but slower on the usual
+ * short piece and one more column to move), one record per symbol so that a merge moves one
+ * array, a fast-call `bpe_utf8_entry`, and prefetching the first pairs of a scan (none
+ * measurable: the memo answers most pairs); prefetching slots while the content table fills
+ * is kept.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -151,15 +161,24 @@ static uint64_t str_hash(int kind, const void *data, Py_ssize_t a, Py_ssize_t b)
 /* A content hash as a table key (EMPTY marks a free slot). */
 static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
 
+/* The tokens by content (rank mode, ignore_merges): an open-addressing table whose slot holds
+ * all a probe needs (the content hash, the id, where the code points are), so a lookup reads
+ * one slot and, on a hash match, one run of the arena; equal hashes probe on (every token keeps
+ * its own slot). ``arena[off]`` is a token's length, its code points follow. */
+typedef struct { uint64_t key; uint32_t id; uint32_t off; } Slot;
+typedef struct {
+    Slot *slots;      /* NULL: no content table */
+    size_t mask;
+    uint32_t *arena;
+    int64_t top;      /* the largest id */
+} Content;
+
 typedef struct {
     int rank_mode;
     int whole;          /* ignore_merges: a chunk that is a token is that token */
     Table pairs;        /* merges mode: pair_key(left id, right id) -> rank << 32 | merged id */
     Table chars;        /* code point -> id of the one-char token */
-    Table content;      /* rank mode or whole: content hash -> index into tokens (equal hashes probe on) */
-    PyObject **tokens;  /* the tokens by content (strong references) */
-    int64_t *ranks;     /* the id of tokens[k] (in rank mode also its rank) */
-    Py_ssize_t ntokens;
+    Content content;    /* rank mode or whole: the tokens by content */
     uint64_t *memo;     /* rank mode: recent pairs by id (see `pair_of`), or NULL */
 } Bpe;
 
@@ -183,23 +202,20 @@ static void bpe_free(Bpe *b) {
     if (!b) return;
     table_free(&b->pairs);
     table_free(&b->chars);
-    table_free(&b->content);
-    for (Py_ssize_t k = 0; k < b->ntokens; k++) Py_XDECREF(b->tokens[k]);
-    PyMem_RawFree(b->tokens);
-    PyMem_RawFree(b->ranks);
+    PyMem_RawFree(b->content.slots);
+    PyMem_RawFree(b->content.arena);
     PyMem_RawFree(b->memo);
     PyMem_RawFree(b);
 }
 
 static void bpe_destroy(PyObject *capsule) { bpe_free(PyCapsule_GetPointer(capsule, "tokviz.bpe")); }
 
-static Bpe *bpe_new(int rank_mode, int whole, size_t pairs, size_t tokens) {
+static Bpe *bpe_new(int rank_mode, int whole, size_t pairs) {
     Bpe *b = PyMem_RawCalloc(1, sizeof(Bpe));
     if (!b) { PyErr_NoMemory(); return NULL; }
     b->rank_mode = rank_mode;
     b->whole = whole;
-    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0
-        || table_init(&b->content, rank_mode || whole ? tokens : 0) < 0) {
+    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0) {
         bpe_free(b);
         return NULL;
     }
@@ -248,7 +264,7 @@ static PyObject *py_bpe_table(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
                           &whole))
         return NULL;
-    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks), (size_t)PyDict_GET_SIZE(vocab));
+    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks));
     if (!b) return NULL;
     PyObject *pair, *rank;
     Py_ssize_t pos = 0;
@@ -274,54 +290,77 @@ fail:
     return NULL;
 }
 
-/* The token equal to ``text[a:b]`` (content hash ``h``), or -1. */
-static int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
-    const Table *t = &b->content;
+/* Does the arena run ``u`` (length first) hold exactly text[a:e]? */
+static inline int same_chars(const uint32_t *u, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    if (u[0] != (uint32_t)(e - a)) return 0;
+    if (kind == PyUnicode_4BYTE_KIND) return memcmp(u + 1, (const Py_UCS4 *)data + a, (size_t)(e - a) * 4) == 0;
+    for (Py_ssize_t i = a; i < e; i++)
+        if (u[1 + i - a] != PyUnicode_READ(kind, data, i)) return 0;
+    return 1;
+}
+
+/* The id of the token equal to ``text[a:e]`` (content hash ``h``), or -1. */
+static inline int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    const Content *c = &b->content;
     h = as_key(h);
-    size_t slot = mix(h) & t->mask;
-    for (;;) {
-        uint64_t key = t->keys[slot];
-        if (key == EMPTY) return -1;
-        if (key == h) {
-            PyObject *u = b->tokens[t->vals[slot]];
-            if (PyUnicode_GET_LENGTH(u) == e - a) {
-                int ukind = PyUnicode_KIND(u);
-                const void *udata = PyUnicode_DATA(u);
-                Py_ssize_t i = 0;
-                while (i < e - a && PyUnicode_READ(ukind, udata, i) == PyUnicode_READ(kind, data, a + i)) i++;
-                if (i == e - a) return t->vals[slot];
-            }
-        }
-        slot = (slot + 1) & t->mask;
+    for (size_t s = mix(h) & c->mask;; s = (s + 1) & c->mask) {
+        const Slot *x = &c->slots[s];
+        if (x->key == EMPTY) return -1;
+        if (x->key == h && same_chars(c->arena + x->off, kind, data, a, e)) return x->id;
     }
 }
 
+/* Linear probing past equal hashes: every token keeps its own slot. */
+static inline void content_put(Content *c, Slot x) {
+    size_t slot = mix(x.key) & c->mask;
+    while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
+    c->slots[slot] = x;
+}
+
+#define FILL_AHEAD 16
+
 /* Every token of ``vocab`` into the content table. */
 static int fill_content(Bpe *b, PyObject *vocab) {
-    Py_ssize_t n = PyDict_GET_SIZE(vocab);
-    b->tokens = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
-    b->ranks = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
-    if (!b->tokens || !b->ranks) { PyErr_NoMemory(); return -1; }
+    Content *c = &b->content;
+    size_t n = (size_t)PyDict_GET_SIZE(vocab), cap = 16, size = 0;
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     while (PyDict_Next(vocab, &pos, &key, &val)) {
-        Py_ssize_t k = b->ntokens;
         if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
-        int64_t r = PyLong_AsLongLong(val);
-        if ((r == -1 && PyErr_Occurred()) || check_id(r, "id") < 0) return -1;
-        Py_INCREF(key);
-        b->tokens[k] = key;
-        b->ranks[k] = r;
-        b->ntokens++;
-        /* linear probing past equal hashes: every token keeps its own slot */
-        Table *t = &b->content;
-        uint64_t h = as_key(str_hash(PyUnicode_KIND(key), PyUnicode_DATA(key), 0, PyUnicode_GET_LENGTH(key)));
-        size_t slot = mix(h) & t->mask;
-        while (t->keys[slot] != EMPTY) slot = (slot + 1) & t->mask;
-        t->keys[slot] = h;
-        t->vals[slot] = k;
-        t->used++;
+        size += 1 + (size_t)PyUnicode_GET_LENGTH(key);
     }
+    if (size >= UINT32_MAX) { PyErr_SetString(PyExc_OverflowError, "the vocab's tokens are too long"); return -1; }
+    while (cap < n * 2 + 1) cap <<= 1;
+    c->slots = PyMem_RawMalloc(cap * sizeof(Slot));
+    c->arena = PyMem_RawMalloc((size + 1) * sizeof(uint32_t));
+    if (!c->slots || !c->arena) { PyErr_NoMemory(); return -1; }
+    memset(c->slots, 0xff, cap * sizeof(Slot));
+    c->mask = cap - 1;
+    c->top = -1;
+    size_t off = 0, k = 0;
+    Slot ahead[FILL_AHEAD];
+    pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        int64_t id = PyLong_AsLongLong(val);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        int kind = PyUnicode_KIND(key);
+        const void *data = PyUnicode_DATA(key);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(key);
+        c->arena[off] = (uint32_t)len;
+        for (Py_ssize_t i = 0; i < len; i++) c->arena[off + 1 + i] = PyUnicode_READ(kind, data, i);
+        uint64_t h = as_key(str_hash(kind, data, 0, len));
+        /* the slot is asked for now and written FILL_AHEAD tokens later: the cache misses of
+         * the (random) slots overlap */
+        Slot *q = &ahead[k++ % FILL_AHEAD];
+        if (k > FILL_AHEAD) content_put(c, *q);
+        *q = (Slot){h, (uint32_t)id, (uint32_t)off};
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(&c->slots[mix(h) & c->mask], 1);
+#endif
+        c->top = id > c->top ? id : c->top;
+        off += 1 + (size_t)len;
+    }
+    for (size_t j = k > FILL_AHEAD ? k - FILL_AHEAD : 0; j < k; j++) content_put(c, ahead[j % FILL_AHEAD]);
     return 0;
 }
 
@@ -331,15 +370,13 @@ static int fill_content(Bpe *b, PyObject *vocab) {
 static PyObject *py_bpe_rank_table(PyObject *self, PyObject *args) {
     PyObject *vocab;
     if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
-    Bpe *b = bpe_new(1, 1, 0, (size_t)PyDict_GET_SIZE(vocab));
+    Bpe *b = bpe_new(1, 1, 0);
     if (!b) return NULL;
     if (fill_content(b, vocab) < 0 || fill_chars(b, vocab) < 0) {
         bpe_free(b);
         return NULL;
     }
-    int64_t top = -1;
-    for (Py_ssize_t k = 0; k < b->ntokens; k++) top = b->ranks[k] > top ? b->ranks[k] : top;
-    if (top + 1 < MEMO_IDS && !(b->memo = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t)))) { /* (else no memo) */
+    if (b->content.top + 1 < MEMO_IDS && !(b->memo = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t)))) { /* (else no memo) */
         bpe_free(b);
         return PyErr_NoMemory();
     }
@@ -382,8 +419,7 @@ static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ss
         }
     }
     uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
-    int64_t k = find_span(run->b, h, run->kind, run->data, s, e);
-    int64_t r = k < 0 ? -1 : run->b->ranks[k];
+    int64_t r = find_span(run->b, h, run->kind, run->data, s, e);
     if (slot) MEMO_STORE(slot, tag << MEMO_BITS | (uint64_t)(r + 1));
     return r < 0 ? -1 : (r << 32) | r;
 }
@@ -395,12 +431,18 @@ static Py_ssize_t merge_flat(const Run *run, int64_t *id, int64_t *pos, int64_t 
 #define END_OF_PAIR(i) ((i) + 2 < n ? pos[(i) + 2] : total)
     for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(run, id[i], id[i + 1], pos[i], END_OF_PAIR(i));
     while (n > 1) {
-        int64_t best = NO_RANK;
-        Py_ssize_t at = -1;
-        for (Py_ssize_t i = 0; i + 1 < n; i++) { /* strict <: the leftmost of equal ranks */
-            if (val[i] >= 0 && RANK(val[i]) < best) { best = RANK(val[i]); at = i; }
+        /* As unsigned, "never" (-1) is above every pair, and equal ranks mean equal pairs (one
+         * merge line, or one merged token), so the strict < keeps the leftmost of equal ranks;
+         * written without branches (the comparison's outcome is unpredictable). */
+        uint64_t best = UINT64_MAX;
+        Py_ssize_t at = 0;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) {
+            uint64_t v = (uint64_t)val[i];
+            int lt = v < best;
+            best = lt ? v : best;
+            at = lt ? i : at;
         }
-        if (at < 0) break;
+        if (best == UINT64_MAX) break;
         id[at] = MERGED(val[at]);
         memmove(id + at + 1, id + at + 2, (n - at - 2) * sizeof(int64_t));
         memmove(pos + at + 1, pos + at + 2, (n - at - 2) * sizeof(int64_t));
@@ -525,8 +567,8 @@ fail:
 /* Merge n symbols (``id`` initial ids, at least one): afterwards id[0..m) are the merged
  * symbols and firsts[0..m) the index of each one's first initial symbol. Returns m, or -1
  * (no memory). */
-static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
-    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+static Py_ssize_t merge_run_in(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n, int64_t *scratch) {
+    int64_t *work = scratch ? scratch : PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
     if (!work) return -1;
     int64_t *b = work, *c = work + n, *d = work + 2 * n;
     Py_ssize_t m = 0;
@@ -538,23 +580,26 @@ static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
         Py_BEGIN_ALLOW_THREADS
         rc = merge_heap(run, id, b, c, d, n);
         Py_END_ALLOW_THREADS
-        if (rc < 0) { PyMem_RawFree(work); return -1; }
+        if (rc < 0) { if (!scratch) PyMem_RawFree(work); return -1; }
         /* gather the survivors (linked from 0 through c) in order */
         for (int64_t i = 0; i >= 0; i = c[i], m++) {
             id[m] = id[i];
             firsts[m] = i;
         }
     }
-    PyMem_RawFree(work);
+    if (!scratch) PyMem_RawFree(work);
     return m;
+}
+
+static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
+    return merge_run_in(run, id, firsts, n, NULL);
 }
 
 /* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
 static int64_t whole_token(const Run *run, Py_ssize_t n) {
     if (!run->b->whole || n == 0) return -1;
     uint64_t h = run->pre ? run->pre[n] : str_hash(run->kind, run->data, 0, n);
-    int64_t k = find_span(run->b, h, run->kind, run->data, 0, n);
-    return k < 0 ? -1 : run->b->ranks[k];
+    return find_span(run->b, h, run->kind, run->data, 0, n);
 }
 
 /* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
@@ -574,9 +619,10 @@ static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int c
     return out;
 }
 
-/* Prefix hashes of the run's text (rank mode looks spans up by content). */
-static int run_hashes(Run *run, Py_ssize_t n) {
-    run->pre = PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
+/* Prefix hashes of the run's text (rank mode looks spans up by content), in ``buf`` (2n + 2
+ * words) or, when NULL, in memory the caller frees (run->pre). */
+static int run_hashes_in(Run *run, Py_ssize_t n, uint64_t *buf) {
+    run->pre = buf ? buf : PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
     if (!run->pre) { PyErr_NoMemory(); return -1; }
     run->pw = run->pre + n + 1;
     run->pre[0] = 0;
@@ -587,6 +633,8 @@ static int run_hashes(Run *run, Py_ssize_t n) {
     }
     return 0;
 }
+
+static int run_hashes(Run *run, Py_ssize_t n) { return run_hashes_in(run, n, NULL); }
 
 /* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
  * one-char token, as (id, start, end) char spans (or three lists: ids, starts, ends); None
@@ -628,37 +676,88 @@ static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
 /* The merge of a byte-level chunk given as its original text: its UTF-8 bytes, each shown as
  * ``proxies[byte]`` (GPT-2's byte alphabet), are the initial symbols. ``m`` tokens: ids, byte
  * spans, and char spans (from the char holding a token's first byte to the one holding its
- * last byte). */
+ * last byte). The columns live in the caller's ``Utf8Scratch`` when the chunk is short (no
+ * allocation per chunk), else in memory that `utf8_merge_free` releases. */
 typedef struct {
     Py_ssize_t n, m, chars; /* bytes, tokens, chars */
     int64_t *id, *bs, *be, *cs, *ce;
+    int owned;              /* id was allocated */
 } Utf8Merge;
 
-static void utf8_merge_free(Utf8Merge *r) { PyMem_RawFree(r->id); r->id = NULL; }
+/* Scratch of a short chunk: up to SCRATCH_BYTES bytes (the flat scan's range). Per byte: six
+ * columns, two prefix-hash words, three work words of the merge, a code point. */
+#define SCRATCH_BYTES FLAT_LIMIT
+typedef struct {
+    int64_t cols[6 * (SCRATCH_BYTES + 1)];
+    uint64_t hashes[2 * (SCRATCH_BYTES + 1)];
+    int64_t work[3 * SCRATCH_BYTES + 1];
+    Py_UCS4 cps[SCRATCH_BYTES + 1];
+    unsigned char u8[SCRATCH_BYTES];
+} Utf8Scratch;
+
+static void utf8_merge_free(Utf8Merge *r) {
+    if (r->owned) PyMem_RawFree(r->id);
+    r->id = NULL;
+    r->owned = 0;
+}
+
+/* The UTF-8 of ``text`` into ``out`` (room for ``cap`` bytes): its length, or -1 when it does
+ * not fit or holds a surrogate (the caller then asks Python, which encodes or raises). */
+static Py_ssize_t utf8_into(PyObject *text, unsigned char *out, Py_ssize_t cap) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), k = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (k + 1 > cap) return -1;
+            out[k++] = (unsigned char)c;
+        } else if (c < 0x800) {
+            if (k + 2 > cap) return -1;
+            out[k++] = (unsigned char)(0xC0 | c >> 6);
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if ((c >= 0xD800 && c <= 0xDFFF) || k + 3 > cap) return -1;
+            out[k++] = (unsigned char)(0xE0 | c >> 12);
+            out[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            if (k + 4 > cap) return -1;
+            out[k++] = (unsigned char)(0xF0 | c >> 18);
+            out[k++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    return k;
+}
 
 /* 0: done (free with utf8_merge_free); 1: a proxy is not a one-char token; -1: an error. */
-static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r) {
+static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r, Utf8Scratch *sc) {
     memset(r, 0, sizeof(*r));
     if (PyUnicode_GET_LENGTH(proxies) != 256) {
         PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
         return -1;
     }
-    /* ASCII text is its own UTF-8; other text is encoded into a temporary bytes object (not
-     * PyUnicode_AsUTF8, which would keep a UTF-8 copy in every cached chunk text) */
+    /* ASCII text is its own UTF-8; short text is encoded into the scratch; other text into a
+     * temporary bytes object (not PyUnicode_AsUTF8, which would keep a UTF-8 copy in every
+     * cached chunk text) */
     PyObject *data = NULL;
     const unsigned char *u;
     Py_ssize_t n;
     if (PyUnicode_IS_ASCII(text)) {
         u = PyUnicode_DATA(text);
         n = PyUnicode_GET_LENGTH(text);
+    } else if ((n = utf8_into(text, sc->u8, SCRATCH_BYTES)) >= 0) {
+        u = sc->u8;
     } else {
         if (!(data = PyUnicode_AsUTF8String(text))) return -1;
         u = (const unsigned char *)PyBytes_AS_STRING(data);
         n = PyBytes_GET_SIZE(data);
     }
-    int status = -1;
-    Py_UCS4 *cps = PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
-    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
+    int status = -1, small = n <= SCRATCH_BYTES;
+    Py_UCS4 *cps = small ? sc->cps : PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
+    int64_t *id = small ? sc->cols : PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
     if (!cps || !id) { PyErr_NoMemory(); goto done; }
     int64_t *firsts = id + n + 1, *ends = id + 2 * (n + 1), *char_of = id + 3 * (n + 1);
     int pkind = PyUnicode_KIND(proxies);
@@ -671,7 +770,7 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         char_of[i] = chars;
     }
     Run run = {b, PyUnicode_4BYTE_KIND, cps, NULL, NULL};
-    if (b->rank_mode && run_hashes(&run, n) < 0) goto done;
+    if (b->rank_mode && run_hashes_in(&run, n, small ? sc->hashes : NULL) < 0) goto done;
     Py_ssize_t m;
     int64_t whole = whole_token(&run, n);
     if (n == 0) {
@@ -681,9 +780,9 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         firsts[0] = 0;
         m = 1;
     } else {
-        m = merge_run(&run, id, firsts, n);
+        m = merge_run_in(&run, id, firsts, n, small ? sc->work : NULL);
     }
-    PyMem_RawFree(run.pre);
+    if (!small) PyMem_RawFree(run.pre);
     if (m < 0) { PyErr_NoMemory(); goto done; }
     int64_t *cs = id + 4 * (n + 1), *ce = id + 5 * (n + 1);
     for (Py_ssize_t i = 0; i < m; i++) {
@@ -691,12 +790,14 @@ static int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge
         cs[i] = char_of[firsts[i]];
         ce[i] = char_of[ends[i] - 1] + 1;
     }
-    *r = (Utf8Merge){n, m, chars + 1, id, firsts, ends, cs, ce};
+    *r = (Utf8Merge){n, m, chars + 1, id, firsts, ends, cs, ce, !small};
     id = NULL;
     status = 0;
 done:
-    PyMem_RawFree(cps);
-    PyMem_RawFree(id);
+    if (!small) {
+        PyMem_RawFree(cps);
+        PyMem_RawFree(id);
+    }
     Py_XDECREF(data);
     return status;
 }
@@ -710,7 +811,8 @@ static PyObject *py_bpe_merge_utf8(PyObject *self, PyObject *args) {
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
     Utf8Merge r;
-    int status = utf8_merge(b, text, proxies, &r);
+    Utf8Scratch sc;
+    int status = utf8_merge(b, text, proxies, &r, &sc);
     if (status) return status > 0 ? Py_NewRef(Py_None) : NULL;
     PyObject *out = NULL, *o_ids = list_of(r.id, r.m), *bs = list_of(r.bs, r.m), *be = list_of(r.be, r.m);
     PyObject *cs = NULL, *ce = NULL;
@@ -2330,7 +2432,8 @@ static PyObject *py_bpe_utf8_entry(PyObject *self, PyObject *args) {
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
     Utf8Merge r;
-    int status = utf8_merge(b, text, proxies, &r);
+    Utf8Scratch sc;
+    int status = utf8_merge(b, text, proxies, &r, &sc);
     if (status) return status > 0 ? PyObject_CallOneArg(fallback, text) : NULL;
     PyObject *slot[ENTRY_SLOTS] = {NULL}, *result = NULL, *byte_pieces = PyList_New(0);
     Py_ssize_t m = r.m, vocab = PyList_GET_SIZE(id_table);
