@@ -137,9 +137,6 @@ class TokenizerConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-_PreTokens = PreTokens  # the pre-token stage: columns over the run's plans (pretokenized.py)
-
-
 class _LastRun(NamedTuple):
     """Steps 1-2 of the last short text encoded (`Tokenizer._runs`): a compact `Encoding` derives
     its stages from them when they are read right after the encode (the GUI's and most callers'
@@ -156,7 +153,6 @@ def _mask(n: int, specials: list[int]) -> list[int]:
     for i in specials:
         mask[i] = 1
     return mask
-
 
 
 class _Columns:
@@ -199,8 +195,6 @@ def _contains_type(component: object, type_name: str) -> bool:
         if isinstance(value, (list, tuple)):
             return any(_contains_type(c, type_name) for c in value)
     return False
-
-
 
 
 class Tokenizer:
@@ -246,7 +240,7 @@ class Tokenizer:
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._last_run: _LastRun | None = None
         self._cache = ChunkCache()
-        self._id_table: list[str | None] | None = None
+        self._id_table: list[str | None] | Literal[False] | None = None  # False: ids too sparse for a table
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
         self._emit_kernel = native.emit if native is not None else emit_columns
@@ -294,8 +288,7 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
-        if not text.isascii():  # (`check_text` passes every ASCII text)
-            check_text(text)
+        check_text(text)
         if trace:  # traces are data of the plain reference path (no caches there)
             return bind_source(
                 reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
@@ -354,7 +347,7 @@ class Tokenizer:
             else:
                 special = self._added.by_id[added_id].special
                 segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
-        return make_stages(text, tuple(segments), _PreTokens(plans))
+        return make_stages(text, tuple(segments), PreTokens(plans))
 
     def _encode(
         self,
@@ -565,22 +558,23 @@ class Tokenizer:
         return maker or self._mapped_entry
 
     def _vocab_table(self) -> list[str | None] | None:
-        """The model's vocab strings indexed by id (None for very sparse ids), built once."""
+        """The model's vocab strings indexed by id (None for very sparse ids), decided once."""
         if self._id_table is None:
             vocab = self.model.get_vocab()
             size = max(vocab.values(), default=-1) + 1
             if size > 4 * len(vocab) + 1024:  # very sparse ids: do not build a huge table
-                return None
-            table = [None] * size
-            # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
-            deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
-            self._id_table = table
-        return self._id_table
+                self._id_table = False
+            else:
+                table = [None] * size
+                # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
+                deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
+                self._id_table = table
+        return self._id_table or None
 
     def _tokens_of(self, ids: list[int]) -> list[str]:
         """The model's vocab strings for ``ids`` (a table lookup once the table is built)."""
-        table = self._id_table
-        if table is None and (table := self._vocab_table()) is None:
+        table = self._id_table or self._vocab_table()
+        if table is None:
             id_to_token = self.model.id_to_token
             return [id_to_token(i) for i in ids]  # type: ignore[misc]
         try:
