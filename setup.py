@@ -1,6 +1,7 @@
 """Build script for the optional native core; all metadata lives in pyproject.toml.
 
-The C extension ``tokviz.engine._native`` (the BPE merge loop and the Unigram Viterbi) is built
+The C extension ``tokviz.engine._native`` (the engine's hot loops: BPE merges, the Unigram
+Viterbi, the SentencePiece kernels and the encode's column loop) is built
 when a C compiler works. When it does not, the build warns and goes on without it, and the
 engine runs its pure-Python kernels with identical results (the pattern of MarkupSafe's optional
 speedups). ``TOKVIZ_PURE_PYTHON=1`` at run time selects the pure-Python kernels as well.

@@ -1,4 +1,4 @@
-/* tokviz.engine._native: the optional native core, the engine's two hot loops in C.
+/* tokviz.engine._native: the optional native core: the engine's hot loops in C.
  *
  * 1. The BPE merge loop over a pair table: (left id, right id) -> (rank, merged id). Both BPE
  *    modes reduce to it: in merges mode a pair's rank is its line in the merges list, in rank
@@ -13,7 +13,10 @@
  *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
  *    functions are the reference; this file mirrors them statement by statement.
  *
- * 3. The pipeline's column loop (`emit`: a block of chunk cache entries -> ids, tokens, char and
+ * 3. SentencePiece ``.model`` kernels: the precompiled-charsmap normalization with its
+ *    alignment, the SentencePiece BPE merge loop and the unknown-run / byte-fallback step
+ *    (section "SentencePiece" below).
+ * 4. The pipeline's column loop (`emit`: a block of chunk cache entries -> ids, tokens, char and
  *    byte offsets, word ids appended to the encode's lists) and its cache entries (`entry`,
  *    `bpe_utf8_entry`), twins of `emit_columns`, `entry_of` (tokviz/engine/chunk_cache.py, whose slot
  *    constants give the entry layout) and `Tokenizer._mapped_entry` (tokviz/engine/tokenizer.py).
@@ -23,7 +26,8 @@
  *
  * Performance notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for
  * short pieces; above it the heap wins); one open-addressing table type (64-bit keys,
- * splitmix64 hash) serves pairs, single characters and the Unigram trie's rare code points; the
+ * splitmix64 hash) serves pairs, single characters, the Unigram trie's rare code points and the
+ * SentencePiece tables (rank mode's content table is its own slot layout, below); the
  * Unigram trie itself is arrays over dense symbols (a hashed probe per step of the walk, as the
  * trie first had, cost more than the DP around it), and fresh int objects for every id, start
  * and end cost as much as the DP, so the output columns share them; a branch-free candidate
@@ -1204,7 +1208,7 @@ done:
     return result;
 }
 
-/* ================================================================== SentencePiece (issue 17 B)
+/* ================================================================== SentencePiece
  * Two kernels of SentencePiece ``.model`` files, each the statement-by-statement mirror of its
  * pure-Python reference (which stays the fallback and the oracle of the tests):
  *
@@ -1577,9 +1581,19 @@ static PyObject *py_spm_normalize(PyObject *self, PyObject *args) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     const unsigned char *u8 = NULL;
+    /* (ASCII text is its own UTF-8; other text goes into a temporary bytes object, not
+     * PyUnicode_AsUTF8, which would keep a UTF-8 copy inside the caller's text for its life) */
+    PyObject *u8_bytes = NULL;
     if (z->units) {
-        u8 = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &nb);
-        if (!u8) { PyErr_Clear(); Py_RETURN_NONE; }
+        if (PyUnicode_IS_ASCII(text)) {
+            u8 = (const unsigned char *)PyUnicode_DATA(text);
+            nb = n;
+        } else {
+            u8_bytes = PyUnicode_AsUTF8String(text);
+            if (!u8_bytes) { PyErr_Clear(); Py_RETURN_NONE; }
+            u8 = (const unsigned char *)PyBytes_AS_STRING(u8_bytes);
+            nb = PyBytes_GET_SIZE(u8_bytes);
+        }
     }
     SpnOut w = {NULL, NULL, 0, 0};
     PyObject *result = NULL;
@@ -1628,6 +1642,7 @@ nomem:
 done:
     PyMem_RawFree(w.c);
     PyMem_RawFree(w.o);
+    Py_XDECREF(u8_bytes);
     return result;
 }
 
@@ -2005,7 +2020,7 @@ static PyObject *py_spm_byte_fallback(PyObject *self, PyObject *args) {
         for (Py_ssize_t i = a; i < b; i++) {
             Py_UCS4 c = PyUnicode_READ(kind, data, i);
             unsigned char u[4];
-            int m = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+            int m = (int)utf8_len(c);
             if (m == 1) u[0] = (unsigned char)c;
             else {
                 for (int j = m - 1; j > 0; j--) { u[j] = (unsigned char)(0x80 | (c & 0x3F)); c >>= 6; }
@@ -2198,18 +2213,13 @@ static PyObject *py_emit(PyObject *self, PyObject *args) {
     }
     if (check_entries(entries, &total) < 0) return NULL;
     int identity = p_starts_o == Py_None;
-    IntCol ps, pe, u8, bases;
-    int opened = 0;
+    IntCol ps = {0}, pe = {0}, u8 = {0}, bases = {0}; /* (a zeroed column closes as a no-op) */
     PyObject *fill = NULL, *irregular = NULL, *result = NULL;
     int grown = 0; /* output lists grown so far */
     if (intcol_open(&ps, p_starts_o) < 0) goto done;
-    opened = 1;
     if (intcol_open(&pe, p_ends_o) < 0) goto done;
-    opened = 2;
     if (intcol_open(&u8, u8_o) < 0) goto done;
-    opened = 3;
     if (intcol_open(&bases, rule == RULE_HELD ? bases_o : Py_None) < 0) goto done;
-    opened = 4;
     if (rule == RULE_HELD && bases.n != n) {
         PyErr_SetString(PyExc_ValueError, "emit: bases and entries differ in length");
         goto done;
@@ -2302,10 +2312,10 @@ done:
     if (!result) /* (an error: the output lists as they were) */
         for (int c = 0; c < grown; c++) PyList_SetSlice(outs[c], old_len[c], PyList_GET_SIZE(outs[c]), NULL);
     Py_XDECREF(irregular);
-    if (opened >= 4) intcol_close(&bases);
-    if (opened >= 3) intcol_close(&u8);
-    if (opened >= 2) intcol_close(&pe);
-    if (opened >= 1) intcol_close(&ps);
+    intcol_close(&bases);
+    intcol_close(&u8);
+    intcol_close(&pe);
+    intcol_close(&ps);
     return result;
 }
 
@@ -2493,7 +2503,7 @@ static PyObject *py_utf8_positions(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         pos[i] = b;
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        b += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        b += utf8_len(c);
     }
     pos[n] = b;
     Py_END_ALLOW_THREADS
