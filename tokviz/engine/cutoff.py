@@ -50,8 +50,7 @@ class RankCutoff:
     def chunks(self, text: str) -> frozenset[str]:
         """The pre-token chunks of ``text`` as the model sees them (kept for the last text)."""
         if self._chunks_of is None or self._chunks_of[0] != text:
-            enc = self.base.encode(text, add_special_tokens=False)
-            pre = enc.stages.pre_tokens if enc.stages is not None else ()
+            pre = self.base.stages(text).pre_tokens  # (no model run)
             self._chunks_of = (text, frozenset(c.text for c in pre))
         return self._chunks_of[1]
 

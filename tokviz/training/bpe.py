@@ -657,9 +657,8 @@ class BpeResult:
             # at its last rank, as `_dedup_last` does).
             return base.with_model(model.replace(merges=self.merges[:k]))
         chunks = None
-        if text is not None:
-            enc = base.encode(text, add_special_tokens=False)
-            chunks = [c.text for c in enc.stages.pre_tokens] if enc.stages is not None else None
+        if text is not None:  # (the pre-token stage alone: no model run)
+            chunks = [c.text for c in base.stages(text).pre_tokens]
         return base.with_model(model.first_merges(k, text=chunks))
 
 
