@@ -774,9 +774,10 @@ def run_corpus(
     here = _load_all(specs, tokenizers) if n_workers == 1 or fork else None
     # Every object alive now (the tokenizers' vocabularies above all) is left out of the cyclic
     # GC while counting: its passes over them cost CPU in this process, and in forked workers
-    # they would also write to every inherited page (copy-on-write) just to visit it.
-    frozen = not TOKVIZ_GC_THAW
-    if frozen:
+    # they would also write to every inherited page (copy-on-write) just to visit it. An outer
+    # freeze (the caller's) is left as it was: ``gc.unfreeze`` would release all of it.
+    outer = gc.get_freeze_count() > 0
+    if not outer:
         gc.freeze()
     try:
         if n_workers == 1:
@@ -786,7 +787,7 @@ def run_corpus(
             pooled = _run_pool(specs, batches, merger, n_workers, opts, cancelled, here, top_k)
             infos = pooled if pooled is not None else _describe(*here, _top_ids(merger, top_k))  # type: ignore[misc]
     finally:
-        if frozen:
+        if not outer:
             gc.unfreeze()
     stats = tuple(
         _final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos))
@@ -807,9 +808,6 @@ def run_corpus(
         n_workers,
         {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS} if cuts else None,
     )
-
-
-TOKVIZ_GC_THAW = os.environ.get("TOKVIZ_GC_THAW") == "1"  # measure without the GC freeze (bench)
 
 
 def _count_here(batches: Iterator[list[tuple[int, str]]], toks: list, opts: _Options, merger: _Merger, cancelled) -> None:  # noqa: ANN001
