@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_encode import RANK_BUNDLES, tiktoken_ref  # noqa: E402
+from bench_encode import RANK_BUNDLES, encode_all, tiktoken_ref  # noqa: E402
 from corpus import mixed_corpus, shared_dir  # noqa: E402
 
 
@@ -42,16 +42,6 @@ def cpu(fn: Callable[[], object]) -> float:
         return time.process_time() - t0
     finally:
         gc.enable()
-
-
-def each(fn: Callable[[object], object], items: list) -> Callable[[], None]:
-    """A loop calling ``fn`` on every item, keeping no result."""
-
-    def run() -> None:
-        for x in items:
-            fn(x)
-
-    return run
 
 
 def main() -> None:
@@ -91,10 +81,10 @@ def main() -> None:
             single = enc._encode_single_piece
             t_ref = t_mine = float("inf")
             for _ in range(args.repeat):
-                t_ref = min(t_ref, cpu(each(single, raw)))
+                t_ref = min(t_ref, cpu(encode_all(single, raw)))
                 table = native.bpe_rank_table(vocab)  # fresh: an empty pair memo
                 merge = partial(native.bpe_merge_utf8, table)
-                t_mine = min(t_mine, cpu(each(lambda c: merge(c, _PROXIES), texts)))
+                t_mine = min(t_mine, cpu(encode_all(lambda c: merge(c, _PROXIES), texts)))
             table = native.bpe_rank_table(vocab)
             same = all(native.bpe_merge_utf8(table, c, _PROXIES)[0] == single(b) for c, b in zip(texts, raw))
             print(

@@ -159,7 +159,7 @@ def reencode(
     edit = diff_edit(old_text, new_text)
     if not old_text or not new_text:
         fallbacks.append(Fallback.EMPTY_TEXT)
-    elif old.stages is None or not _identity_stages(old.stages):
+    elif not _identity_stages(old.stages):
         fallbacks.append(Fallback.NORMALIZED)
     else:
         lines = context_lines

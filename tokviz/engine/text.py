@@ -410,10 +410,6 @@ class OffsetMap:
         """The byte position of every char boundary (0..len): ``to_utf8`` as a column."""
         return range(len(self.text) + 1) if self._ascii else self._utf8_table()
 
-    def to_utf8_many(self, positions: Sequence[int]) -> Sequence[int]:
-        """`to_utf8` of many positions in one C-level pass (``positions`` itself for ASCII)."""
-        return positions if self._ascii else pick(self._utf8_table(), positions)
-
     def to_utf16(self, i: int) -> int:
         table = self._utf16_table()
         return i if table is None else table[i]
