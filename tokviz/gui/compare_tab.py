@@ -45,6 +45,7 @@ from .compare_viewmodel import CompareViewModel, OverlapResult, Row
 from .theme import mono_font, theme_for
 from .widgets.charts import export_widget
 from .widgets.compare_rows import CompareRows
+from .widgets.form import choice, table
 from .widgets.overlap_view import SET_COLORS, OverlapView
 
 __all__ = ["CompareTab", "SCRIPT_METRICS"]
@@ -78,27 +79,6 @@ def _item(text: str, *, tip: str = "", align_right: bool = True) -> QTableWidget
     if tip:
         it.setToolTip(tip)
     return it
-
-
-def _table(cols: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(cols))
-    t.setHorizontalHeaderLabels(cols)
-    t.verticalHeader().setVisible(False)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.setAlternatingRowColors(True)
-    return t
-
-
-def _choice(label: str, items: list[str], changed) -> tuple[QHBoxLayout, QComboBox]:  # noqa: ANN001
-    """A labelled combo box calling ``changed()`` when the choice changes."""
-    row = QHBoxLayout()
-    row.addWidget(QLabel(label))
-    box = QComboBox()
-    box.addItems(items)
-    box.currentIndexChanged.connect(lambda _i: changed())
-    row.addWidget(box, 1)
-    return row, box
 
 
 class CompareTab(QWidget):
@@ -345,7 +325,7 @@ class CompareTab(QWidget):
         w = QWidget()
         lay = QHBoxLayout(w)
         lay.setContentsMargins(2, 2, 2, 2)
-        self.summary = _table(
+        self.summary = table(
             [
                 "tokenizer",
                 "tokens",
@@ -364,7 +344,7 @@ class CompareTab(QWidget):
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        row, self.f1_unit = _choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
+        row, self.f1_unit = choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
         rl.addLayout(row)
         self.f1_table = QTableWidget(0, 0)
         self.f1_table.setToolTip("F1 = 2|A∩B| / (|A|+|B|) over the two cut sets (1 = same boundaries)")
@@ -440,7 +420,7 @@ class CompareTab(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        row, self.script_metric = _choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
+        row, self.script_metric = choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
         ll.addLayout(row)
         self.script_table = QTableWidget(0, 0)
         self.script_table.verticalHeader().setVisible(False)
@@ -469,8 +449,8 @@ class CompareTab(QWidget):
             return
         label, attr = SCRIPT_METRICS[max(0, self.script_metric.currentIndex())]
         scripts: list[str] = []
-        for table in a.scripts:
-            for s in table:
+        for per_script in a.scripts:
+            for s in per_script:
                 if s not in scripts:
                     scripts.append(s)
         first = a.scripts[0] if a.scripts else {}
@@ -648,7 +628,7 @@ class CompareTab(QWidget):
         self.corpus_status = QLabel("Statistics of every tokenizer opened from a file, on all cores.")
         self.corpus_status.setStyleSheet("color: gray")
         lay.addWidget(self.corpus_status)
-        self.corpus_table = _table(
+        self.corpus_table = table(
             [
                 "tokenizer",
                 "tokens",
