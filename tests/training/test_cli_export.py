@@ -118,7 +118,7 @@ class TestExportRoundTrip:
 def test_training_never_imports_qt() -> None:
     code = (
         "import sys, tokviz.training.bpe, tokviz.training.wordpiece, tokviz.training.unigram, "
-        "tokviz.training.cli, tokviz.training.export; "
+        "tokviz.training.factory, tokviz.training.export; "
         "assert not any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules), 'Qt imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.errors import TokvizFormatError
+from ._options import add_load_options, load_tokenizer
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("chat", help="render messages with the chat template; print text, ids and lints")
     p.add_argument("tokenizer", type=Path)
     p.add_argument("--messages", type=Path, required=True,
@@ -70,7 +69,6 @@ def _messages(path: Path) -> tuple[list[Any], list[Any] | None]:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.chat import load_template, render_chat
     from ..analysis.chat_render import ChatTemplateError
-    from ..cli import load_tokenizer
 
     messages, tools = _messages(args.messages)
     if args.tools is not None:

@@ -7,26 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
-__all__ = ["add_text_options", "read_exact_text", "register", "run"]
+from ._options import add_load_options, add_text_options, load_tokenizer, read_text
 
-
-def add_text_options(p: argparse.ArgumentParser) -> None:
-    """--text / --file, the text options of heal and specials."""
-    p.add_argument("--text", help="the text (default: standard input)")
-    p.add_argument("--file", type=Path, help="read the text from this file (UTF-8, exact)")
-
-
-def read_exact_text(args: argparse.Namespace) -> str:
-    """--file read byte-exact (no newline translation), else --text or standard input."""
-    from ..cli import read_text
-    from ..io.textfile import read_text_file
-
-    return read_text_file(args.file).text if args.file is not None else read_text(args)
+__all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("heal", help="stable prefix / unstable suffix of a prompt and token-healing candidates")
     p.add_argument("tokenizer", type=Path)
     add_text_options(p)
@@ -38,9 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.healing import analyze_caret
-    from ..cli import load_tokenizer
 
-    text = read_exact_text(args)
+    text = read_text(args)
     if args.caret is not None and not 0 <= args.caret <= len(text):
         raise ValueError(f"--caret {args.caret} is outside the text (0..{len(text)})")
     tok = load_tokenizer(args)

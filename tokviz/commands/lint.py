@@ -13,12 +13,12 @@ import json
 import sys
 from pathlib import Path
 
+from ._options import add_load_options, load_tokenizer
+
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("lint", help="find and explain offset mismatches (HF-compatible vs exact spans)")
     p.add_argument("tokenizer", help="tokenizer file or folder")
     src = p.add_mutually_exclusive_group(required=True)
@@ -35,7 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.lint import CHECKS, dumps, lint_corpus, lint_encoding, regression_case
-    from ..cli import load_tokenizer
     from ..io.textfile import read_text_file
 
     tok = load_tokenizer(args)

@@ -6,14 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from .heal import add_text_options, read_exact_text
+from ._options import add_load_options, add_text_options, load_tokenizer, read_text
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("specials", help="special literals in the text and the mode matrix (tiktoken/HF/SentencePiece)")
     p.add_argument("tokenizer", type=Path)
     add_text_options(p)
@@ -24,9 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.specials import analyze_specials
-    from ..cli import load_tokenizer
 
-    text = read_exact_text(args)
+    text = read_text(args)
     report = analyze_specials(load_tokenizer(args), text)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))

@@ -598,16 +598,8 @@ class CompareTab(QWidget):
         self.vm.compute_diff(self.diff_old.currentIndex(), self.diff_new.currentIndex(), corpus=corpus)
 
     def _on_diff(self, result: Any) -> None:
-        from ..commands.diff import format_diff
-
         d, reg = result
-        out = d.to_json()
-        out["regression"] = {
-            "corpus": self.diff_corpus.text().strip() or "this text",
-            "mode": "lines",
-            **reg.to_json(),
-        }
-        self.diff_text.setPlainText(format_diff(out))
+        self.diff_text.setPlainText(d.to_text(reg, corpus=self.diff_corpus.text().strip() or "this text"))
 
     # ------------------------------------------------------------------ corpus
     def _build_corpus(self) -> QWidget:
