@@ -49,7 +49,6 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     """The tokenizer named by ``args.tokenizer`` with the load options of ``add_load_options``."""
     from .. import load
     from ..engine.errors import TokvizFormatError
-    from ..io.embedded import resolve_tokenizer
 
     specials = None
     if args.special_tokens:
@@ -61,7 +60,7 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
         ):
             raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
-    return load(resolve_tokenizer(args.tokenizer), pattern=args.pattern, special_tokens=specials)
+    return load(args.tokenizer, pattern=args.pattern, special_tokens=specials)
 
 
 def read_text(args: argparse.Namespace) -> str:

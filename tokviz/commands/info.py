@@ -9,15 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._options import add_load_options, load_tokenizer
+from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["format_info", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("info", help="print the model, pipeline and vocabulary counts")
-    p.add_argument("tokenizer", type=Path)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("tokenizer", type=Path, help=TOKENIZER_HELP)
+    p.add_argument("--json", action="store_true", help="print every field of the report as one JSON object")
     add_load_options(p)
     p.set_defaults(func=run)
 

@@ -1,6 +1,7 @@
 """``tokviz train``: train BPE / WordPiece / Unigram on corpus files and write tokenizer.json.
 
-A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout.
+A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout
+(``--json``: the summary as one JSON object).
 Corpus files are read byte-exact and streamed with progress (`read_corpus_files`: a CRLF file
 trains on its CRs, as HF's ``train(files)`` does). Unreadable corpus files (binary, not UTF-8,
 empty) raise `TokvizFormatError`, which `tokviz.cli.main` turns into one line on stderr and exit
@@ -10,6 +11,7 @@ status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -20,14 +22,18 @@ __all__ = ["register", "run"]
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("train", help="train a tokenizer on corpus files")
-    p.add_argument("corpus", nargs="+", type=Path)
-    p.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe")
-    p.add_argument("--vocab-size", type=int, required=True)
+    p.add_argument("corpus", nargs="+", type=Path, help="UTF-8 corpus files (read byte-exact)")
+    p.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe",
+                   help="the model to train (default: bpe)")
+    p.add_argument("--vocab-size", type=int, required=True,
+                   help="the vocabulary size to reach, special tokens included")
     p.add_argument("--byte-level", action="store_true", help="byte-level BPE (GPT-2 alphabet and pattern)")
-    p.add_argument("--min-frequency", type=int, default=0)
+    p.add_argument("--min-frequency", type=int, default=0,
+                   help="the least count of a pair to merge (BPE, WordPiece) or of a seed piece (Unigram)")
     # one token per --special (repeatable), so that it never swallows the corpus paths after it
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeat for more)")
-    p.add_argument("-o", "--output", type=Path, required=True)
+    p.add_argument("-o", "--output", type=Path, required=True, help="the tokenizer.json to write")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
 
@@ -111,6 +117,13 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     vocab = len(result.vocab)
     nbytes = sum(len(line.encode("utf-8")) for line in lines)
+    if args.json:
+        summary = {
+            "model": args.model, "files": [str(p) for p in args.corpus], "bytes": nbytes, "vocab_size": vocab,
+            "merges": merges if args.model != "unigram" else None, "seconds": round(elapsed, 3), "output": str(out),
+        }
+        print(json.dumps(summary, ensure_ascii=False))
+        return 0
     extra = f", {merges} merges" if args.model != "unigram" else ""
     print(
         f"trained {args.model} on {len(args.corpus)} file(s), {nbytes:,} bytes: "

@@ -245,7 +245,8 @@ class CompareTab(QWidget):
 
     def add_defaults(self, n: int = 8) -> None:
         """Add the first ``n`` embedded tokenizers, one per bundle (screenshots, first use)."""
-        seen: set[str] = set()
+        have = {Path(r.path) for r in self.vm.rows if r.path}
+        seen = {e.path.parent.name for e in self._entries if e.path in have}  # a bundle already in a row
         for e in self._entries:
             if len(self.vm.rows) >= n:
                 break
