@@ -1,11 +1,11 @@
 """The offset linter: find and explain every offset mismatch of one encoding, or of a corpus.
 
-tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (spec §3 of the
-wave-2 design notes). This module checks an encoding's spans and says, per finding, which
+tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (docs/offset-lint.md
+lists them with their checks). This module checks an encoding's spans and says, per finding, which
 tokens, which span, what the original text there is, and *why* ("prepended marker",
 "normalizer composition", "byte split", "deleted by the normalizer", "added token shifted the
 prefix space" ...), using the exact alignment (`Encoding.exact_alignment`) to tell an HF
-artefact from a real loss. The checks (ids as in the spec):
+artefact from a real loss. The checks (ids as in docs/offset-lint.md):
 
 Z1 zero-width content token (error) · Z2 zero-width marker (info) · O1 partial overlap
 (info byte split / error prepended marker / warn) · D1 duplicate span (info byte split or
@@ -179,7 +179,7 @@ class _Surface:
 
 
 def surface(tokenizer: Any, token: str, *, added: bool = False, byte_level: bool | None = None) -> _Surface:
-    """The exact bytes a token stands for (spec §0 ``surface``), never ``decode([t])``.
+    """The exact bytes a token stands for (the ``surface`` of docs/compare.md), never ``decode([t])``.
 
     >>> from types import SimpleNamespace as N
     >>> tok = N(pre_tokenizer=None, model=N(type_name="Unigram", unk_token="<unk>"))

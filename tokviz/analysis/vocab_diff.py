@@ -11,7 +11,7 @@ Merges are compared by the surface they produce and their position in the merge 
 merge list of a BPE tokenizer.json, the ranks of a tiktoken file (multi-byte tokens by rank), the
 scores of a SentencePiece BPE model (pieces by descending score), so the three are comparable.
 
-The regression check (seed §4.5 / D08): on a corpus, the documents that encode to other ids under
+The regression check (for a vocabulary extension): on a corpus, the documents that encode to other ids under
 NEW, each with the first differing token; documents that round-tripped under OLD but not NEW;
 special tokens whose literal or id changed.
 
@@ -297,7 +297,7 @@ def vocab_diff(old: Tokenizer, new: Tokenizer, *, old_name: str = "old", new_nam
     )
 
 
-# ---------------------------------------------------------------------- regression check (D08)
+# ---------------------------------------------------------------------- regression check
 @dataclass(frozen=True, slots=True)
 class RegressionCase:
     """A document that encodes differently under NEW: the first differing token position, its char
@@ -356,7 +356,7 @@ def regression_check(
     old: Tokenizer, new: Tokenizer, documents: Iterable[str], *, limit: int = 50
 ) -> RegressionReport:
     """Re-encode every document with both; list the first ``limit`` that differ (by id), each with
-    its first differing token, and count round-trips lost (seed §4.5 item 5)."""
+    its first differing token, and count the documents whose round trip was lost."""
     n = changed = lost = 0
     cases: list[RegressionCase] = []
     lost_docs: list[int] = []
