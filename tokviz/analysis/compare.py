@@ -167,18 +167,9 @@ class TextIndex:
                 self._arrays["floor"] = np.append(floor, self.n_chars)
         return self._arrays["floor"]
 
-    def floor_table(self) -> list[int]:
-        """`floor_array` as a list."""
-        return self.floor_array().tolist()
-
     def floor_char(self, b: int) -> int:
         """Index of the code point that contains byte b (n at the end)."""
         return int(self.floor_array()[b])
-
-    def ceil_char(self, b: int) -> int:
-        """The first code point boundary at or after byte b."""
-        p = self.floor_char(b)
-        return p if self.boundaries[p] == b else p + 1
 
     def whitespace_runs(self) -> list[tuple[int, int]]:
         """Maximal runs [a, b) of White_Space code points, in chars."""

@@ -254,9 +254,6 @@ class TrainViewModel(QObject):
 
         self.load_corpus_files([resource_path("corpora", "toy.txt")])
 
-    def set_config(self, cfg: TrainConfig) -> None:
-        self.config = cfg
-
     def set_probe(self, text: str) -> None:
         if text != self.probe_text:
             self.probe_text = text
