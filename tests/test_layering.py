@@ -215,6 +215,8 @@ def _targets(name: str, path: Path, modules: set[str]) -> set[str]:
 def _run_graph() -> dict[str, set[str]]:
     """Module -> the tokviz modules it imports (at any depth of the file), as Python runs them."""
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    # `tokviz.resources` is the top-level resources/ folder (pyproject's package-dir)
+    paths["tokviz.resources"] = PACKAGE.parent / "resources" / "__init__.py"
     modules = set(paths) | _extension_modules()
     graph = {name: _targets(name, path, modules) for name, path in paths.items()}
     return graph | {m: set() for m in modules - set(paths)}
