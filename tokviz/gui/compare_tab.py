@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -45,6 +45,7 @@ from .compare_viewmodel import CompareViewModel, OverlapResult, Row
 from .theme import mono_font, theme_for
 from .widgets.charts import export_widget
 from .widgets.compare_rows import CompareRows
+from .widgets.exact_edit import ExactTextEdit
 from .widgets.form import choice, table
 from .widgets.overlap_view import SET_COLORS, OverlapView
 
@@ -87,7 +88,6 @@ class CompareTab(QWidget):
         lanes = getattr(inspect_vm, "_lanes", None)  # share the Inspect lanes: one "busy" for the app
         self.vm = CompareViewModel(self, inspect=inspect_vm, lanes=lanes)
         self.theme = theme_for(False)
-        self._text_edited = False
         self._entries: list[Entry] = []
         self.corpus_report: Any = None
 
@@ -144,7 +144,9 @@ class CompareTab(QWidget):
         self.rows_view.clicked.connect(self._on_click)
         if inspect_vm is not None:
             inspect_vm.text_replaced.connect(self._follow_inspect)
+            inspect_vm.encoding_changed.connect(self._follow_inspect)  # edits typed in Inspect
             vm.error_raised.connect(inspect_vm.error_raised)  # one error bar for the window
+            self.text_edit.error_raised.connect(inspect_vm.error_raised)
         self._populate_catalog()
         self._show_text(vm.text)
 
@@ -186,15 +188,7 @@ class CompareTab(QWidget):
         QShortcut(QKeySequence("Alt+Up"), self.list, lambda: self._move(-1))
         QShortcut(QKeySequence("Alt+Down"), self.list, lambda: self._move(1))
         QShortcut(QKeySequence("Ctrl+Shift+A"), self, self.add_selected)
-        lay.addWidget(QLabel("<b>Text</b>"))
-        self.text_edit = QPlainTextEdit()
-        self.text_edit.setFont(mono_font())
-        self.text_edit.setMaximumHeight(130)
-        self.text_edit.textChanged.connect(self._on_text_edited)
-        lay.addWidget(self.text_edit)
-        self.inspect_text_button = QPushButton("Use the Inspect text")
-        self.inspect_text_button.clicked.connect(self.use_inspect_text)
-        lay.addWidget(self.inspect_text_button)
+        lay.addLayout(self._build_text())
         self.collapse_box = QCheckBox("Collapse whitespace at cuts")
         self.collapse_box.setChecked(True)
         self.collapse_box.setToolTip(
@@ -207,11 +201,40 @@ class CompareTab(QWidget):
         self.text_stats.setStyleSheet("color: gray")
         self.text_stats.setWordWrap(True)
         lay.addWidget(self.text_stats)
+        return w
+
+    def _build_text(self) -> QVBoxLayout:
+        """The text every row tokenizes: an exact editor that follows the Inspect text unless pinned."""
+        box = QVBoxLayout()
+        row = QHBoxLayout()
+        row.addWidget(QLabel("<b>Text</b>"), 1)
+        self.pin_box = QCheckBox("Pin")
+        self.pin_box.setToolTip(
+            "Pinned: this text stays when the Inspect text changes (typing here pins it). "
+            "Unpinned: it follows the Inspect text"
+        )
+        self.pin_box.toggled.connect(self._on_pin)
+        row.addWidget(self.pin_box)
+        box.addLayout(row)
+        self.text_edit = ExactTextEdit()  # keeps CR, CRLF, NBSP, U+2028, a BOM ... (QPlainTextEdit would not)
+        self.text_edit.setFont(mono_font())
+        self.text_edit.setMaximumHeight(130)
+        self.text_edit.inserts_dropped_files = True
+        self.text_edit.edited.connect(self._on_text_edited)
+        box.addWidget(self.text_edit)
+        self.inspect_text_button = QPushButton("Use the Inspect text")
+        self.inspect_text_button.setToolTip("Take the Inspect text now and follow it again (unpins)")
+        self.inspect_text_button.clicked.connect(self.use_inspect_text)
+        box.addWidget(self.inspect_text_button)
         self._text_timer = QTimer(self)
         self._text_timer.setSingleShot(True)
         self._text_timer.setInterval(250)
-        self._text_timer.timeout.connect(lambda: self.vm.set_text(self.text_edit.toPlainText()))
-        return w
+        self._text_timer.timeout.connect(lambda: self.vm.set_text(self.text_edit.exact_text()))
+        self._follow_timer = QTimer(self)  # Inspect edits arrive per key: follow them debounced
+        self._follow_timer.setSingleShot(True)
+        self._follow_timer.setInterval(300)
+        self._follow_timer.timeout.connect(self._follow_now)
+        return box
 
     def _populate_catalog(self) -> None:
         self._entries = embedded_bundles()
@@ -250,30 +273,43 @@ class CompareTab(QWidget):
         self.vm.move(k, delta)
         self.list.setCurrentRow(max(0, min(self.list.count() - 1, k + delta)))
 
-    def _on_text_edited(self) -> None:
-        self._text_edited = True
+    def _on_text_edited(self, *_edit: object) -> None:
+        if not self.pin_box.isChecked():
+            self.pin_box.blockSignals(True)
+            self.pin_box.setChecked(True)  # typing here pins the text: Inspect no longer overwrites it
+            self.pin_box.blockSignals(False)
         self._text_timer.start()
 
     def use_inspect_text(self) -> None:
-        insp = self.vm.inspect
-        if insp is not None:
-            self._text_timer.stop()
-            self._show_text(insp.text)
-            self.vm.set_text(insp.text)
-            self._text_edited = False
+        self.pin_box.setChecked(False)
+        self._follow_now()
+
+    def _on_pin(self, pinned: bool) -> None:
+        if not pinned:
+            self._follow_now()
 
     def _show_text(self, text: str) -> None:
-        """Show ``text`` in the editor without making the editor's copy the source: a
-        QPlainTextEdit turns CR/LF and separators into its own line ends, the view-model keeps
-        the exact text until the user types here."""
-        self.text_edit.blockSignals(True)
-        self.text_edit.setPlainText(text)
-        self.text_edit.blockSignals(False)
+        """Show ``text`` in the exact editor (no edit signal: the view-model has it already)."""
+        self.text_edit.show_text(text)
 
-    def _follow_inspect(self, text: str) -> None:
-        if not self._text_edited:
-            self._show_text(text)
-            self.vm.set_text(text)
+    def _follow_inspect(self, *_args: object) -> None:
+        """The Inspect text changed (replaced or edited): follow it unless pinned, once visible."""
+        if not self.pin_box.isChecked() and self.isVisible():
+            self._follow_timer.start()
+
+    def _follow_now(self) -> None:
+        insp = self.vm.inspect
+        if insp is None or self.pin_box.isChecked():
+            return
+        self._text_timer.stop()
+        self._follow_timer.stop()
+        if insp.text != self.vm.text or insp.text != self.text_edit.exact_text():
+            self._show_text(insp.text)
+            self.vm.set_text(insp.text)
+
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().showEvent(event)
+        self._follow_now()  # Inspect edits made while another tab was shown
 
     def _on_collapse(self, on: bool) -> None:
         self.rows_view.set_vote_unit("char_collapsed" if on else "char_raw")
@@ -552,8 +588,8 @@ class CompareTab(QWidget):
         self.diff_button.clicked.connect(self.run_diff)
         row.addWidget(self.diff_button)
         lay.addLayout(row)
-        self.diff_text = QPlainTextEdit()
-        self.diff_text.setReadOnly(True)
+        self.diff_text = QTextBrowser()  # a read-only report (no user text is edited here)
+        self.diff_text.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
         self.diff_text.setFont(mono_font())
         lay.addWidget(self.diff_text, 1)
         return w

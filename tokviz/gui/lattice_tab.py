@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 from .lattice_viewmodel import LatticeViewModel
 from .theme import mono_font
 from .widgets.charts import Histogram
+from .widgets.exact_edit import ExactLineEdit
 from .widgets.form import header
 from .widgets.lattice_view import LatticeView
 from .widgets.pair_table import show_piece
@@ -90,14 +90,15 @@ class LatticeTab(QWidget):
         """The text, From Inspect, the chunk choice, the n-best size and the lattice export."""
         top = QHBoxLayout()
         top.addWidget(QLabel("Text"))
-        self.text_edit = QLineEdit(self.vm.text)
+        self.text_edit = ExactLineEdit(self.vm.text)  # the text exactly, invisible characters marked
         self.text_edit.setFont(mono_font())
         self.text_edit.setToolTip("The text whose lattice is drawn (up to 400 characters)")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(150)
         self._timer.timeout.connect(self._text_edited)
-        self.text_edit.textChanged.connect(lambda _t: self._timer.start())
+        self.text_edit.inserts_dropped_files = True
+        self.text_edit.edited.connect(lambda *_e: self._timer.start())
         top.addWidget(self.text_edit, 1)
         self.from_inspect = QPushButton("From Inspect")
         self.from_inspect.setToolTip("Use the word around the token selected in the Inspect tab")
@@ -213,6 +214,7 @@ class LatticeTab(QWidget):
         self.vm.samples_changed.connect(self._on_samples)
         if inspect_vm is not None:
             self.vm.error_raised.connect(inspect_vm.error_raised)
+            self.text_edit.error_raised.connect(inspect_vm.error_raised)
 
     # ------------------------------------------------------------------ public
     def is_busy(self) -> bool:
@@ -236,9 +238,7 @@ class LatticeTab(QWidget):
 
     def _take_inspect(self) -> None:
         if self.vm.use_inspect_selection():
-            self.text_edit.blockSignals(True)
-            self.text_edit.setText(self.vm.text)
-            self.text_edit.blockSignals(False)
+            self.text_edit.show_text(self.vm.text)
 
     # ------------------------------------------------------------------ updates
     def _on_mode(self, mode: str, description: str) -> None:
@@ -264,9 +264,7 @@ class LatticeTab(QWidget):
 
     def _on_lattice(self, res) -> None:  # noqa: ANN001
         if res is not None and res.text != self.text_edit.text() and not self.text_edit.hasFocus():
-            self.text_edit.blockSignals(True)
-            self.text_edit.setText(res.text)
-            self.text_edit.blockSignals(False)
+            self.text_edit.show_text(res.text)
         if res is None:
             self.lattice.canvas.set_picture(None)
             self.nbest_table.setRowCount(0)

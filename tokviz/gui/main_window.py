@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, local_entries, path_label, sample_text
+from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, load_error, local_entries, path_label, sample_text
 from .display import ViewMode
 from .theme import apply_palette, system_is_dark, theme_for
 from .viewmodel import InspectViewModel
@@ -54,6 +54,7 @@ _TEXT_SUFFIXES = {".txt", ".md", ".rst", ".py", ".js", ".ts", ".c", ".h", ".cpp"
 _MAX_SAVED_TEXT = 1_000_000
 _RECENT_MAX = 8
 _MEMORY = "memory:"  # picker data of a tokenizer that has no file (trained, opened from the Train tab)
+_FAILED = "  [failed]"  # after a picker entry whose file did not load
 
 
 class InspectTab(QWidget):
@@ -116,6 +117,8 @@ class MainWindow(QMainWindow):
         self._theme_choice = "system"
         self._entries: list[Entry] = []
         self._active_info = ""
+        self._failed: dict[str, str] = {}  # picker data -> why that file did not load
+        self._transient: str | None = None  # a picker entry added only for the load under way
 
         top = self._build_top_bar()
         self.error_bar = ErrorBar()
@@ -404,13 +407,31 @@ class MainWindow(QMainWindow):
         self.tok_info.setText(self._active_info)
 
     def _on_load_failed(self, payload) -> None:  # noqa: ANN001
+        """A failed file leaves no entry that looks loadable: one added just for this load goes,
+        a listed one (embedded, cache, recent) is marked failed and keeps its error."""
+        path, msg = payload
+        data = str(path)
+        i = self.picker.findData(data)
+        if i >= 0 and data == self._transient:
+            self.picker.removeItem(i)
+        elif i >= 0:
+            self._failed[data] = load_error(path, msg)
+            text = self.picker.itemText(i)
+            if not text.endswith(_FAILED):
+                self.picker.setItemText(i, text + _FAILED)
+            self.picker.setItemData(i, self._failed[data], Qt.ItemDataRole.ToolTipRole)
+        self._transient = None
+        self._forget_recent(Path(path))
         self._show_active_in_picker()
 
     def _on_pick(self, index: int) -> None:
         data = self.picker.itemData(index)
-        if data and not str(data).startswith(_MEMORY):
-            name = self.picker.itemText(index)
-            self.vm.load_tokenizer(Path(data), name=name)
+        if data in self._failed:  # no silent re-parse: say why it failed (Open… tries again)
+            self.error_bar.show_error(f"{self._failed[data]} (choose it with Open… to try again)")
+            self._show_active_in_picker()
+        elif data and not str(data).startswith(_MEMORY):
+            self._transient = None
+            self.vm.load_tokenizer(Path(data), name=self.picker.itemText(index))
         elif data:
             self._show_active_in_picker()  # an in-memory tokenizer can only be the active one
 
@@ -423,8 +444,19 @@ class MainWindow(QMainWindow):
             self.load_tokenizer(self._entries[0].path, name=self._entries[0].name)
 
     def load_tokenizer(self, path: Path, *, name: str | None = None) -> None:
+        """Load ``path`` (an explicit choice: a file that failed before is tried again)."""
+        data = str(Path(path))
+        self._transient = data if self.picker.findData(data) < 0 else None
+        self._unmark_failed(data)
         self._select_in_picker(Path(path))
         self.vm.load_tokenizer(path, name=name or path_label(Path(path)))
+
+    def _unmark_failed(self, data: str) -> None:
+        if self._failed.pop(data, None) is not None:
+            i = self.picker.findData(data)
+            if i >= 0:
+                self.picker.setItemText(i, self.picker.itemText(i).removesuffix(_FAILED))
+                self.picker.setItemData(i, data, Qt.ItemDataRole.ToolTipRole)
 
     def _on_tokenizer(self, payload) -> None:  # noqa: ANN001
         name, path, info = payload
@@ -462,6 +494,12 @@ class MainWindow(QMainWindow):
         rec.insert(0, path)
         self.settings.setValue("recent", [str(p) for p in rec[:_RECENT_MAX]])
         self._rebuild_recent_menu()
+
+    def _forget_recent(self, path: Path) -> None:
+        """A file that failed to load is no recent tokenizer (the menu would offer it again)."""
+        if self.settings is not None and path in self._recent():
+            self.settings.setValue("recent", [str(p) for p in self._recent() if p != path])
+            self._rebuild_recent_menu()
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()

@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 from .theme import mono_font
 from .train_viewmodel import ALGORITHMS, TrainConfig, TrainViewModel
 from .widgets.charts import SeriesChart
-from .widgets.exact_edit import ExactTextEdit
+from .widgets.exact_edit import ExactLineEdit, ExactTextEdit
 from .widgets.form import boxed, header
 from .widgets.merge_slider import MergeSlider
 from .widgets.pair_table import PairTable, PruneTable, show_piece
@@ -113,6 +113,7 @@ class TrainTab(QWidget):
         self.corpus_edit.setPlaceholderText("Paste a corpus here (one text per line), or open files")
         self.corpus_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.corpus_edit.edited.connect(self._on_corpus_edited)
+        self.corpus_edit.files_dropped.connect(self.vm.load_corpus_files)  # read exactly, as Open files… does
         cl.addWidget(self.corpus_edit, 1)
         self.corpus_info = QLabel("empty")
         self.corpus_info.setStyleSheet("color: gray")
@@ -235,14 +236,15 @@ class TrainTab(QWidget):
         return mid
 
     def _build_probe(self) -> QWidget:
-        self.probe_edit = QLineEdit(self.vm.probe_text)
+        self.probe_edit = ExactLineEdit(self.vm.probe_text)  # the probe exactly, marks included
         self.probe_edit.setFont(mono_font())
         self.probe_edit.setToolTip("Any text: tokenized with the first k merges of the trained tokenizer")
         self._probe_timer = QTimer(self)
         self._probe_timer.setSingleShot(True)
         self._probe_timer.setInterval(120)
         self._probe_timer.timeout.connect(lambda: self.vm.set_probe(self.probe_edit.text()))
-        self.probe_edit.textChanged.connect(lambda _t: self._probe_timer.start())
+        self.probe_edit.inserts_dropped_files = True
+        self.probe_edit.edited.connect(lambda *_e: self._probe_timer.start())
         self.probe_view = ProbeView()
         self.probe_view.setMaximumHeight(70)
         self.probe_info = QLabel("")
@@ -311,6 +313,7 @@ class TrainTab(QWidget):
         vm.cutoff_changed.connect(self._on_cutoff)
         if inspect_vm is not None:
             vm.error_raised.connect(inspect_vm.error_raised)
+            self.probe_edit.error_raised.connect(inspect_vm.error_raised)
             # the cut view follows edits of the Inspect text (debounced, only while it is shown)
             self._cut_timer = QTimer(self)
             self._cut_timer.setSingleShot(True)

@@ -28,6 +28,7 @@ from ..engine.encoding import Encoding, Token
 from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.pretokenized import PreTokens, pre_token_spans
 from ..engine.text import NormalizedText, OffsetMap, check_text
+from .catalog import load_error
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .workers import CancelToken, Lanes, to_gui
 
@@ -225,7 +226,7 @@ class InspectViewModel(QObject):
         def failed(msg: str) -> None:
             self._loading = None
             emit(self.tokenizer_load_failed, (path, msg))
-            emit(self.error_raised, f"Could not open {path}: {msg}")
+            emit(self.error_raised, load_error(path, msg))
 
         self._loading = path
         emit(self.tokenizer_loading, label)

@@ -180,6 +180,7 @@ class ErrorBar(QFrame):
         lay.addWidget(self.label, 1)
         lay.addWidget(self.close_button)
         self.count = 0
+        self._last = ""
         self.hide()
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.dismiss, context=Qt.ShortcutContext.WindowShortcut)
 
@@ -187,13 +188,18 @@ class ErrorBar(QFrame):
         self.setStyleSheet(f"#ErrorBar {{ background: {bg}; border-radius: 4px; }} #ErrorBar QLabel {{ color: {fg}; }}")
 
     def show_error(self, message: str) -> None:
-        self.count += 1
-        extra = f"  ({self.count} errors)" if self.count > 1 else ""
+        """Show ``message``; an error already shown is not counted again."""
+        if self.isHidden() or message != self._last:
+            self.count += 1
+        self._last = message
+        extra = f"  (the latest of {self.count} errors; Esc dismisses)" if self.count > 1 else ""
         self.label.setText(message + extra)
+        self.setToolTip(message)
         self.show()
 
     def dismiss(self) -> None:
         self.count = 0
+        self._last = ""
         self.hide()
         emit(self.dismissed)
 

@@ -189,6 +189,11 @@ class ExactTextEdit(QPlainTextEdit):
     # object, not str: PySide drops a leading U+FEFF of every str it hands to Qt (signals included)
     edited = Signal(int, int, object)
     files_dropped = Signal(list)  # [Path]: local files dropped on the editor (the owner opens them)
+    error_raised = Signal(str)  # a dropped file could not be read (inserts_dropped_files)
+
+    #: True: a dropped file's text is inserted at the drop, read byte-exact by `tokviz.io.textfile`
+    #: (as File > Open reads); False: ``files_dropped`` tells the owner
+    inserts_dropped_files = False
 
     _one_line = False  # ExactLineEdit: LF is a stand-in too, the document is one block
 
@@ -587,12 +592,29 @@ class ExactTextEdit(QPlainTextEdit):
 
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802
         files = [Path(u.toLocalFile()) for u in source.urls() if u.isLocalFile()] if source.hasUrls() else []
+        if files and self.inserts_dropped_files:
+            self.insert_files(files)
+            return
         if files:
             emit(self.files_dropped, files)
             return
         text = mime_text(source)
         if text is not None:
             self.insert_exact(text)
+
+    def insert_files(self, paths: list[Path]) -> None:
+        """Insert the text of ``paths`` (one after the other) exactly as the files hold it; an
+        unreadable file inserts nothing and says why (``error_raised``)."""
+        from ...io.textfile import read_text_file
+
+        parts = []
+        for p in paths:
+            try:
+                parts.append(read_text_file(p).text)
+            except (OSError, ValueError) as exc:  # TokvizFormatError names the file and the byte offset
+                emit(self.error_raised, f"Could not insert the dropped file: {exc}")
+                return
+        self.insert_exact("".join(parts))
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
         cur = self.textCursor()
