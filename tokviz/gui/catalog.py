@@ -94,7 +94,7 @@ def format_tag(path: Path | str) -> str:
     base = name[: -len(".gz")] if name.endswith(".gz") else name
     if base.endswith(".json"):
         return "json"
-    if base in _GENERIC_NAMES or "." not in base:
+    if base in ("vocab.txt", "merges.txt", "vocab.bpe") or "." not in base:
         return base
     return base[base.rindex(".") :]
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from .chat_viewmodel import ROLES, ChatView, ChatViewModel
+from .display import counted
 from .theme import mono_font
 from .widgets.exact_edit import ExactTextEdit
 from .widgets.form import header
@@ -246,6 +247,16 @@ class ChatTab(QWidget):
         self.vm.template_changed.connect(self.template_label.setText)
 
     # ------------------------------------------------------------------ editor
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        n = counted(len(self.vm.messages), "message")
+        view = self.vm.view
+        if self.error.isVisible() or view is None:
+            return f"Chat: {n} · not rendered" + (" (the template failed, see above)" if self.error.isVisible() else "")
+        r = view.result
+        return (f"Chat: {n} → {counted(len(r.ids), 'token')} ({sum(r.control):,} control) · "
+                f"{view.tokenizer_name} · {view.template_source}")
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -357,8 +368,8 @@ class ChatTab(QWidget):
         pieces = [r.text[s:e] for s, e in r.offsets]
         self.rendered.setHtml(tokens_html(pieces, roles, list(r.control), self.theme))
         n_control = sum(r.control)
-        self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{len(r.ids):,} tokens · "
-                                 f"{n_control} control · {len(r.text):,} chars · add_special_tokens=False</span>")
+        self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{counted(len(r.ids), 'token')} · "
+                                 f"{n_control} control · {counted(len(r.text), 'char')} · add_special_tokens=False</span>")
         if r.sanitized_ids is not None:
             self.sanitized.setHtml(tokens_html(list(view.sanitized_pieces), [None] * len(view.sanitized_pieces),
                                                list(view.sanitized_control), self.theme))

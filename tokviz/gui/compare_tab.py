@@ -9,6 +9,7 @@ mode (progress, cancel, CSV/JSON export). Everything goes through `CompareViewMo
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,8 @@ from PySide6.QtWidgets import (
 
 from ..analysis.compare import Analysis
 from .catalog import Entry, embedded_bundles, local_entries
-from .compare_viewmodel import CompareViewModel, OverlapResult, Row
+from .compare_viewmodel import MAX_ROWS, CompareViewModel, OverlapResult, Row
+from .display import counted
 from .theme import mono_font, theme_for
 from .widgets.charts import export_widget
 from .widgets.compare_rows import CompareRows
@@ -339,7 +341,7 @@ class CompareTab(QWidget):
         self._fill_scripts()
         if a is not None:
             self.text_stats.setText(
-                f"{a.n_chars:,} chars (code points) · {a.n_bytes:,} bytes (UTF-8) · {a.n_words:,} words"
+                f"{counted(a.n_chars, 'char')} (code points) · {counted(a.n_bytes, 'byte')} (UTF-8) · {counted(a.n_words, 'word')}"
             )
 
     def _on_click(self, side: int, start: int, end: int) -> None:
@@ -470,9 +472,14 @@ class CompareTab(QWidget):
         self.script_chart = pg.PlotWidget()
         self.script_chart.setMinimumWidth(280)
         self.script_chart.showGrid(y=True, alpha=0.25)
-        legend = self.script_chart.addLegend(offset=(4, 4))
-        legend.setBrush(pg.mkBrush(255, 255, 255, 200))
         lay.addWidget(self.script_chart, 2)
+        # the key beside the chart, never over its bars
+        self.script_legend = QLabel()
+        self.script_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.script_legend.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.script_legend.setWordWrap(True)
+        self.script_legend.setMaximumWidth(190)
+        lay.addWidget(self.script_legend)
         return w
 
     def _fill_scripts(self) -> None:
@@ -480,6 +487,7 @@ class CompareTab(QWidget):
         t = self.script_table
         self.script_chart.clear()
         if a is None:
+            self.script_legend.setText("")
             t.setRowCount(0)
             t.setColumnCount(0)
             return
@@ -527,6 +535,10 @@ class CompareTab(QWidget):
             )
         chart.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(scripts)]])
         chart.setLabel("left", label)
+        self.script_legend.setText("<br>".join(
+            f"<span style='color:{SET_COLORS[k % len(SET_COLORS)]}'>■</span>&nbsp;{html.escape(name)}"
+            for k, name in enumerate(a.names)
+        ))
 
     # ------------------------------------------------------------------ overlap
     def _build_overlap(self) -> QWidget:
@@ -801,6 +813,16 @@ class CompareTab(QWidget):
         self.overlap_view.set_colors(theme.text, theme.base)
         self.script_chart.setBackground(theme.base)
         self._fill_f1()
+
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        a = self.vm.analysis
+        if a is None or not a.names:
+            return f"Compare: {counted(len(self.vm.rows), 'tokenizer')} · add tokenizers (up to {MAX_ROWS})"
+        k = min(range(len(a.tokens)), key=a.tokens.__getitem__)
+        pinned = "pinned text" if self.pin_box.isChecked() else "the Inspect text"
+        return (f"Compare: {counted(len(a.names), 'tokenizer')} on {pinned} ({counted(a.n_chars, 'char')}) · "
+                f"{min(a.tokens):,}–{max(a.tokens):,} tokens, fewest: {a.names[k]}")
 
     def is_busy(self) -> bool:
         return self.vm.is_busy()

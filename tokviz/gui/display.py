@@ -38,6 +38,7 @@ __all__ = [
     "color_index",
     "neighbour_variant",
     "char_name",
+    "counted",
     "LatticePicture",
     "PALETTE_SIZE",
 ]
@@ -178,6 +179,15 @@ def visible_runs(text: str, style: int = Style.TEXT) -> list[tuple[str, int]]:
     if buf:
         runs.append(("".join(buf), style))
     return runs
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for one: ``counted(1, "finding")`` -> ``'1 finding'``.
+
+    >>> counted(1, "token"), counted(2_048, "match", "matches"), counted(0, "error")
+    ('1 token', '2,048 matches', '0 errors')
+    """
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def hex_bytes(data: bytes) -> str:

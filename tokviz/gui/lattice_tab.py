@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .display import counted
 from .lattice_viewmodel import LatticeViewModel
 from .theme import mono_font
 from .widgets.charts import Histogram
@@ -217,6 +218,17 @@ class LatticeTab(QWidget):
             self.text_edit.error_raised.connect(inspect_vm.error_raised)
 
     # ------------------------------------------------------------------ public
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        res = self.vm.result
+        if res is None:
+            return f"Lattice: {self.vm.describe_mode()}"
+        if res.picture is not None:
+            what = f"{counted(len(res.picture.nodes), 'candidate piece')}, {counted(len(res.nbest), 'best path')}"
+        else:
+            what = f"{counted(len(res.encoded_ids), 'token')} (BPE: dropout sampling)"
+        return f"Lattice: {counted(len(res.text), 'char')} · {what}"
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -289,7 +301,7 @@ class LatticeTab(QWidget):
             self.nbest_table.setRowCount(0)
             self.summary.setText(
                 f"Deterministic encoding{cut}: <code>{_h(' | '.join(show_piece(p) for p in res.encoded_pieces))}</code>"
-                f" · {len(res.encoded_ids)} tokens")
+                f" · {counted(len(res.encoded_ids), 'token')}")
             return
         vit = res.viterbi
         unk = self.vm.unk_id
@@ -301,7 +313,7 @@ class LatticeTab(QWidget):
             check = "differs from the encoding (byte fallback or post-processing)"
         pv = math.exp(vit.score - res.log_z) if res.log_z > -1e300 else 0.0
         self.summary.setText(
-            f"<b>{len(res.picture.nodes):,}</b> candidate pieces over {len(res.picture.text)} characters{cut} · "
+            f"<b>{len(res.picture.nodes):,}</b> candidate piece{'' if len(res.picture.nodes) == 1 else 's'} over {counted(len(res.picture.text), 'character')}{cut} · "
             f"Viterbi <code>{_h(' | '.join(show_piece(p) for p in vit.pieces))}</code> score {vit.score:.3f} "
             f"(p = {pv:.3f} of all paths) · {check} · {res.seconds * 1000:.0f} ms")
         self.lattice.canvas.set_picture(res.picture)
@@ -346,7 +358,7 @@ class LatticeTab(QWidget):
         what = "Viterbi" if out.mode == "unigram" else "deterministic"
         param = f"α = {out.param:g}" if out.mode == "unigram" else f"p = {out.param:g}"
         self.histogram.set_rows(list(out.rows), title=(
-            f"{out.total:,} samples · {param} · {out.distinct:,} distinct · gold: the {what} one · "
+            f"{counted(out.total, 'sample')} · {param} · {out.distinct:,} distinct · gold: the {what} one · "
             f"{out.seconds * 1000:.0f} ms"))
         self.histogram.setToolTip(out.description + ("\nClick a row to see its path in the lattice" if out.paths else ""))
 

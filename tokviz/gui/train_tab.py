@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .display import counted
 from .theme import mono_font
 from .train_viewmodel import ALGORITHMS, TrainConfig, TrainViewModel
 from .widgets.charts import SeriesChart
@@ -322,6 +323,13 @@ class TrainTab(QWidget):
             inspect_vm.encoding_changed.connect(lambda _u: self._cut_timer.start())
 
     # ------------------------------------------------------------------ public helpers
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        run = self.vm.run
+        if run is None or not run.is_merge_based:
+            return f"Train: {self.status.text()}"
+        return f"Train: {self.status.text()} · showing step {self.slider.value():,}"
+
     def is_busy(self) -> bool:
         """Training or a step query still running (the screenshot waits for this)."""
         return self.vm.is_training() or self.vm.step_busy() or self.vm._lanes.is_busy("cutoff")
@@ -364,7 +372,7 @@ class TrainTab(QWidget):
         text = self.vm.corpus
         lines = text.count("\n") + 1 if text else 0
         name = f"{self.vm.corpus_name} · " if self.vm.corpus_name else ""
-        self.corpus_info.setText(f"{name}{len(text):,} chars · {len(text.encode('utf-8')):,} bytes · {lines:,} lines")
+        self.corpus_info.setText(f"{name}{counted(len(text), 'char')} · {counted(len(text.encode('utf-8')), 'byte')} · {counted(lines, 'line')}")
 
     def open_corpus_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", "Text files (*.txt *.md *.py);;All files (*)")
@@ -413,7 +421,7 @@ class TrainTab(QWidget):
         algo = ALGORITHMS[run.config.algorithm][0]
         if run.is_merge_based:
             self.status.setText(
-                f"{algo}: {res.num_merges:,} merges, vocab {len(res.vocab):,}, {len(res.words):,} distinct words "
+                f"{algo}: {counted(res.num_merges, 'merge')}, vocab {len(res.vocab):,}, {len(res.words):,} distinct words "
                 f"in {run.seconds * 1000:,.0f} ms"
             )
             self.slider.set_maximum(res.num_merges)
@@ -522,7 +530,7 @@ class TrainTab(QWidget):
         covered = sum(e - s for s, e in enc.offsets)
         dropped = sum(1 for ch in enc.text if not ch.isspace()) - covered
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
-        self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
+        self.probe_info.setText(f"{counted(n, 'token')} · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
 
     def _probe_unk_id(self) -> int | None:

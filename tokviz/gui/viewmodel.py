@@ -315,6 +315,13 @@ class InspectViewModel(QObject):
         """The tokenizer follows tiktoken's special-token policy (typed literals are plain text by default)."""
         return self.tokenizer is not None and self.tokenizer.special_policy == "tiktoken"
 
+    @property
+    def adds_special_tokens(self) -> bool:
+        """The tokenizer's post-processor adds special tokens (BOS/EOS/CLS/SEP) to an encoding:
+        only then does "Add special tokens" change anything."""
+        post = getattr(self.tokenizer, "post_processor", None)
+        return post is not None and post.added_tokens(False) > 0
+
     def _allowed_special(self) -> str | None:
         if self.is_tiktoken_like:
             return "all" if self.honour_special_literals else None
