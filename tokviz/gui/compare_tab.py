@@ -93,7 +93,20 @@ class CompareTab(QWidget):
         self._entries: list[Entry] = []
         self.corpus_report: Any = None
 
-        left = self._build_left()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self._build_left())
+        split.addWidget(self._build_centre())
+        split.setStretchFactor(1, 1)
+        split.setSizes([270, 1000])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(split)
+        self._wire(inspect_vm)
+        self._populate_catalog()
+        self._show_text(self.vm.text)
+
+    def _build_centre(self) -> QSplitter:
+        """The aligned rows above, the detail tabs (agreement, per script, overlap, diff, corpus) below."""
         self.rows_view = CompareRows()
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -123,15 +136,9 @@ class CompareTab(QWidget):
         centre.addWidget(top)
         centre.addWidget(self.details)
         centre.setSizes([430, 300])
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(centre)
-        split.setStretchFactor(1, 1)
-        split.setSizes([270, 1000])
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addWidget(split)
+        return centre
 
+    def _wire(self, inspect_vm: Any) -> None:
         vm = self.vm
         vm.rows_changed.connect(self._on_rows)
         vm.analysis_changed.connect(self._on_analysis)
@@ -149,8 +156,6 @@ class CompareTab(QWidget):
             inspect_vm.encoding_changed.connect(self._follow_inspect)  # edits typed in Inspect
             vm.error_raised.connect(inspect_vm.error_raised)  # one error bar for the window
             self.text_edit.error_raised.connect(inspect_vm.error_raised)
-        self._populate_catalog()
-        self._show_text(vm.text)
 
     # ------------------------------------------------------------------ left column
     def _build_left(self) -> QWidget:

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QSizePolicy,
     QSplitter,
     QTabWidget,
     QToolButton,
@@ -167,10 +166,8 @@ class MainWindow(QMainWindow):
         self.open_button.setToolTip("Open a tokenizer file (Ctrl+O); you can also drop one on the window")
         self.open_button.clicked.connect(self.open_tokenizer_dialog)
         tl.addWidget(self.open_button)
-        self.tok_info = QLabel()
+        self.tok_info = ElidedLabel()  # elides with a tooltip in a narrow window
         self.tok_info.setStyleSheet("color: gray")
-        self.tok_info.setMinimumWidth(0)
-        self.tok_info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         tl.addWidget(self.tok_info, 1)
         return top
 

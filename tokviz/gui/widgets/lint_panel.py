@@ -182,6 +182,19 @@ class LintPanel(QWidget):
         self._open_dialog: Callable[[str, str], str] = lambda title, filt: QFileDialog.getOpenFileName(self, title, "", filt)[0]
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
+        lay.addLayout(self._build_toolbar())
+        lay.addWidget(self._build_trees(), 1)
+        self.corpus_label = QLabel("")
+        self.corpus_label.setWordWrap(True)
+        self.corpus_label.hide()
+        lay.addWidget(self.corpus_label)
+        lint_vm.view_changed.connect(self._on_view)
+        lint_vm.corpus_progress.connect(self._on_progress)
+        lint_vm.corpus_finished.connect(self._on_corpus)
+        lint_vm.vm.selection_changed.connect(self._on_selection)
+
+    def _build_toolbar(self) -> QHBoxLayout:
+        """The span toggle, the summary, corpus lint with its progress, and the exports."""
         row = QHBoxLayout()
         self.exact_box = QCheckBox("Exact spans")
         self.exact_box.setToolTip(
@@ -213,7 +226,10 @@ class LintPanel(QWidget):
         self.test_button.setToolTip("Save the selected finding as a regression test (tokenizer, text, expected spans)")
         self.test_button.clicked.connect(self._export_test)
         row.addWidget(self.test_button)
-        lay.addLayout(row)
+        return row
+
+    def _build_trees(self) -> QSplitter:
+        """The findings by check beside the selected token's stage trace."""
         split = QSplitter(Qt.Orientation.Horizontal)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(5)
@@ -236,15 +252,7 @@ class LintPanel(QWidget):
         self.stages.setToolTip("Which stage moved this offset: the selected token's span at every stage")
         split.addWidget(self.stages)
         split.setSizes([640, 360])
-        lay.addWidget(split, 1)
-        self.corpus_label = QLabel("")
-        self.corpus_label.setWordWrap(True)
-        self.corpus_label.hide()
-        lay.addWidget(self.corpus_label)
-        lint_vm.view_changed.connect(self._on_view)
-        lint_vm.corpus_progress.connect(self._on_progress)
-        lint_vm.corpus_finished.connect(self._on_corpus)
-        lint_vm.vm.selection_changed.connect(self._on_selection)
+        return split
 
     # ------------------------------------------------------------------ findings
     def _on_view(self, view: LintView | None) -> None:
@@ -273,7 +281,7 @@ class LintPanel(QWidget):
                 counts[f.severity] = counts.get(f.severity, 0) + 1
             worst = min(counts, key=SEVERITY_RANK.__getitem__)
             top = QTreeWidgetItem([f"{check} · {CHECKS[check]} ({len(items):,})", "", "", "",
-                                   " · ".join(counted(n, s, "info" if s == "info" else None) for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
+                                   " · ".join(counted(n, {"warn": "warning"}.get(s, s), "info" if s == "info" else None) for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
             top.setForeground(0, QBrush(severity_color(worst)))
             # rows are made when the group is opened, a page at a time: thousands of byte-split
             # infos on CJK text would otherwise cost seconds of item creation per lint
