@@ -255,7 +255,8 @@ class CompareTab(QWidget):
 
     def add_defaults(self, n: int = 8) -> None:
         """Add the first ``n`` embedded tokenizers, one per bundle (screenshots, first use)."""
-        seen: set[str] = set()
+        have = {Path(r.path) for r in self.vm.rows if r.path}
+        seen = {e.path.parent.name for e in self._entries if e.path in have}  # a bundle already in a row
         for e in self._entries:
             if len(self.vm.rows) >= n:
                 break
@@ -631,16 +632,8 @@ class CompareTab(QWidget):
         self.vm.compute_diff(self.diff_old.currentIndex(), self.diff_new.currentIndex(), corpus=corpus)
 
     def _on_diff(self, result: Any) -> None:
-        from ..commands.diff import format_diff
-
         d, reg = result
-        out = d.to_json()
-        out["regression"] = {
-            "corpus": self.diff_corpus.text().strip() or "this text",
-            "mode": "lines",
-            **reg.to_json(),
-        }
-        self.diff_text.setPlainText(format_diff(out))
+        self.diff_text.setPlainText(d.to_text(reg, corpus=self.diff_corpus.text().strip() or "this text"))
 
     # ------------------------------------------------------------------ corpus
     def _build_corpus(self) -> QWidget:

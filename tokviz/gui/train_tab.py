@@ -101,7 +101,7 @@ class TrainTab(QWidget):
         cl = QVBoxLayout(corpus_box)
         row = QHBoxLayout()
         self.toy_button = QPushButton("Toy corpus")
-        self.toy_button.setToolTip("The shipped toy corpus: the seed's hand examples (abab/abac, low/lower/newest, hug/pug …)")
+        self.toy_button.setToolTip("The shipped toy corpus: small hand-checkable examples (abab/abac, low/lower/newest, hug/pug …)")
         self.toy_button.clicked.connect(self.vm.load_toy_corpus)
         self.open_button = QPushButton("Open files…")
         self.open_button.setToolTip("Train on UTF-8 text files (e.g. botchan.txt, wagahaiwa_nekodearu.txt)")
@@ -340,7 +340,7 @@ class TrainTab(QWidget):
             # First visit: show something real right away (the toy corpus trains in milliseconds).
             self._auto_started = True
             self.vm.load_toy_corpus()
-            # character BPE reads best on the toy corpus (the seed's low/lower/newest examples)
+            # character BPE reads best on the toy corpus (its low/lower/newest examples)
             self.algo.setCurrentIndex(self.algo.findData("bpe-char"))
             self.vocab.setValue(100)
             self._land_on_first = True  # show merge 1 and the counts that chose it
