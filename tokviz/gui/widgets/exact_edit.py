@@ -541,14 +541,14 @@ class ExactTextEdit(QPlainTextEdit):
         """Backspace / Delete and their word and line variants, applied to the mirror (a CRLF goes
         whole; deleting to the line end keeps the line end)."""
         mods = event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)
-        cur = self.textCursor()
-        om = self.offset_map()
-        a, b = om.from_utf16(cur.selectionStart()), om.from_utf16(cur.selectionEnd())
         ops = next((o for k, o in _DELETE_KEYS if event.matches(k)), None)
         if ops is None and event.key() == Qt.Key.Key_Backspace and not mods:
             ops = ()  # one code point back (as Qt does), a CRLF whole
         if ops is None:
             return False
+        cur = self.textCursor()
+        om = self.offset_map()
+        a, b = om.from_utf16(cur.selectionStart()), om.from_utf16(cur.selectionEnd())
         if a == b and not ops:
             a = max(a - (2 if a >= 2 and self._source.startswith("\r\n", a - 2) else 1), 0)
         elif a == b or len(ops) == 2:
