@@ -63,7 +63,8 @@ class TestPicker:
         name = window.vm.tokenizer_name
         assert "trained" in name
         assert window.picker.currentText().startswith(name)
-        assert window.windowTitle() == f"tokviz — {name}"
+        # one "tokviz", at the end: Qt appends the display name only to titles not ending with it
+        assert window.windowTitle() == f"{name} — tokviz"
         assert "BPE" in window.tok_info.text()
 
     def test_recent_keeps_paths_under_a_folder_named_bundles(self, window, qtbot, settings, tmp_path) -> None:  # noqa: ANN001

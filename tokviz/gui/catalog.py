@@ -12,7 +12,10 @@ from ..io.discovery import discover, hub_repo_id
 from ..io.embedded import embedded_tokenizers
 from ..resources import resource_path
 
-__all__ = ["Entry", "embedded_bundles", "local_entries", "DEFAULT_BUNDLE", "sample_text", "path_label", "info_label"]
+__all__ = [
+    "Entry", "embedded_bundles", "local_entries", "DEFAULT_BUNDLE", "sample_text", "path_label", "info_label",
+    "format_tag", "load_error",
+]
 
 #: the bundle the app opens first
 DEFAULT_BUNDLE = "cl100k_base/cl100k_base.tiktoken.gz"
@@ -62,6 +65,36 @@ def path_label(path: Path) -> str:
     if base in _GENERIC_NAMES and path.parent.name:
         return f"{path.parent.name} ({path.name})"
     return path.name
+
+
+def format_tag(path: Path | str) -> str:
+    """The file format in a few characters, to tell apart two tokenizers of the same name.
+
+    >>> format_tag("/m/tokenizer.json.gz"), format_tag("/m/tokenizer.model"), format_tag("/m/vocab.txt")
+    ('json', '.model', 'vocab.txt')
+    """
+    name = Path(path).name
+    base = name[: -len(".gz")] if name.endswith(".gz") else name
+    if base.endswith(".json"):
+        return "json"
+    if base in ("vocab.txt", "merges.txt", "vocab.bpe") or "." not in base:
+        return base
+    return base[base.rindex(".") :]
+
+
+def load_error(path: Path | str, message: str) -> str:
+    """The message of a failed tokenizer load, naming the file once (reader errors mostly start
+    with the file already).
+
+    >>> load_error("/m/a.gguf", "/m/a.gguf: tokenizer.ggml.model: 'x' is not supported")
+    "Could not open the tokenizer: /m/a.gguf: tokenizer.ggml.model: 'x' is not supported"
+    >>> load_error("/m/a.gguf", "truncated")
+    'Could not open /m/a.gguf: truncated'
+    """
+    p = str(path)
+    if p in message or Path(p).name in message:
+        return f"Could not open the tokenizer: {message}"
+    return f"Could not open {p}: {message}"
 
 
 def info_label(info: dict) -> str:  # type: ignore[type-arg]

@@ -23,17 +23,17 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTextEdit,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from .chat_viewmodel import ROLES, ChatView, ChatViewModel
+from .display import counted
 from .theme import mono_font
+from .widgets.exact_edit import ExactTextEdit
 from .widgets.form import header
 
 __all__ = ["ChatTab", "ROLE_HUES", "tokens_html"]
@@ -124,10 +124,11 @@ class ChatTab(QWidget):
         self.role.setEditable(True)
         self.role.setToolTip("Role of the selected message (type another role if the template knows it)")
         self.role.currentTextChanged.connect(self._on_role)
-        self.content = QPlainTextEdit()
+        self.content = ExactTextEdit()  # the message exactly: CR, CRLF, NBSP, a BOM ... stay
         self.content.setFont(mono_font())
         self.content.setPlaceholderText("Message content")
-        self.content.textChanged.connect(lambda: None if self._loading else self._timer.start())
+        self.content.inserts_dropped_files = True
+        self.content.edited.connect(lambda *_e: None if self._loading else self._timer.start())
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(6, 4, 6, 4)
@@ -158,11 +159,12 @@ class ChatTab(QWidget):
 
     def _build_options(self, ll: QVBoxLayout) -> None:
         """Tools, variables, the generation-prompt options and the template choice, into ``ll``."""
-        self.tools = QPlainTextEdit()
+        self.tools = ExactTextEdit()  # JSON whose strings reach the prompt: kept exactly too
         self.tools.setFont(mono_font())
         self.tools.setPlaceholderText('[{"type": "function", "function": {"name": ..., "parameters": {...}}}]')
         self.tools.setMaximumHeight(90)
-        self.tools.textChanged.connect(lambda: self.vm.set_tools_json(self.tools.toPlainText()))
+        self.tools.inserts_dropped_files = True
+        self.tools.edited.connect(lambda *_e: self.vm.set_tools_json(self.tools.exact_text()))
         self.variables = QLineEdit()
         self.variables.setPlaceholderText('{"enable_thinking": false}')
         self.variables.setToolTip("Extra template variables as a JSON object")
@@ -196,11 +198,9 @@ class ChatTab(QWidget):
 
     def _build_results(self) -> QWidget:
         """The right column: the rendered and sanitised prompts side by side, the lints below."""
-        self.rendered = QTextEdit()
-        self.rendered.setReadOnly(True)
+        self.rendered = QTextBrowser()  # read-only views of the rendered prompt (token cells)
         self.rendered.setFont(mono_font())
-        self.sanitized = QTextEdit()
-        self.sanitized.setReadOnly(True)
+        self.sanitized = QTextBrowser()
         self.sanitized.setFont(mono_font())
         self.render_head = header("Rendered", "as apply_chat_template · add_special_tokens=False")
         self.sanitized_head = header("Sanitised", "user literals encoded as text")
@@ -238,12 +238,25 @@ class ChatTab(QWidget):
         return right
 
     def _wire(self) -> None:
+        if self.vm.inspect is not None:
+            for edit in (self.content, self.tools):
+                edit.error_raised.connect(self.vm.inspect.error_raised)
         self.vm.messages_changed.connect(self._fill_list)
         self.vm.result_changed.connect(self._show)
         self.vm.render_failed.connect(self._show_error)
         self.vm.template_changed.connect(self.template_label.setText)
 
     # ------------------------------------------------------------------ editor
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        n = counted(len(self.vm.messages), "message")
+        view = self.vm.view
+        if self.error.isVisible() or view is None:
+            return f"Chat: {n} · not rendered" + (" (the template failed, see above)" if self.error.isVisible() else "")
+        r = view.result
+        return (f"Chat: {n} → {counted(len(r.ids), 'token')} ({sum(r.control):,} control) · "
+                f"{view.tokenizer_name} · {view.template_source}")
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -290,7 +303,7 @@ class ChatTab(QWidget):
         try:
             self.role.setCurrentText(str(m.get("role", "")))
             content = m.get("content", "")
-            self.content.setPlainText(content if isinstance(content, str) else str(content))
+            self.content.show_text(content if isinstance(content, str) else str(content))
         finally:
             self._loading = False
 
@@ -306,7 +319,7 @@ class ChatTab(QWidget):
         row = self._row
         if self._loading or not 0 <= row < len(self.vm.messages):
             return
-        text = self.content.toPlainText()
+        text = self.content.exact_text()
         if self.vm.messages[row].get("content") != text:
             self.vm.set_message(row, content=text)
             self._relabel(row)
@@ -355,8 +368,8 @@ class ChatTab(QWidget):
         pieces = [r.text[s:e] for s, e in r.offsets]
         self.rendered.setHtml(tokens_html(pieces, roles, list(r.control), self.theme))
         n_control = sum(r.control)
-        self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{len(r.ids):,} tokens · "
-                                 f"{n_control} control · {len(r.text):,} chars · add_special_tokens=False</span>")
+        self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{counted(len(r.ids), 'token')} · "
+                                 f"{n_control} control · {counted(len(r.text), 'char')} · add_special_tokens=False</span>")
         if r.sanitized_ids is not None:
             self.sanitized.setHtml(tokens_html(list(view.sanitized_pieces), [None] * len(view.sanitized_pieces),
                                                list(view.sanitized_control), self.theme))

@@ -27,6 +27,7 @@ from ..analysis.compare import (
     surface_ids,
 )
 from ._compat import emit
+from .catalog import format_tag, load_error
 from .workers import CancelToken, Lanes, to_gui
 
 __all__ = ["CompareViewModel", "Row", "OverlapResult", "MAX_ROWS"]
@@ -39,12 +40,13 @@ class Row:
     """One tokenizer of the comparison. ``tokenizer`` is None while loading or after an error."""
 
     id: int
-    name: str
+    name: str  # unique among the rows: the base name, with the format when two rows share it
     path: str | None
     tokenizer: Any = None
     error: str | None = None
     loading: bool = False
     sigma: frozenset[bytes] | None = field(default=None, repr=False)  # Σ, built by the overlap job
+    base: str = ""  # the name it was added with
 
     @property
     def ready(self) -> bool:
@@ -99,7 +101,7 @@ class CompareViewModel(QObject):
             emit(self.error_raised, f"Compare holds at most {MAX_ROWS} tokenizers; remove one first")
             return -1
         path = Path(path)
-        row = Row(next(self._ids), name or path.name, str(path), loading=True)
+        row = Row(next(self._ids), name or path.name, str(path), loading=True, base=name or path.name)
         self.rows.append(row)
         self._emit_rows()
 
@@ -124,7 +126,7 @@ class CompareViewModel(QObject):
         if len(self.rows) >= MAX_ROWS:
             emit(self.error_raised, f"Compare holds at most {MAX_ROWS} tokenizers; remove one first")
             return -1
-        row = Row(next(self._ids), name, path, tok)
+        row = Row(next(self._ids), name, path, tok, base=name)
         self.rows.append(row)
         self._emit_rows()
         self._schedule()
@@ -147,7 +149,7 @@ class CompareViewModel(QObject):
             return
         self.rows[k] = replace(self.rows[k], error=msg, loading=False)
         self._emit_rows()
-        emit(self.error_raised, f"Could not open {self.rows[k].path}: {msg}")
+        emit(self.error_raised, load_error(self.rows[k].path or self.rows[k].name, msg))
 
     def remove(self, index: int) -> None:
         if 0 <= index < len(self.rows):
@@ -169,7 +171,27 @@ class CompareViewModel(QObject):
         return [r for r in self.rows if r.ready]
 
     def _emit_rows(self) -> None:
+        self._name_rows()
         emit(self.rows_changed, tuple(self.rows))
+
+    def _name_rows(self) -> None:
+        """Give rows that share a name the file format ("Mistral 7B v0.1 · json" / "· .model"),
+        and a number when that is shared too (the same file twice)."""
+        def tagged(r: Row) -> str:
+            base = r.base or r.name
+            if sum((o.base or o.name) == base for o in self.rows) < 2:
+                return base
+            return f"{base} · {format_tag(r.path) if r.path else 'in memory'}"
+
+        names = [tagged(r) for r in self.rows]
+        seen: dict[str, int] = {}
+        for k, r in enumerate(self.rows):
+            n = names[k]
+            if names.count(n) > 1:
+                seen[n] = seen.get(n, 0) + 1
+                n = f"{n} ({seen[n]})"
+            if n != r.name:
+                self.rows[k] = replace(r, name=n)
 
     # ------------------------------------------------------------------ text and analysis
     def set_text(self, text: str) -> None:

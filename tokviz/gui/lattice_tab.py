@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -33,9 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .display import counted
 from .lattice_viewmodel import LatticeViewModel
 from .theme import mono_font
 from .widgets.charts import Histogram
+from .widgets.exact_edit import ExactLineEdit
 from .widgets.form import header
 from .widgets.lattice_view import LatticeView
 from .widgets.pair_table import show_piece
@@ -90,14 +91,15 @@ class LatticeTab(QWidget):
         """The text, From Inspect, the chunk choice, the n-best size and the lattice export."""
         top = QHBoxLayout()
         top.addWidget(QLabel("Text"))
-        self.text_edit = QLineEdit(self.vm.text)
+        self.text_edit = ExactLineEdit(self.vm.text)  # the text exactly, invisible characters marked
         self.text_edit.setFont(mono_font())
         self.text_edit.setToolTip("The text whose lattice is drawn (up to 400 characters)")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(150)
         self._timer.timeout.connect(self._text_edited)
-        self.text_edit.textChanged.connect(lambda _t: self._timer.start())
+        self.text_edit.inserts_dropped_files = True
+        self.text_edit.edited.connect(lambda *_e: self._timer.start())
         top.addWidget(self.text_edit, 1)
         self.from_inspect = QPushButton("From Inspect")
         self.from_inspect.setToolTip("Use the word around the token selected in the Inspect tab")
@@ -213,8 +215,20 @@ class LatticeTab(QWidget):
         self.vm.samples_changed.connect(self._on_samples)
         if inspect_vm is not None:
             self.vm.error_raised.connect(inspect_vm.error_raised)
+            self.text_edit.error_raised.connect(inspect_vm.error_raised)
 
     # ------------------------------------------------------------------ public
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        res = self.vm.result
+        if res is None:
+            return f"Lattice: {self.vm.describe_mode()}"
+        if res.picture is not None:
+            what = f"{counted(len(res.picture.nodes), 'candidate piece')}, {counted(len(res.nbest), 'best path')}"
+        else:
+            what = f"{counted(len(res.encoded_ids), 'token')} (BPE: dropout sampling)"
+        return f"Lattice: {counted(len(res.text), 'char')} · {what}"
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -236,9 +250,7 @@ class LatticeTab(QWidget):
 
     def _take_inspect(self) -> None:
         if self.vm.use_inspect_selection():
-            self.text_edit.blockSignals(True)
-            self.text_edit.setText(self.vm.text)
-            self.text_edit.blockSignals(False)
+            self.text_edit.show_text(self.vm.text)
 
     # ------------------------------------------------------------------ updates
     def _on_mode(self, mode: str, description: str) -> None:
@@ -264,9 +276,7 @@ class LatticeTab(QWidget):
 
     def _on_lattice(self, res) -> None:  # noqa: ANN001
         if res is not None and res.text != self.text_edit.text() and not self.text_edit.hasFocus():
-            self.text_edit.blockSignals(True)
-            self.text_edit.setText(res.text)
-            self.text_edit.blockSignals(False)
+            self.text_edit.show_text(res.text)
         if res is None:
             self.lattice.canvas.set_picture(None)
             self.nbest_table.setRowCount(0)
@@ -291,7 +301,7 @@ class LatticeTab(QWidget):
             self.nbest_table.setRowCount(0)
             self.summary.setText(
                 f"Deterministic encoding{cut}: <code>{_h(' | '.join(show_piece(p) for p in res.encoded_pieces))}</code>"
-                f" · {len(res.encoded_ids)} tokens")
+                f" · {counted(len(res.encoded_ids), 'token')}")
             return
         vit = res.viterbi
         unk = self.vm.unk_id
@@ -303,7 +313,7 @@ class LatticeTab(QWidget):
             check = "differs from the encoding (byte fallback or post-processing)"
         pv = math.exp(vit.score - res.log_z) if res.log_z > -1e300 else 0.0
         self.summary.setText(
-            f"<b>{len(res.picture.nodes):,}</b> candidate pieces over {len(res.picture.text)} characters{cut} · "
+            f"<b>{len(res.picture.nodes):,}</b> candidate piece{'' if len(res.picture.nodes) == 1 else 's'} over {counted(len(res.picture.text), 'character')}{cut} · "
             f"Viterbi <code>{_h(' | '.join(show_piece(p) for p in vit.pieces))}</code> score {vit.score:.3f} "
             f"(p = {pv:.3f} of all paths) · {check} · {res.seconds * 1000:.0f} ms")
         self.lattice.canvas.set_picture(res.picture)
@@ -348,7 +358,7 @@ class LatticeTab(QWidget):
         what = "Viterbi" if out.mode == "unigram" else "deterministic"
         param = f"α = {out.param:g}" if out.mode == "unigram" else f"p = {out.param:g}"
         self.histogram.set_rows(list(out.rows), title=(
-            f"{out.total:,} samples · {param} · {out.distinct:,} distinct · gold: the {what} one · "
+            f"{counted(out.total, 'sample')} · {param} · {out.distinct:,} distinct · gold: the {what} one · "
             f"{out.seconds * 1000:.0f} ms"))
         self.histogram.setToolTip(out.description + ("\nClick a row to see its path in the lattice" if out.paths else ""))
 

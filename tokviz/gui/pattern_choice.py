@@ -4,7 +4,7 @@ A tiktoken rank file that is not one of the published encodings carries no pre-t
 pattern and no special tokens. The GUI asks for them once (`pattern_dialog.PatternDialog`) and
 remembers the answer per file in the app's settings, so reopening the file (picker, recent
 files, drag and drop) just works. This module is the dialog's model: no widgets, no engine
-calls beyond the rank-file facts; the settings object only needs ``value``/``setValue``/``remove``
+calls beyond the rank-file facts and the pattern's split of a test text (`split_preview`); the settings object only needs ``value``/``setValue``/``remove``
 (QSettings in the app, a dict-backed stand-in in tests).
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from ..io.tiktoken_ranks import PATTERN_PRESETS, pattern_preset, preset_name_of
 
 __all__ = ["RankPatternChoice", "RankFileFacts", "rank_file_facts", "remembered_choice", "remember_choice",
-           "forget_choice", "check_choice", "PRESET_ITEMS", "CUSTOM"]
+           "forget_choice", "check_choice", "split_preview", "PRESET_ITEMS", "CUSTOM"]
 
 CUSTOM = "custom"
 # (preset name, title) for the dialog's combo box, then the custom entry
@@ -165,3 +165,24 @@ def check_choice(
             return None, f"two special tokens have id {id_}"
         specials[literal] = id_
     return RankPatternChoice(pattern, specials), ""
+
+
+def split_preview(pattern: str, text: str) -> list[tuple[int, int]] | None:
+    """The chunks (code point spans) the rank-file tokenizer would make of ``text`` with
+    ``pattern``: the engine's Split as the rank-file loader builds it (tiktoken keeps the
+    matches and drops the text between them). None when the pattern does not compile.
+
+    >>> split_preview(r"\\w+", "ab, c")
+    [(0, 2), (4, 5)]
+    """
+    import regex
+
+    from ..engine.errors import TokvizFormatError
+    from ..engine.pre_tokenizers.split import Split
+    from ..io.tiktoken_ranks import engine_pattern
+
+    try:
+        split = Split(pattern=engine_pattern(pattern), is_regex=True, behavior="Removed", invert=True)
+    except (regex.error, TokvizFormatError, ValueError):
+        return None
+    return [span for _piece, span in split.pre_tokenize_str(text)]

@@ -41,10 +41,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .display import counted
 from .theme import mono_font
 from .train_viewmodel import ALGORITHMS, TrainConfig, TrainViewModel
 from .widgets.charts import SeriesChart
-from .widgets.exact_edit import ExactTextEdit
+from .widgets.exact_edit import ExactLineEdit, ExactTextEdit
 from .widgets.form import boxed, header
 from .widgets.merge_slider import MergeSlider
 from .widgets.pair_table import PairTable, PruneTable, show_piece
@@ -113,6 +114,7 @@ class TrainTab(QWidget):
         self.corpus_edit.setPlaceholderText("Paste a corpus here (one text per line), or open files")
         self.corpus_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.corpus_edit.edited.connect(self._on_corpus_edited)
+        self.corpus_edit.files_dropped.connect(self.vm.load_corpus_files)  # read exactly, as Open files… does
         cl.addWidget(self.corpus_edit, 1)
         self.corpus_info = QLabel("empty")
         self.corpus_info.setStyleSheet("color: gray")
@@ -235,14 +237,15 @@ class TrainTab(QWidget):
         return mid
 
     def _build_probe(self) -> QWidget:
-        self.probe_edit = QLineEdit(self.vm.probe_text)
+        self.probe_edit = ExactLineEdit(self.vm.probe_text)  # the probe exactly, marks included
         self.probe_edit.setFont(mono_font())
         self.probe_edit.setToolTip("Any text: tokenized with the first k merges of the trained tokenizer")
         self._probe_timer = QTimer(self)
         self._probe_timer.setSingleShot(True)
         self._probe_timer.setInterval(120)
         self._probe_timer.timeout.connect(lambda: self.vm.set_probe(self.probe_edit.text()))
-        self.probe_edit.textChanged.connect(lambda _t: self._probe_timer.start())
+        self.probe_edit.inserts_dropped_files = True
+        self.probe_edit.edited.connect(lambda *_e: self._probe_timer.start())
         self.probe_view = ProbeView()
         self.probe_view.setMaximumHeight(70)
         self.probe_info = QLabel("")
@@ -311,6 +314,7 @@ class TrainTab(QWidget):
         vm.cutoff_changed.connect(self._on_cutoff)
         if inspect_vm is not None:
             vm.error_raised.connect(inspect_vm.error_raised)
+            self.probe_edit.error_raised.connect(inspect_vm.error_raised)
             # the cut view follows edits of the Inspect text (debounced, only while it is shown)
             self._cut_timer = QTimer(self)
             self._cut_timer.setSingleShot(True)
@@ -319,6 +323,13 @@ class TrainTab(QWidget):
             inspect_vm.encoding_changed.connect(lambda _u: self._cut_timer.start())
 
     # ------------------------------------------------------------------ public helpers
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        run = self.vm.run
+        if run is None or not run.is_merge_based:
+            return f"Train: {self.status.text()}"
+        return f"Train: {self.status.text()} · showing step {self.slider.value():,}"
+
     def is_busy(self) -> bool:
         """Training or a step query still running (the screenshot waits for this)."""
         return self.vm.is_training() or self.vm.step_busy() or self.vm._lanes.is_busy("cutoff")
@@ -361,7 +372,7 @@ class TrainTab(QWidget):
         text = self.vm.corpus
         lines = text.count("\n") + 1 if text else 0
         name = f"{self.vm.corpus_name} · " if self.vm.corpus_name else ""
-        self.corpus_info.setText(f"{name}{len(text):,} chars · {len(text.encode('utf-8')):,} bytes · {lines:,} lines")
+        self.corpus_info.setText(f"{name}{counted(len(text), 'char')} · {counted(len(text.encode('utf-8')), 'byte')} · {counted(lines, 'line')}")
 
     def open_corpus_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", "Text files (*.txt *.md *.py);;All files (*)")
@@ -410,7 +421,7 @@ class TrainTab(QWidget):
         algo = ALGORITHMS[run.config.algorithm][0]
         if run.is_merge_based:
             self.status.setText(
-                f"{algo}: {res.num_merges:,} merges, vocab {len(res.vocab):,}, {len(res.words):,} distinct words "
+                f"{algo}: {counted(res.num_merges, 'merge')}, vocab {len(res.vocab):,}, {len(res.words):,} distinct words "
                 f"in {run.seconds * 1000:,.0f} ms"
             )
             self.slider.set_maximum(res.num_merges)
@@ -519,7 +530,7 @@ class TrainTab(QWidget):
         covered = sum(e - s for s, e in enc.offsets)
         dropped = sum(1 for ch in enc.text if not ch.isspace()) - covered
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
-        self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
+        self.probe_info.setText(f"{counted(n, 'token')} · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
 
     def _probe_unk_id(self) -> int | None:

@@ -28,6 +28,7 @@ from ..engine.encoding import Encoding, Token
 from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.pretokenized import PreTokens, pre_token_spans
 from ..engine.text import NormalizedText, OffsetMap, check_text
+from .catalog import load_error
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .workers import CancelToken, Lanes, to_gui
 
@@ -225,7 +226,7 @@ class InspectViewModel(QObject):
         def failed(msg: str) -> None:
             self._loading = None
             emit(self.tokenizer_load_failed, (path, msg))
-            emit(self.error_raised, f"Could not open {path}: {msg}")
+            emit(self.error_raised, load_error(path, msg))
 
         self._loading = path
         emit(self.tokenizer_loading, label)
@@ -313,6 +314,13 @@ class InspectViewModel(QObject):
     def is_tiktoken_like(self) -> bool:
         """The tokenizer follows tiktoken's special-token policy (typed literals are plain text by default)."""
         return self.tokenizer is not None and self.tokenizer.special_policy == "tiktoken"
+
+    @property
+    def adds_special_tokens(self) -> bool:
+        """The tokenizer's post-processor adds special tokens (BOS/EOS/CLS/SEP) to an encoding:
+        only then does "Add special tokens" change anything."""
+        post = getattr(self.tokenizer, "post_processor", None)
+        return post is not None and post.added_tokens(False) > 0
 
     def _allowed_special(self) -> str | None:
         if self.is_tiktoken_like:

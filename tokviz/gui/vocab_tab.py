@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._compat import emit
+from .display import counted
 from .theme import mono_font
 from .vocab_viewmodel import FACETS, VocabViewModel
 from .widgets.vocab_widgets import VocabCard, VocabCharts
@@ -101,11 +102,15 @@ class VocabTab(QWidget):
         self.export_button.setToolTip("Save the rows shown (after search and facets) as CSV or JSON")
         self.export_button.clicked.connect(self._export)
         top.addWidget(self.export_button)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.setFormat("%p% %v")
+        self.progress = QProgressBar()  # the percentage in the bar, the phase and counts beside it
+        self.progress.setMaximumWidth(140)
+        self.progress.setFormat("%p%")
         self.progress.setVisible(False)
         top.addWidget(self.progress)
+        self.progress_label = QLabel("")
+        self.progress_label.setStyleSheet("color: gray")
+        self.progress_label.setVisible(False)
+        top.addWidget(self.progress_label)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.vm.cancel)
@@ -202,6 +207,15 @@ class VocabTab(QWidget):
         super().hideEvent(event)
         self.vm.set_active(False)
 
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        audit = self.vm.audit
+        if audit is None:
+            return "Vocabulary: auditing…" if self.vm.is_busy() else "Vocabulary: no audit yet"
+        s = audit.summary()
+        return (f"Vocabulary: {audit.name} · {s['entries']:,} entries · showing {len(self.vm.rows):,} · "
+                f"{s['unreachable']:,} unreachable · {s['partial_utf8']:,} partial UTF-8")
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -216,10 +230,11 @@ class VocabTab(QWidget):
     def _on_progress(self, phase: str, done: int, total: int) -> None:
         self.progress.setMaximum(max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{phase} %v / %m")
+        self.progress_label.setText(f"{phase} {done:,} / {total:,}")
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
+        self.progress_label.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.rerun_button.setEnabled(not busy)
 
@@ -254,7 +269,7 @@ class VocabTab(QWidget):
 
     def _on_rows(self) -> None:
         total = len(self.vm.audit.tokens) if self.vm.audit is not None else 0
-        self.shown.setText(f"{len(self.vm.rows):,} of {total:,} tokens")
+        self.shown.setText(f"{len(self.vm.rows):,} of {counted(total, 'token')}")
         if self.vm.rows:
             self.table.selectionModel().setCurrentIndex(
                 self.vm.table.index(0, 0),
@@ -322,4 +337,4 @@ class VocabTab(QWidget):
             except OSError as exc:
                 self._on_error(f"export: {exc}")
                 return
-            self.shown.setText(f"{n:,} rows written to {path}")
+            self.shown.setText(f"{counted(n, 'row')} written to {path}")

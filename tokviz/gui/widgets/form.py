@@ -1,5 +1,6 @@
 """Small shared building blocks of the tabs: a bold header with a grey hint, a boxed pane under
-such a header, a read-only results table and a labelled combo box.
+such a header, a read-only results table, a labelled combo box and a one-line label that elides
+(with the whole text as its tooltip) instead of being cut.
 
 The tabs build their panels from these (``_build_<panel>()`` methods), so a header or a table
 looks the same in every tab. Nothing here knows a view-model.
@@ -9,18 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QVBoxLayout,
     QWidget,
 )
 
-__all__ = ["boxed", "choice", "header", "header_html", "table"]
+__all__ = ["ElidedLabel", "boxed", "choice", "header", "header_html", "table"]
 
 
 def header_html(title: str, hint: str = "") -> str:
@@ -73,3 +77,39 @@ def choice(label: str, items: list[str], changed: Callable[[], object]) -> tuple
     box.currentIndexChanged.connect(lambda _i: changed())
     row.addWidget(box, 1)
     return row, box
+
+
+class ElidedLabel(QLabel):
+    """A one-line plain-text label that never shows cut text: when it is too narrow it ends in
+    "…" and its tooltip holds the whole text (status lines, progress descriptions)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        super().setText(text)
+        self._sync_tip()
+
+    def resizeEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().resizeEvent(event)
+        self._sync_tip()
+
+    def is_elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def _sync_tip(self) -> None:
+        self.setToolTip(self.text() if self.is_elided() else "")
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(0, super().minimumSizeHint().height())
+
+    def paintEvent(self, event) -> None:  # noqa: ANN001, N802
+        p = QPainter(self)
+        r = self.contentsRect()
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, r.width())
+        p.setPen(self.palette().color(self.foregroundRole()))
+        p.drawText(r, int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), shown)
+        p.end()
