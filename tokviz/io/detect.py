@@ -40,8 +40,12 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 _JSON_KIND = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
-# What a folder may hold, in order of preference (the first found wins).
-_DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf")
+# What a folder may hold, in order of preference (the first found wins); then a rank JSON
+# (js-tiktoken, claude.json) found by its content (`_rank_json_in`).
+_DIR_CANDIDATES = (
+    "tokenizer.json", "tekken.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf",
+    "bpe_simple_vocab*.txt",
+)
 
 
 def load(
@@ -144,6 +148,13 @@ def _classify(data: bytes) -> tuple[str, Any]:
         return "empty", None
     if head[:1] == b"{":
         return _sniff_json(data)
+    if head[:1] in (b"e", b"m"):
+        from .tiktoken_json import js_module_json, looks_like_tiktoken_json
+
+        body = js_module_json(head)
+        obj = try_loads(body) if body is not None else None
+        if looks_like_tiktoken_json(obj):
+            return "tiktoken-json", obj
     if head[:1] == b"[":
         # a JSON array is no tokenizer, but "[PAD]" opens every BERT vocab.txt
         kind, obj = _sniff_json(data)
@@ -184,6 +195,10 @@ def _sniff_json(data: bytes) -> tuple[str, Any]:
         # "model" is also an ordinary token of GPT-2's vocab.json: only an object counts
         if isinstance(obj.get("model"), dict):
             return "hf-json", obj
+        from .tiktoken_json import looks_like_tiktoken_json
+
+        if looks_like_tiktoken_json(obj):
+            return "tiktoken-json", obj
         if obj and all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()
         ):
@@ -245,10 +260,29 @@ def _pick_in_folder(folder: Path) -> Path:
             if name == "vocab.json" and _sibling(folder, "merges.txt") is None:
                 continue
             return found_one
+    rank_json = _rank_json_in(folder)
+    if rank_json is not None:
+        return rank_json
     wanted = ", ".join(n for n in _DIR_CANDIDATES)
     raise TokvizFormatError(
-        f"no tokenizer file in this folder (looked for {wanted}, also .gz)", source=str(folder)
+        f"no tokenizer file in this folder (looked for {wanted}, also .gz, and a js-tiktoken rank JSON)",
+        source=str(folder),
     )
+
+
+def _rank_json_in(folder: Path) -> Path | None:
+    """The first ``*.json`` / ``*.js`` / ``*.cjs`` (or ``.gz``) of ``folder`` whose first 4 KiB
+    hold a ``bpe_ranks`` key: a js-tiktoken rank file such as claude.json."""
+    names = sorted(p for ext in ("json", "js", "cjs") for p in (*folder.glob(f"*.{ext}"), *folder.glob(f"*.{ext}.gz")))
+    for p in names:
+        try:
+            with (gzip.open(p, "rb") if p.name.endswith(".gz") else p.open("rb")) as f:
+                head = f.read(4096)
+        except (OSError, EOFError, zlib.error):
+            continue
+        if b'"bpe_ranks"' in head:
+            return p
+    return None
 
 
 def _decode_text(data: bytes, source: str) -> str:
@@ -275,6 +309,10 @@ def _load_data(
         from .tiktoken_ranks import load_tiktoken_ranks
 
         return load_tiktoken_ranks(data, source=source, pattern=pattern, special_tokens=special_tokens)
+    if kind == "tiktoken-json":
+        from .tiktoken_json import load_tiktoken_json
+
+        return load_tiktoken_json(parsed, source=source, pattern=pattern, special_tokens=special_tokens)
     if pattern is not None or special_tokens is not None:
         raise TokvizFormatError(
             "pattern= and special_tokens= only apply to tiktoken rank files", source=source
@@ -350,6 +388,18 @@ _DETAILS = {
         ("pattern_preset", "pattern preset"),
         ("n_vocab", "n_vocab"),
     ),
+    "tiktoken-json": (
+        ("published_as", "recognised as"),
+        ("pattern_preset", "pattern preset"),
+        ("n_vocab", "n_vocab"),
+        ("explicit_n_vocab", "explicit_n_vocab"),
+    ),
+}
+
+
+# what `tokviz info` calls a format the file's name does not say
+_FORMAT_NAMES = {
+    "tiktoken-json": "js-tiktoken rank JSON (pat_str, special_tokens, compressed bpe_ranks)",
 }
 
 
@@ -362,6 +412,8 @@ def format_details(tok: Tokenizer) -> dict[str, Any]:
     extra = tok.config.extra
     fmt = extra.get("format")
     out: dict[str, Any] = {}
+    if fmt in _FORMAT_NAMES:
+        out["format"] = _FORMAT_NAMES[fmt]
     for key, label in _DETAILS.get(fmt, ()):  # type: ignore[arg-type]
         value = extra.get(key)
         if value is not None:

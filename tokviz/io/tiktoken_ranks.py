@@ -47,6 +47,9 @@ __all__ = [
     "PRESETS",
     "RankTable",
     "parse_ranks",
+    "rank_table",
+    "check_pattern",
+    "check_specials",
     "looks_like_ranks",
     "preset_for",
     "load_tiktoken_ranks",
@@ -372,6 +375,11 @@ def parse_ranks(data: bytes, *, source: str = "<bytes>") -> RankTable:
         raw, ranks = _parse_slow(data, source)
     if not raw:
         raise TokvizFormatError("empty rank file (expected lines of '<base64 token> <rank>')", source=source)
+    return rank_table(raw, ranks, source=source)
+
+
+def rank_table(raw: list[bytes], ranks: list[int], *, source: str = "<bytes>") -> RankTable:
+    """The `RankTable` of token bytes ``raw[i]`` with rank ``ranks[i]`` (duplicates refused)."""
     # One bulk decode of all token bytes into the byte-level alphabet (an 8-bit charmap codec,
     # C speed), then slicing: far cheaper than one translate per token for 200k entries.
     joined = codecs.charmap_decode(b"".join(raw), "strict", _CHARMAP)[0]
@@ -504,8 +512,8 @@ def load_tiktoken_ranks(
         pattern = preset.pattern
     if special_tokens is None:
         special_tokens = preset.special_tokens if preset is not None else {}
-    _check_pattern(pattern, source)
-    specials = _check_specials(special_tokens, table, source)
+    check_pattern(pattern, source)
+    specials = check_specials(special_tokens, table, source)
     return build_tiktoken_tokenizer(
         table,
         pattern=pattern,
@@ -646,7 +654,7 @@ def engine_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def _check_pattern(pattern: str, source: str) -> None:
+def check_pattern(pattern: str, source: str) -> None:
     import regex
 
     try:
@@ -655,7 +663,7 @@ def _check_pattern(pattern: str, source: str) -> None:
         raise TokvizFormatError(f"bad pre-tokenizer pattern {pattern!r}: {exc}", source=source) from None
 
 
-def _check_specials(special_tokens: Mapping[str, int], table: RankTable, source: str) -> dict[str, int]:
+def check_specials(special_tokens: Mapping[str, int], table: RankTable, source: str) -> dict[str, int]:
     out: dict[str, int] = {}
     n = len(table)
     # published files use ranks 0..n-1: then "is a rank" is a bounds check, no set needed
