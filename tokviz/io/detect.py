@@ -199,6 +199,10 @@ def _sniff_json(data: bytes) -> tuple[str, Any]:
 
         if looks_like_tiktoken_json(obj):
             return "tiktoken-json", obj
+        from .tekken import looks_like_tekken
+
+        if looks_like_tekken(obj):
+            return "tekken", obj
         if obj and all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()
         ):
@@ -317,6 +321,10 @@ def _load_data(
         raise TokvizFormatError(
             "pattern= and special_tokens= only apply to tiktoken rank files", source=source
         )
+    if kind == "tekken":
+        from .tekken import load_tekken
+
+        return load_tekken(parsed, source=source)
     if kind == "hf-json":
         from .hf_json import load_hf_json
 
@@ -388,6 +396,13 @@ _DETAILS = {
         ("pattern_preset", "pattern preset"),
         ("n_vocab", "n_vocab"),
     ),
+    "tekken": (
+        ("tekken_version", "tekken version"),
+        ("num_special_tokens", "special ids"),
+        ("control_tokens", "control tokens"),
+        ("vocab_entries", "vocabulary"),
+        ("multimodal", "multimodal config"),
+    ),
     "tiktoken-json": (
         ("published_as", "recognised as"),
         ("pattern_preset", "pattern preset"),
@@ -400,6 +415,7 @@ _DETAILS = {
 # what `tokviz info` calls a format the file's name does not say
 _FORMAT_NAMES = {
     "tiktoken-json": "js-tiktoken rank JSON (pat_str, special_tokens, compressed bpe_ranks)",
+    "tekken": "Mistral tekken.json (mistral-common's Tekkenizer)",
 }
 
 

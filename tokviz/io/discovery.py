@@ -23,7 +23,7 @@ __all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir", "ollama
            "find_discovered"]
 
 # File names a hub snapshot may hold, best first; one entry per snapshot.
-_HF_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
+_HF_FILES = ("tokenizer.json", "tekken.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
 _TIKTOKEN_NAMES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 _MAX_SNAPSHOTS = 500

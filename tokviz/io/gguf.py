@@ -555,25 +555,13 @@ _GPT2_SPEC_REGEX = pre_spec("gpt-2").regexes[0]
 
 def _post_processor(tokens: Sequence[str], ids: dict[str, int], *, add_bos: bool, add_eos: bool, add_sep: bool) -> Any:
     """What ``add_special_tokens=True`` adds, as llama.cpp does: BOS first, EOS (or SEP) last."""
-    from ..engine.processors import post_processor_from_json
+    from .post_processing import around_processor
 
     first = [ids["bos"]] if add_bos and "bos" in ids else []
     last = [ids["eos"]] if add_eos and "eos" in ids else []
     if add_sep and "sep" in ids:
         last.append(ids["sep"])
-    if not first and not last:
-        return None
-
-    def piece(i: int) -> dict[str, Any]:
-        return {"SpecialToken": {"id": tokens[i], "type_id": 0}}
-
-    single = [*map(piece, first), {"Sequence": {"id": "A", "type_id": 0}}, *map(piece, last)]
-    pair = [*single, *map(piece, first), {"Sequence": {"id": "B", "type_id": 1}}, *map(piece, last)]
-    specials = {tokens[i]: {"id": tokens[i], "ids": [i], "tokens": [tokens[i]]} for i in {*first, *last}}
-    return post_processor_from_json(
-        {"type": "TemplateProcessing", "single": single, "pair": pair, "special_tokens": specials},
-        where="gguf post_processor",
-    )
+    return around_processor([(i, tokens[i]) for i in first], [(i, tokens[i]) for i in last], where="gguf post_processor")
 
 
 def _config(
