@@ -176,6 +176,10 @@ def _classify(data: bytes) -> tuple[str, Any]:
         return "binary", None
     from .gpt2_files import looks_like_merges
 
+    from .clip import looks_like_clip_merges
+
+    if looks_like_clip_merges(text, data.count(b"\n")):
+        return "clip-merges", None
     if looks_like_merges(text):
         return "merges", None
     # vocab.txt: one token per line; tokens never hold spaces. Prose or code has them on most
@@ -254,7 +258,7 @@ def _sibling(folder: Path | None, name: str) -> Path | None:
 
 def _pick_in_folder(folder: Path) -> Path:
     for name in _DIR_CANDIDATES:
-        if name.startswith("*"):
+        if "*" in name:
             found = sorted([*folder.glob(name), *folder.glob(name + ".gz")])
             if found:
                 return found[0]
@@ -352,6 +356,15 @@ def _load_data(
         return load_gpt2_files(
             parsed, _decode_text(merges, str(merges_path)), source=source, merges_source=str(merges_path)
         )
+    if kind == "clip-merges":
+        if _sibling(folder, "vocab.json") is not None:
+            raise TokvizFormatError(
+                "this is a merges.txt with a vocab.json beside it; load the vocab.json (or the folder) instead",
+                source=source,
+            )
+        from .clip import load_clip_merges
+
+        return load_clip_merges(_decode_text(data, source), source=source)
     if kind == "sentencepiece":
         from .sentencepiece import load_sentencepiece_model
 
@@ -396,6 +409,10 @@ _DETAILS = {
         ("pattern_preset", "pattern preset"),
         ("n_vocab", "n_vocab"),
     ),
+    "clip-merges": (
+        ("merges", "merges used"),
+        ("derived_vocab", "derived vocabulary"),
+    ),
     "tekken": (
         ("tekken_version", "tekken version"),
         ("num_special_tokens", "special ids"),
@@ -416,6 +433,7 @@ _DETAILS = {
 _FORMAT_NAMES = {
     "tiktoken-json": "js-tiktoken rank JSON (pat_str, special_tokens, compressed bpe_ranks)",
     "tekken": "Mistral tekken.json (mistral-common's Tekkenizer)",
+    "clip-merges": "CLIP merges (bpe_simple_vocab): vocabulary derived from bytes, </w> and merges",
 }
 
 
