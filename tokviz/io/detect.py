@@ -300,48 +300,12 @@ def _decode_text(data: bytes, source: str) -> str:
         raise TokvizFormatError(f"not valid UTF-8 text (byte {exc.start})", source=source) from None
 
 
-def _load_data(
-    data: bytes,
-    *,
-    source: str,
-    folder: Path | None,
-    pattern: str | None,
-    special_tokens: Mapping[str, int] | None,
-) -> Tokenizer:
-    kind, parsed = _classify(data)
-    if kind == "gguf":
-        if pattern is not None or special_tokens is not None:
-            raise TokvizFormatError("pattern= and special_tokens= only apply to tiktoken rank files", source=source)
-        return _load_gguf_bytes(data, source=source)
-    if kind == "tiktoken":
-        from .tiktoken_ranks import load_tiktoken_ranks
-
-        return load_tiktoken_ranks(data, source=source, pattern=pattern, special_tokens=special_tokens)
-    if kind == "tiktoken-json":
-        from .tiktoken_json import load_tiktoken_json
-
-        return load_tiktoken_json(parsed, source=source, pattern=pattern, special_tokens=special_tokens)
-    if pattern is not None or special_tokens is not None:
-        raise TokvizFormatError(
-            "pattern= and special_tokens= only apply to tiktoken rank files", source=source
-        )
-    if kind == "tekken":
-        from .tekken import load_tekken
-
-        return load_tekken(parsed, source=source)
+def _load_hf_folder_format(kind: str, data: bytes, parsed: Any, *, source: str, folder: Path | None) -> Tokenizer | None:
+    """The formats a Hugging Face model folder holds (their configuration files apply), or None."""
     if kind == "hf-json":
         from .hf_json import load_hf_json
 
-        config_path = _sibling(folder, "tokenizer_config.json")
-        config: Any = None
-        if config_path is not None:
-            config = read_bytes(_read_file(config_path), source=str(config_path))
-        return load_hf_json(
-            parsed,
-            source=source,
-            config=config,
-            config_source=str(config_path) if config_path is not None else None,
-        )
+        return load_hf_json(parsed, source=source)
     if kind == "vocab-json":
         from .gpt2_files import load_gpt2_files
 
@@ -373,6 +337,47 @@ def _load_data(
         from .wordpiece_vocab import load_wordpiece_vocab
 
         return load_wordpiece_vocab(_decode_text(data, source), source=source)
+    return None
+
+
+def _load_data(
+    data: bytes,
+    *,
+    source: str,
+    folder: Path | None,
+    pattern: str | None,
+    special_tokens: Mapping[str, int] | None,
+) -> Tokenizer:
+    kind, parsed = _classify(data)
+    if kind == "gguf":
+        if pattern is not None or special_tokens is not None:
+            raise TokvizFormatError("pattern= and special_tokens= only apply to tiktoken rank files", source=source)
+        return _load_gguf_bytes(data, source=source)
+    if kind == "tiktoken":
+        from .tiktoken_ranks import load_tiktoken_ranks
+
+        return load_tiktoken_ranks(data, source=source, pattern=pattern, special_tokens=special_tokens)
+    if kind == "tiktoken-json":
+        from .tiktoken_json import load_tiktoken_json
+
+        return load_tiktoken_json(parsed, source=source, pattern=pattern, special_tokens=special_tokens)
+    if pattern is not None or special_tokens is not None:
+        raise TokvizFormatError(
+            "pattern= and special_tokens= only apply to tiktoken rank files", source=source
+        )
+    if kind == "tekken":
+        from .tekken import load_tekken
+
+        return load_tekken(parsed, source=source)
+    tok = _load_hf_folder_format(kind, data, parsed, source=source, folder=folder)
+    if tok is not None:
+        if folder is not None:
+            from .hf_config import apply_folder_config, read_folder_config
+
+            fc = read_folder_config(folder)
+            if fc is not None:
+                tok = apply_folder_config(tok, fc)
+        return tok
     if kind == "json":
         obj = loads(data, source=source)
         raise TokvizFormatError(
@@ -452,6 +457,10 @@ def format_details(tok: Tokenizer) -> dict[str, Any]:
         value = extra.get(key)
         if value is not None:
             out[label] = value
+    if extra.get("config_sources"):
+        from .hf_config import config_details
+
+        out.update(config_details(extra, tok.config))
     if fmt == "gguf":
         out["add_bos / add_eos"] = f"{tok.config.add_bos_token} / {tok.config.add_eos_token}"
         out["chat template"] = "yes" if tok.config.chat_template else "no"
