@@ -3,21 +3,26 @@
 The file name is never trusted: a ``.json`` may be a vocab.json or a tokenizer_config.json, a
 ``.model`` may be anything. gzip is undone first (by its magic bytes), then the content decides:
 
-===========================  ===============================================================
-content                      loader
-===========================  ===============================================================
-JSON object with "model"     HF tokenizer.json (`hf_json`), with tokenizer_config.json beside it
-JSON object str -> int       GPT-2 vocab.json, needs merges.txt beside it (`gpt2_files`)
-``<base64> <int>`` lines     tiktoken rank file (`tiktoken_ranks`)
-protobuf ModelProto          SentencePiece .model (`sentencepiece`)
-``GGUF`` magic               GGUF model or vocab file (`gguf`; memory-mapped, header only)
-one token per line           BERT vocab.txt (`wordpiece_vocab`)
-===========================  ===============================================================
+===============================  ===========================================================
+content                          loader
+===============================  ===========================================================
+JSON object with "model"         HF tokenizer.json (`hf_json`)
+JSON object str -> int           GPT-2 vocab.json, needs merges.txt beside it (`gpt2_files`)
+JSON with "config" + "vocab"     Mistral tekken.json (`tekken`)
+JSON (or JS module) bpe_ranks    js-tiktoken rank JSON, claude.json (`tiktoken_json`)
+``<base64> <int>`` lines         tiktoken rank file (`tiktoken_ranks`)
+protobuf ModelProto              SentencePiece .model (`sentencepiece`)
+``GGUF`` magic                   GGUF model or vocab file (`gguf`; memory-mapped, header only)
+CLIP merges (``</w>``)            CLIP's bpe_simple_vocab, vocabulary derived (`clip`)
+one token per line               BERT vocab.txt (`wordpiece_vocab`)
+===============================  ===========================================================
 
-A directory is searched for tokenizer.json, tokenizer.model, vocab.json + merges.txt, a
-``*.tiktoken`` file, vocab.txt and a ``*.gguf`` file, in that order (each possibly ``.gz``).
-A GGUF file is recognised by its first four bytes before anything else is read: model files
-are gigabytes, and only their header is needed.
+A directory is searched for tokenizer.json, tekken.json, tokenizer.model, vocab.json +
+merges.txt, a ``*.tiktoken`` file, vocab.txt, a ``*.gguf`` file and CLIP's bpe_simple_vocab, in
+that order (each possibly ``.gz``), then for a rank JSON by its content. The configuration files
+of a Hugging Face folder (tokenizer_config.json, special_tokens_map.json, chat templates:
+`hf_config`) apply to the formats such a folder holds. A GGUF file is recognised by its first four
+bytes before anything else is read: model files are gigabytes, and only their header is needed.
 """
 
 from __future__ import annotations
