@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--messages", type=Path, required=True,
                    help='JSON file: a list of {"role", "content"} or {"messages": [...], "tools": [...]}')
     p.add_argument("--template", type=Path, help="a .jinja file (default: the tokenizer's chat_template)")
+    p.add_argument("--template-name", metavar="NAME",
+                   help="one of the folder's named templates (tokenizer_config.json's list or additional_chat_templates/); "
+                        "default: 'tool_use' with --tools when there is one, else 'default'")
     p.add_argument("--tools", type=Path, help="JSON file with a list of tool schemas")
     p.add_argument("--add-generation-prompt", action="store_true",
                    help="end with the template's prompt for the assistant's reply")
@@ -69,7 +72,7 @@ def _messages(path: Path) -> tuple[list[Any], list[Any] | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.chat import load_template, render_chat
+    from ..analysis.chat import load_template, pick_template, render_chat
     from ..analysis.chat_render import ChatTemplateError
 
     messages, tools = _messages(args.messages)
@@ -77,9 +80,12 @@ def run(args: argparse.Namespace) -> int:
         tools = _read_json(args.tools)
         if not isinstance(tools, list):
             raise TokvizFormatError("expected a JSON list of tool schemas", source=str(args.tools))
-    template = load_template(str(args.template)) if args.template is not None else None
     tok = load_tokenizer(args)
     try:
+        if args.template is not None:
+            template = load_template(str(args.template))
+        else:
+            template = pick_template(tok, args.template_name, tools=tools)
         result = render_chat(tok, messages, template=template, tools=tools,
                              add_generation_prompt=args.add_generation_prompt,
                              continue_final_message=args.continue_final_message, variables=_variables(args.var))

@@ -184,6 +184,9 @@ class ChatTab(QWidget):
         own_tpl = QPushButton("Tokenizer's")
         own_tpl.setToolTip("Back to the tokenizer's own chat_template")
         own_tpl.clicked.connect(lambda: self.vm.set_template(None))
+        self.own_pick = QComboBox()  # the folder's named templates, shown when there are several
+        self.own_pick.setToolTip("Which of the tokenizer's chat templates to render with")
+        self.own_pick.activated.connect(lambda _i: self.vm.select_own_template(self.own_pick.currentText()))
         ll.addWidget(header("Tools", "JSON list of schemas"))
         ll.addWidget(self.tools)
         ll.addWidget(header("Variables", "JSON object"))
@@ -193,6 +196,7 @@ class ChatTab(QWidget):
         trow = QHBoxLayout()
         trow.addWidget(open_tpl)
         trow.addWidget(own_tpl)
+        trow.addWidget(self.own_pick)
         ll.addLayout(trow)
         ll.addWidget(self.template_label)
 
@@ -245,6 +249,8 @@ class ChatTab(QWidget):
         self.vm.result_changed.connect(self._show)
         self.vm.render_failed.connect(self._show_error)
         self.vm.template_changed.connect(self.template_label.setText)
+        self.vm.own_templates_changed.connect(self._fill_own_templates)
+        self._fill_own_templates(self.vm.own_templates())
 
     # ------------------------------------------------------------------ editor
     def status_text(self) -> str:
@@ -346,6 +352,11 @@ class ChatTab(QWidget):
         if on and self.agp.isChecked():
             self.agp.setChecked(False)  # transformers refuses both at once
         self.vm.set_continue_final_message(on)
+
+    def _fill_own_templates(self, names: list[str]) -> None:
+        self.own_pick.clear()
+        self.own_pick.addItems(names)
+        self.own_pick.setVisible(len(names) > 1)
 
     def _open_template(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open chat template", "", "Jinja templates (*.jinja *.j2 *.txt);;All files (*)")

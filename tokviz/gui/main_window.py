@@ -674,7 +674,7 @@ class MainWindow(QMainWindow):
             self,
             "Open tokenizer",
             "",
-            "Tokenizer files (*.json *.tiktoken *.model *.gguf *.txt *.gz *.bpe);;All files (*)",
+            "Tokenizer files (*.json *.tiktoken *.model *.gguf *.txt *.gz *.bpe *.js *.cjs);;All files (*)",
         )
         if path:
             self.load_tokenizer(Path(path), name=Path(path).name)

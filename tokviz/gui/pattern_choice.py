@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..io.tiktoken_ranks import PATTERN_PRESETS, pattern_preset, preset_name_of
+from ..io.tiktoken_ranks import PATTERN_PRESETS, RankFileGuess, pattern_preset, preset_name_of
 
 __all__ = ["RankPatternChoice", "RankFileFacts", "rank_file_facts", "remembered_choice", "remember_choice",
            "forget_choice", "check_choice", "split_preview", "PRESET_ITEMS", "CUSTOM"]
@@ -81,6 +81,7 @@ class RankFileFacts:
 
     entries: int
     max_rank: int
+    guess: RankFileGuess | None = None  # what the content says the file is (Qwen's 151,643 ranks ...)
 
     @property
     def next_free_id(self) -> int:
@@ -91,14 +92,15 @@ def rank_file_facts(path: Path) -> RankFileFacts | None:
     """Count the ranks of a rank file (None when it does not parse: loading will say why)."""
     from ..engine.errors import TokvizFormatError
     from ..io.files import read_bytes, resolve_path
-    from ..io.tiktoken_ranks import parse_ranks
+    from ..io.tiktoken_ranks import parse_ranks, recognise_ranks
 
     try:
         p = resolve_path(path)
-        table = parse_ranks(read_bytes(p.read_bytes(), source=str(p)), source=str(p))
+        data = read_bytes(p.read_bytes(), source=str(p))
+        table = parse_ranks(data, source=str(p))
     except (OSError, TokvizFormatError):
         return None
-    return RankFileFacts(len(table), table.max_rank)
+    return RankFileFacts(len(table), table.max_rank, recognise_ranks(data, entries=len(table)))
 
 
 def _key(path: Path) -> str:

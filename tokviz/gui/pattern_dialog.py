@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..io.tiktoken_ranks import ENDOFTEXT, pattern_preset
+from ..io.tiktoken_ranks import ENDOFTEXT, pattern_preset, preset_special_tokens
 from .display import visible_runs
 from .pattern_choice import (
     CUSTOM,
@@ -132,6 +132,7 @@ class PatternDialog(QDialog):
         lay.addWidget(self.buttons)
         self.resize(680, 560)
 
+        self._auto_rows: list[tuple[str, str]] = []  # the rows a preset filled in
         self.preset_box.currentIndexChanged.connect(self._on_preset)
         self.pattern_edit.edited.connect(lambda *_e: self._on_pattern_edited())
         self.table.itemChanged.connect(lambda _item: self._validate())
@@ -202,7 +203,10 @@ class PatternDialog(QDialog):
     # ------------------------------------------------------------------ state
     def _set_initial(self, initial: RankPatternChoice | None) -> None:
         if initial is None:
-            self.preset_box.setCurrentIndex(self.preset_box.findData("cl100k"))
+            # what the file's content says it is (Qwen's 151,643 ranks ...), else cl100k
+            guess = self.facts.guess if self.facts is not None else None
+            i = self.preset_box.findData(guess.pattern_preset) if guess is not None else -1
+            self.preset_box.setCurrentIndex(i if i >= 0 else self.preset_box.findData("cl100k"))
             self._on_preset()
             return
         i = self.preset_box.findData(initial.preset)
@@ -219,7 +223,21 @@ class PatternDialog(QDialog):
         preset = pattern_preset(name) if name != CUSTOM else None
         if preset is not None:
             self.pattern_edit.show_text(preset.pattern)
+            self._fill_preset_specials(preset.name)
         self._validate()
+
+    def _fill_preset_specials(self, name: str) -> None:
+        """A family preset (Qwen, Llama 3/4, Whisper) brings its special tokens after the file's
+        ranks; they replace the table when it is empty or holds an earlier preset's."""
+        if self.facts is None or self._rows() and self._rows() != self._auto_rows:
+            return
+        specials = preset_special_tokens(name, self.facts.next_free_id)
+        if not specials and not self._auto_rows:
+            return
+        self.table.setRowCount(0)
+        for literal, id_ in sorted(specials.items(), key=lambda kv: kv[1]):
+            self._add_row(literal, id_, validate=False)  # validated once, by _on_preset
+        self._auto_rows = self._rows()
 
     def _on_pattern_edited(self) -> None:
         # editing the text of a preset makes it a custom pattern (and picking it back restores it)
@@ -237,7 +255,7 @@ class PatternDialog(QDialog):
         base = self.facts.next_free_id if self.facts is not None else 0
         return max([base - 1, *used]) + 1
 
-    def _add_row(self, literal: str, id_: int) -> None:
+    def _add_row(self, literal: str, id_: int, *, validate: bool = True) -> None:
         r = self.table.rowCount()
         self.table.blockSignals(True)
         self.table.insertRow(r)
@@ -248,7 +266,8 @@ class PatternDialog(QDialog):
         self.table.blockSignals(False)
         if not literal:
             self.table.editItem(self.table.item(r, 0))
-        self._validate()
+        if validate:
+            self._validate()
 
     def _remove_rows(self) -> None:
         for r in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):

@@ -1,8 +1,8 @@
 """Find tokenizer files already on this machine: the Hugging Face hub cache, the tiktoken cache,
 Ollama's model store and LM Studio's models folder.
 
-Read-only and offline: it lists files, reads at most a few bytes to recognise a tiktoken cache
-entry (and Ollama's small JSON manifests), and never downloads or writes anything. GGUF model
+Read-only and offline: it lists files, reads a tiktoken cache entry (a few MB) to recognise it by
+content (and Ollama's small JSON manifests), and never downloads or writes anything. GGUF model
 files are only listed here; loading one maps its header, never its weights. The app shows what it finds next to the
 embedded bundles; loading goes through `tokviz.load` like any other file.
 
@@ -23,7 +23,7 @@ __all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir", "ollama
            "find_discovered"]
 
 # File names a hub snapshot may hold, best first; one entry per snapshot.
-_HF_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
+_HF_FILES = ("tokenizer.json", "tekken.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
 _TIKTOKEN_NAMES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 _MAX_SNAPSHOTS = 500
@@ -121,9 +121,23 @@ def _tiktoken_entries(cache: Path) -> list[Discovered]:
     for f in files:
         if f.suffix or not _looks_like_ranks(f):
             continue
-        name = known.get(f.name, f"rank file {f.name[:8]}")
+        name = known.get(f.name) or _recognised_name(f) or f"rank file {f.name[:8]}"
         out.append(Discovered(f"{name} (tiktoken cache)", f, "tiktoken-cache"))
     return out
+
+
+def _recognised_name(path: Path) -> str | None:
+    """The encoding a cache entry's content is (tiktoken names entries by the hash of the URL
+    they came from, which says nothing when the URL was not one of the four known ones)."""
+    from .tiktoken_ranks import recognise_ranks
+
+    try:
+        if path.stat().st_size > 64 << 20:
+            return None
+        guess = recognise_ranks(path.read_bytes())
+    except OSError:
+        return None
+    return guess.name if guess is not None else None
 
 
 def ollama_models_dir() -> Path:

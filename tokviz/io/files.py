@@ -18,8 +18,12 @@ __all__ = ["DIR_CANDIDATES", "GZIP_MAGIC", "read_bytes", "read_file", "resolve_p
 
 GZIP_MAGIC = b"\x1f\x8b"
 
-#: what a folder may hold, in order of preference (the first found wins; each possibly ``.gz``)
-DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf")
+#: what a folder may hold, in order of preference (the first found wins; each possibly ``.gz``);
+#: then a rank JSON (js-tiktoken, claude.json) found by its content (`_rank_json_in`)
+DIR_CANDIDATES = (
+    "tokenizer.json", "tekken.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf",
+    "bpe_simple_vocab*.txt",
+)
 
 
 def resolve_path(path: Path) -> Path:
@@ -67,7 +71,7 @@ def sibling(folder: Path | None, name: str) -> Path | None:
 
 def _pick_in_folder(folder: Path) -> Path:
     for name in DIR_CANDIDATES:
-        if name.startswith("*"):
+        if "*" in name:
             found = sorted([*folder.glob(name), *folder.glob(name + ".gz")])
             if found:
                 return found[0]
@@ -77,7 +81,26 @@ def _pick_in_folder(folder: Path) -> Path:
             if name == "vocab.json" and sibling(folder, "merges.txt") is None:
                 continue
             return found_one
+    rank_json = _rank_json_in(folder)
+    if rank_json is not None:
+        return rank_json
     wanted = ", ".join(n for n in DIR_CANDIDATES)
     raise TokvizFormatError(
-        f"no tokenizer file in this folder (looked for {wanted}, also .gz)", source=str(folder)
+        f"no tokenizer file in this folder (looked for {wanted}, also .gz, and a js-tiktoken rank JSON)",
+        source=str(folder),
     )
+
+
+def _rank_json_in(folder: Path) -> Path | None:
+    """The first ``*.json`` / ``*.js`` / ``*.cjs`` (or ``.gz``) of ``folder`` whose first 4 KiB
+    hold a ``bpe_ranks`` key: a js-tiktoken rank file such as claude.json."""
+    names = sorted(p for ext in ("json", "js", "cjs") for p in (*folder.glob(f"*.{ext}"), *folder.glob(f"*.{ext}.gz")))
+    for p in names:
+        try:
+            with (gzip.open(p, "rb") if p.name.endswith(".gz") else p.open("rb")) as f:
+                head = f.read(4096)
+        except (OSError, EOFError, zlib.error):
+            continue
+        if b'"bpe_ranks"' in head:
+            return p
+    return None
