@@ -4,8 +4,8 @@ Every fuzz case runs through `run_case`: it arms a hard watchdog (`faulthandler`
 even while C code holds the GIL: it dumps every thread's stack and ends the process, so a hang
 can never stall the run) and measures the case against a soft limit (a case slower than that
 fails as a hang, with hypothesis's shrunk input). The only outcomes allowed are success and the
-documented errors (`TokvizFormatError`, including `PatternTimeoutError`, and the lone-surrogate
-ValueError); anything else is a crash and fails the test with its input.
+documented errors (`TokvizFormatError`, including `PatternTimeoutError`, `ChatTemplateError`, and
+the lone-surrogate ValueError); anything else is a crash and fails the test with its input.
 
 Profiles (environment):
 
@@ -29,6 +29,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
+from tokviz.analysis.chat_render import ChatTemplateError
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.patterns import PatternTimeoutError
 
@@ -56,7 +57,7 @@ def fuzz_settings(short_examples: int) -> settings:
 
 
 def is_documented_error(exc: BaseException) -> bool:
-    if isinstance(exc, TokvizFormatError):
+    if isinstance(exc, (TokvizFormatError, ChatTemplateError)):
         return True
     return type(exc) is ValueError and "lone surrogate" in str(exc)
 
@@ -66,6 +67,8 @@ def outcome_name(exc: BaseException) -> str:
         return "PatternTimeoutError"
     if isinstance(exc, TokvizFormatError):
         return "TokvizFormatError"
+    if isinstance(exc, ChatTemplateError):
+        return f"ChatTemplateError-{exc.kind}"
     return "lone-surrogate"
 
 
