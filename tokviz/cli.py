@@ -7,11 +7,12 @@ error prints one line too, with status 3; TOKVIZ_DEBUG=1 shows its traceback).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from .io.json_text import dumps
 
 __all__ = ["main", "build_parser", "format_info"]
 
@@ -91,21 +92,25 @@ def add_load_options(sp: argparse.ArgumentParser) -> None:
 def load_tokenizer(args: argparse.Namespace):  # noqa: ANN201
     """The tokenizer named by ``args.tokenizer`` with the load options of ``add_load_options``."""
     from . import load
-    from .engine.errors import TokvizFormatError
-
-    specials = None
-    if args.special_tokens:
-        try:
-            specials = json.loads(args.special_tokens)
-        except json.JSONDecodeError as exc:
-            raise TokvizFormatError(f"not valid JSON: {exc.msg}", source="--special-tokens") from None
-        if not isinstance(specials, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
-        ):
-            raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
     from .io.embedded import resolve_tokenizer
 
+    specials = special_tokens_option(args.special_tokens)
     return load(resolve_tokenizer(args.tokenizer), pattern=args.pattern, special_tokens=specials)
+
+
+def special_tokens_option(text: str | None) -> dict[str, int] | None:
+    """The ``--special-tokens`` JSON map, read by the bounded JSON reader and checked."""
+    if not text:
+        return None
+    from .engine.errors import TokvizFormatError
+    from .io.json_text import loads
+
+    specials = loads(text, source="--special-tokens")
+    if not isinstance(specials, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
+    ):
+        raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
+    return dict(specials)
 
 
 def read_text(args: argparse.Namespace) -> str:
@@ -136,7 +141,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     enc = tok.encode(text, add_special_tokens=not args.no_special, allowed_special=allowed)
     if args.json:
         out = {"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets]}
-        print(json.dumps(out, ensure_ascii=False))
+        print(dumps(out))
     else:
         print(" ".join(map(str, enc.ids)))
     return 0
@@ -211,7 +216,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     info = {**tok.info(), "backend": backend()}
     info["format_details"] = format_details(tok)
     if args.json:
-        print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
+        print(dumps(info, indent=2, default=str))
     else:
         print(format_info(info))
     return 0

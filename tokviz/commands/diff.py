@@ -6,8 +6,9 @@ The logic is `tokviz.analysis.vocab_diff`; this module parses, calls and prints.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from ..io.json_text import dumps
 
 __all__ = ["register", "run", "format_diff"]
 
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             **regression_check(old, new, docs).to_json(),
         }
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print(dumps(out))
     else:
         print(format_diff(out))
     return 0

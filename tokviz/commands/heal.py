@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from ..io.json_text import dumps
 
 __all__ = ["add_text_options", "read_exact_text", "register", "run"]
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args)
     h = analyze_caret(tok, text, args.caret)
     if args.json:
-        print(json.dumps(h.to_json(), ensure_ascii=False))
+        print(dumps(h.to_json()))
         return 0
     print(f"stable:   {' '.join(map(str, h.stable))}")
     print(f"unstable: {h.unstable!r} ({h.rule} rule{'' if h.verified is None else ', verified' if h.verified else ', unverified'})")

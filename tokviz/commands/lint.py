@@ -9,9 +9,10 @@ ready regression test (tokenizer path, text, expected spans).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from ..io import json_text
 
 __all__ = ["register", "run"]
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(regression_case(args.tokenizer, enc, report.findings[args.regression])))
         return 0
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(json_text.dumps(report.to_json()))
         return 0
     out = sys.stdout
     if not report.findings:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..io.json_text import try_loads
 from ..io.tiktoken_ranks import PATTERN_PRESETS, pattern_preset, preset_name_of
 
 __all__ = ["RankPatternChoice", "RankFileFacts", "rank_file_facts", "remembered_choice", "remember_choice",
@@ -54,10 +55,7 @@ class RankPatternChoice:
 
     @classmethod
     def from_json(cls, text: str) -> RankPatternChoice | None:
-        try:
-            obj = json.loads(text)
-        except (TypeError, ValueError):
-            return None
+        obj = try_loads(text) if isinstance(text, (str, bytes)) else None
         if not isinstance(obj, dict) or not isinstance(obj.get("pattern"), str):
             return None
         specials = obj.get("special_tokens") or {}
@@ -91,7 +89,8 @@ def rank_file_facts(path: Path) -> RankFileFacts | None:
     """Count the ranks of a rank file (None when it does not parse: loading will say why)."""
     from ..engine.errors import TokvizFormatError
     from ..io.detect import read_bytes, resolve_path
-    from ..io.tiktoken_ranks import parse_ranks
+    from ..io.json_text import try_loads
+from ..io.tiktoken_ranks import parse_ranks
 
     try:
         p = resolve_path(path)
