@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.errors import TokvizFormatError
+from .files import open_regular, read_regular
 from .json_text import loads, try_loads
 
 if TYPE_CHECKING:
@@ -84,9 +85,9 @@ def _file_is_gguf(p: Path) -> bool:
     from .gguf import GGUF_MAGIC
 
     try:
-        with p.open("rb") as f:
+        with open_regular(p) as f:  # never blocks on a FIFO
             return f.read(4) == GGUF_MAGIC
-    except OSError:
+    except (OSError, TokvizFormatError):
         return False  # `_read_file` says why
 
 
@@ -213,14 +214,7 @@ def _looks_like_model_proto(data: bytes) -> bool:
 
 
 def _read_file(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise TokvizFormatError("no such file", source=str(p)) from None
-    except IsADirectoryError:
-        raise TokvizFormatError("is a directory", source=str(p)) from None
-    except OSError as exc:
-        raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
+    return read_regular(p)  # "no such file", "is a directory", "is a FIFO" ... naming p
 
 
 def _sibling(folder: Path | None, name: str) -> Path | None:
