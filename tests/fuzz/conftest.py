@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest  # noqa: E402
-from fuzzkit import COUNTS, PROFILE  # noqa: E402
+from fuzzkit import COUNTS, PEAK_RSS_MB, PROFILE  # noqa: E402
 
 from tokviz.engine import patterns  # noqa: E402
 
@@ -36,8 +36,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         n = sum(counts.values())
         total += n
         detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        tr.write_line(f"{family:>8}: {n:7d} cases ({detail})")
-    tr.write_line(f"{'total':>8}: {total:7d} cases")
+        peak = f", peak RSS {PEAK_RSS_MB[family]:.0f} MB" if family in PEAK_RSS_MB else ""
+        tr.write_line(f"{family:>11}: {n:7d} cases ({detail}){peak}")
+    tr.write_line(f"{'total':>11}: {total:7d} cases")
     report = os.environ.get("TOKVIZ_FUZZ_REPORT")
     if report:
-        Path(report).write_text(json.dumps({f: dict(c) for f, c in COUNTS.items()}, indent=2) + "\n", encoding="utf-8")
+        out = {f: {**dict(c), "peak_rss_mb": round(PEAK_RSS_MB.get(f, 0.0))} for f, c in COUNTS.items()}
+        Path(report).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

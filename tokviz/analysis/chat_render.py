@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -220,7 +221,10 @@ def compile_template(source: str) -> jinja2.Template:
             kind="limit",
         )
     try:
-        with guarded(COMPILE_LIMITS):
+        with guarded(COMPILE_LIMITS), warnings.catch_warnings():
+            # Python's compiler warns about the code jinja generates ("'int' object is not
+            # subscriptable" for ``{{ 0[1:] }}``); the render raises that error if it happens
+            warnings.simplefilter("ignore", SyntaxWarning)
             return _environment().from_string(source)
     except jinja2.exceptions.TemplateSyntaxError as exc:
         raise ChatTemplateError(exc.message or str(exc), kind="syntax", line=exc.lineno) from None
