@@ -26,27 +26,23 @@ import faulthandler
 import os
 import sys
 import time
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, settings
+from session_reports import FUZZ_COUNTS as COUNTS
+from session_reports import FUZZ_PEAK_RSS_MB as PEAK_RSS_MB
+from session_reports import FUZZ_PROFILE as PROFILE
 
 from tokviz.analysis.chat_render import ChatTemplateError
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.patterns import PatternTimeoutError
 
-PROFILE = os.environ.get("TOKVIZ_FUZZ", "short").strip().lower() or "short"
 LONG = PROFILE == "long"
 LONG_EXAMPLES = int(os.environ.get("TOKVIZ_FUZZ_EXAMPLES", "10000"))
 SOFT_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_SOFT", "10"))
 RSS_LIMIT_MB = float(os.environ.get("TOKVIZ_FUZZ_RSS_MB", "2048"))
 HARD_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_HARD", "120"))
-
-#: family -> outcome -> count ("ok", or the documented error's class name)
-COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
-#: family -> the highest peak RSS of one case, in MB (when the platform can measure it)
-PEAK_RSS_MB: defaultdict[str, float] = defaultdict(float)
 
 
 def _reset_peak_rss() -> bool:

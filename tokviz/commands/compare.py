@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
 from ..io.json_text import dumps
+from ._options import add_load_options, load_tokenizer, special_tokens_option
 
 __all__ = ["register", "run", "load_sides"]
 
@@ -36,7 +37,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--progress", action="store_true", help="report progress on stderr (the default when stderr is a terminal)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from ..cli import add_load_options
 
     add_load_options(p)
     p.set_defaults(func=run)
@@ -45,7 +45,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def load_sides(args: argparse.Namespace) -> list:  # noqa: ANN201 - list[Side]
     """One `Side` per tokenizer argument; a file that fails to load keeps its error and the row."""
     from ..analysis.compare import Side
-    from ..cli import load_tokenizer
 
     sides = []
     for path in args.tokenizers:
@@ -86,7 +85,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _corpus_run(args: argparse.Namespace, sides: list):  # noqa: ANN202 - CorpusReport
     from ..analysis.corpus import TokenizerSpec, run_corpus
-    from ..cli import special_tokens_option
 
     specials = tuple(special_tokens_option(args.special_tokens).items()) if args.special_tokens else None
     specs = [TokenizerSpec(s.name, s.path, args.pattern, specials) for s in sides]

@@ -95,16 +95,41 @@ def _insert(root: _Node, literal: str, id_: int) -> None:
         node = child
 
 
+#: at most this many first characters get a class of second characters in the candidate scan
+#: (more, and the scan looks at first characters only: its regex must stay cheap to compile)
+_MAX_PREFIX_BRANCHES = 256
+
+
+def _candidate_scan(root: _Node) -> re.Pattern[str]:
+    """A zero-width regex matching wherever a literal may start: its first two characters
+    (``<[|/t]`` for ``<|im_start|>``, ``</think>``, ``<think>``), or its first character alone
+    when a literal is one character long or the literals start with too many characters."""
+    singles: list[str] = []
+    branches: list[str] = []
+    for first, (label, child) in sorted(root.edges.items()):
+        seconds = {label[1]} if len(label) > 1 else set(child.edges) if child.id is None else set()
+        if not seconds:  # a one-character literal: the first character is enough
+            singles.append(first)
+        else:
+            branches.append(re.escape(first) + "[" + "".join(re.escape(c) for c in sorted(seconds)) + "]")
+    if len(branches) > _MAX_PREFIX_BRANCHES:
+        singles, branches = sorted(root.edges), []
+    if singles:
+        branches.append("[" + "".join(re.escape(c) for c in singles) + "]")
+    return re.compile("(?=" + "|".join(branches) + ")")
+
+
 class _Matcher:
     """Leftmost-longest, non-overlapping literal matching (HF's Aho-Corasick ``LeftmostLongest``):
     the match that starts first, the longest one there, then the search goes on after it.
 
     A radix tree of the literals (built in time linear in their total length, up to a log
-    factor for long ones) finds the longest literal at a position; a character class of the
-    literals' first characters finds, at C speed, the positions where one may start.
+    factor for long ones) finds the longest literal at a position; a scan for the literals'
+    first two characters (`_candidate_scan`) finds, at C speed, the positions where one may
+    start.
     """
 
-    __slots__ = ("_first", "_root")
+    __slots__ = ("_scan", "_root")
 
     def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
         ids: dict[str, int] = {}
@@ -113,7 +138,7 @@ class _Matcher:
         self._root = _Node()
         for content, id_ in ids.items():
             _insert(self._root, content, id_)
-        self._first = re.compile("[" + "".join(re.escape(c) for c in sorted(self._root.edges)) + "]")
+        self._scan = _candidate_scan(self._root)
 
     def _longest_at(self, text: str, pos: int) -> tuple[int, int] | None:
         """(end, id) of the longest literal at ``pos``, or None."""
@@ -129,16 +154,16 @@ class _Matcher:
         return best
 
     def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
-        search, longest = self._first.search, self._longest_at
+        longest = self._longest_at
         pos = 0
-        while (m := search(text, pos)) is not None:
+        for m in self._scan.finditer(text):  # zero-width: every candidate position, in order
             start = m.start()
+            if start < pos:
+                continue  # inside the previous match
             hit = longest(text, start)
-            if hit is None:
-                pos = start + 1
-                continue
-            yield start, hit[0], hit[1]
-            pos = hit[0]
+            if hit is not None:
+                yield start, hit[0], hit[1]
+                pos = hit[0]
 
 
 class AddedVocabulary:

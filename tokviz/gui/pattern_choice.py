@@ -88,9 +88,8 @@ class RankFileFacts:
 def rank_file_facts(path: Path) -> RankFileFacts | None:
     """Count the ranks of a rank file (None when it does not parse: loading will say why)."""
     from ..engine.errors import TokvizFormatError
-    from ..io.detect import read_bytes, resolve_path
-    from ..io.json_text import try_loads
-from ..io.tiktoken_ranks import parse_ranks
+    from ..io.files import read_bytes, resolve_path
+    from ..io.tiktoken_ranks import parse_ranks
 
     try:
         p = resolve_path(path)

@@ -137,8 +137,8 @@ def _finite(value: Any) -> Any:
 
 def dumps(value: Any, *, indent: int | None = None, default: Any = None) -> str:
     """``value`` as JSON text for ``--json`` output: non-ASCII kept, and always valid JSON:
-    a NaN or infinite float becomes ``null`` (JSON has no such numbers; JavaScript's
-    ``JSON.stringify`` writes null too).
+    a NaN or infinite float becomes ``null`` (JSON has no such numbers; JavaScript writes
+    null for them too).
 
     >>> dumps({"norm": float("nan"), "ok": [1.5, float("-inf")], "name": "é"})
     '{"norm": null, "ok": [1.5, null], "name": "é"}'
