@@ -145,6 +145,15 @@ class TestChatTemplateBounds:
         err = render_error("{{ " + "9" * 5000 + " }}")
         assert err.kind == "syntax"
 
+    @pytest.mark.parametrize("name", ["pow-tower", "recursive-macro", "deep-parentheses", "join-items"])
+    def test_cli_exit_2(self, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        messages, template = tmp_path / "m.json", tmp_path / "bomb.jinja"
+        messages.write_text('[{"role": "user", "content": "hi"}]', encoding="utf-8")
+        template.write_text(BOMBS[name], encoding="utf-8")
+        err = cli_error(["chat", str(tiny_tokenizer(tmp_path)), "--template", str(template),
+                         "--messages", str(messages)], capsys)
+        assert "chat template " in err
+
     def test_template_size_is_bounded(self) -> None:
         err = render_error("x" * (2 << 20))
         assert err.kind == "limit" and "characters" in err.message
