@@ -91,17 +91,27 @@ class ParityReport:
 #: the session's parity report (the ``parity_report`` fixture of tests/parity)
 PARITY = ParityReport()
 
-#: fuzz family -> outcome -> count ("ok", "crash", "hang", or the documented error's class name)
+#: fuzz family -> outcome -> count ("ok", "crash", "hang", "rss", or the documented error's class name)
 FUZZ_COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
+#: fuzz family -> the highest peak resident memory of one of its cases, in MB
+FUZZ_PEAK_RSS_MB: defaultdict[str, float] = defaultdict(float)
+_PEAK = "peak_rss_mb"  # the key of the peak in `fuzz_json` (merged as a maximum, not a sum)
 
 
 def fuzz_json() -> dict[str, dict[str, int]]:
-    return {family: dict(counts) for family, counts in FUZZ_COUNTS.items()}
+    out: dict[str, dict[str, int]] = {family: dict(counts) for family, counts in FUZZ_COUNTS.items()}
+    for family, peak in FUZZ_PEAK_RSS_MB.items():
+        out.setdefault(family, {})[_PEAK] = round(peak)
+    return out
 
 
 def merge_fuzz(data: dict[str, dict[str, int]]) -> None:
     for family, counts in data.items():
+        counts = dict(counts)
+        peak = counts.pop(_PEAK, None)
         FUZZ_COUNTS[family].update(counts)
+        if peak is not None:
+            FUZZ_PEAK_RSS_MB[family] = max(FUZZ_PEAK_RSS_MB[family], peak)
 
 
 def fuzz_lines() -> list[str]:
@@ -113,6 +123,7 @@ def fuzz_lines() -> list[str]:
         n = sum(counts.values())
         total += n
         detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        out.append(f"{family:>8}: {n:7d} cases ({detail})")
-    out.append(f"{'total':>8}: {total:7d} cases")
+        peak = f", peak RSS {FUZZ_PEAK_RSS_MB[family]:.0f} MB" if family in FUZZ_PEAK_RSS_MB else ""
+        out.append(f"{family:>11}: {n:7d} cases ({detail}){peak}")
+    out.append(f"{'total':>11}: {total:7d} cases")
     return out

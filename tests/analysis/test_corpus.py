@@ -47,7 +47,7 @@ class TestDocuments:
         p.write_text('{"text": "x y"}\n{"other": 1}\n{"text": "z"}\n', encoding="utf-8")
         assert [d.text for d in iter_documents(p, "jsonl:text")] == ["x y", "z"]
         p.write_text('{"text": "x"}\n{oops\n', encoding="utf-8")
-        with pytest.raises(TokvizFormatError, match="line 2 is not JSON"):
+        with pytest.raises(TokvizFormatError, match="line 2 column 2: not valid JSON"):
             list(iter_documents(p, "jsonl:text"))
 
     @pytest.mark.parametrize("mode", ["lines", "paragraphs"])

@@ -28,7 +28,6 @@ and four tokenizer loads each before the first batch, which a short run never re
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
 import sys
@@ -47,6 +46,7 @@ import numpy as np
 import regex
 
 from ..engine.errors import TokvizFormatError
+from ..io.json_text import loads
 from ..io.textfile import BLOCK_BYTES, iter_text_blocks
 from .compare import (
     CUT_UNITS,
@@ -211,12 +211,7 @@ def _split(blocks: Iterator[str], how: str) -> Iterator[tuple[str, int, int]]:
 def _json_field(line_text: str, field_name: str, f: Path, line: int) -> str | None:
     if not line_text.strip():
         return None
-    try:
-        obj = json.loads(line_text)
-    except json.JSONDecodeError as exc:
-        raise TokvizFormatError(
-            f"line {line} is not JSON: {exc.msg} (column {exc.colno})", source=str(f)
-        ) from None
+    obj = loads(line_text, source=str(f), where=f"line {line}")
     value = obj.get(field_name) if isinstance(obj, dict) else None
     if not isinstance(value, str):
         return None  # counted as skipped: the object has no string field of that name

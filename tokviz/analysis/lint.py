@@ -28,7 +28,6 @@ those scans as the oracle.
 
 from __future__ import annotations
 
-import json
 import os
 import unicodedata
 from bisect import bisect_left, bisect_right
@@ -43,6 +42,7 @@ from ..engine.byte_alphabet import proxy_to_bytes, text_to_proxy
 from ..engine.decoders.basic import _byte_of as _byte_piece  # <0xNN> -> NN (one rule for the engine)
 from ..engine.encoding import Encoding
 from ..engine.exact import WHITE_SPACE_RE, ExactAlignment
+from ..io import json_text
 
 __all__ = [
     "CHECKS",
@@ -855,5 +855,5 @@ def regression_case(
 
 
 def dumps(obj: Any) -> str:
-    """JSON text as tokviz writes it (UTF-8 kept readable)."""
-    return json.dumps(obj, ensure_ascii=False, indent=2)
+    """JSON text as tokviz writes it (UTF-8 kept readable, always valid JSON: `json_text.dumps`)."""
+    return json_text.dumps(obj, indent=2)

@@ -8,7 +8,6 @@ A command module imports these from here; nothing here knows about any one comma
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +15,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..engine.tokenizer import Tokenizer
 
-__all__ = ["TOKENIZER_HELP", "add_load_options", "add_text_options", "load_tokenizer", "read_text"]
+__all__ = [
+    "TOKENIZER_HELP",
+    "add_load_options",
+    "add_text_options",
+    "load_tokenizer",
+    "read_text",
+    "special_tokens_option",
+]
 
 #: the help of a command's TOKENIZER positional
 TOKENIZER_HELP = (
@@ -48,18 +54,8 @@ def add_text_options(p: argparse.ArgumentParser) -> None:
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     """The tokenizer named by ``args.tokenizer`` with the load options of ``add_load_options``."""
     from .. import load
-    from ..engine.errors import TokvizFormatError
 
-    specials = None
-    if args.special_tokens:
-        try:
-            specials = json.loads(args.special_tokens)
-        except json.JSONDecodeError as exc:
-            raise TokvizFormatError(f"not valid JSON: {exc.msg}", source="--special-tokens") from None
-        if not isinstance(specials, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
-        ):
-            raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
+    specials = special_tokens_option(args.special_tokens)
     return load(args.tokenizer, pattern=args.pattern, special_tokens=specials)
 
 
@@ -80,3 +76,18 @@ def read_text(args: argparse.Namespace) -> str:
     from ..io.textfile import decode_text_bytes
 
     return decode_text_bytes(buffer.read(), source="<stdin>").text
+
+
+def special_tokens_option(text: str | None) -> dict[str, int] | None:
+    """The ``--special-tokens`` JSON map, read by the bounded JSON reader and checked."""
+    if not text:
+        return None
+    from ..engine.errors import TokvizFormatError
+    from ..io.json_text import loads
+
+    specials = loads(text, source="--special-tokens")
+    if not isinstance(specials, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in specials.items()
+    ):
+        raise TokvizFormatError('expected a JSON object {"literal": id, ...}', source="--special-tokens")
+    return dict(specials)

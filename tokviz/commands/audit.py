@@ -7,11 +7,11 @@ this module parses, calls and prints.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..io.json_text import dumps
 from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["register", "run", "audit_json"]
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     out = audit_json(tok, magikarp=args.magikarp, embeddings=args.embeddings,
                      embedding_tensor=args.embedding_tensor, reference_ids=_ids(args.reference_ids))
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print(dumps(out))
         return 0
     print(format_audit(out))
     return 0

@@ -4,11 +4,11 @@ text, the ids (encoded with add_special_tokens=False) and the template lints."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from ..engine.errors import TokvizFormatError
+from ..io.json_text import dumps, loads
 from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["register", "run"]
@@ -38,11 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _read_json(path: Path) -> Any:
     from ..io.textfile import read_text_file
 
-    text = read_text_file(path).text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TokvizFormatError(f"not valid JSON: {exc.msg}", source=str(path), where=f"line {exc.lineno}, column {exc.colno}") from None
+    return loads(read_text_file(path).text, source=str(path))
 
 
 def _variables(specs: list[str]) -> dict[str, Any]:
@@ -52,9 +48,9 @@ def _variables(specs: list[str]) -> dict[str, Any]:
         if not sep or not name.isidentifier():
             raise TokvizFormatError(f"expected NAME=JSON, got {spec!r}", source="--var")
         try:
-            out[name] = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise TokvizFormatError(f"{name}: not valid JSON ({exc.msg}); strings need quotes", source="--var") from None
+            out[name] = loads(value, source=f"--var {name}")
+        except TokvizFormatError as exc:
+            raise TokvizFormatError(f"{exc} (a string needs quotes: {name}='\"...\"')") from None
     return out
 
 
@@ -92,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     except ChatTemplateError as exc:
         raise ValueError(str(exc).replace("\n", "\\n")) from None  # cli.main prints one line, exit 2
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        print(dumps(result.to_json()))
         return 0
     print(result.text)
     print("ids:", " ".join(map(str, result.ids)))

@@ -8,13 +8,13 @@ its C9 statistics to the same pass.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
-from ._options import add_load_options, load_tokenizer
+from ..io.json_text import dumps
+from ._options import add_load_options, load_tokenizer, special_tokens_option
 
 __all__ = ["register", "run", "load_sides"]
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.stats:
             report["corpus"] = corpus.to_json()
     if args.json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(dumps(report))
     else:
         print(format_report(report))
     return 0
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 def _corpus_run(args: argparse.Namespace, sides: list):  # noqa: ANN202 - CorpusReport
     from ..analysis.corpus import TokenizerSpec, run_corpus
 
-    specials = tuple(json.loads(args.special_tokens).items()) if args.special_tokens else None
+    specials = tuple(special_tokens_option(args.special_tokens).items()) if args.special_tokens else None
     specs = [TokenizerSpec(s.name, s.path, args.pattern, specials) for s in sides]
     show = args.progress or sys.stderr.isatty()
     report = run_corpus(

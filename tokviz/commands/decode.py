@@ -8,10 +8,10 @@ on the command line that would hide a typo).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
+from ..io.json_text import dumps
 from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["register", "run"]
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     text = tok.decode(args.ids, skip_special_tokens=args.skip_special)
     if args.json:
         out = {"ids": args.ids, "tokens": [tok.id_to_token(i) for i in args.ids], "text": text}
-        print(json.dumps(out, ensure_ascii=False))
+        print(dumps(out))
     else:
         print(text)
     return 0

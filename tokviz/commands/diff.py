@@ -6,9 +6,9 @@ The logic is `tokviz.analysis.vocab_diff`; this module parses, calls and prints.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from ..io.json_text import dumps
 from ._options import add_load_options, load_tokenizer
 
 __all__ = ["register", "run"]
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             **regression_check(old, new, docs).to_json(),
         }
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print(dumps(out))
     else:
         print(format_diff(out))
     return 0

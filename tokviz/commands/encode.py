@@ -6,9 +6,9 @@ The text comes from the argument, ``--file`` (read byte-exact) or standard input
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from ..io.json_text import dumps
 from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer, read_text
 
 __all__ = ["register", "run"]
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     enc = tok.encode(text, add_special_tokens=not args.no_special, allowed_special=allowed)
     if args.json:
         out = {"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets]}
-        print(json.dumps(out, ensure_ascii=False))
+        print(dumps(out))
     else:
         print(" ".join(map(str, enc.ids)))
     return 0

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from ..io.json_text import dumps
 from ._options import TOKENIZER_HELP, add_load_options, add_text_options, load_tokenizer, read_text
 
 __all__ = ["register", "run"]
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args)
     h = analyze_caret(tok, text, args.caret)
     if args.json:
-        print(json.dumps(h.to_json(), ensure_ascii=False))
+        print(dumps(h.to_json()))
     else:
         print(format_healing(h, tok))
     return 0

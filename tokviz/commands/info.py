@@ -5,10 +5,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from ..io.json_text import dumps
 from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["format_info", "register", "run"]
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     info = {**tok.info(), "backend": backend()}
     info["format_details"] = format_details(tok)
     if args.json:
-        print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
+        print(dumps(info, indent=2, default=str))
     else:
         print(format_info(info))
     return 0

@@ -11,10 +11,10 @@ which. ``--corpus F`` lints every line of a file and prints counts per check and
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from ..io import json_text
 from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["register", "run"]
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(regression_case(args.tokenizer, enc, report.findings[args.regression], add_special_tokens=add)))
         return 0
     if args.json:
-        print(json.dumps({"add_special_tokens": add, **report.to_json()}, ensure_ascii=False))
+        print(json_text.dumps({"add_special_tokens": add, **report.to_json()}))
         return 0
     out = sys.stdout
     print(f"{len(enc.ids)} tokens ({spans} spans, {specials})", file=out)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from ..io.json_text import dumps
 from ._options import TOKENIZER_HELP, add_load_options, add_text_options, load_tokenizer, read_text
 
 __all__ = ["register", "run"]
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     text = read_text(args)
     report = analyze_specials(load_tokenizer(args), text)
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(dumps(report.to_json()))
         return 0
     for h in report.hits:
         print(f"{h.start:>6}  {h.literal!r:24} id={h.id} {h.kind}")

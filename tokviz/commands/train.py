@@ -11,11 +11,12 @@ status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
+
+from ..io.json_text import dumps
 
 __all__ = ["register", "run"]
 
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             "model": args.model, "files": [str(p) for p in args.corpus], "bytes": nbytes, "vocab_size": vocab,
             "merges": merges if args.model != "unigram" else None, "seconds": round(elapsed, 3), "output": str(out),
         }
-        print(json.dumps(summary, ensure_ascii=False))
+        print(dumps(summary))
         return 0
     extra = f", {merges} merges" if args.model != "unigram" else ""
     print(

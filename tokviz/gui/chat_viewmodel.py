@@ -10,13 +10,13 @@ call its methods and listen to its signals.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from shiboken6 import isValid
 
+from ..io.json_text import loads
 from ._compat import emit
 from .workers import CancelToken, Lanes
 
@@ -191,10 +191,7 @@ class ChatViewModel(QObject):
     def _parse_json(self, text: str, what: str, kind: type) -> Any:
         if not text.strip():
             return None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{what}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        value = loads(text, source=what)  # the bounded reader: a TokvizFormatError is a ValueError
         if not isinstance(value, kind):
             raise ValueError(f"{what}: expected a JSON {'list' if kind is list else 'object'}")
         return value

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..io.json_text import try_loads
 from ..io.tiktoken_ranks import PATTERN_PRESETS, RankFileGuess, pattern_preset, preset_name_of
 
 __all__ = ["RankPatternChoice", "RankFileFacts", "rank_file_facts", "remembered_choice", "remember_choice",
@@ -54,10 +55,7 @@ class RankPatternChoice:
 
     @classmethod
     def from_json(cls, text: str) -> RankPatternChoice | None:
-        try:
-            obj = json.loads(text)
-        except (TypeError, ValueError):
-            return None
+        obj = try_loads(text) if isinstance(text, (str, bytes)) else None
         if not isinstance(obj, dict) or not isinstance(obj.get("pattern"), str):
             return None
         specials = obj.get("special_tokens") or {}

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.errors import TokvizFormatError
-from .files import read_bytes, read_file, resolve_path, sibling
+from .files import open_regular, read_bytes, read_file, resolve_path, sibling
 from .json_text import loads, try_loads
 
 if TYPE_CHECKING:
@@ -79,10 +79,10 @@ def _file_is_gguf(p: Path) -> bool:
     from .gguf import GGUF_MAGIC
 
     try:
-        with p.open("rb") as f:
+        with open_regular(p) as f:  # never blocks on a FIFO
             return f.read(4) == GGUF_MAGIC
-    except OSError:
-        return False  # `_read_file` says why
+    except (OSError, TokvizFormatError):
+        return False  # `read_file` says why
 
 
 def _load_gguf(

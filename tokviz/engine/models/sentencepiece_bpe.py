@@ -82,7 +82,8 @@ class SentencePieceBPE(Model):
         # every pair of adjacent characters inside a piece a merge or a symbol can produce
         self._bigrams = frozenset(p[k : k + 2] for p in self._mergeable for k in range(len(p) - 1))
         joinable = {c for p in self._mergeable if len(p) > 1 for c in p}
-        self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}")
+        # no multi-character piece: nothing joins ("(?!)" never matches; "[]{2,}" is no regex)
+        self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}" if joinable else "(?!)")
         self._cache: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._lone_ids: dict[str, int] = {}  # char -> id of the char as a symbol of its own
         self._kernels = kernels.native  # the native merge loop's module, or None (pure Python)
