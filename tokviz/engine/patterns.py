@@ -15,6 +15,10 @@ quantifiers and atomic groups. The differences that matter are handled here, onc
 * The `regex` module knows a newer Unicode than Oniguruma: characters HF sees as unassigned
   (`unicode_tables.UNKNOWN_TO_HF_REGEX`) are replaced by a noncharacter before matching
   (same length, so spans are unchanged).
+* A published split pattern (GPT-2, cl100k, o200k, Llama 3, Qwen2, DeepSeek ...: the exact texts
+  of `tokviz.engine.scanners`) runs in its native scanner when `tokviz.engine._scan` is built:
+  `HFRegex.native` is set once, at compile time, and every split helper here reads its matches
+  from it (the same spans the `regex` module finds, hidden characters included).
 
 `find_matches` reproduces HF's ``Pattern::find_matches`` (contiguous ``(start, end, is_match)``
 covering the whole text, in code points), and `split_spans` the five ``SplitDelimiterBehavior``
@@ -33,7 +37,8 @@ from typing import Any, Literal
 import regex
 
 from .errors import TokvizFormatError
-from .unicode_tables import UNKNOWN_TO_HF_REGEX, ranges_class
+from .scanners import scanner_for
+from .unicode_tables import UNKNOWN_HIDDEN_AS, UNKNOWN_TO_HF_REGEX, ranges_class
 
 __all__ = [
     "Behavior",
@@ -52,6 +57,7 @@ __all__ = [
     "needs_timeout",
     "trust_patterns",
     "HFRegex",
+    "match_spans",
 ]
 
 Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
@@ -169,9 +175,10 @@ def compile_pattern(pattern: str, *, literal: bool = False) -> HFRegex:
     try:
         # V0 keeps the semantics of Python's ``re`` for set syntax (no nested-set surprises);
         # MULTILINE because Oniguruma's Ruby syntax has line anchors for ^ and $.
-        return HFRegex(regex.compile(pattern, regex.MULTILINE | regex.VERSION0))
+        compiled = regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
     except (regex.error, ValueError, TypeError, OverflowError) as exc:
         raise TokvizFormatError(f"pattern {pattern!r} does not compile: {exc}") from None
+    return HFRegex(compiled, native=scanner_for(pattern))
 
 
 def pattern_from_json(obj: Any, *, where: str = "pattern") -> tuple[str, bool]:
@@ -191,7 +198,6 @@ def pattern_to_json(text: str, is_regex: bool) -> dict[str, str]:
 
 
 _UNKNOWN = regex.compile(f"[{ranges_class(UNKNOWN_TO_HF_REGEX)}]")
-_HIDE = "\ufdd0"  # a permanent noncharacter: general category Cn in every engine
 
 
 _FIRST_UNKNOWN = chr(UNKNOWN_TO_HF_REGEX.starts[0])
@@ -210,7 +216,7 @@ def hf_regex_view(text: str) -> str:
     """``text`` with the characters HF's regex engines do not know replaced by a noncharacter."""
     if text.isascii() or not _has_unknown(text):
         return text
-    return _UNKNOWN.sub(_HIDE, text)
+    return _UNKNOWN.sub(UNKNOWN_HIDDEN_AS, text)
 
 
 class HFRegex:
@@ -221,16 +227,20 @@ class HFRegex:
     ``findall`` returns slices of the original), and a timeout is armed only when the pattern
     can backtrack (`needs_timeout`; a caller's ``timeout`` is ignored otherwise). A search that
     times out raises `PatternTimeoutError` from every method here.
+    ``native`` is the pattern's native scanner (`tokviz.engine.scanners.scanner_for`) or None:
+    ``findall`` and the split helpers of this module use it; ``finditer``, ``search`` and ``sub``
+    always run in `regex` (they give match objects).
     Other attributes come from the underlying `regex` pattern.
     """
 
-    __slots__ = ("compiled", "pattern", "groups", "risky")
+    __slots__ = ("compiled", "pattern", "groups", "risky", "native")
 
-    def __init__(self, compiled: regex.Pattern[str]) -> None:
+    def __init__(self, compiled: regex.Pattern[str], *, native: Any = None) -> None:
         self.compiled = compiled
         self.pattern = compiled.pattern
         self.groups = compiled.groups
         self.risky = needs_timeout(compiled.pattern)
+        self.native = native
 
     def _timeout(self, length: int, timeout: float | None) -> float | None:
         if not self.risky:
@@ -254,6 +264,8 @@ class HFRegex:
             raise PatternTimeoutError(self.pattern, len(text)) from None
 
     def findall(self, text: str, timeout: float | None = None) -> list:
+        if self.native is not None:
+            return self.native.findall(text)
         view = hf_regex_view(text)
         t = self._timeout(len(text), timeout)
         try:
@@ -284,6 +296,29 @@ class HFRegex:
         return f"HFRegex({self.pattern!r})"
 
 
+def match_spans(compiled: HFRegex, text: str) -> Iterable[tuple[int, int]]:
+    """The ``(start, end)`` of every match of ``compiled`` in ``text``, as HF reports them: the
+    native scanner's when the pattern has one, else `regex`'s without the empty matches
+    Oniguruma never reports (one right where the previous match ended: Python's regex gives
+    ``(3, 3)`` for ``b*`` on ``abbc``, Oniguruma and Rust's regex do not)."""
+    if compiled.native is not None:
+        return compiled.native.spans(text)
+    return _regex_spans(compiled, text)
+
+
+def _regex_spans(compiled: HFRegex, text: str) -> Iterable[tuple[int, int]]:
+    last_end = -1
+    try:
+        for m in compiled.finditer(text):
+            s, e = m.span()
+            if s == e and s == last_end:
+                continue
+            last_end = e
+            yield s, e
+    except TimeoutError:
+        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+
+
 def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     """HF ``find_matches`` for a regex: the text cut into match / non-match spans, in order.
 
@@ -295,21 +330,11 @@ def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     out: list[tuple[int, int, bool]] = []
     append = out.append
     prev = 0
-    last_end = -1
-    try:
-        for m in compiled.finditer(text):
-            s, e = m.span()
-            if s == e and s == last_end:
-                # Oniguruma (like Rust's regex) never reports an empty match right where the
-                # previous match ended; Python's regex does ("b*" on "abbc": (3, 3)).
-                continue
-            last_end = e
-            if prev != s:
-                append((prev, s, False))
-            append((s, e, True))
-            prev = e
-    except TimeoutError:
-        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+    for s, e in match_spans(compiled, text):
+        if prev != s:
+            append((prev, s, False))
+        append((s, e, True))
+        prev = e
     if prev != len(text):
         append((prev, len(text), False))
     return out
@@ -326,20 +351,12 @@ def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     append = out.append
     prev = 0
-    last_end = -1
-    try:
-        for m in compiled.finditer(text):
-            s, e = m.span()
-            if s == e and s == last_end:
-                continue  # Oniguruma's empty-match rule, as in find_matches
-            last_end = e
-            if prev != s:
-                append((prev, s))
-            if s != e:  # an empty match makes no piece, but it does cut the gap before it
-                append((s, e))
-            prev = e
-    except TimeoutError:
-        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+    for s, e in match_spans(compiled, text):
+        if prev != s:
+            append((prev, s))
+        if s != e:  # an empty match makes no piece, but it does cut the gap before it
+            append((s, e))
+        prev = e
     if prev != len(text):
         append((prev, len(text)))
     return out
@@ -348,12 +365,15 @@ def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
 def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
     """The non-empty ``Isolated`` pieces of ``text`` as strings that tile it (fastest form).
 
-    One C-level ``findall`` when the matches cover the text (always, for the byte-level patterns);
-    otherwise the pieces of `isolated_spans`. Honours the same timeout policy and Unicode-version
-    hiding as `find_matches`.
+    The native scanner's pieces when the pattern has one; else one C-level ``findall`` when the
+    matches cover the text (always, for the byte-level patterns), or the pieces of
+    `isolated_spans`. Honours the same timeout policy and Unicode-version hiding as
+    `find_matches`.
     """
     if not text:
         return []
+    if compiled.native is not None:
+        return compiled.native.pieces(text)
     found = tiling_matches(compiled, text)
     if found is not None:
         return found
@@ -362,8 +382,11 @@ def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
 
 def tiling_matches(compiled: HFRegex, text: str) -> list[str] | None:
     """The non-empty matches of ``compiled`` in ``text`` when they tile it (one C-level
-    ``findall``), else None. Tiling matches are at once the ``Isolated`` pieces and the pieces
-    ``Removed`` keeps when inverted (tiktoken's split: there is no gap to remove)."""
+    ``findall``, or the native scanner), else None. Tiling matches are at once the ``Isolated``
+    pieces and the pieces ``Removed`` keeps when inverted (tiktoken's split: there is no gap to
+    remove)."""
+    if compiled.native is not None:
+        return compiled.native.tiling(text)
     if compiled.groups != 0:
         return None
     try:
