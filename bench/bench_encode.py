@@ -16,6 +16,7 @@ tiktoken's encode_ordinary; warm >= 1.0 vs HF and >= 0.5 vs tiktoken.
 
     python bench/bench_encode.py                       # full corpus (~2.9 MB), all bundles
     python bench/bench_encode.py --scale 0.1 --only o200k_base qwen3
+    python bench/bench_encode.py --corpus heldout --only gpt2 cl100k_base o200k_base
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import Corpus, mixed_corpus, shared_dir  # noqa: E402
+from corpus import Corpus, corpus_named, shared_dir  # noqa: E402
 
 HF_BUNDLES = {
     "qwen3": "qwen3/tokenizer.json",
@@ -93,15 +94,16 @@ def main() -> None:
         help="runs of each side, alternating (best of); every tokviz cold run uses a freshly loaded tokenizer",
     )
     ap.add_argument("--trace-chars", type=int, default=20000, help="sample size for the trace comparison")
+    ap.add_argument("--corpus", choices=("mixed", "heldout"), default="mixed", help="which mix (bench/corpus.py)")
     args = ap.parse_args()
 
     import tokviz
 
-    corpus: Corpus = mixed_corpus(scale=args.scale)
+    corpus: Corpus = corpus_named(args.corpus, scale=args.scale)
     docs = [t for _, t in corpus.parts]
     n_bytes = sum(len(d.encode("utf-8")) for d in docs)
     mb = n_bytes / 1e6
-    print(f"mixed corpus: {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
+    print(f"{args.corpus} corpus: {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
     print(f"tokviz {tokviz.__file__}, kernels: {tokviz.engine.backend()}")
     bundles = shared_dir() / "bundles"
     rows = [(n, "tokenizers", bundles / r) for n, r in HF_BUNDLES.items()]

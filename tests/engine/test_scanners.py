@@ -260,13 +260,13 @@ def test_every_result_form_is_the_spans(pattern: str, text: str) -> None:
     assert sc.findall(text) == [text[s:e] for s, e in spans]
     pieces, prev = [], 0
     for s, e in spans:
-        pieces += [text[prev:s]] if prev < s else []
-        pieces.append(text[s:e])
+        pieces += [(prev, s)] if prev < s else []
+        pieces.append((s, e))
         prev = e
-    pieces += [text[prev:]] if prev < len(text) else []
-    assert sc.pieces(text) == pieces
-    tiles = "".join(sc.findall(text)) == text
-    assert sc.tiling(text) == (sc.findall(text) if tiles else None)
+    pieces += [(prev, len(text))] if prev < len(text) else []
+    columns = ([s for s, _ in pieces], [text[s:e] for s, e in pieces])
+    assert sc.pieces(text) == columns
+    assert sc.tiling(text) == (columns if pieces == spans else None)
 
 
 # ---------------------------------------------------------------------- the hook
@@ -290,7 +290,7 @@ def test_split_helpers_with_a_scanner_give_the_regex_results() -> None:
     text = "".join(_STRINGS)
     for pattern in PATTERNS:
         fast, slow = compile_pattern(pattern), regex_twin(pattern)
-        for helper in (patterns.find_matches, patterns.isolated_spans, patterns.isolated_strings, patterns.tiling_matches):
+        for helper in (patterns.find_matches, patterns.isolated_spans, patterns.isolated_chunks, patterns.tiling_chunks):
             assert helper(fast, text) == helper(slow, text), (helper.__name__, PUBLISHED[pattern].name)
         assert fast.findall(text) == slow.findall(text)
 

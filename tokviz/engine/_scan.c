@@ -27,8 +27,9 @@
  *
  * A scan first records the match spans in a C buffer with the GIL released (for long texts:
  * it reads only an immutable str and this module's memory), then makes the Python result the
- * caller asked for: the matches as strings (`findall`), the Isolated pieces (matches and the gaps
- * between them, `pieces`), the matches only when they tile the text (`tiling`), or the spans.
+ * caller asked for: the matches as strings (`findall`) or spans (`spans`), or as the columns of
+ * a tokviz.engine.pretokenized.ChunkPlan, (starts, texts): the Isolated pieces (matches and the
+ * gaps between them, `pieces`), or the matches only when they tile the text (`tiling`).
  *
  * Performance notes: the whitespace run at a position is computed once and reused by every
  * whitespace op and every later position inside it (which also keeps \s+$ linear on long runs
@@ -286,44 +287,69 @@ static int scan_spans(const Scanner *s, Text *t, Spans *out) {
     return 0;
 }
 
-static int append_new(PyObject *list, PyObject *item) {
-    if (!item) return -1;
-    int r = PyList_Append(list, item);
-    Py_DECREF(item);
-    return r;
+static int tiles(const Spans *sp, Py_ssize_t n) {
+    Py_ssize_t prev = 0;
+    for (Py_ssize_t k = 0; k < sp->len; k += 2) {
+        if (sp->v[k] != prev) return 0;
+        prev = (Py_ssize_t)sp->v[k + 1];
+    }
+    return prev == n;
+}
+
+/* The matches as strings, or as (start, end) tuples. */
+static PyObject *matches_result(PyObject *text, const Spans *sp, int as_spans) {
+    PyObject *out = PyList_New(sp->len / 2);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < sp->len; k += 2) {
+        Py_ssize_t a = (Py_ssize_t)sp->v[k], b = (Py_ssize_t)sp->v[k + 1];
+        PyObject *item = as_spans ? Py_BuildValue("(nn)", a, b) : PyUnicode_Substring(text, a, b);
+        if (!item) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, k / 2, item);
+    }
+    return out;
+}
+
+/* Piece `k` of the columns: its start and its text. */
+static int set_piece(PyObject *starts, PyObject *texts, Py_ssize_t k, PyObject *text, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *start = PyLong_FromSsize_t(a), *piece = start ? PyUnicode_Substring(text, a, b) : NULL;
+    if (!piece) { Py_XDECREF(start); return -1; }
+    PyList_SET_ITEM(starts, k, start);
+    PyList_SET_ITEM(texts, k, piece);
+    return 0;
+}
+
+/* The Isolated pieces (matches and the gaps between them) as columns: (starts, texts). */
+static PyObject *pieces_result(PyObject *text, const Spans *sp, Py_ssize_t n) {
+    Py_ssize_t count = 0, prev = 0, k = 0;
+    for (Py_ssize_t j = 0; j < sp->len; j += 2) {
+        count += 1 + (sp->v[j] > prev);
+        prev = (Py_ssize_t)sp->v[j + 1];
+    }
+    count += prev < n;
+    PyObject *starts = PyList_New(count), *texts = PyList_New(count), *result = NULL;
+    if (!starts || !texts) goto done;
+    prev = 0;
+    for (Py_ssize_t j = 0; j < sp->len; j += 2) {
+        Py_ssize_t a = (Py_ssize_t)sp->v[j], b = (Py_ssize_t)sp->v[j + 1];
+        if (a > prev && set_piece(starts, texts, k++, text, prev, a) < 0) goto done;
+        if (set_piece(starts, texts, k++, text, a, b) < 0) goto done;
+        prev = b;
+    }
+    if (prev < n && set_piece(starts, texts, k++, text, prev, n) < 0) goto done;
+    result = PyTuple_Pack(2, starts, texts);
+done:
+    Py_XDECREF(starts);  /* (items not yet set are NULL, which list deallocation skips) */
+    Py_XDECREF(texts);
+    return result;
 }
 
 static PyObject *spans_result(PyObject *text, const Spans *sp, Py_ssize_t n, int mode) {
-    if (mode == MODE_TILING) {
-        Py_ssize_t prev = 0;
-        for (Py_ssize_t k = 0; k < sp->len; k += 2) {
-            if (sp->v[k] != prev) Py_RETURN_NONE;
-            prev = (Py_ssize_t)sp->v[k + 1];
-        }
-        if (prev != n) Py_RETURN_NONE;
-        mode = MODE_FINDALL;
+    switch (mode) {
+    case MODE_FINDALL: return matches_result(text, sp, 0);
+    case MODE_SPANS: return matches_result(text, sp, 1);
+    case MODE_TILING: if (!tiles(sp, n)) Py_RETURN_NONE; return pieces_result(text, sp, n);
+    default: return pieces_result(text, sp, n);
     }
-    PyObject *out = PyList_New(0);
-    if (!out) return NULL;
-    Py_ssize_t prev = 0;
-    for (Py_ssize_t k = 0; k < sp->len; k += 2) {
-        Py_ssize_t a = (Py_ssize_t)sp->v[k], b = (Py_ssize_t)sp->v[k + 1];
-        int r;
-        if (mode == MODE_SPANS) {
-            r = append_new(out, Py_BuildValue("(nn)", a, b));
-        } else {
-            r = 0;
-            if (mode == MODE_PIECES && a > prev) r = append_new(out, PyUnicode_Substring(text, prev, a));
-            if (r == 0) r = append_new(out, PyUnicode_Substring(text, a, b));
-        }
-        if (r < 0) { Py_DECREF(out); return NULL; }
-        prev = b;
-    }
-    if (mode == MODE_PIECES && prev < n && append_new(out, PyUnicode_Substring(text, prev, n)) < 0) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    return out;
 }
 
 static PyObject *scan(Scanner *self, PyObject *text, int mode) {
@@ -483,8 +509,9 @@ static PyObject *scanner_repr(Scanner *self) {
 
 static PyMethodDef scanner_methods[] = {
     {"findall", (PyCFunction)scanner_findall, METH_O, "findall(text) -> the matches, as strings (regex findall)"},
-    {"pieces", (PyCFunction)scanner_pieces, METH_O, "pieces(text) -> matches and the gaps between them (Isolated split), as strings"},
-    {"tiling", (PyCFunction)scanner_tiling, METH_O, "tiling(text) -> the matches as strings when they tile the text, else None"},
+    {"pieces", (PyCFunction)scanner_pieces, METH_O,
+     "pieces(text) -> (starts, texts): the matches and the gaps between them (Isolated split)"},
+    {"tiling", (PyCFunction)scanner_tiling, METH_O, "tiling(text) -> (starts, texts) of the matches when they tile the text, else None"},
     {"spans", (PyCFunction)scanner_spans, METH_O, "spans(text) -> the (start, end) of every match"},
     {NULL, NULL, 0, NULL},
 };

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Literal
 
 import regex
@@ -52,8 +53,8 @@ __all__ = [
     "search_timeout",
     "hf_regex_view",
     "isolated_spans",
-    "tiling_matches",
-    "isolated_strings",
+    "tiling_chunks",
+    "isolated_chunks",
     "needs_timeout",
     "trust_patterns",
     "HFRegex",
@@ -362,29 +363,31 @@ def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     return out
 
 
-def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
-    """The non-empty ``Isolated`` pieces of ``text`` as strings that tile it (fastest form).
+def isolated_chunks(compiled: HFRegex, text: str) -> tuple[list[int], list[str]]:
+    """The non-empty ``Isolated`` pieces of ``text`` (they tile it) as chunk columns ``(starts,
+    texts)``, the form `ChunkPlan.from_columns` takes (fastest form).
 
-    The native scanner's pieces when the pattern has one; else one C-level ``findall`` when the
+    The native scanner's columns when the pattern has one; else one C-level ``findall`` when the
     matches cover the text (always, for the byte-level patterns), or the pieces of
     `isolated_spans`. Honours the same timeout policy and Unicode-version hiding as
     `find_matches`.
     """
     if not text:
-        return []
+        return [], []
     if compiled.native is not None:
         return compiled.native.pieces(text)
-    found = tiling_matches(compiled, text)
+    found = tiling_chunks(compiled, text)
     if found is not None:
         return found
-    return [text[s:e] for s, e in isolated_spans(compiled, text)]
+    spans = isolated_spans(compiled, text)
+    return [s for s, _ in spans], [text[s:e] for s, e in spans]
 
 
-def tiling_matches(compiled: HFRegex, text: str) -> list[str] | None:
-    """The non-empty matches of ``compiled`` in ``text`` when they tile it (one C-level
-    ``findall``, or the native scanner), else None. Tiling matches are at once the ``Isolated``
-    pieces and the pieces ``Removed`` keeps when inverted (tiktoken's split: there is no gap to
-    remove)."""
+def tiling_chunks(compiled: HFRegex, text: str) -> tuple[list[int], list[str]] | None:
+    """The non-empty matches of ``compiled`` in ``text`` as chunk columns ``(starts, texts)`` when
+    they tile it (the native scanner, or one C-level ``findall``), else None. Tiling matches are
+    at once the ``Isolated`` pieces and the pieces ``Removed`` keeps when inverted (tiktoken's
+    split: there is no gap to remove)."""
     if compiled.native is not None:
         return compiled.native.tiling(text)
     if compiled.groups != 0:
@@ -395,7 +398,9 @@ def tiling_matches(compiled: HFRegex, text: str) -> list[str] | None:
         raise PatternTimeoutError(compiled.pattern, len(text)) from None
     if sum(map(len, found)) != len(text):
         return None
-    return [f for f in found if f] if "" in found else found
+    if "" in found:
+        found = [f for f in found if f]
+    return (list(accumulate(map(len, found[:-1]), initial=0)) if found else []), found
 
 
 def split_spans(matches: Iterable[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:

@@ -7,8 +7,9 @@ reads the plan's columns instead): for an unnormalized piece it builds them dire
 ``slice(Range::Normalized)`` does. Empty chunks are dropped, as HF's
 ``PreTokenizedString::split`` drops them.
 
-`Split.plan` cuts with one C-level ``findall`` when the matches tile the piece (`tiling_matches`:
-then they are the Isolated pieces, and the Removed-inverted pieces of tiktoken's split).
+`Split.plan` takes the chunk columns of `tiling_chunks` when the matches tile the piece (then
+they are the Isolated pieces, and the Removed-inverted pieces of tiktoken's split): the native
+scanner of a published pattern, else one C-level ``findall``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..patterns import (
     pattern_from_json,
     pattern_to_json,
     split_spans,
-    tiling_matches,
+    tiling_chunks,
 )
 from ..pretokenized import ChunkPlan
 from ..text import NormalizedText, make_text
@@ -79,9 +80,9 @@ class Split(PreTokenizer):
     def plan(self, piece: NormalizedText) -> ChunkPlan:
         if self.behavior == "Isolated" or (self.behavior == "Removed" and self.invert):
             # tiling matches are the pieces of both (tiktoken's split: matches kept, no gaps)
-            found = tiling_matches(self._compiled, piece.text) if piece.text else []
+            found = tiling_chunks(self._compiled, piece.text) if piece.text else ([], [])
             if found is not None:
-                return ChunkPlan.from_texts(piece, found)
+                return ChunkPlan.from_columns(piece, found)
         return ChunkPlan.from_spans(piece, self.chunk_spans(piece.text))
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]]:
