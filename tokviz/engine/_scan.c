@@ -34,7 +34,8 @@
  * Performance notes: the whitespace run at a position is computed once and reused by every
  * whitespace op and every later position inside it (which also keeps \s+$ linear on long runs
  * without a line end); each op tests its first character against its ASCII bitmap before
- * anything else.
+ * anything else. Making the Python strings costs several times the scan itself, so equal short
+ * pieces of one long text share one string (see `Maker`).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -296,13 +297,85 @@ static int tiles(const Spans *sp, Py_ssize_t n) {
     return prev == n;
 }
 
+/* The strings of a result. Short pieces repeat (spaces, newlines, common words): while a long
+ * text is turned into strings, a small table keyed by content hands out the string already made
+ * for an equal piece, which saves its allocation and lets the chunk cache's dict lookups hash
+ * it once. Where pieces rarely repeat (CJK prose: long runs of letters), the table stops being
+ * consulted after SHARE_PROBE pieces with fewer than one hit in SHARE_MIN_RATE. */
+#define SHARE_MIN_TEXT 256
+#define SHARE_MAX_LEN 24
+#define SHARE_SLOTS 1024  /* (a table that stays in cache: larger ones lost more to misses than they saved) */
+#define SHARE_PROBE 2048
+#define SHARE_MIN_RATE 8
+
+typedef struct {
+    uint32_t hash;
+    Py_ssize_t start, len;
+    PyObject *obj;
+} Shared;
+
+typedef struct {
+    PyObject *text;
+    const unsigned char *data;
+    int kind;
+    Shared *slots;  /* NULL: every piece is a new string */
+    size_t mask;
+    Py_ssize_t tried, hits;
+    int sharing;
+} Maker;
+
+static void maker_init(Maker *m, PyObject *text) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    m->text = text;
+    m->data = PyUnicode_DATA(text);
+    m->kind = PyUnicode_KIND(text);
+    m->slots = NULL;
+    m->mask = 0;
+    m->tried = m->hits = 0;
+    m->sharing = 0;
+    if (n < SHARE_MIN_TEXT) return;
+    size_t cap = 256;
+    while (cap < SHARE_SLOTS && cap < (size_t)n / 8) cap <<= 1;
+    m->slots = PyMem_Calloc(cap, sizeof(Shared));  /* (none: no sharing) */
+    m->mask = cap - 1;
+    m->sharing = m->slots != NULL;
+}
+
+static void maker_free(Maker *m) {
+    if (!m->slots) return;
+    for (size_t k = 0; k <= m->mask; k++) Py_XDECREF(m->slots[k].obj);
+    PyMem_Free(m->slots);
+}
+
+static PyObject *make_piece(Maker *m, Py_ssize_t a, Py_ssize_t b) {
+    Py_ssize_t len = b - a;
+    if (!m->sharing || len > SHARE_MAX_LEN) return PyUnicode_Substring(m->text, a, b);
+    if (++m->tried == SHARE_PROBE && m->hits * SHARE_MIN_RATE < m->tried) m->sharing = 0;
+    const unsigned char *p = m->data + a * m->kind;
+    size_t nbytes = (size_t)len * (size_t)m->kind;
+    uint32_t h = 2166136261u;  /* FNV-1a over the piece's bytes in the text's own kind */
+    for (size_t i = 0; i < nbytes; i++) h = (h ^ p[i]) * 16777619u;
+    Shared *s = &m->slots[(h ^ (h >> 15)) & m->mask];
+    if (s->obj && s->hash == h && s->len == len && memcmp(m->data + s->start * m->kind, p, nbytes) == 0) {
+        m->hits++;
+        Py_INCREF(s->obj);
+        return s->obj;
+    }
+    PyObject *o = PyUnicode_Substring(m->text, a, b);
+    if (!o) return NULL;
+    Py_INCREF(o);
+    Py_XSETREF(s->obj, o);
+    s->hash = h; s->start = a; s->len = len;
+    return o;
+}
+
 /* The matches as strings, or as (start, end) tuples. */
-static PyObject *matches_result(PyObject *text, const Spans *sp, int as_spans) {
+static PyObject *matches_result(Maker *m, const Spans *sp, int as_spans) {
     PyObject *out = PyList_New(sp->len / 2);
     if (!out) return NULL;
     for (Py_ssize_t k = 0; k < sp->len; k += 2) {
         Py_ssize_t a = (Py_ssize_t)sp->v[k], b = (Py_ssize_t)sp->v[k + 1];
-        PyObject *item = as_spans ? Py_BuildValue("(nn)", a, b) : PyUnicode_Substring(text, a, b);
+        PyObject *item = as_spans ? Py_BuildValue("(nn)", a, b) : make_piece(m, a, b);
         if (!item) { Py_DECREF(out); return NULL; }
         PyList_SET_ITEM(out, k / 2, item);
     }
@@ -310,8 +383,8 @@ static PyObject *matches_result(PyObject *text, const Spans *sp, int as_spans) {
 }
 
 /* Piece `k` of the columns: its start and its text. */
-static int set_piece(PyObject *starts, PyObject *texts, Py_ssize_t k, PyObject *text, Py_ssize_t a, Py_ssize_t b) {
-    PyObject *start = PyLong_FromSsize_t(a), *piece = start ? PyUnicode_Substring(text, a, b) : NULL;
+static int set_piece(PyObject *starts, PyObject *texts, Py_ssize_t k, Maker *m, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *start = PyLong_FromSsize_t(a), *piece = start ? make_piece(m, a, b) : NULL;
     if (!piece) { Py_XDECREF(start); return -1; }
     PyList_SET_ITEM(starts, k, start);
     PyList_SET_ITEM(texts, k, piece);
@@ -319,7 +392,7 @@ static int set_piece(PyObject *starts, PyObject *texts, Py_ssize_t k, PyObject *
 }
 
 /* The Isolated pieces (matches and the gaps between them) as columns: (starts, texts). */
-static PyObject *pieces_result(PyObject *text, const Spans *sp, Py_ssize_t n) {
+static PyObject *pieces_result(Maker *m, const Spans *sp, Py_ssize_t n) {
     Py_ssize_t count = 0, prev = 0, k = 0;
     for (Py_ssize_t j = 0; j < sp->len; j += 2) {
         count += 1 + (sp->v[j] > prev);
@@ -331,11 +404,11 @@ static PyObject *pieces_result(PyObject *text, const Spans *sp, Py_ssize_t n) {
     prev = 0;
     for (Py_ssize_t j = 0; j < sp->len; j += 2) {
         Py_ssize_t a = (Py_ssize_t)sp->v[j], b = (Py_ssize_t)sp->v[j + 1];
-        if (a > prev && set_piece(starts, texts, k++, text, prev, a) < 0) goto done;
-        if (set_piece(starts, texts, k++, text, a, b) < 0) goto done;
+        if (a > prev && set_piece(starts, texts, k++, m, prev, a) < 0) goto done;
+        if (set_piece(starts, texts, k++, m, a, b) < 0) goto done;
         prev = b;
     }
-    if (prev < n && set_piece(starts, texts, k++, text, prev, n) < 0) goto done;
+    if (prev < n && set_piece(starts, texts, k++, m, prev, n) < 0) goto done;
     result = PyTuple_Pack(2, starts, texts);
 done:
     Py_XDECREF(starts);  /* (items not yet set are NULL, which list deallocation skips) */
@@ -344,12 +417,17 @@ done:
 }
 
 static PyObject *spans_result(PyObject *text, const Spans *sp, Py_ssize_t n, int mode) {
+    if (mode == MODE_TILING && !tiles(sp, n)) Py_RETURN_NONE;
+    Maker m;
+    maker_init(&m, text);
+    PyObject *out;
     switch (mode) {
-    case MODE_FINDALL: return matches_result(text, sp, 0);
-    case MODE_SPANS: return matches_result(text, sp, 1);
-    case MODE_TILING: if (!tiles(sp, n)) Py_RETURN_NONE; return pieces_result(text, sp, n);
-    default: return pieces_result(text, sp, n);
+    case MODE_FINDALL: out = matches_result(&m, sp, 0); break;
+    case MODE_SPANS: out = matches_result(&m, sp, 1); break;
+    default: out = pieces_result(&m, sp, n); break;
     }
+    maker_free(&m);
+    return out;
 }
 
 static PyObject *scan(Scanner *self, PyObject *text, int mode) {
