@@ -559,7 +559,10 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"program", NULL};
     PyObject *program;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!", kwlist, &PyTuple_Type, &program)) return -1;
-    scanner_clear_ops(self);
+    if (self->ops) {  /* (a scan may be running without the GIL over these ops) */
+        PyErr_SetString(PyExc_TypeError, "a Scanner's program cannot be replaced");
+        return -1;
+    }
     Py_ssize_t n = PyTuple_GET_SIZE(program);
     if (n == 0) {
         PyErr_SetString(PyExc_ValueError, "a program needs at least one op");
