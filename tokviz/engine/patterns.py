@@ -298,26 +298,15 @@ class HFRegex:
 
 
 def match_spans(compiled: HFRegex, text: str) -> Iterable[tuple[int, int]]:
-    """The ``(start, end)`` of every match of ``compiled`` in ``text``, as HF reports them: the
-    native scanner's when the pattern has one, else `regex`'s without the empty matches
-    Oniguruma never reports (one right where the previous match ended: Python's regex gives
-    ``(3, 3)`` for ``b*`` on ``abbc``, Oniguruma and Rust's regex do not)."""
+    """The ``(start, end)`` of every match of ``compiled`` in ``text``: the native scanner's when
+    the pattern has one, else `regex`'s (empty matches included: the callers drop the ones
+    Oniguruma never reports)."""
     if compiled.native is not None:
         return compiled.native.spans(text)
-    return _regex_spans(compiled, text)
+    return map(_SPAN, compiled.finditer(text))
 
 
-def _regex_spans(compiled: HFRegex, text: str) -> Iterable[tuple[int, int]]:
-    last_end = -1
-    try:
-        for m in compiled.finditer(text):
-            s, e = m.span()
-            if s == e and s == last_end:
-                continue
-            last_end = e
-            yield s, e
-    except TimeoutError:
-        raise PatternTimeoutError(compiled.pattern, len(text)) from None
+_SPAN = regex.Match.span
 
 
 def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
@@ -331,11 +320,20 @@ def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     out: list[tuple[int, int, bool]] = []
     append = out.append
     prev = 0
-    for s, e in match_spans(compiled, text):
-        if prev != s:
-            append((prev, s, False))
-        append((s, e, True))
-        prev = e
+    last_end = -1
+    try:
+        for s, e in match_spans(compiled, text):
+            if s == e and s == last_end:
+                # Oniguruma (like Rust's regex) never reports an empty match right where the
+                # previous match ended; Python's regex does ("b*" on "abbc": (3, 3)).
+                continue
+            last_end = e
+            if prev != s:
+                append((prev, s, False))
+            append((s, e, True))
+            prev = e
+    except TimeoutError:
+        raise PatternTimeoutError(compiled.pattern, len(text)) from None
     if prev != len(text):
         append((prev, len(text), False))
     return out
@@ -352,12 +350,19 @@ def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     append = out.append
     prev = 0
-    for s, e in match_spans(compiled, text):
-        if prev != s:
-            append((prev, s))
-        if s != e:  # an empty match makes no piece, but it does cut the gap before it
-            append((s, e))
-        prev = e
+    last_end = -1
+    try:
+        for s, e in match_spans(compiled, text):
+            if s == e and s == last_end:
+                continue  # Oniguruma's empty-match rule, as in find_matches
+            last_end = e
+            if prev != s:
+                append((prev, s))
+            if s != e:  # an empty match makes no piece, but it does cut the gap before it
+                append((s, e))
+            prev = e
+    except TimeoutError:
+        raise PatternTimeoutError(compiled.pattern, len(text)) from None
     if prev != len(text):
         append((prev, len(text)))
     return out
