@@ -1,11 +1,11 @@
 """The offset linter: find and explain every offset mismatch of one encoding, or of a corpus.
 
-tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (spec §3 of the
-wave-2 design notes). This module checks an encoding's spans and says, per finding, which
+tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (docs/offset-lint.md
+lists them with their checks). This module checks an encoding's spans and says, per finding, which
 tokens, which span, what the original text there is, and *why* ("prepended marker",
 "normalizer composition", "byte split", "deleted by the normalizer", "added token shifted the
 prefix space" ...), using the exact alignment (`Encoding.exact_alignment`) to tell an HF
-artefact from a real loss. The checks (ids as in the spec):
+artefact from a real loss. The checks (ids as in docs/offset-lint.md):
 
 Z1 zero-width content token (error) · Z2 zero-width marker (info) · O1 partial overlap
 (info byte split / error prepended marker / warn) · D1 duplicate span (info byte split or
@@ -179,7 +179,7 @@ class _Surface:
 
 
 def surface(tokenizer: Any, token: str, *, added: bool = False, byte_level: bool | None = None) -> _Surface:
-    """The exact bytes a token stands for (spec §0 ``surface``), never ``decode([t])``.
+    """The exact bytes a token stands for (the ``surface`` of docs/compare.md), never ``decode([t])``.
 
     >>> from types import SimpleNamespace as N
     >>> tok = N(pre_tokenizer=None, model=N(type_name="Unigram", unk_token="<unk>"))
@@ -738,9 +738,9 @@ def lint_encoding(tokenizer: Any, encoding: Encoding, *, exact: bool = False) ->
     return LintReport(encoding.text, tuple(findings), exact)
 
 
-def lint_text(tokenizer: Any, text: str, *, exact: bool = False) -> LintReport:
-    """`lint_encoding` over ``tokenizer.encode(text, add_special_tokens=False)``."""
-    return lint_encoding(tokenizer, tokenizer.encode(text, add_special_tokens=False), exact=exact)
+def lint_text(tokenizer: Any, text: str, *, exact: bool = False, add_special_tokens: bool = False) -> LintReport:
+    """`lint_encoding` over ``tokenizer.encode(text, add_special_tokens=add_special_tokens)``."""
+    return lint_encoding(tokenizer, tokenizer.encode(text, add_special_tokens=add_special_tokens), exact=exact)
 
 
 # ---------------------------------------------------------------------- corpus
@@ -753,6 +753,7 @@ class CorpusLint:
     """
 
     examples: int = 5
+    add_special_tokens: bool = False  # how every line was encoded
     lines: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     severities: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -772,6 +773,7 @@ class CorpusLint:
     def to_json(self) -> dict[str, Any]:
         return {
             "lines": self.lines,
+            "add_special_tokens": self.add_special_tokens,
             "cancelled": self.cancelled,
             "counts": dict(sorted(self.counts.items(), key=lambda kv: _ORDER[kv[0]])),
             "severities": self.severities,
@@ -785,17 +787,19 @@ def lint_corpus(
     *,
     exact: bool = False,
     examples: int = 5,
+    add_special_tokens: bool = False,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> CorpusLint:
-    """Lint every line of a UTF-8 file (terminators kept: the text is exactly the file's).
+    """Lint every line of a UTF-8 file (terminators kept: the text is exactly the file's), each
+    encoded with ``add_special_tokens``.
 
     ``progress(done_bytes, total_bytes)`` after each block; ``cancelled()`` is polled per line
     and stops the run (the result says ``cancelled``).
     """
     from ..io.textfile import iter_text_blocks
 
-    out = CorpusLint(examples=examples)
+    out = CorpusLint(examples=examples, add_special_tokens=add_special_tokens)
     pending = ""
     line_no = 0
 
@@ -807,7 +811,7 @@ def lint_corpus(
                 return False
             line_no += 1
             if line:
-                out.add(line_no, lint_text(tokenizer, line, exact=exact))
+                out.add(line_no, lint_text(tokenizer, line, exact=exact, add_special_tokens=add_special_tokens))
         return True
 
     for block in iter_text_blocks(path, progress=progress):
@@ -821,9 +825,12 @@ def lint_corpus(
 
 
 # ---------------------------------------------------------------------- export
-def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | None = None) -> dict[str, Any]:
-    """A ready regression test for one text: the tokenizer file, the text, and the spans it
-    must keep (HF-compatible and exact), with the finding that prompted it.
+def regression_case(
+    tokenizer_path: str, encoding: Encoding, finding: Finding | None = None, *, add_special_tokens: bool = False
+) -> dict[str, Any]:
+    """A ready regression test for one text: the tokenizer file, the text, how it was encoded
+    (``add_special_tokens``, as the encoding was made) and the spans it must keep
+    (HF-compatible and exact), with the finding that prompted it.
 
     >>> from tokviz.engine.encoding import empty_encoding
     >>> regression_case("tok.json", empty_encoding(""))["expected"]["offsets"]
@@ -836,7 +843,7 @@ def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | 
     return {
         "tokenizer": str(tokenizer_path),
         "text": encoding.text,
-        "add_special_tokens": False,
+        "add_special_tokens": add_special_tokens,
         "expected": {
             "tokens": list(encoding.tokens),
             "ids": list(encoding.ids),
