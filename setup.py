@@ -53,6 +53,9 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("tokviz.engine._native", ["tokviz/engine/_native.c"], optional=True)],
+    ext_modules=[
+        Extension("tokviz.engine._native", ["tokviz/engine/_native.c"], optional=True),
+        Extension("tokviz.engine._scan", ["tokviz/engine/_scan.c"], depends=["tokviz/engine/_scan_tables.h"], optional=True),
+    ],
     cmdclass={"build_ext": OptionalBuildExt},
 )
