@@ -36,6 +36,7 @@ import numpy as np
 import regex
 
 from ..engine.encoding import Encoding
+from ..engine.text import OffsetMap
 from ..engine.tokenizer import Tokenizer
 from .facts import TokenizerFacts
 
@@ -107,13 +108,14 @@ class TextIndex:
         self.text = text
         self.n_chars = len(text)
         self._arrays: dict[str, np.ndarray] = {}
-        if text.isascii():
-            self.boundaries = list(range(len(text) + 1))
-        else:  # β(p): the offsets of the UTF-8 lead bytes (a lone surrogate takes 3 bytes)
-            raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-            bounds = np.append(np.flatnonzero((raw & 0xC0) != 0x80), raw.size)
+        # β(p): the engine's one char -> UTF-8 table (`OffsetMap.utf8_table`)
+        table = OffsetMap(text).utf8_table()
+        if isinstance(table, range):
+            self.boundaries = list(table)
+        else:
+            bounds = np.frombuffer(table, dtype=np.int64)
             self._arrays["bounds"] = bounds
-            self.boundaries = bounds.tolist()
+            self.boundaries = table.tolist()
         self.n_bytes = self.boundaries[-1]
         self._char_at: dict[int, int] | None = None
         self._ws_runs: list[tuple[int, int]] | None = None
