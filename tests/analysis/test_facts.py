@@ -420,7 +420,8 @@ def _prefix_files(tmp: Path, n: int) -> tuple[str, str, str]:
     return str(rank_file), str(conv), str(deep)
 
 
-def _brute_force_rank_file(rank_file: str, ids: list[int] | None = None) -> dict[str, object]:
+def _brute_force_rank_file(rank_file: str, *, pattern: str = R50K_PATTERN,
+                           specials: dict[str, int] | None = None) -> dict[str, object]:
     """The audit's counts through tiktoken alone: token bytes, ``encode_ordinary`` of every
     ordinary surface, canonical parents with tiktoken's educational BPE on the lower ranks."""
     tiktoken = require_module("tiktoken")
@@ -429,14 +430,14 @@ def _brute_force_rank_file(rank_file: str, ids: list[int] | None = None) -> dict
     from tiktoken.load import load_tiktoken_bpe
 
     ranks = load_tiktoken_bpe(rank_file)
-    enc = tiktoken.Encoding("ref", pat_str=R50K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    enc = tiktoken.Encoding("ref", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     surf = {r: enc.decode_single_token_bytes(r) for r in ranks.values()}
-    todo = sorted(surf) if ids is None else [i for i in ids if i in surf]
+    todo = sorted(surf)
     unreachable = {}
     for i in todo:
         b = surf[i]
         if _valid(b) and enc.encode_ordinary(b.decode()) != [i]:
-            unreachable[i] = "P" if len(regex.findall(R50K_PATTERN, b.decode())) > 1 else "M"
+            unreachable[i] = "P" if len(regex.findall(pattern, b.decode())) > 1 else "M"
     below: dict[bytes, int] = {}
     parents = {}
     for b, r in sorted(ranks.items(), key=lambda kv: kv[1]):
@@ -448,10 +449,14 @@ def _brute_force_rank_file(rank_file: str, ids: list[int] | None = None) -> dict
     # every token longer than a byte splits into two tokens here, so its merge rank is its rank
     # minus the 256 byte ranks below it: the fragment gap is the rank difference
     assert all(any(b[:k] in ranks and b[k:] in ranks for k in range(1, len(b))) for b in ranks if len(b) > 1)
-    return _counts(surf, todo, unreachable, parents, {r: r for r in ranks.values()}, set(surf))
+    specials = specials or {}
+    dec = {b: c for c, b in _gpt2_decoder().items()}
+    names = {**{i: "".join(dec[x] for x in b) for i, b in surf.items()}, **{i: s for s, i in specials.items()}}
+    return _counts(surf, todo, unreachable, parents, {r: r for r in ranks.values()}, set(surf) | set(specials.values()),
+                   added=set(specials.values()), names=names)
 
 
-def _brute_force_hf(path: str, ids: list[int] | None = None) -> dict[str, object]:
+def _brute_force_hf(path: str) -> dict[str, object]:
     """The audit's counts through HF tokenizers alone: vocab + byte alphabet, ``encode`` of every
     ordinary surface, stages from HF's normalizer and pre-tokenizer, canonical parents by merging
     each token's symbols with the file's merge ranks."""
@@ -463,7 +468,7 @@ def _brute_force_hf(path: str, ids: list[int] | None = None) -> dict[str, object
     vocab = spec["model"]["vocab"]
     ordinary = {i: s for s, i in vocab.items() if s not in added}
     surf = {i: bytes(dec[c] for c in s) for i, s in ordinary.items()}
-    todo = sorted(surf) if ids is None else [i for i in ids if i in surf]
+    todo = sorted(surf)
     unreachable = {}
     for i in todo:
         b = surf[i]
@@ -616,7 +621,9 @@ class TestAuditFull:
         ref = _brute_force_rank_file(rank_file)
         assert _summary(rank_file, pattern=R50K_PATTERN) == ref == _summary(conv) == _brute_force_hf(conv)
         assert ref["fragments"] == {"k1": 12, "k64": 34}
-        assert _summary(deep) == _brute_force_hf(deep)
+        deep_ref = _brute_force_hf(deep)
+        assert _summary(deep) == deep_ref
+        print("\nr50k rank file = HF conversion:", json.dumps(ref), "\nr50k DeepSeek-shaped:", json.dumps(deep_ref))
 
     def test_audit_full_llama3_both_formats(self, tmp: Path) -> None:
         require_module("transformers")
@@ -628,7 +635,15 @@ class TestAuditFull:
         pattern = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                    r"|\s*[\r\n]+|\s+(?!\S)|\s+")
         TikTokenConverter(vocab_file=str(model), pattern=pattern).converted().save(str(conv))
+        tok = tokviz.load(model)
         a = _summary(str(model))
         b = _summary(str(conv))
         assert a["fragments"] == b["fragments"] == {"k1": 14, "k64": 43}
-        assert a == b
+        specials = {t.content: t.id for t in tok.added_tokens}
+        assert a == _brute_force_rank_file(str(model), pattern=pattern, specials=specials)
+        # the conversion carries no special tokens: every other count is the same
+        def bare(x: dict) -> dict:
+            return {k: v for k, v in x.items() if k not in ("entries", "special_lookalike")}
+
+        assert bare(a) == bare(b)
+        print("\nLlama 3 tokenizer.model = its HF conversion:", json.dumps(a))
