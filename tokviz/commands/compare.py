@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
+from ._options import add_load_options, load_tokenizer
 
 __all__ = ["register", "run", "load_sides"]
 
@@ -36,7 +37,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--progress", action="store_true", help="report progress on stderr (the default when stderr is a terminal)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from ..cli import add_load_options
 
     add_load_options(p)
     p.set_defaults(func=run)
@@ -45,7 +45,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def load_sides(args: argparse.Namespace) -> list:  # noqa: ANN201 - list[Side]
     """One `Side` per tokenizer argument; a file that fails to load keeps its error and the row."""
     from ..analysis.compare import Side
-    from ..cli import load_tokenizer
 
     sides = []
     for path in args.tokenizers:
