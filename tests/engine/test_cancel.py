@@ -41,8 +41,9 @@ class TestCancelProtocol:
         assert seen == [("lines", 3, 10)]  # a cancelled step reports nothing
 
     def test_cancelled_is_an_exception_with_a_default_stage(self) -> None:
-        assert Cancelled().stage == ""
+        assert Cancelled().stage == "" and Cancelled().partial is None
         assert str(Cancelled()) == "cancelled"
+        assert Cancelled("lines", partial=[1, 2]).partial == [1, 2]
 
     def test_doctest(self) -> None:
         assert doctest.testmod(cancel_mod).failed == 0

@@ -41,6 +41,7 @@ from .chat_render import (
     template_literal_text,
     template_variables,
 )
+from .facts import TokenizerFacts
 
 __all__ = [
     "ChatLint",
@@ -167,9 +168,11 @@ def pick_template(tok: Tokenizer, name: str | None = None, *, tools: Sequence[An
 def special_token_variables(tok: Tokenizer) -> dict[str, str]:
     """transformers' ``special_tokens_map`` as far as the tokenizer's config knows it."""
     cfg = tok.config
+    fields = {"bos_token": cfg.bos_token, "eos_token": cfg.eos_token, "unk_token": cfg.unk_token,
+              "pad_token": cfg.pad_token}
     out: dict[str, str] = {}
     for name in _SPECIAL_NAMES:
-        value = getattr(cfg, name, None)
+        value = fields.get(name)
         if value is None:
             value = cfg.extra.get(name) if isinstance(cfg.extra.get(name), str) else None
         if value is not None:
@@ -305,7 +308,8 @@ def render_chat(
     all_vars = {**special_token_variables(tok), **user_vars}
     rendered = render_template(source, messages, add_generation_prompt=add_generation_prompt, variables=all_vars, **kw)
     enc = encode_chat(tok, rendered.text)
-    control = tuple(bool(m) or tok.is_special_id(i) for i, m in zip(enc.ids, enc.special_tokens_mask))
+    special = TokenizerFacts.of(tok).special_ids  # added special tokens and a .model's control pieces
+    control = tuple(bool(m) or i in special for i, m in zip(enc.ids, enc.special_tokens_mask))
     sanitized_ids: tuple[int, ...] | None = None
     sanitized_error = None
     try:

@@ -59,10 +59,9 @@ from .compare import (
     count_words,
     overlap_matrix,
     per_script_spans,
-    surface_table,
     text_by_script,
-    unk_ids_of,
 )
+from .facts import TokenizerFacts
 
 __all__ = [
     "MODES",
@@ -407,17 +406,6 @@ def _first_difference(a: str, b: str) -> int:
     return n
 
 
-def _byte_piece_ids(tok) -> frozenset[int]:  # noqa: ANN001
-    if not surface_table(tok).byte_pieces:
-        return frozenset()
-    out = set()
-    for b in range(256):
-        i = tok.model.token_to_id(f"<0x{b:02X}>")
-        if i is not None:
-            out.add(i)
-    return frozenset(out)
-
-
 def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, opts: _Options) -> _BatchResult:
     """Count one batch of (document index, text) for every tokenizer (None = failed to load)."""
     texts = [text for _, text in docs]
@@ -494,10 +482,11 @@ def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _O
     part.n_tok = int(counted.size)
     part.per_doc = array("I", np.bincount(doc_of[keep], minlength=len(docs)).astype(np.uint32).tobytes())
     part.id_values, part.id_counts = np.unique(counted, return_counts=True)
-    unk = unk_ids_of(tok)
+    facts = TokenizerFacts.of(tok)
+    unk = facts.unknown_ids
     if unk:
         part.unk = int(np.isin(counted, list(unk)).sum())
-    fallback = _byte_piece_ids(tok)
+    fallback = facts.byte_piece_ids
     if fallback:
         part.byte_fallback = int(np.isin(counted, list(fallback)).sum())
     keep &= spans[:, 0] != spans[:, 1]

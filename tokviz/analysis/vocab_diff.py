@@ -24,8 +24,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.cancel import CancelToken, ProgressFn, checkpoint
 from ..engine.tokenizer import Tokenizer
-from .compare import surface_ids, surface_table
+from .compare import surface_ids
+from .facts import TokenizerFacts
 
 __all__ = [
     "EntryChange",
@@ -149,34 +151,17 @@ def _show(b: bytes) -> str:
 
 # ---------------------------------------------------------------------- merges
 def merge_order(tok: Tokenizer) -> dict[bytes, int] | None:
-    """Position in the merge order of every merge, keyed by the surface it produces (first merge
-    producing a surface wins); None for models without merges (WordPiece, Unigram)."""
-    model = tok.model
-    mtype = getattr(model, "type_name", type(model).__name__)
-    table = surface_table(tok)
+    """Position in the merge order of every merge result, keyed by its surface (the first token
+    of a surface wins), from `TokenizerFacts.merge_rank`; None for models without merges
+    (WordPiece, Unigram)."""
+    facts = TokenizerFacts.of(tok)
+    merges = facts.merges
+    if merges is None:
+        return None
     out: dict[bytes, int] = {}
-    if mtype == "BPE":
-        if getattr(model, "rank_mode", False):
-            multi = sorted((i, s) for s, i in model.get_vocab().items() if len(table.of(s)[0]) > 1)
-            for _, s in multi:
-                out.setdefault(table.of(s)[0], len(out))
-            return out
-        # dense positions over the surfaces produced: a converted SentencePiece model lists several
-        # merges producing one piece (▁t+he, ▁th+e); only the first one decides when it appears
-        for a, b in model.merges:
-            out.setdefault(table.of(a)[0] + table.of(b)[0], len(out))
-        return out
-    if mtype == "SentencePieceBPE":
-        spm = model.spm
-        ranked = sorted(
-            (-score, i)
-            for i, (p, score, t) in enumerate(zip(spm.pieces, spm.scores, spm.types))
-            if t == 1 and len(p) > 1
-        )
-        for _, i in ranked:
-            out.setdefault(table.of(spm.pieces[i])[0], len(out))
-        return out
-    return None
+    for i in sorted(merges.rank, key=merges.rank.__getitem__):
+        out.setdefault(facts.surface(i), len(out))
+    return out
 
 
 def _merge_diff(old: Tokenizer, new: Tokenizer) -> tuple[dict[str, object], tuple[MergeChange, ...]]:
@@ -201,23 +186,19 @@ def _merge_diff(old: Tokenizer, new: Tokenizer) -> tuple[dict[str, object], tupl
 
 # ---------------------------------------------------------------------- specials and pipeline
 def special_map(tok: Tokenizer) -> dict[str, int]:
-    """Special literals and their ids: special added tokens, plus SentencePiece control and
-    unknown pieces (a ``.model`` keeps ``<s>`` there, its tokenizer.json as an added token)."""
-    out = {t.content: t.id for t in tok.added_tokens if t.special}
-    spm = getattr(tok.model, "spm", None)
-    if spm is not None:
-        for i, (p, t) in enumerate(zip(spm.pieces, spm.types)):
-            if t in (2, 3):  # UNKNOWN, CONTROL
-                out.setdefault(p, i)
-    return out
+    """Special literals and their ids (`TokenizerFacts.special_ids`): special added tokens, plus
+    SentencePiece control and unknown pieces (a ``.model`` keeps ``<s>`` there, its
+    tokenizer.json as an added token)."""
+    facts = TokenizerFacts.of(tok)
+    return {facts.token(i): i for i in sorted(facts.special_ids)}
 
 
 def pipeline_tree(tok: Tokenizer) -> dict[str, Any]:
     """The pipeline as JSON values: every stage's ``to_json()``; the model's options without its
     vocabulary and merges (those are diffed as entries and merges)."""
     tree: dict[str, Any] = {}
-    for stage in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
-        comp = getattr(tok, stage)
+    stages = (tok.normalizer, tok.pre_tokenizer, tok.post_processor, tok.decoder)
+    for stage, comp in zip(("normalizer", "pre_tokenizer", "post_processor", "decoder"), stages):
         tree[stage] = _as_json(comp)
     model = _as_json(tok.model)
     if isinstance(model, dict):
@@ -230,13 +211,10 @@ def pipeline_tree(tok: Tokenizer) -> dict[str, Any]:
 def _as_json(comp: object) -> Any:
     if comp is None:
         return None
-    to_json = getattr(comp, "to_json", None)
-    if to_json is None:
-        return getattr(comp, "type_name", type(comp).__name__)
     try:
-        return to_json()
+        return comp.to_json()  # type: ignore[attr-defined]
     except (TypeError, ValueError, NotImplementedError):
-        return getattr(comp, "type_name", type(comp).__name__)
+        return comp.type_name  # type: ignore[attr-defined]
 
 
 def _tree_diff(a: Any, b: Any, path: str = "") -> list[PipelineChange]:
@@ -353,14 +331,24 @@ class RegressionReport:
 
 
 def regression_check(
-    old: Tokenizer, new: Tokenizer, documents: Iterable[str], *, limit: int = 50
+    old: Tokenizer,
+    new: Tokenizer,
+    documents: Iterable[str],
+    *,
+    limit: int = 50,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
 ) -> RegressionReport:
     """Re-encode every document with both; list the first ``limit`` that differ (by id), each with
-    its first differing token, and count the documents whose round trip was lost."""
+    its first differing token, and count the documents whose round trip was lost.
+    ``progress("documents", done, total)`` (total 0: not known) per document; a set ``cancel``
+    raises `Cancelled`."""
     n = changed = lost = 0
     cases: list[RegressionCase] = []
     lost_docs: list[int] = []
+    total = len(documents) if isinstance(documents, Sequence) else 0
     for d, text in enumerate(documents):
+        checkpoint("documents", d, total, progress=progress, cancel=cancel)
         n += 1
         ea = old.encode(text, add_special_tokens=False)
         eb = new.encode(text, add_special_tokens=False)

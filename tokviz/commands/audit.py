@@ -94,6 +94,8 @@ def format_audit(out: dict[str, Any]) -> str:
         f"{'special lookalikes':<26}{look['added'] + look['ordinary']:,} ({look['added']} added, {look['ordinary']} ordinary)",
         f"{'merge-shadow fragments':<26}" + ", ".join(f"F_{k[1:]} {v:,}" for k, v in out["fragments"].items()),
     ]
+    if out.get("overlaps"):  # categories do not exclude each other
+        lines.append(f"{'in two categories':<26}" + ", ".join(f"{k} {v:,}" for k, v in out["overlaps"].items()))
     if "magikarp" in out:
         lines.append(f"{'magikarp categories':<26}" + ", ".join(f"{k} {v:,}" for k, v in out["magikarp"].items()))
         if "magikarp_warning" in out:

@@ -9,8 +9,9 @@ training) takes the same two keyword-only options and raises the same exception:
 * ``cancel: CancelToken | None`` is set by the caller (often from another thread) and polled by
   the work between steps.
 * A cancelled job raises `Cancelled` (with the stage it stopped in) and leaves no half-updated
-  state behind. Generators (the trainers) may instead yield their own final event; they poll the
-  same token.
+  state behind; work whose prefix is a result of its own (the lines of a corpus linted so far)
+  hands it over as ``partial``. Generators (the trainers) may instead yield their own final
+  event; they poll the same token.
 
 `checkpoint` is the one call a loop makes between steps: it polls the token, then reports.
 
@@ -39,11 +40,13 @@ ProgressFn = Callable[[str, int, int], None]
 
 
 class Cancelled(Exception):
-    """Long work stopped because its `CancelToken` was set; ``stage`` says where."""
+    """Long work stopped because its `CancelToken` was set; ``stage`` says where, ``partial`` is
+    the result of the work done until then (None when a part means nothing)."""
 
-    def __init__(self, stage: str = "") -> None:
+    def __init__(self, stage: str = "", *, partial: object = None) -> None:
         super().__init__(f"cancelled during {stage}" if stage else "cancelled")
         self.stage = stage
+        self.partial = partial
 
 
 class CancelToken:

@@ -344,7 +344,7 @@ class CompareViewModel(QObject):
 
                 d = vocab_diff(old.tokenizer, new.tokenizer, old_name=old.name, new_name=new.name)
                 docs = (x.text for x in iter_documents(corpus, mode)) if corpus else [text]
-                reg = regression_check(old.tokenizer, new.tokenizer, docs)
+                reg = regression_check(old.tokenizer, new.tokenizer, docs, cancel=token)
                 return d, reg
 
             return job

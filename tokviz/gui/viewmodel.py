@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from ._compat import emit
 
+from ..analysis.facts import TokenizerFacts
 from ..engine.encoding import Encoding, Token
 from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.pretokenized import PreTokens, pre_token_spans
@@ -94,20 +95,12 @@ class TokenDetails:
 
 
 def unknown_token_id(tok: Any) -> int | None:
-    """The id of the model's unknown token (WordPiece / BPE / WordLevel ``unk_token``, SentencePiece
-    and Unigram ``unk_id``), or None when the model has none."""
-    model = getattr(tok, "model", None)
-    uid = getattr(model, "unk_id", None)
-    if isinstance(uid, int) and uid >= 0:
-        return uid
-    name = getattr(model, "unk_token", None) or getattr(getattr(tok, "config", None), "unk_token", None)
-    if isinstance(name, str) and name:
-        try:
-            found = tok.token_to_id(name)
-        except (KeyError, ValueError, AttributeError):
-            return None
-        return found if isinstance(found, int) else None
-    return None
+    """The id of the model's unknown token, or None: `TokenizerFacts.unknown_id`, the one rule
+    Inspect, Compare and the corpus statistics share (a tokenizer_config ``unk_token`` the model
+    never emits does not count)."""
+    from ..engine.tokenizer import Tokenizer
+
+    return TokenizerFacts.of(tok).unknown_id if isinstance(tok, Tokenizer) else None
 
 
 def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:

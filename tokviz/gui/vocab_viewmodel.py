@@ -21,7 +21,8 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 
-from ..analysis.audit import AuditCancelled, TokenAudit, VocabAudit, audit_vocabulary, superstrings
+from ..analysis.audit import TokenAudit, VocabAudit, audit_vocabulary, superstrings
+from ..engine.cancel import Cancelled
 from ._compat import emit
 from .display import hex_bytes, show_piece
 from .workers import CancelToken, Lanes, to_gui
@@ -62,7 +63,7 @@ def _label(audit: VocabAudit, id_: int) -> str:
     t = audit.get(id_)
     if t is None:
         return str(id_)
-    return t.surface_text if audit.family == "byte-level" else t.vocab
+    return t.surface_text if audit.byte_level else t.vocab
 
 
 def _facet_keys(t: TokenAudit) -> set[str]:
@@ -152,7 +153,7 @@ class VocabViewModel(QObject):
             def job(token: CancelToken) -> tuple[Any, VocabAudit | None]:
                 try:
                     return tok, audit_vocabulary(tok, progress=lambda *p: to_gui(self, "_on_progress", *p), cancel=token)
-                except AuditCancelled:
+                except Cancelled:
                     return tok, None
 
             return job
