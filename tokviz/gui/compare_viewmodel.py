@@ -339,7 +339,7 @@ class CompareViewModel(QObject):
 
         rows = [r for r in self.rows if r.ready and r.path is not None]
         specs = [TokenizerSpec(r.name, r.path) for r in rows]  # type: ignore[arg-type]
-        loaded = [r.tokenizer for r in rows]  # forked workers inherit them: nothing is loaded again
+        loaded = [r.tokenizer for r in rows]  # counted with in this process; pool workers load their own
         if not specs:
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
@@ -352,7 +352,7 @@ class CompareViewModel(QObject):
                     path,
                     mode=mode,
                     workers=workers,
-                    progress=lambda d, t: to_gui(self, "_corpus_progress", d, t),
+                    progress=lambda stage, d, t: stage == "bytes" and to_gui(self, "_corpus_progress", d, t),
                     cancelled=lambda: token.cancelled,
                     tokenizers=loaded,
                 )

@@ -42,13 +42,11 @@ before it (`LineBases`), so reported lines are the file's.
 
 from __future__ import annotations
 
-import codecs
 import glob
-import io
 import math
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -57,19 +55,19 @@ import regex
 from ..engine.errors import TokvizFormatError
 
 __all__ = [
-    "PIECE_BYTES",
     "MAX_RECORD_BYTES",
-    "ReadOptions",
-    "Part",
-    "Shard",
-    "Record",
-    "PartStats",
-    "ShardReader",
+    "PIECE_BYTES",
     "LineBases",
+    "Part",
+    "PartStats",
+    "ReadOptions",
+    "Record",
+    "Shard",
+    "ShardReader",
     "corpus_files",
+    "iter_records",
     "plan_shards",
     "shard_bytes_for",
-    "iter_records",
 ]
 
 PIECE_BYTES = 1 << 20
@@ -394,7 +392,7 @@ def _parquet_parts(path: str) -> list[Part]:
     return parts
 
 
-def _parquet_file(path: str) -> Any:  # noqa: ANN401 - pyarrow.parquet.ParquetFile
+def _parquet_file(path: str) -> Any:
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -410,7 +408,7 @@ def _parquet_file(path: str) -> Any:  # noqa: ANN401 - pyarrow.parquet.ParquetFi
 # ---------------------------------------------------------------------- reading
 def _open_raw(path: str) -> BinaryIO:
     try:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        return open(path, "rb")
     except FileNotFoundError:
         raise TokvizFormatError("no such file", source=path) from None
     except OSError as exc:
@@ -478,16 +476,20 @@ class ShardReader:
         self.shard = shard
         self.opts = opts
         self.stats: list[PartStats] = [PartStats() for _ in shard.parts]
+        self.records = 0  # records yielded so far
 
     def __iter__(self) -> Iterator[Record]:
         for k, part in enumerate(self.shard.parts):
             stats = self.stats[k]
             if part.kind == "parquet":
-                yield from _parquet_records(part, k, self.opts, stats)
+                records = _parquet_records(part, k, self.opts, stats)
             elif part.kind == "jsonl":
-                yield from _jsonl_records(part, k, self.opts, stats)
+                records = _jsonl_records(part, k, self.opts, stats)
             else:
-                yield from _text_records(part, k, self.opts, stats)
+                records = _text_records(part, k, self.opts, stats)
+            for rec in records:
+                self.records += 1
+                yield rec
 
 
 def iter_records(files: Sequence[Path], opts: ReadOptions) -> Iterator[tuple[Record, int]]:
@@ -528,8 +530,20 @@ class _Cutter:
     ``piece_start``. ``limit``: a record longer than this raises `_RecordTooLong`.
     """
 
-    __slots__ = ("how", "size", "keep_newline", "limit", "buf", "piece_start", "rec", "cell", "piece_no",
-                 "scan", "line", "out")
+    __slots__ = (
+        "buf",
+        "cell",
+        "how",
+        "keep_newline",
+        "limit",
+        "line",
+        "out",
+        "piece_no",
+        "piece_start",
+        "rec",
+        "scan",
+        "size",
+    )
 
     def __init__(self, how: str, size: int, *, keep_newline: bool = False, limit: int = 0, start: int = 0) -> None:
         self.how = how  # "lines" | "paragraphs" | "whole"
@@ -659,8 +673,6 @@ def _with_end(blocks: Iterator[bytes]) -> Iterator[bytes | None]:
 
 
 def _jsonl_records(part: Part, k: int, opts: ReadOptions, stats: PartStats) -> Iterator[Record]:
-    from .json_text import loads
-
     name = opts.json_field
     cutter = _Cutter("lines", opts.max_record + 1, limit=opts.max_record, start=part.start)
     for block in _with_end(_blocks(part)):
@@ -671,7 +683,7 @@ def _jsonl_records(part: Part, k: int, opts: ReadOptions, stats: PartStats) -> I
         for offset, line, _, data in lines:
             if not data.strip():
                 continue
-            obj = loads(data, source=f"{part.path}: line {_line_hint(part, line)} (byte {offset})")
+            obj = _json_line(data, part, line, offset)
             value = obj.get(name) if isinstance(obj, dict) else None
             if not isinstance(value, str):
                 stats.skipped += 1
@@ -681,6 +693,22 @@ def _jsonl_records(part: Part, k: int, opts: ReadOptions, stats: PartStats) -> I
             for n, text in enumerate(pieces):
                 yield Record(text, part.path, offset, line, n, k)
     stats.newlines = cutter.line - 1
+
+
+def _json_line(data: bytes, part: Part, line: int, offset: int) -> Any:
+    """The JSON value of one line, nesting bounded (`tokviz.io.json_text.MAX_JSON_DEPTH`)."""
+    import json
+
+    from .json_text import MAX_JSON_DEPTH, nesting_depth
+
+    text = _decode(data, offset, part.path)
+    where = f"line {_line_hint(part, line)}"
+    if nesting_depth(data) > MAX_JSON_DEPTH:
+        raise TokvizFormatError(f"{where} nests JSON deeper than {MAX_JSON_DEPTH} levels", source=part.path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TokvizFormatError(f"{where} is not JSON: {exc.msg} (column {exc.colno})", source=part.path) from None
 
 
 def _line_hint(part: Part, line: int) -> str:
