@@ -58,6 +58,7 @@ from ..io.shards import (
     Record,
     ShardReader,
     corpus_files,
+    describe_paths,
     iter_records,
     plan_shards,
 )
@@ -837,18 +838,12 @@ def run_corpus(
     stats = tuple(_final_stats(s, tok, err, total, k, top_k, opts) for k, (s, tok, err) in enumerate(zip(specs, *here)))
     ok = [k for k, t in enumerate(stats) if t.error is None]
     return CorpusReport(
-        _describe_path(path), mode, total.n_doc, total.n_char, total.n_byte, total.n_word, budget, reference, stats,
+        describe_paths(path), mode, total.n_doc, total.n_char, total.n_byte, total.n_word, budget, reference, stats,
         _divergent_json(total, stats, reference), time.perf_counter() - t0, executor.workers,
         {key: total.cuts.f1(key, ok) for key, _, _ in CUT_UNITS} if cuts else None,
         executor=executor.label, skipped=outputs[0], split=outputs[1],
         field=read.json_field if any(read.kind_of(str(f))[0] != "text" for f in files) else None,
     )
-
-
-def _describe_path(path: object) -> str:
-    if isinstance(path, (str, os.PathLike)):
-        return str(path)
-    return " ".join(str(p) for p in path)  # type: ignore[attr-defined]
 
 
 class _gc_frozen:

@@ -1,4 +1,5 @@
-"""The offset linter: find and explain every offset mismatch of one encoding, or of a corpus.
+"""The offset linter: find and explain every offset mismatch of one encoding (a corpus:
+`tokviz.analysis.corpus_jobs.lint_corpus`, which sums `CorpusLint` counts over shards).
 
 tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (spec §3 of the
 wave-2 design notes). This module checks an encoding's spans and says, per finding, which
@@ -29,7 +30,6 @@ those scans as the oracle.
 from __future__ import annotations
 
 import json
-import os
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
@@ -51,7 +51,6 @@ __all__ = [
     "CorpusLint",
     "lint_encoding",
     "lint_text",
-    "lint_corpus",
     "regression_case",
     "surface",
     "SpanIndex",
@@ -777,47 +776,6 @@ class CorpusLint:
             "severities": self.severities,
             "examples": self.samples,
         }
-
-
-def lint_corpus(
-    tokenizer: Any,
-    path: str | os.PathLike[str],
-    *,
-    exact: bool = False,
-    examples: int = 5,
-    progress: Callable[[int, int], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> CorpusLint:
-    """Lint every line of a UTF-8 file (terminators kept: the text is exactly the file's).
-
-    ``progress(done_bytes, total_bytes)`` after each block; ``cancelled()`` is polled per line
-    and stops the run (the result says ``cancelled``).
-    """
-    from ..io.textfile import iter_text_blocks
-
-    out = CorpusLint(examples=examples)
-    pending = ""
-    line_no = 0
-
-    def lint_lines(lines: list[str]) -> bool:
-        nonlocal line_no
-        for line in lines:
-            if cancelled is not None and cancelled():
-                out.cancelled = True
-                return False
-            line_no += 1
-            if line:
-                out.add(line_no, lint_text(tokenizer, line, exact=exact))
-        return True
-
-    for block in iter_text_blocks(path, progress=progress):
-        lines = (pending + block).splitlines(keepends=True)
-        pending = lines.pop() if lines and not lines[-1].endswith(("\n", "\r")) else ""
-        if not lint_lines(lines):
-            return out
-    if pending:
-        lint_lines([pending])
-    return out
 
 
 # ---------------------------------------------------------------------- export

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 __all__ = ["MIB", "Progress", "add_corpus_options", "executor_of", "read_options"]
@@ -41,18 +42,34 @@ def add_corpus_options(p: argparse.ArgumentParser, *, mode: str | None = "whole"
     )
 
 
-def read_options(args: argparse.Namespace, *, keep_newline: bool = False) -> Any:
-    """The `ReadOptions` of the parsed options (``--mode`` lines when the command has none)."""
-    from ..io.shards import ReadOptions
+def read_options(
+    args: argparse.Namespace, *, mode: str | None = None, keep_newline: bool = False, piece_bytes: int | None = None
+) -> Any:  # noqa: ANN401 - ReadOptions
+    """The `ReadOptions` of the parsed options (``mode``: for a command without --mode)."""
+    from ..io.shards import PIECE_BYTES, ReadOptions
 
     if not args.max_record_mb > 0:
         raise ValueError(f"--max-record-mb must be positive, got {args.max_record_mb:g}")
     return ReadOptions(
-        mode=getattr(args, "mode", "lines"),
+        mode=mode or args.mode,
         field=args.field,
         max_record=int(args.max_record_mb * MIB),
         keep_newline=keep_newline,
+        piece_bytes=piece_bytes or PIECE_BYTES,
     )
+
+
+def spec_of(args: argparse.Namespace, tokenizer: Any) -> Any:  # noqa: ANN401 - TokenizerSpec
+    """How a worker loads the tokenizer argument ``tokenizer`` (a path or an embedded name) with
+    the command's --pattern / --special-tokens."""
+    import json
+
+    from ..analysis.corpus import TokenizerSpec
+    from ..io.embedded import resolve_tokenizer
+
+    specials = tuple(json.loads(args.special_tokens).items()) if args.special_tokens else None
+    path = resolve_tokenizer(tokenizer)
+    return TokenizerSpec(Path(path).name, str(path), args.pattern, specials)
 
 
 def executor_of(args: argparse.Namespace, *, corpus_bytes: int, state: Any = None) -> Any:

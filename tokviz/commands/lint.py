@@ -1,8 +1,10 @@
 """``tokviz lint``: the offset linter from the command line (see `tokviz.analysis.lint`).
 
 ``tokviz lint TOK --text T`` (or ``--file F``, read byte-exact) lints one text encoded with
-``add_special_tokens=False``; ``--corpus F`` lints every line of a file and prints counts per
-check and the first ``--examples`` findings of each; ``--regression K`` prints finding K as a
+``add_special_tokens=False``; ``--corpus C`` (a file, folder or glob; JSON lines and Parquet by
+``--field``) lints every line, on the local cores or a Dask cluster
+(`tokviz.analysis.corpus_jobs.lint_corpus`), and prints counts per check and the first
+``--examples`` findings of each; ``--regression K`` prints finding K as a
 ready regression test (tokenizer path, text, expected spans).
 """
 
@@ -24,17 +26,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="text to lint")
     src.add_argument("--file", type=Path, help="UTF-8 file linted as one text (byte-exact)")
-    src.add_argument("--corpus", type=Path, help="UTF-8 file linted line by line (counts and examples)")
+    src.add_argument("--corpus", help="a corpus (file, folder or glob) linted line by line (counts and examples)")
     p.add_argument("--exact", action="store_true", help="lint the exact spans instead of the HF-compatible ones")
     p.add_argument("--examples", type=int, default=5, help="examples kept per check with --corpus (default 5)")
     p.add_argument("--regression", type=int, default=None, metavar="K", help="print finding K as a regression test JSON")
     p.add_argument("--json", action="store_true", help="print JSON")
+    from .corpus_options import add_corpus_options
+
+    add_corpus_options(p, mode=None)
     add_load_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.lint import CHECKS, dumps, lint_corpus, lint_encoding, regression_case
+    from ..analysis.lint import CHECKS, dumps, lint_encoding, regression_case
     from ..cli import load_tokenizer
     from ..io.textfile import read_text_file
 
@@ -42,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if args.corpus is not None:
         if args.examples < 0:
             raise ValueError("--examples must be 0 or more")
-        result = lint_corpus(tok, args.corpus, exact=args.exact, examples=args.examples)
+        result = _lint_corpus(args, tok)
         if args.json:
             print(dumps(result.to_json()))
         else:
@@ -68,3 +73,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{k}] {f.check} {f.severity:5} tokens {list(f.tokens)} span {f.span} exact {f.exact_span} {f.original!r}", file=out)
         print(f"      {f.reason}", file=out)
     return 0
+
+
+def _lint_corpus(args: argparse.Namespace, tok) -> object:  # noqa: ANN001 - Tokenizer -> CorpusLint
+    from ..analysis.corpus_jobs import LINT_PIECE_BYTES, lint_corpus
+    from .corpus_options import Progress, read_options, spec_of
+
+    read = read_options(args, mode="lines", keep_newline=True, piece_bytes=LINT_PIECE_BYTES)
+    return lint_corpus(tok, args.corpus, exact=args.exact, examples=args.examples, read=read,
+                       spec=spec_of(args, args.tokenizer), scheduler=args.scheduler, workers=args.workers,
+                       progress=Progress("lint", args))

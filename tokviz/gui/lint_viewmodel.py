@@ -22,7 +22,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_corpus, lint_encoding, regression_case
+from ..analysis.corpus import as_token
+from ..analysis.corpus_jobs import lint_corpus
+from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_encoding, regression_case
 from ..engine.encoding import Encoding
 from ._compat import emit
 from .viewmodel import EncodingUpdate, InspectViewModel
@@ -301,11 +303,12 @@ class LintViewModel(QObject):
 
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> CorpusLint:
-                def progress(done: int, total: int) -> None:
-                    to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
+                def progress(stage: str, done: int, total: int) -> None:
+                    if stage == "bytes":
+                        to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
 
-                return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress,
-                                   cancelled=lambda: cancel.cancelled or cancel_event.is_set())
+                stop = as_token(lambda: cancel.cancelled or cancel_event.is_set())
+                return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress, cancel=stop)
 
             return job
 

@@ -277,7 +277,7 @@ class DaskExecutor(Executor):
             n = _local_count(address)
             self._cluster = LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None, silence_logs=logging.ERROR,
+                dashboard_address=":0", scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR,
             )
             self.client = Client(self._cluster)
         else:

@@ -235,6 +235,13 @@ def corpus_files(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     return out
 
 
+def describe_paths(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> str:
+    """The corpus as reports name it: its path, or its paths separated by spaces."""
+    if isinstance(paths, (str, os.PathLike)):
+        return str(paths)
+    return " ".join(str(p) for p in paths)
+
+
 def shard_bytes_for(total: int) -> int:
     """The shard size of a corpus of ``total`` bytes: about 1/64 of it, 1 to 64 MiB, in whole MiB.
 
