@@ -42,6 +42,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .base import Trainer, run_to_result
 from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
 from .merges import MergeState, pair_queue
@@ -115,10 +117,11 @@ class BpeTrainer(Trainer):
         state = MergeState(self.special_tokens, record=self.record_history)
         word_list = [w for w in counts if counts[w] > 0]
         word_counts = [int(counts[w]) for w in word_list]
-        allowed = self._alphabet(state, word_list, word_counts)
+        chars = _Chars.of(word_list)
+        allowed = self._alphabet(state, chars, word_counts)
         state.mark_base()
         yield Progress("tokenize words", 0.0, f"{len(word_list)} distinct words")
-        symbols = self._symbols(state, word_list, allowed)
+        symbols = self._symbols(state, word_list, allowed, chars)
         if cancel is not None and cancel.cancelled:
             yield Cancelled("tokenize words")
             return
@@ -132,17 +135,13 @@ class BpeTrainer(Trainer):
         yield Progress("merges", 1.0, f"{len(state.merges)} merges")
         yield Done(state.result(BpeResult, self, None if state.record else queue.segments()))
 
-    def _alphabet(self, state: MergeState, words: list[str], counts: list[int]) -> set[str]:
+    def _alphabet(self, state: MergeState, chars: _Chars, counts: list[int]) -> set[str]:
         """Add the alphabet (by code point, after ``limit_alphabet``); the characters kept."""
         if self.alphabet_order is not None:
             for tok in self.alphabet_order:
                 state.add(tok)
             return {t for t in self.alphabet_order if len(t) == 1}
-        freq: Counter[str] = Counter()
-        for w, c in zip(words, counts):
-            for ch, k in Counter(w).items():
-                freq[ch] += k * c
-        kept: dict[str, float] = dict(freq)
+        kept: dict[str, float] = dict(chars.frequencies(counts))
         for ch in self.initial_alphabet:
             kept[ch] = float("inf")
         if self.limit_alphabet is not None and len(kept) > self.limit_alphabet:
@@ -153,13 +152,12 @@ class BpeTrainer(Trainer):
             state.add(ch)
         return set(kept)
 
-    def _symbols(self, state: MergeState, words: list[str], allowed: set[str]) -> list[list[int]]:
+    def _symbols(self, state: MergeState, words: list[str], allowed: set[str], chars: _Chars) -> list[list[int]]:
         """Each word as symbol ids (characters outside the alphabet dropped, as HF does); the
         ``##x`` / ``x</w>`` forms get ids in order of first appearance."""
         prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
         if not prefix and not suffix:
-            ids = state.token_to_id
-            return [[ids[ch] for ch in w if ch in allowed] for w in words]
+            return chars.ids(state.token_to_id, allowed)
         out = []
         for w in words:
             syms: list[int] = []
@@ -194,6 +192,38 @@ class BpeTrainer(Trainer):
             )
             if k % every == 0:
                 yield Progress("merges", min(1.0, (len(t) - state.n_base) / target), f"{k + 1} merges")
+
+
+class _Chars:
+    """The characters of the distinct words as columns: each distinct code point once, and every
+    word's characters as indices into those (the alphabet's counts and the words' symbol ids
+    become array operations instead of a loop per character)."""
+
+    def __init__(self, words: list[str], uniq: np.ndarray, inverse: np.ndarray, lengths: np.ndarray) -> None:
+        self.words, self.uniq, self.inverse, self.lengths = words, uniq, inverse, lengths
+
+    @classmethod
+    def of(cls, words: list[str]) -> _Chars:
+        cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        uniq, inverse = np.unique(cps, return_inverse=True)
+        return cls(words, uniq, inverse, np.fromiter(map(len, words), dtype=np.int64, count=len(words)))
+
+    def frequencies(self, counts: list[int]) -> dict[str, int]:
+        """Character -> occurrences over the corpus (each word weighted by its count)."""
+        weights = np.repeat(np.asarray(counts, dtype=np.int64), self.lengths)
+        freq = np.zeros(self.uniq.size, dtype=np.int64)
+        np.add.at(freq, self.inverse, weights)
+        return dict(zip(map(chr, self.uniq.tolist()), freq.tolist()))
+
+    def ids(self, token_to_id: Mapping[str, int], allowed: set[str]) -> list[list[int]]:
+        """Every word as the ids of its characters, the ones outside ``allowed`` dropped."""
+        table = np.array([token_to_id[chr(u)] if chr(u) in allowed else -1 for u in self.uniq.tolist()], dtype=np.int64)
+        flat = table[self.inverse].tolist()
+        bounds = np.concatenate(([0], np.cumsum(self.lengths))).tolist()
+        out = [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+        if len(allowed) < self.uniq.size:
+            out = [[i for i in w if i >= 0] for w in out]
+        return out
 
 
 class BpeResult:
