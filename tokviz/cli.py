@@ -50,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_load_options(info)
 
     tr = sub.add_parser("train", help="train a tokenizer on corpus files")
-    tr.add_argument("corpus", nargs="+", type=Path)
+    tr.add_argument("corpus", nargs="*", type=Path, help="corpus files or folders (or --corpus)")
+    tr.add_argument("--corpus", dest="corpus_more", action="append", default=[], metavar="GLOB",
+                    help="a corpus file, folder or glob (repeatable): .txt, .jsonl, .parquet, .gz/.zst")
     tr.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe")
     tr.add_argument("--vocab-size", type=int, required=True)
     tr.add_argument("--byte-level", action="store_true", help="byte-level BPE (GPT-2 alphabet and pattern)")
@@ -58,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     # one token per --special (repeatable), so that it never swallows the corpus paths after it
     tr.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeat for more)")
     tr.add_argument("-o", "--output", type=Path, required=True)
+    from .commands.corpus_options import add_corpus_options
+
+    add_corpus_options(tr, mode=None)
 
     gui = sub.add_parser("gui", help="open the app (or render a screenshot and exit)")
     gui.add_argument("--screenshot", type=Path, help="render the window to this PNG and exit")

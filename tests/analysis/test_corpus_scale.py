@@ -94,6 +94,20 @@ class TestSameJsonEverywhere:
             assert dask["corpus"]["corpus"]["executor"].startswith("Dask")
 
 
+class TestTrain:
+    def test_dask_trains_the_same_tokenizer_as_the_local_pool(
+        self, corpus: Path, cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]  # noqa: ANN001
+    ) -> None:
+        out = {}
+        for name, how in (("pool", ["--workers", "2"]), ("dask", ["--scheduler", cluster.client.scheduler.address])):
+            out[name] = tmp_path / f"{name}.json"
+            argv = ["train", "--corpus", str(corpus), "--byte-level", "--vocab-size", "400", "-o", str(out[name]), *how]
+            assert main(argv) == 0
+        capsys.readouterr()
+        assert out["pool"].read_bytes() == out["dask"].read_bytes()
+        assert len(json.loads(out["pool"].read_text())["model"]["merges"]) > 100
+
+
 class TestAuditCounts:
     def test_token_counts_on_every_executor(self, corpus: Path, cluster) -> None:  # noqa: ANN001
         import numpy as np

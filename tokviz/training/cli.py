@@ -1,10 +1,10 @@
 """``tokviz train``: train BPE / WordPiece / Unigram on corpus files and write tokenizer.json.
 
 A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout.
-Corpus files are read byte-exact and streamed with progress (`read_corpus_files`: a CRLF file
-trains on its CRs, as HF's ``train(files)`` does). Unreadable corpus files (binary, not UTF-8,
-empty) raise `TokvizFormatError`, which the main
-CLI turns into one line on stderr and exit status 2.
+The words are counted on the executor of --workers / --scheduler (`tokviz.training.corpus`: a
+CRLF file trains on its CRs, as HF's ``train(files)`` does). Unreadable corpus files (binary, not
+UTF-8, empty) raise `TokvizFormatError`, which the main CLI turns into one line on stderr and
+exit status 2.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import time
 from typing import Any, TextIO
 
 from .events import Cancelled, Done, MergeEvent, Progress, PruneRound, EMIteration
-from .words import read_corpus_files
 
 __all__ = ["run_train", "make_trainer"]
 
@@ -97,15 +96,14 @@ class _Bar:
 def run_train(args: argparse.Namespace) -> int:
     from .export import save_tokenizer_json
 
-    bar = _Bar(sys.stderr)
-    try:  # on a terminal, a bar while the corpus streams in (elsewhere errors stay one line)
-        lines = read_corpus_files(
-            args.corpus,
-            progress=(lambda done, total: bar.show("read", done / total if total else 1.0, f"{done:,} bytes"))
-            if bar.tty else None,
-        )
-    finally:
-        bar.close()
+    from ..commands.corpus_options import read_options
+    from .corpus import train_corpus, training_read_options
+
+    paths = [*map(str, args.corpus), *args.corpus_more]
+    if not paths:
+        raise ValueError("train needs a corpus: files, folders or --corpus GLOB")
+    given = read_options(args, mode="lines")
+    read = training_read_options(field=given.field, max_record=given.max_record)
     trainer = make_trainer(
         args.model,
         vocab_size=args.vocab_size,
@@ -119,7 +117,7 @@ def run_train(args: argparse.Namespace) -> int:
     result = None
     merges = 0
     try:
-        for ev in trainer.train(lines):
+        for ev in train_corpus(trainer, paths, read=read, scheduler=args.scheduler, workers=args.workers):
             if isinstance(ev, Progress):
                 bar.show(ev.stage, ev.fraction, ev.message)
             elif isinstance(ev, MergeEvent):
@@ -140,10 +138,13 @@ def run_train(args: argparse.Namespace) -> int:
     out = save_tokenizer_json(result, args.output)
     elapsed = time.perf_counter() - start
     vocab = len(result.vocab)
-    nbytes = sum(len(line.encode("utf-8")) for line in lines)
+    from ..io.shards import corpus_files
+
+    files = corpus_files(paths)
+    nbytes = sum(f.stat().st_size for f in files)
     extra = f", {merges} merges" if args.model != "unigram" else ""
     print(
-        f"trained {args.model} on {len(args.corpus)} file(s), {nbytes:,} bytes: "
+        f"trained {args.model} on {len(files)} file(s), {nbytes:,} bytes: "
         f"vocab {vocab}{extra} in {elapsed:.1f} s -> {out}"
     )
     return 0
