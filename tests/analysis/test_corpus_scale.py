@@ -129,6 +129,9 @@ class TestAuditCounts:
                 want[i] += 1
         for got in (here, pool, dask):
             assert np.array_equal(got.counts, want) and got.documents == 300 and got.tokens == int(want.sum())
+        # the same workers, the same tokenizer, another kind of job: each kind prepares its own state
+        on_dask = _drop_timing(run_corpus([spec], corpus, mode="lines", executor=cluster).to_json())
+        assert on_dask == _drop_timing(run_corpus([spec], corpus, mode="lines", workers=1).to_json())
 
 
 def _kill_one_when_started(pids: callable, run: callable) -> tuple[object, list[int]]:  # type: ignore[valid-type]

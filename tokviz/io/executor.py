@@ -110,8 +110,9 @@ _PREPARED_LOCK = threading.Lock()
 
 
 def _state_of(job: ShardJob) -> Any:
-    """The job's prepared state in this worker (made on its first shard; the last two kept)."""
-    key = job.key()
+    """The job's prepared state in this worker (made on its first shard; the last two kept). Keys
+    are per kind of job: two kinds may load the same tokenizers into different states."""
+    key = (type(job).__module__, type(job).__qualname__, job.key())
     with _PREPARED_LOCK:
         if key not in _PREPARED:
             if len(_PREPARED) >= 2:
