@@ -79,6 +79,7 @@ class CompareViewModel(QObject):
         super().__init__(parent)
         self.inspect = inspect
         self._lanes = lanes or Lanes(self)
+        self.scheduler: str | None = None  # a Dask scheduler address for corpus runs (the settings')
         self._ids = itertools.count(1)
         self.rows: list[Row] = []
         self.text = getattr(inspect, "text", "") or ""
@@ -344,6 +345,7 @@ class CompareViewModel(QObject):
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
         self.corpus_running = True
+        scheduler = self.scheduler
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
@@ -352,6 +354,7 @@ class CompareViewModel(QObject):
                     path,
                     mode=mode,
                     workers=workers,
+                    scheduler=scheduler if workers is None else None,
                     progress=lambda stage, d, t: stage == "bytes" and to_gui(self, "_corpus_progress", d, t),
                     cancelled=lambda: token.cancelled,
                     tokenizers=loaded,
