@@ -44,6 +44,7 @@ TOKENIZERS = {
 
 
 def write_shards(folder: Path, scale: int, n: int = 8) -> tuple[list[str], int]:
+    folder.mkdir()
     text = mixed_corpus().text * scale
     lines = text.split("\n")
     per = -(-len(lines) // n)
@@ -51,6 +52,29 @@ def write_shards(folder: Path, scale: int, n: int = 8) -> tuple[list[str], int]:
         (folder / f"shard-{k:02d}.txt").write_text("\n".join(lines[k * per : (k + 1) * per]) + "\n", encoding="utf-8")
     docs = [line for line in lines if line]
     return docs, sum(f.stat().st_size for f in folder.iterdir())
+
+
+def _cpu_of(pids: list[int]) -> float:
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def _cpu_now(cluster) -> float:  # noqa: ANN001
+    """CPU seconds so far of this process, its ended children (a closed pool) and the cluster's workers."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers = _cpu_of(list(cluster.client.run(os.getpid).values())) if cluster is not None else 0.0
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + workers
 
 
 def run_job(job: str, name: str, folder: Path, executor) -> tuple[float, object]:  # noqa: ANN001
@@ -72,21 +96,32 @@ def run_job(job: str, name: str, folder: Path, executor) -> tuple[float, object]
     return time.perf_counter() - t, out
 
 
-def references(name: str, docs: list[str], threads: int) -> float:
-    t = time.perf_counter()
-    if name == "cl100k":
-        import tiktoken
+_REFERENCE = """
+import gzip, json, sys, time
+name, path, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+docs = [line for line in open(sys.argv[4], encoding="utf-8").read().split("\\n") if line]
+if name == "cl100k":
+    import tiktoken
+    enc = tiktoken.get_encoding("cl100k_base")
+    run = lambda: enc.encode_ordinary_batch(docs, num_threads=threads)
+else:
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_str(gzip.decompress(open(path, "rb").read()).decode())
+    run = lambda: tok.encode_batch(docs, add_special_tokens=False)
+t, c = time.perf_counter(), time.process_time()
+run()
+print(json.dumps([time.perf_counter() - t, time.process_time() - c]))
+"""
 
-        tiktoken.get_encoding("cl100k_base").encode_ordinary_batch(docs, num_threads=threads)
-    else:
-        os.environ["RAYON_NUM_THREADS"] = str(threads)  # (read when tokenizers starts its pool)
-        from tokenizers import Tokenizer
 
-        import gzip
-
-        tok = Tokenizer.from_str(gzip.decompress(TOKENIZERS[name].read_bytes()).decode())
-        tok.encode_batch(docs, add_special_tokens=False)
-    return time.perf_counter() - t
+def references(name: str, docs_file: Path, threads: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of the reference batch encoder over the lines, in a fresh process
+    (``RAYON_NUM_THREADS`` is read once per process)."""
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads)}
+    out = subprocess.run([sys.executable, "-c", _REFERENCE, name, str(TOKENIZERS[name]), str(threads), str(docs_file)],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    wall, cpu = json.loads(out)
+    return wall, cpu
 
 
 def throughput(scale: int) -> None:
@@ -94,7 +129,9 @@ def throughput(scale: int) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        docs, nbytes = write_shards(folder, scale)
+        docs, nbytes = write_shards(folder / "shards", scale)
+        docs_file = folder / "lines.txt"
+        docs_file.write_text("\n".join(docs), encoding="utf-8")
         mb = nbytes / 1e6
         print(f"== {mb:.1f} MB in 8 shards, {len(docs):,} lines; machine: {os.popen('uptime').read().strip()}")
         t = time.perf_counter()
@@ -107,23 +144,26 @@ def throughput(scale: int) -> None:
                     results = []
                     for label, make in (("1 process", lambda: InProcess()), ("2 local processes", lambda: LocalPool(2)),
                                         ("Dask LocalCluster, 2 workers", lambda: cluster)):
+                        c0 = _cpu_now(cluster)
                         ex = make()
                         try:
-                            sec, out = run_job(job, name, folder, ex)
+                            sec, out = run_job(job, name, folder / "shards", ex)
                         finally:
                             if ex is not cluster:
                                 ex.close()
-                        rows.append((label, sec))
+                        rows.append((label, sec, _cpu_now(cluster) - c0))
                         results.append(out)
                     same = all(_equal(results[0], r) for r in results[1:])
-                    print(f"  {name:<8} {job:<6} " + "  ".join(f"{lab}: {mb / s:5.2f} MB/s" for lab, s in rows)
-                          + f"   results identical: {same}")
+                    print(f"  {name:<8} {job:<6} results identical: {same}")
+                    for lab, sec, cpu in rows:
+                        print(f"      {lab:<30} {mb / sec:6.3f} MB/s wall, {mb / cpu:6.3f} MB per CPU-second "
+                              f"({sec:6.1f} s wall, {cpu:6.1f} s CPU in every process)")
                 if name == "cl100k":
-                    refs = [(f"tiktoken encode_ordinary_batch ({n} thread{'s' * (n > 1)})", references(name, docs, n)) for n in (1, 2)]
+                    refs = [(f"tiktoken encode_ordinary_batch ({n} thread{'s' * (n > 1)})", references(name, docs_file, n)) for n in (1, 2)]
                 else:
-                    refs = [(f"HF encode_batch (RAYON_NUM_THREADS={n})", references(name, docs, n)) for n in (1, 2)]
-                for lab, s in refs:
-                    print(f"  {name:<8} {'ref':<6} {lab}: {mb / s:6.2f} MB/s")
+                    refs = [(f"HF encode_batch (RAYON_NUM_THREADS={n})", references(name, docs_file, n)) for n in (1, 2)]
+                for lab, (sec, cpu) in refs:
+                    print(f"      {lab:<30} {mb / sec:6.3f} MB/s wall, {mb / cpu:6.3f} MB per CPU-second")
         finally:
             cluster.close()
 

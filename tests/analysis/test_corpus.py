@@ -314,3 +314,17 @@ class TestBatches:
                     pooled[k] |= {(d, c) for c in cut_set(segment(tok, line), ix, unit=unit, collapse=collapse)}
             want = [[round(cut_ratios(a, b).f1, 6) for b in pooled] for a in pooled]
             assert got[key] == want, key
+
+
+class TestHugeRecords:
+    def test_one_huge_line_is_documents_of_at_most_two_pieces(self, tmp_path: Path) -> None:
+        """``whole`` mode on a 3.4 MB file without a newline: cut at spaces, no document over 2 MiB,
+        nothing lost (tokviz.io.shards); the encoder never sees the whole line at once."""
+        p = tmp_path / "line.txt"
+        data = ("naïve café 東京 " * 170_000).encode()  # 20 bytes each: 3.4 MB
+        p.write_bytes(data)
+        docs = list(iter_documents(p, "whole"))
+        assert len(docs) >= 2 and all(len(d.text.encode()) <= 2 << 20 for d in docs)
+        assert "".join(d.text for d in docs).encode() == data
+        assert [d.piece for d in docs] == list(range(len(docs)))
+        assert all(d.text.endswith(" ") for d in docs[:-1])  # cut after the last space of each MiB
