@@ -227,7 +227,9 @@ class LocalPool(Executor):
                 pending[shard.index] = (pool.submit(map_shard, job, shard), shard)
             finished, _ = wait([f for f, _ in pending.values()], timeout=0.2, return_when=FIRST_COMPLETED)
             if cancel is not None and cancel.cancelled:
-                self.close()
+                if self._pool is not None:  # (queued shards cancelled; running ones end unwaited)
+                    self._pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = None
                 raise CorpusCancelled()
             broken = False
             for index in [i for i, (f, _) in pending.items() if f in finished]:
