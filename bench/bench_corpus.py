@@ -68,7 +68,8 @@ def _cpu_of(pids: list[int]) -> float:
 
 
 def _cpu_now(cluster) -> float:  # noqa: ANN001
-    """CPU seconds so far of this process, its ended children (a closed pool) and the cluster's workers."""
+    """CPU seconds so far of this process, its ended children and the cluster's workers (a pool's
+    workers are the forkserver's children: `_cpu_of` their pids before the pool closes)."""
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -100,9 +101,17 @@ _REFERENCE = """
 import gzip, json, sys, time
 name, path, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
 docs = [line for line in open(sys.argv[4], encoding="utf-8").read().split("\\n") if line]
-if name == "cl100k":
-    import tiktoken
-    enc = tiktoken.get_encoding("cl100k_base")
+if name == "cl100k":  # (get_encoding would download: the bundle's ranks with tokviz's preset)
+    import tempfile, tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+    from tokviz.io.tiktoken_ranks import preset_for
+    data = gzip.decompress(open(path, "rb").read())
+    p = preset_for(data)
+    with tempfile.NamedTemporaryFile(suffix=".tiktoken") as f:
+        f.write(data); f.flush()
+        ranks = load_tiktoken_bpe(f.name)
+    enc = tiktoken.Encoding(p.name, pat_str=p.pattern, mergeable_ranks=ranks, special_tokens=dict(p.special_tokens),
+                            explicit_n_vocab=p.explicit_n_vocab)
     run = lambda: enc.encode_ordinary_batch(docs, num_threads=threads)
 else:
     from tokenizers import Tokenizer
@@ -148,10 +157,11 @@ def throughput(scale: int) -> None:
                         ex = make()
                         try:
                             sec, out = run_job(job, name, folder / "shards", ex)
+                            pool_cpu = _cpu_of(ex.pids()) if isinstance(ex, LocalPool) else 0.0
                         finally:
                             if ex is not cluster:
                                 ex.close()
-                        rows.append((label, sec, _cpu_now(cluster) - c0))
+                        rows.append((label, sec, _cpu_now(cluster) - c0 + pool_cpu))
                         results.append(out)
                     same = all(_equal(results[0], r) for r in results[1:])
                     print(f"  {name:<8} {job:<6} results identical: {same}")
