@@ -1,10 +1,12 @@
-"""Session setup for every test: offscreen Qt, the tests folder on sys.path, shared fixtures.
+"""Session setup for every test: offscreen Qt, the tests folder on sys.path, shared fixtures,
+and the end-of-run parity and fuzz reports (`session_reports`, merged over xdist workers).
 
 The helpers live in ``tests/support.py`` (``from support import bundle_path, require, ...``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import session_reports  # noqa: E402
 from support import SHARED, require  # noqa: E402
 
 
@@ -21,3 +24,42 @@ from support import SHARED, require  # noqa: E402
 def shared_dir() -> Path:
     require(SHARED is not None, "../shared not found (set TOKVIZ_SHARED)")
     return SHARED  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------- end-of-run reports
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker: hand the parity and fuzz records to the controller."""
+    if _is_xdist_worker(session.config):
+        session.config.workeroutput["tokviz_reports"] = {  # type: ignore[attr-defined]
+            "parity": session_reports.PARITY.to_json(),
+            "fuzz": session_reports.fuzz_json(),
+        }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001, ARG001 - an xdist hook
+    """On the xdist controller: merge what a finished worker recorded."""
+    reports = getattr(node, "workeroutput", {}).get("tokviz_reports")
+    if reports:
+        session_reports.PARITY.merge(reports["parity"])
+        session_reports.merge_fuzz(reports["fuzz"])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001, ARG001
+    if _is_xdist_worker(config):
+        return
+    if session_reports.PARITY.bundles:
+        terminalreporter.section("tokviz parity report")
+        for line in session_reports.PARITY.lines():
+            terminalreporter.write_line(line)
+    if session_reports.FUZZ_COUNTS:
+        terminalreporter.section(f"tokviz fuzz ({session_reports.FUZZ_PROFILE} profile): cases per family")
+        for line in session_reports.fuzz_lines():
+            terminalreporter.write_line(line)
+        path = os.environ.get("TOKVIZ_FUZZ_REPORT")
+        if path:
+            Path(path).write_text(json.dumps(session_reports.fuzz_json(), indent=2) + "\n", encoding="utf-8")

@@ -85,14 +85,16 @@ class TestDocuments:
         assert [d.text for d in iter_documents(tmp_path, "whole")] == ["one", "two"]
 
 
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
+    """The corpus report of case H (computed once for `TestCaseH`)."""
+    p = tmp_path_factory.mktemp("h") / "h.txt"
+    p.write_bytes("\n".join(H_LINES).encode())
+    return run_corpus(specs(), p, mode="lines", workers=1).to_json()
+
+
 class TestCaseH:
     """1.iii-H: three lines; numbers recomputed from tiktoken's encodings in the test."""
-
-    @pytest.fixture(scope="class")
-    def report(self, tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
-        p = tmp_path_factory.mktemp("h") / "h.txt"
-        p.write_bytes("\n".join(H_LINES).encode())
-        return run_corpus(specs(), p, mode="lines", workers=1).to_json()
 
     def test_totals(self, report: dict) -> None:  # type: ignore[type-arg]
         c = report["corpus"]

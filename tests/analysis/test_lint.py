@@ -256,13 +256,53 @@ class TestCorpusAndExport:
 
 class TestCli:
     def test_lint_json(self, built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """By default the text is encoded as the GUI shows it: Mistral's <s> is token 0."""
         path = pair("mistral-json", built)[2]
         assert cli_main(["lint", str(path), "--text", "中文 中文", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
-        assert out["counts"] == {"D1": 1}
+        assert out["add_special_tokens"] is True and out["counts"] == {"D1": 1}
         f = out["findings"][0]
-        assert (f["check"], f["severity"], f["tokens"], f["span"]) == ("D1", "error", [0, 1], [0, 1])
+        assert (f["check"], f["severity"], f["tokens"], f["span"]) == ("D1", "error", [1, 2], [0, 1])
         assert "prepended marker" in f["reason"]
+
+    def test_no_special_numbers_tokens_without_bos(self, built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = pair("mistral-json", built)[2]
+        assert cli_main(["lint", str(path), "--text", "中文 中文", "--no-special", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["add_special_tokens"] is False
+        assert [(f["check"], f["tokens"]) for f in out["findings"]] == [("D1", [0, 1])]
+
+    def test_text_output_says_whether_special_tokens_were_added(
+        self, built: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        tok, _, path = pair("mistral-json", built)
+        n = len(tok.encode("中文 中文").ids)  # with <s>
+        assert cli_main(["lint", str(path), "--text", "中文 中文"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == f"{n} tokens (HF-compatible spans, special tokens added)"
+        assert lines[1].startswith("[0] D1 error tokens [1, 2] span (0, 1)")
+        assert cli_main(["lint", str(path), "--text", "中文 中文", "--no-special", "--exact"]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == f"{n - 1} tokens (exact spans, no special tokens added)"
+
+    def test_corpus_and_regression_say_how_they_encoded(
+        self, built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        tok, hf, path = pair("mistral-json", built)
+        corpus = tmp_path / "c.txt"
+        corpus.write_text("中文 中文\nabc\n", encoding="utf-8")
+        for flags, added in (([], True), (["--no-special"], False)):
+            assert cli_main(["lint", str(path), "--corpus", str(corpus), "--json", *flags]) == 0
+            out = json.loads(capsys.readouterr().out)
+            assert out["add_special_tokens"] is added and out["lines"] == 2
+            assert out["examples"]["D1"][0]["finding"]["tokens"] == ([1, 2] if added else [0, 1])
+        assert cli_main(["lint", str(path), "--corpus", str(corpus)]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == "2 lines linted (HF-compatible spans, special tokens added)"
+        assert cli_main(["lint", str(path), "--text", "中文 中文", "--regression", "0"]) == 0
+        case = json.loads(capsys.readouterr().out)
+        assert case["add_special_tokens"] is True
+        again = tokviz.load(case["tokenizer"]).encode(case["text"], add_special_tokens=case["add_special_tokens"])
+        assert [list(o) for o in again.offsets] == case["expected"]["offsets"]
+        assert hf.encode(case["text"]).ids == case["expected"]["ids"]  # HF adds <s> by default too
 
     def test_lint_exact_file(self, built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         path = pair("qwen3", built)[2]

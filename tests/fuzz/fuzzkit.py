@@ -23,23 +23,20 @@ import faulthandler
 import os
 import sys
 import time
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, settings
+from session_reports import FUZZ_COUNTS as COUNTS
+from session_reports import FUZZ_PROFILE as PROFILE
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.patterns import PatternTimeoutError
 
-PROFILE = os.environ.get("TOKVIZ_FUZZ", "short").strip().lower() or "short"
 LONG = PROFILE == "long"
 LONG_EXAMPLES = int(os.environ.get("TOKVIZ_FUZZ_EXAMPLES", "10000"))
 SOFT_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_SOFT", "10"))
 HARD_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_HARD", "120"))
-
-#: family -> outcome -> count ("ok", or the documented error's class name)
-COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
 
 def fuzz_settings(short_examples: int) -> settings:

@@ -3,7 +3,7 @@
 `tokviz.analysis.chat_render` renders (transformers' environment); this module adds the
 tokenizer: the special-token variables, the encode with ``add_special_tokens=False`` (the template
 owns BOS), where each message's content landed, transformers' ``sanitize_control_tokens`` variant
-(control literals in user strings encoded as text) and the lints of the spec (§4b):
+(control literals in user strings encoded as text) and ten lints (docs/chat-templates-and-healing.md):
 
 ====================  ========================================================================
 double-bos            the render holds the BOS literal and the tokenizer adds BOS again
@@ -13,7 +13,7 @@ non-deterministic     the template calls ``strftime_now``
 raises                ``raise_exception`` fired for these messages (or with the other
                       generation-prompt setting)
 extra-variables       names outside the standard set (e.g. ``enable_thinking``)
-trailing-whitespace   the generation prompt ends in whitespace (prefix instability, §4c)
+trailing-whitespace   the generation prompt ends in whitespace (an unstable prefix: see `analysis.healing`)
 missing-end-of-turn   an assistant turn without an end-of-turn / EOS literal after it
 literal-not-a-token   a ``<...>`` / ``[...]`` literal of the template that is not one token
 renderer-divergence   ``tojson`` / loop controls / ``namespace`` / ``generation``: renderers differ

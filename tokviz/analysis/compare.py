@@ -1,9 +1,11 @@
 """Comparing N tokenizers on one text: cut sets, boundary agreement, atoms, per-script cost, overlap.
 
-The definitions are those of the wave-2 spec §1.ii (C1–C8). Everything is computed from the
+The definitions (C1–C9) are written out in docs/compare.md, "How the numbers are defined".
+Everything is computed from the
 exact UTF-8 byte spans of the engine (``Encoding.byte_offsets``), never from HF-convention char
 offsets: a byte-level token holding the first byte of ``東`` has the char span of the whole
-character, which would fake a cut between a space and ``東`` (spec 1.iii-B, the test C1 passes).
+character, which would fake a cut between a space and ``東`` (tests/analysis/test_compare.py
+checks this case).
 
 Units are always named: **char** = code points of the original text, **byte** = its UTF-8.
 
@@ -82,7 +84,7 @@ __all__ = [
     "membership_patterns",
 ]
 
-#: A word (spec §0): a maximal run of letters, marks, numbers and connector punctuation.
+#: A word: a maximal run of letters, marks, numbers and connector punctuation.
 WORD_PATTERN = r"[\p{L}\p{M}\p{N}\p{Pc}]+"
 _WORD = regex.compile(WORD_PATTERN)
 #: Scripts written without spaces between words: per-word figures are "n/a" for them.
@@ -165,18 +167,9 @@ class TextIndex:
                 self._arrays["floor"] = np.append(floor, self.n_chars)
         return self._arrays["floor"]
 
-    def floor_table(self) -> list[int]:
-        """`floor_array` as a list."""
-        return self.floor_array().tolist()
-
     def floor_char(self, b: int) -> int:
         """Index of the code point that contains byte b (n at the end)."""
         return int(self.floor_array()[b])
-
-    def ceil_char(self, b: int) -> int:
-        """The first code point boundary at or after byte b."""
-        p = self.floor_char(b)
-        return p if self.boundaries[p] == b else p + 1
 
     def whitespace_runs(self) -> list[tuple[int, int]]:
         """Maximal runs [a, b) of White_Space code points, in chars."""
@@ -205,7 +198,7 @@ class TextIndex:
             self._arrays["nonws"] = np.flatnonzero(np.cumsum(ws[:-1]) == 0)
         return self._arrays["nonws"]
 
-# ---------------------------------------------------------------------- surfaces (§0)
+# ---------------------------------------------------------------------- surfaces
 class SurfaceTable:
     """``surface(t)``: the exact bytes a token string stands for, for one tokenizer's family.
 

@@ -37,7 +37,7 @@ from ..engine.byte_alphabet import bytes_to_proxy, proxy_to_bytes
 from ..engine.tokenizer import Tokenizer
 from .chat import encode_as_text
 
-__all__ = ["Healing", "HealPreview", "SurfaceIndex", "analyze_caret", "surface_index", "unstable_split"]
+__all__ = ["Healing", "HealPreview", "SurfaceIndex", "analyze_caret", "format_healing", "surface_index", "unstable_split"]
 
 #: most tokens listed per candidate list (counts are always complete)
 LIST_LIMIT = 200
@@ -360,3 +360,44 @@ def analyze_caret(tok: Tokenizer, text: str, caret: int | None = None, *, allowe
         single_token_completions=tuple(sorted(singles)), prefix_pieces=tuple(index.prefixes_of(unstable)),
         verified=verified, rollback_one=one, rollback_covering=covering, warnings=tuple(warnings),
     )
+
+
+# ---------------------------------------------------------------------------- text
+def _shown(data: bytes) -> str:
+    """Bytes as a quoted string: UTF-8 where it decodes, ``\\xNN`` for a byte that does not."""
+    return repr(data.decode("utf-8", errors="backslashreplace"))
+
+
+def format_healing(h: Healing, tok: Tokenizer, *, examples: int = 20) -> str:
+    """The human-readable ``tokviz heal`` report: the split, the first ``examples`` completions
+    with their text, and each healing preview with its first candidates.
+
+    >>> import tokviz
+    >>> from tokviz.io.embedded import embedded_path
+    >>> tok = tokviz.load(embedded_path("r50k"))
+    >>> print(format_healing(analyze_caret(tok, "hello wor"), tok, examples=2).splitlines()[3])
+      ' wor'  ids [476]
+    """
+    index = surface_index(tok)
+
+    def text_of(ids: tuple[int, ...]) -> str:
+        return _shown(b"".join(_token_bytes(tok, index, i) for i in ids))
+
+    check = "" if h.verified is None else ", verified" if h.verified else ", unverified"
+    lines = [
+        f"stable:   {' '.join(map(str, h.stable))}",
+        f"unstable: {h.unstable!r} ({h.rule} rule{check})",
+        f"completions: {len(h.completions):,} ({len(h.single_token_completions):,} single tokens)",
+    ]
+    shown = h.completion_examples(examples)
+    lines += [f"  {text_of(c)}  ids {list(c)}" for c in shown]
+    if len(h.completions) > len(shown):
+        lines.append(f"  ... {len(h.completions) - len(shown):,} more")
+    for p in (h.rollback_one, h.rollback_covering):
+        if p is not None:
+            first = ", ".join(text_of((i,)) for i in p.candidates[:10])
+            more = ", ..." if p.candidate_count > 10 else ""
+            lines.append(f"heal {p.mode}: roll back {p.k} token(s) {p.removed!r}: {p.candidate_count:,} candidates"
+                         + (f": {first}{more}" if first else ""))
+    lines += [f"warning: {w}" for w in h.warnings]
+    return "\n".join(lines)

@@ -1,12 +1,12 @@
 """The offset linter: find and explain every offset mismatch of one encoding (a corpus:
 `tokviz.analysis.corpus_jobs.lint_corpus`, which sums `CorpusLint` counts over shards).
 
-tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (spec §3 of the
-wave-2 design notes). This module checks an encoding's spans and says, per finding, which
+tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (docs/offset-lint.md
+lists them with their checks). This module checks an encoding's spans and says, per finding, which
 tokens, which span, what the original text there is, and *why* ("prepended marker",
 "normalizer composition", "byte split", "deleted by the normalizer", "added token shifted the
 prefix space" ...), using the exact alignment (`Encoding.exact_alignment`) to tell an HF
-artefact from a real loss. The checks (ids as in the spec):
+artefact from a real loss. The checks (ids as in docs/offset-lint.md):
 
 Z1 zero-width content token (error) · Z2 zero-width marker (info) · O1 partial overlap
 (info byte split / error prepended marker / warn) · D1 duplicate span (info byte split or
@@ -178,7 +178,7 @@ class _Surface:
 
 
 def surface(tokenizer: Any, token: str, *, added: bool = False, byte_level: bool | None = None) -> _Surface:
-    """The exact bytes a token stands for (spec §0 ``surface``), never ``decode([t])``.
+    """The exact bytes a token stands for (the ``surface`` of docs/compare.md), never ``decode([t])``.
 
     >>> from types import SimpleNamespace as N
     >>> tok = N(pre_tokenizer=None, model=N(type_name="Unigram", unk_token="<unk>"))
@@ -737,9 +737,9 @@ def lint_encoding(tokenizer: Any, encoding: Encoding, *, exact: bool = False) ->
     return LintReport(encoding.text, tuple(findings), exact)
 
 
-def lint_text(tokenizer: Any, text: str, *, exact: bool = False) -> LintReport:
-    """`lint_encoding` over ``tokenizer.encode(text, add_special_tokens=False)``."""
-    return lint_encoding(tokenizer, tokenizer.encode(text, add_special_tokens=False), exact=exact)
+def lint_text(tokenizer: Any, text: str, *, exact: bool = False, add_special_tokens: bool = False) -> LintReport:
+    """`lint_encoding` over ``tokenizer.encode(text, add_special_tokens=add_special_tokens)``."""
+    return lint_encoding(tokenizer, tokenizer.encode(text, add_special_tokens=add_special_tokens), exact=exact)
 
 
 # ---------------------------------------------------------------------- corpus
@@ -752,6 +752,7 @@ class CorpusLint:
     """
 
     examples: int = 5
+    add_special_tokens: bool = False  # how every line was encoded
     lines: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     severities: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -771,6 +772,7 @@ class CorpusLint:
     def to_json(self) -> dict[str, Any]:
         return {
             "lines": self.lines,
+            "add_special_tokens": self.add_special_tokens,
             "cancelled": self.cancelled,
             "counts": dict(sorted(self.counts.items(), key=lambda kv: _ORDER[kv[0]])),
             "severities": self.severities,
@@ -779,9 +781,12 @@ class CorpusLint:
 
 
 # ---------------------------------------------------------------------- export
-def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | None = None) -> dict[str, Any]:
-    """A ready regression test for one text: the tokenizer file, the text, and the spans it
-    must keep (HF-compatible and exact), with the finding that prompted it.
+def regression_case(
+    tokenizer_path: str, encoding: Encoding, finding: Finding | None = None, *, add_special_tokens: bool = False
+) -> dict[str, Any]:
+    """A ready regression test for one text: the tokenizer file, the text, how it was encoded
+    (``add_special_tokens``, as the encoding was made) and the spans it must keep
+    (HF-compatible and exact), with the finding that prompted it.
 
     >>> from tokviz.engine.encoding import empty_encoding
     >>> regression_case("tok.json", empty_encoding(""))["expected"]["offsets"]
@@ -794,7 +799,7 @@ def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | 
     return {
         "tokenizer": str(tokenizer_path),
         "text": encoding.text,
-        "add_special_tokens": False,
+        "add_special_tokens": add_special_tokens,
         "expected": {
             "tokens": list(encoding.tokens),
             "ids": list(encoding.ids),

@@ -3,7 +3,7 @@
 The same typed ``<|endoftext|>`` or ``<s>`` is a control token under one API and plain text under
 another. `scan_literals` lists every occurrence of an added-token literal (and of a
 SentencePiece control / user-defined symbol) with its id and special flag; `mode_matrix` encodes
-the text under each API convention of the spec (§4a):
+the text under each API convention:
 
 ==================  ======================================================================
 tiktoken-default    ``encode(text)``: any special literal is an error (literal + position);

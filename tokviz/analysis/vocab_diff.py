@@ -11,7 +11,7 @@ Merges are compared by the surface they produce and their position in the merge 
 merge list of a BPE tokenizer.json, the ranks of a tiktoken file (multi-byte tokens by rank), the
 scores of a SentencePiece BPE model (pieces by descending score), so the three are comparable.
 
-The regression check (seed §4.5 / D08): on a corpus, the documents that encode to other ids under
+The regression check (for a vocabulary extension): on a corpus, the documents that encode to other ids under
 NEW, each with the first differing token; documents that round-tripped under OLD but not NEW;
 special tokens whose literal or id changed.
 
@@ -39,6 +39,7 @@ __all__ = [
     "special_map",
     "pipeline_tree",
     "regression_check",
+    "format_diff",
 ]
 
 SAMPLE = 20  # entries listed per category (the counts are always complete)
@@ -130,6 +131,15 @@ class VocabDiff:
             },
             "pipeline": [c.to_json() for c in self.pipeline],
         }
+
+    def to_text(
+        self, regression: RegressionReport | None = None, *, corpus: str = "", mode: str = "lines"
+    ) -> str:
+        """The human-readable diff (`format_diff`), with the regression check on ``corpus`` if given."""
+        out = self.to_json()
+        if regression is not None:
+            out["regression"] = {"corpus": corpus, "mode": mode, **regression.to_json()}
+        return format_diff(out)
 
 
 def _show(b: bytes) -> str:
@@ -287,7 +297,7 @@ def vocab_diff(old: Tokenizer, new: Tokenizer, *, old_name: str = "old", new_nam
     )
 
 
-# ---------------------------------------------------------------------- regression check (D08)
+# ---------------------------------------------------------------------- regression check
 @dataclass(frozen=True, slots=True)
 class RegressionCase:
     """A document that encodes differently under NEW: the first differing token position, its char
@@ -346,7 +356,7 @@ def regression_check(
     old: Tokenizer, new: Tokenizer, documents: Iterable[str], *, limit: int = 50
 ) -> RegressionReport:
     """Re-encode every document with both; list the first ``limit`` that differ (by id), each with
-    its first differing token, and count round-trips lost (seed §4.5 item 5)."""
+    its first differing token, and count the documents whose round trip was lost."""
     n = changed = lost = 0
     cases: list[RegressionCase] = []
     lost_docs: list[int] = []
@@ -374,3 +384,50 @@ def _case(d: int, text: str, ea, eb) -> RegressionCase:  # noqa: ANN001
     offsets: Sequence[tuple[int, int]] = ea.offsets if k < len(ea.ids) else eb.offsets
     char = offsets[k][0] if k < len(offsets) else len(text)
     return RegressionCase(d, text[:80], k, char, at(ea, k), at(eb, k), len(ea.ids), len(eb.ids))
+
+
+# ---------------------------------------------------------------------- text
+def format_diff(out: dict[str, Any]) -> str:
+    """The human-readable diff of `VocabDiff.to_json` (with an optional ``"regression"`` entry, as
+    ``tokviz diff --json`` prints it): counts first, then samples, specials, pipeline, regression."""
+    e, m = out["entries"], out["merges"]
+    lines = [
+        f"old: {out['old']}",
+        f"new: {out['new']}",
+        f"entries ({e['unit']}): old {e['old']:,}, new {e['new']:,}; same {e['same']:,}, "
+        f"added {e['added']:,}, deleted {e['deleted']:,}, remapped {e['remapped']:,}",
+    ]
+    for kind in ("added", "deleted", "remapped"):
+        for c in e[f"{kind}_sample"][:5]:
+            lines.append(f"  {kind:<9} {_quote(c['surface']):<24} ids {c['old_ids']} -> {c['new_ids']}")
+    if m.get("comparable"):
+        lines.append(
+            f"merges: old {m['old']:,}, new {m['new']:,}; same rank {m['same_rank']:,}, "
+            f"rank changed {m['rank_changed']:,}, added {m['added']:,}, deleted {m['deleted']:,}"
+        )
+    else:
+        lines.append(f"merges: not comparable ({m['why']})")
+    sp = out["specials"]
+    lines.append(
+        f"specials: added {sp['added'] or '-'}, deleted {sp['deleted'] or '-'}, remapped {sp['remapped'] or '-'}"
+    )
+    lines.append("pipeline:" + ("" if out["pipeline"] else " unchanged"))
+    for c in out["pipeline"]:
+        lines.append(f"  {c['path']}: {c['old']!r} -> {c['new']!r}")
+    r = out.get("regression")
+    if r is not None:
+        lines.append(
+            f"regression on {r['corpus']} ({r['mode']}): {r['changed']:,} of {r['documents']:,} documents "
+            f"encode differently, {r['roundtrip_lost']:,} lost their round trip -> "
+            f"{'PASS' if r['passed'] else 'FAIL'}"
+        )
+        for c in r["cases"][:10]:
+            lines.append(
+                f"  doc {c['document']} token {c['token_index']} (char {c['char_offset']}): "
+                f"{c['old_token']} -> {c['new_token']}  {c['preview'][:40]!r}"
+            )
+    return "\n".join(lines)
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"

@@ -14,14 +14,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
+
 __all__ = ["register", "run", "audit_json"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("audit", help="audit a vocabulary for glitch tokens (no model weights needed)")
-    p.add_argument("tokenizer", type=Path, help="tokenizer file (tokenizer.json, .tiktoken, .model, vocab.txt ...)")
+    p.add_argument("tokenizer", type=Path, help=TOKENIZER_HELP)
     p.add_argument("--magikarp", action="store_true", help="add magikarp's decode->re-encode categories")
     p.add_argument("--embeddings", type=Path, default=None,
                    help="safetensors file (or its .index.json) for the embedding indicator")
@@ -83,8 +83,6 @@ def _ids(text: str | None) -> list[int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..cli import load_tokenizer
-
     tok = load_tokenizer(args)
     if args.rare < 0:
         raise ValueError(f"--rare must be 0 or more, got {args.rare}")

@@ -9,21 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.errors import TokvizFormatError
+from ._options import TOKENIZER_HELP, add_load_options, load_tokenizer
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("chat", help="render messages with the chat template; print text, ids and lints")
-    p.add_argument("tokenizer", type=Path)
+    p.add_argument("tokenizer", type=Path, help=TOKENIZER_HELP)
     p.add_argument("--messages", type=Path, required=True,
                    help='JSON file: a list of {"role", "content"} or {"messages": [...], "tools": [...]}')
     p.add_argument("--template", type=Path, help="a .jinja file (default: the tokenizer's chat_template)")
     p.add_argument("--tools", type=Path, help="JSON file with a list of tool schemas")
-    p.add_argument("--add-generation-prompt", action="store_true")
-    p.add_argument("--continue-final-message", action="store_true")
+    p.add_argument("--add-generation-prompt", action="store_true",
+                   help="end with the template's prompt for the assistant's reply")
+    p.add_argument("--continue-final-message", action="store_true",
+                   help="leave the last message open, for the model to continue it")
     p.add_argument("--var", action="append", default=[], metavar="NAME=JSON",
                    help="an extra template variable, e.g. enable_thinking=false (repeatable)")
     p.add_argument("--json", action="store_true", help='print {"text", "ids", "lints"} as JSON')
@@ -70,7 +71,6 @@ def _messages(path: Path) -> tuple[list[Any], list[Any] | None]:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.chat import load_template, render_chat
     from ..analysis.chat_render import ChatTemplateError
-    from ..cli import load_tokenizer
 
     messages, tools = _messages(args.messages)
     if args.tools is not None:

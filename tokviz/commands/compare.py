@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
+from ._options import add_load_options, load_tokenizer
 
 __all__ = ["load_sides", "register", "run"]
 
@@ -31,7 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
     p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from ..cli import add_load_options
     from .corpus_options import add_corpus_options
 
     add_corpus_options(p, mode="whole")
@@ -42,7 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def load_sides(args: argparse.Namespace) -> list:
     """One `Side` per tokenizer argument; a file that fails to load keeps its error and the row."""
     from ..analysis.compare import Side
-    from ..cli import load_tokenizer
 
     sides = []
     for path in args.tokenizers:

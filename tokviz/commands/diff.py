@@ -1,5 +1,5 @@
 """``tokviz diff OLD NEW``: what changed between two tokenizers (entries, merges, specials,
-pipeline), and with ``--corpus`` the vocabulary-extension regression check (seed §4.5 / D08).
+pipeline), and with ``--corpus`` the vocabulary-extension regression check.
 The logic is `tokviz.analysis.vocab_diff`; this module parses, calls and prints.
 """
 
@@ -9,7 +9,9 @@ import argparse
 import json
 from pathlib import Path
 
-__all__ = ["register", "run", "format_diff"]
+from ._options import add_load_options, load_tokenizer
+
+__all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,7 +22,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--corpus", help="re-encode this corpus (file, folder or glob) with both: the regression check"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from ..cli import add_load_options
     from .corpus_options import add_corpus_options
 
     add_corpus_options(p, mode="lines")
@@ -29,8 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.vocab_diff import vocab_diff
-    from ..cli import load_tokenizer
+    from ..analysis.vocab_diff import format_diff, vocab_diff
 
     def load(path: Path):  # noqa: ANN202
         return load_tokenizer(
@@ -57,48 +57,3 @@ def _regression(args: argparse.Namespace, old, new):  # noqa: ANN001, ANN202 - R
     specs = (spec_of(args, args.old), spec_of(args, args.new))
     return regression_corpus(old, new, args.corpus, specs=specs, read=read_options(args), scheduler=args.scheduler,
                              workers=args.workers, progress=Progress("diff", args))
-
-
-def format_diff(out: dict) -> str:  # type: ignore[type-arg]
-    """The human-readable diff: counts first, then samples, specials, pipeline, regression."""
-    e, m = out["entries"], out["merges"]
-    lines = [
-        f"old: {out['old']}",
-        f"new: {out['new']}",
-        f"entries ({e['unit']}): old {e['old']:,}, new {e['new']:,}; same {e['same']:,}, "
-        f"added {e['added']:,}, deleted {e['deleted']:,}, remapped {e['remapped']:,}",
-    ]
-    for kind in ("added", "deleted", "remapped"):
-        for c in e[f"{kind}_sample"][:5]:
-            lines.append(f"  {kind:<9} {_quote(c['surface']):<24} ids {c['old_ids']} -> {c['new_ids']}")
-    if m.get("comparable"):
-        lines.append(
-            f"merges: old {m['old']:,}, new {m['new']:,}; same rank {m['same_rank']:,}, "
-            f"rank changed {m['rank_changed']:,}, added {m['added']:,}, deleted {m['deleted']:,}"
-        )
-    else:
-        lines.append(f"merges: not comparable ({m['why']})")
-    sp = out["specials"]
-    lines.append(
-        f"specials: added {sp['added'] or '-'}, deleted {sp['deleted'] or '-'}, remapped {sp['remapped'] or '-'}"
-    )
-    lines.append("pipeline:" + ("" if out["pipeline"] else " unchanged"))
-    for c in out["pipeline"]:
-        lines.append(f"  {c['path']}: {c['old']!r} -> {c['new']!r}")
-    r = out.get("regression")
-    if r is not None:
-        lines.append(
-            f"regression on {r['corpus']} ({r['mode']}): {r['changed']:,} of {r['documents']:,} documents "
-            f"encode differently, {r['roundtrip_lost']:,} lost their round trip -> "
-            f"{'PASS' if r['passed'] else 'FAIL'}"
-        )
-        for c in r["cases"][:10]:
-            lines.append(
-                f"  doc {c['document']} token {c['token_index']} (char {c['char_offset']}): "
-                f"{c['old_token']} -> {c['new_token']}  {c['preview'][:40]!r}"
-            )
-    return "\n".join(lines)
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"

@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from .chat_viewmodel import ROLES, ChatView, ChatViewModel
-from .lattice_tab import _header
 from .theme import mono_font
+from .widgets.form import header
 
 __all__ = ["ChatTab", "ROLE_HUES", "tokens_html"]
 
@@ -101,7 +101,21 @@ class ChatTab(QWidget):
         self._timer.setInterval(250)
         self._timer.timeout.connect(self._commit_content)
 
-        # ---------------------------------------------------------------- left: the editor
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self._build_editor())
+        split.addWidget(self._build_results())
+        split.setStretchFactor(1, 3)
+        split.setSizes([330, 900])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(split)
+        self._wire()
+        self._fill_list()
+        self.list.setCurrentRow(0)
+
+    # ------------------------------------------------------------------ building
+    def _build_editor(self) -> QWidget:
+        """The left column: messages, the selected message's role and content, tools, options."""
         self.list = QListWidget()
         self.list.setToolTip("The conversation; select a message to edit it")
         self.list.currentRowChanged.connect(self._on_row)
@@ -114,6 +128,21 @@ class ChatTab(QWidget):
         self.content.setFont(mono_font())
         self.content.setPlaceholderText("Message content")
         self.content.textChanged.connect(lambda: None if self._loading else self._timer.start())
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(6, 4, 6, 4)
+        ll.addWidget(header("Messages", "role · content"))
+        ll.addWidget(self.list, 2)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Role"))
+        row.addWidget(self.role, 1)
+        ll.addLayout(row)
+        ll.addWidget(self.content, 2)
+        ll.addLayout(self._build_message_buttons())
+        self._build_options(ll)
+        return left
+
+    def _build_message_buttons(self) -> QHBoxLayout:
         buttons = QHBoxLayout()
         for text, tip, slot in (
             ("Add", "Add a message after the selected one (Ctrl+N)", self._add),
@@ -125,6 +154,10 @@ class ChatTab(QWidget):
             b.setToolTip(tip)
             b.clicked.connect(slot)
             buttons.addWidget(b)
+        return buttons
+
+    def _build_options(self, ll: QVBoxLayout) -> None:
+        """Tools, variables, the generation-prompt options and the template choice, into ``ll``."""
         self.tools = QPlainTextEdit()
         self.tools.setFont(mono_font())
         self.tools.setPlaceholderText('[{"type": "function", "function": {"name": ..., "parameters": {...}}}]')
@@ -149,21 +182,9 @@ class ChatTab(QWidget):
         own_tpl = QPushButton("Tokenizer's")
         own_tpl.setToolTip("Back to the tokenizer's own chat_template")
         own_tpl.clicked.connect(lambda: self.vm.set_template(None))
-
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(6, 4, 6, 4)
-        ll.addWidget(_header("Messages", "role · content"))
-        ll.addWidget(self.list, 2)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Role"))
-        row.addWidget(self.role, 1)
-        ll.addLayout(row)
-        ll.addWidget(self.content, 2)
-        ll.addLayout(buttons)
-        ll.addWidget(_header("Tools", "JSON list of schemas"))
+        ll.addWidget(header("Tools", "JSON list of schemas"))
         ll.addWidget(self.tools)
-        ll.addWidget(_header("Variables", "JSON object"))
+        ll.addWidget(header("Variables", "JSON object"))
         ll.addWidget(self.variables)
         ll.addWidget(self.agp)
         ll.addWidget(self.cont)
@@ -173,15 +194,16 @@ class ChatTab(QWidget):
         ll.addLayout(trow)
         ll.addWidget(self.template_label)
 
-        # ---------------------------------------------------------------- right: render + lints
+    def _build_results(self) -> QWidget:
+        """The right column: the rendered and sanitised prompts side by side, the lints below."""
         self.rendered = QTextEdit()
         self.rendered.setReadOnly(True)
         self.rendered.setFont(mono_font())
         self.sanitized = QTextEdit()
         self.sanitized.setReadOnly(True)
         self.sanitized.setFont(mono_font())
-        self.render_head = _header("Rendered", "as apply_chat_template · add_special_tokens=False")
-        self.sanitized_head = _header("Sanitised", "user literals encoded as text")
+        self.render_head = header("Rendered", "as apply_chat_template · add_special_tokens=False")
+        self.sanitized_head = header("Sanitised", "user literals encoded as text")
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.lints = QTextBrowser()  # one wrapped paragraph per lint: id, finding, evidence
@@ -190,7 +212,6 @@ class ChatTab(QWidget):
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setVisible(False)
-
         pair = QSplitter(Qt.Orientation.Horizontal)
         for head, view in ((self.render_head, self.rendered), (self.sanitized_head, self.sanitized)):
             box = QWidget()
@@ -202,7 +223,7 @@ class ChatTab(QWidget):
         lint_box = QWidget()
         lb = QVBoxLayout(lint_box)
         lb.setContentsMargins(0, 0, 0, 0)
-        lb.addWidget(_header("Lints", "what this template does with these messages"))
+        lb.addWidget(header("Lints", "what this template does with these messages"))
         lb.addWidget(self.lints, 1)
         right_split = QSplitter(Qt.Orientation.Vertical)
         right_split.addWidget(pair)
@@ -214,22 +235,13 @@ class ChatTab(QWidget):
         rl.addWidget(self.legend)
         rl.addWidget(self.error)
         rl.addWidget(right_split, 1)
+        return right
 
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(1, 3)
-        split.setSizes([330, 900])
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(split)
-
+    def _wire(self) -> None:
         self.vm.messages_changed.connect(self._fill_list)
         self.vm.result_changed.connect(self._show)
         self.vm.render_failed.connect(self._show_error)
         self.vm.template_changed.connect(self.template_label.setText)
-        self._fill_list()
-        self.list.setCurrentRow(0)
 
     # ------------------------------------------------------------------ editor
     def is_busy(self) -> bool:

@@ -45,6 +45,7 @@ from .compare_viewmodel import CompareViewModel, OverlapResult, Row
 from .theme import mono_font, theme_for
 from .widgets.charts import export_widget
 from .widgets.compare_rows import CompareRows
+from .widgets.form import choice, table
 from .widgets.overlap_view import SET_COLORS, OverlapView
 
 __all__ = ["CompareTab", "SCRIPT_METRICS"]
@@ -78,27 +79,6 @@ def _item(text: str, *, tip: str = "", align_right: bool = True) -> QTableWidget
     if tip:
         it.setToolTip(tip)
     return it
-
-
-def _table(cols: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(cols))
-    t.setHorizontalHeaderLabels(cols)
-    t.verticalHeader().setVisible(False)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.setAlternatingRowColors(True)
-    return t
-
-
-def _choice(label: str, items: list[str], changed) -> tuple[QHBoxLayout, QComboBox]:  # noqa: ANN001
-    """A labelled combo box calling ``changed()`` when the choice changes."""
-    row = QHBoxLayout()
-    row.addWidget(QLabel(label))
-    box = QComboBox()
-    box.addItems(items)
-    box.currentIndexChanged.connect(lambda _i: changed())
-    row.addWidget(box, 1)
-    return row, box
 
 
 class CompareTab(QWidget):
@@ -245,7 +225,8 @@ class CompareTab(QWidget):
 
     def add_defaults(self, n: int = 8) -> None:
         """Add the first ``n`` embedded tokenizers, one per bundle (screenshots, first use)."""
-        seen: set[str] = set()
+        have = {Path(r.path) for r in self.vm.rows if r.path}
+        seen = {e.path.parent.name for e in self._entries if e.path in have}  # a bundle already in a row
         for e in self._entries:
             if len(self.vm.rows) >= n:
                 break
@@ -345,7 +326,7 @@ class CompareTab(QWidget):
         w = QWidget()
         lay = QHBoxLayout(w)
         lay.setContentsMargins(2, 2, 2, 2)
-        self.summary = _table(
+        self.summary = table(
             [
                 "tokenizer",
                 "tokens",
@@ -364,7 +345,7 @@ class CompareTab(QWidget):
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        row, self.f1_unit = _choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
+        row, self.f1_unit = choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
         rl.addLayout(row)
         self.f1_table = QTableWidget(0, 0)
         self.f1_table.setToolTip("F1 = 2|A∩B| / (|A|+|B|) over the two cut sets (1 = same boundaries)")
@@ -440,7 +421,7 @@ class CompareTab(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        row, self.script_metric = _choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
+        row, self.script_metric = choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
         ll.addLayout(row)
         self.script_table = QTableWidget(0, 0)
         self.script_table.verticalHeader().setVisible(False)
@@ -469,8 +450,8 @@ class CompareTab(QWidget):
             return
         label, attr = SCRIPT_METRICS[max(0, self.script_metric.currentIndex())]
         scripts: list[str] = []
-        for table in a.scripts:
-            for s in table:
+        for per_script in a.scripts:
+            for s in per_script:
                 if s not in scripts:
                     scripts.append(s)
         first = a.scripts[0] if a.scripts else {}
@@ -598,16 +579,8 @@ class CompareTab(QWidget):
         self.vm.compute_diff(self.diff_old.currentIndex(), self.diff_new.currentIndex(), corpus=corpus)
 
     def _on_diff(self, result: Any) -> None:
-        from ..commands.diff import format_diff
-
         d, reg = result
-        out = d.to_json()
-        out["regression"] = {
-            "corpus": self.diff_corpus.text().strip() or "this text",
-            "mode": "lines",
-            **reg.to_json(),
-        }
-        self.diff_text.setPlainText(format_diff(out))
+        self.diff_text.setPlainText(d.to_text(reg, corpus=self.diff_corpus.text().strip() or "this text"))
 
     # ------------------------------------------------------------------ corpus
     def _build_corpus(self) -> QWidget:
@@ -648,7 +621,7 @@ class CompareTab(QWidget):
         self.corpus_status = QLabel("Statistics of every tokenizer opened from a file, on all cores.")
         self.corpus_status.setStyleSheet("color: gray")
         lay.addWidget(self.corpus_status)
-        self.corpus_table = _table(
+        self.corpus_table = table(
             [
                 "tokenizer",
                 "tokens",

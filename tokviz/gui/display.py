@@ -413,16 +413,6 @@ def stand_in(ch: str) -> str:
     return _TO_DISPLAY.get(ord(ch), ch)
 
 
-def stand_in_source(ch: str) -> str | None:
-    """The user's character a stand-in stands for, or None when ``ch`` is no stand-in."""
-    return _FROM_DISPLAY.get(ord(ch))
-
-
-def stand_in_pattern() -> re.Pattern[str]:
-    """A pattern matching any one stand-in (for painters scanning a block of display text)."""
-    return _STAND_IN_RE
-
-
 def hidden_pattern() -> re.Pattern[str]:
     """A pattern matching any one character the editors show as a stand-in with a mark."""
     return _HIDDEN_RE

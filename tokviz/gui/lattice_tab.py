@@ -36,17 +36,11 @@ from PySide6.QtWidgets import (
 from .lattice_viewmodel import LatticeViewModel
 from .theme import mono_font
 from .widgets.charts import Histogram
+from .widgets.form import header
 from .widgets.lattice_view import LatticeView
 from .widgets.pair_table import show_piece
 
 __all__ = ["LatticeTab"]
-
-
-def _header(title: str, hint: str = "") -> QLabel:
-    lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
-    lab.setContentsMargins(2, 4, 0, 0)
-    lab.setWordWrap(True)
-    return lab
 
 
 class LatticeTab(QWidget):
@@ -56,7 +50,44 @@ class LatticeTab(QWidget):
         self.vm = LatticeViewModel(self, inspect=inspect_vm, lanes=lanes)
         self._seen_tokenizer = False
 
-        # ---------------------------------------------------------------- top row
+        top = self._build_top()
+        self.mode_label = QLabel("")
+        self.mode_label.setStyleSheet("color: gray")
+        self.mode_label.setWordWrap(True)
+        self.summary = QLabel("")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.lattice = LatticeView()
+
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self._build_nbest())
+        bottom.addWidget(self._build_sampling())
+        bottom.setSizes([560, 640])
+        bottom.setChildrenCollapsible(False)
+        lat_box = QWidget()
+        lbl = QVBoxLayout(lat_box)
+        lbl.setContentsMargins(0, 0, 0, 0)
+        lbl.setSpacing(2)
+        lbl.addWidget(self.lattice, 1)
+        self.lattice_box = lat_box
+        vs = QSplitter(Qt.Orientation.Vertical)
+        vs.addWidget(lat_box)
+        vs.addWidget(bottom)
+        vs.setSizes([430, 300])
+        vs.setChildrenCollapsible(False)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.mode_label)
+        lay.addWidget(self.summary)
+        lay.addWidget(vs, 1)
+        self._wire(inspect_vm)
+        self._on_mode(self.vm.mode, self.vm.describe_mode())
+
+    # ------------------------------------------------------------------ building
+    def _build_top(self) -> QHBoxLayout:
+        """The text, From Inspect, the chunk choice, the n-best size and the lattice export."""
         top = QHBoxLayout()
         top.addWidget(QLabel("Text"))
         self.text_edit = QLineEdit(self.vm.text)
@@ -88,17 +119,10 @@ class LatticeTab(QWidget):
         self.export_lattice_button = QPushButton("Export lattice…")
         self.export_lattice_button.clicked.connect(lambda: self._export(self.lattice.export, "lattice"))
         top.addWidget(self.export_lattice_button)
-        self.mode_label = QLabel("")
-        self.mode_label.setStyleSheet("color: gray")
-        self.mode_label.setWordWrap(True)
-        self.summary = QLabel("")
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.summary.setWordWrap(True)
+        return top
 
-        # ---------------------------------------------------------------- lattice
-        self.lattice = LatticeView()
-
-        # ---------------------------------------------------------------- n-best
+    def _build_nbest(self) -> QWidget:
+        """The n-best table under its header (selecting a row highlights its path)."""
         self.nbest_table = QTableWidget(0, 4)
         self.nbest_table.setHorizontalHeaderLabels(["#", "log-prob", "p / Z", "segmentation"])
         self.nbest_table.verticalHeader().setVisible(False)
@@ -117,17 +141,31 @@ class LatticeTab(QWidget):
         nl = QVBoxLayout(nb)
         nl.setContentsMargins(0, 0, 0, 0)
         nl.setSpacing(2)
-        self.nbest_header = _header("n-best segmentations", "select one to highlight its path (arrow keys)")
+        self.nbest_header = header("n-best segmentations", "select one to highlight its path (arrow keys)")
         nl.addWidget(self.nbest_header)
         nl.addWidget(self.nbest_table, 1)
+        self.nbest_box = nb
+        return nb
 
-        # ---------------------------------------------------------------- sampling
+    def _build_sampling(self) -> QWidget:
+        """Sampling: its parameters row and the histogram of drawn segmentations."""
         samp = QWidget()
         sl = QVBoxLayout(samp)
         sl.setContentsMargins(0, 0, 0, 0)
         sl.setSpacing(2)
-        self.sample_header = _header("Sampling", "")
+        self.sample_header = header("Sampling", "")
         sl.addWidget(self.sample_header)
+        sl.addLayout(self._build_sampling_row())
+        self.histogram = Histogram()
+        self.histogram.setToolTip("Click a row to see its path in the lattice")
+        self.histogram.row_activated.connect(self._on_sample_row)
+        scroll = QScrollArea()
+        scroll.setWidget(self.histogram)
+        scroll.setWidgetResizable(True)
+        sl.addWidget(scroll, 1)
+        return samp
+
+    def _build_sampling_row(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.param_label = QLabel("α")
         row.addWidget(self.param_label)
@@ -165,40 +203,9 @@ class LatticeTab(QWidget):
         self.export_hist_button.clicked.connect(lambda: self._export(self.histogram.export, "samples"))
         row.addWidget(self.export_hist_button)
         row.addStretch(1)
-        sl.addLayout(row)
-        self.histogram = Histogram()
-        self.histogram.setToolTip("Click a row to see its path in the lattice")
-        self.histogram.row_activated.connect(self._on_sample_row)
-        scroll = QScrollArea()
-        scroll.setWidget(self.histogram)
-        scroll.setWidgetResizable(True)
-        sl.addWidget(scroll, 1)
+        return row
 
-        self.nbest_box = nb
-        bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(nb)
-        bottom.addWidget(samp)
-        bottom.setSizes([560, 640])
-        bottom.setChildrenCollapsible(False)
-        lat_box = QWidget()
-        lbl = QVBoxLayout(lat_box)
-        lbl.setContentsMargins(0, 0, 0, 0)
-        lbl.setSpacing(2)
-        lbl.addWidget(self.lattice, 1)
-        self.lattice_box = lat_box
-        vs = QSplitter(Qt.Orientation.Vertical)
-        vs.addWidget(lat_box)
-        vs.addWidget(bottom)
-        vs.setSizes([430, 300])
-        vs.setChildrenCollapsible(False)
-
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addLayout(top)
-        lay.addWidget(self.mode_label)
-        lay.addWidget(self.summary)
-        lay.addWidget(vs, 1)
-
+    def _wire(self, inspect_vm: Any) -> None:
         for w in (self.alpha, self.dropout, self.count, self.seed):
             w.valueChanged.connect(self._push_sampling)
         self.vm.mode_changed.connect(self._on_mode)
@@ -206,7 +213,6 @@ class LatticeTab(QWidget):
         self.vm.samples_changed.connect(self._on_samples)
         if inspect_vm is not None:
             self.vm.error_raised.connect(inspect_vm.error_raised)
-        self._on_mode(self.vm.mode, self.vm.describe_mode())
 
     # ------------------------------------------------------------------ public
     def is_busy(self) -> bool:

@@ -220,12 +220,6 @@ class LatticeViewModel(QObject):
 
         self._lanes.submit("lattice", prepare, done, lambda m: emit(self.error_raised, f"Lattice: {m}"))
 
-    def select_path(self, index: int) -> None:
-        """Highlight n-best entry ``index`` (-1: none)."""
-        # The canvas is told directly by the tab; the view-model only validates the index.
-        if self.result is None or not -1 <= index < len(self.result.nbest):
-            raise ValueError(f"no n-best entry {index}")
-
     def is_busy(self) -> bool:
         return self._lanes.is_busy("lattice") or self._lanes.is_busy("sample")
 

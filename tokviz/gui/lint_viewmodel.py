@@ -234,9 +234,6 @@ class LintViewModel(QObject):
                     tokens[i] = f.severity
         return LintMarks(tuple(spans), tokens, tuple(brackets))
 
-    def findings_by_check(self) -> dict[str, list[Finding]]:
-        return self.view.report(self.exact).by_check() if self.view is not None else {}
-
     def select_finding(self, finding: Finding) -> None:
         """Select the finding's first token in the Inspect panes and highlight its span."""
         view = self.view

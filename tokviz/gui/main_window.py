@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QToolButton,
@@ -43,6 +44,7 @@ from .display import ViewMode
 from .theme import apply_palette, system_is_dark, theme_for
 from .viewmodel import InspectViewModel
 from .widgets.card import ErrorBar, StatsBar, TokenCard
+from .widgets.form import boxed, header_html
 from .widgets.text_panes import NormalizedPane, RawPane
 from .widgets.token_panes import ChunkPane, TokenPane
 
@@ -52,19 +54,6 @@ _TEXT_SUFFIXES = {".txt", ".md", ".rst", ".py", ".js", ".ts", ".c", ".h", ".cpp"
 _MAX_SAVED_TEXT = 1_000_000
 _RECENT_MAX = 8
 _MEMORY = "memory:"  # picker data of a tokenizer that has no file (trained, opened from the Train tab)
-
-
-def _pane(title: str, hint: str, body: QWidget) -> QWidget:
-    w = QWidget()
-    lay = QVBoxLayout(w)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(2)
-    head = QLabel(f"<b>{title}</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
-    head.setContentsMargins(2, 4, 0, 0)
-    lay.addWidget(head)
-    lay.addWidget(body, 1)
-    w.header = head  # type: ignore[attr-defined]
-    return w
 
 
 class InspectTab(QWidget):
@@ -80,16 +69,16 @@ class InspectTab(QWidget):
         self.card = TokenCard(vm)
         self.panes = QSplitter(Qt.Orientation.Vertical)
         self.panes.setChildrenCollapsible(False)
-        self.raw_box = _pane("1 · Raw text", "editable · hover a character, select a range", self.raw)
-        self.norm_box = _pane("2 · Normalized", "changed characters tinted · hover for their source", self.normalized)
-        self.chunk_box = _pane("3 · Pre-token chunks", "the model never merges across a box", self.chunks)
-        self.token_box = _pane("4 · Tokens", "one color per token id · click for details", self.tokens)
+        self.raw_box = boxed("1 · Raw text", "editable · hover a character, select a range", self.raw, wrap=False)
+        self.norm_box = boxed("2 · Normalized", "changed characters tinted · hover for their source", self.normalized, wrap=False)
+        self.chunk_box = boxed("3 · Pre-token chunks", "the model never merges across a box", self.chunks, wrap=False)
+        self.token_box = boxed("4 · Tokens", "one color per token id · click for details", self.tokens, wrap=False)
         for box in (self.raw_box, self.norm_box, self.chunk_box, self.token_box):
             self.panes.addWidget(box)
         self.panes.setSizes([220, 110, 160, 260])
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.panes)
-        card_box = _pane("Token", "", self.card)
+        card_box = boxed("Token", "", self.card, wrap=False)
         self.split.addWidget(card_box)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 1)
@@ -108,11 +97,9 @@ class InspectTab(QWidget):
             hint = "identical to the raw text (this tokenizer does not normalize, or nothing changed)"
         else:
             hint = "changed characters tinted · hover for their source"
-        self.norm_box.header.setText(f"<b>2 · Normalized</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
+        self.norm_box.header.setText(header_html("2 · Normalized", hint))
         n = len(u.encoding.stages.pre_tokens) if u.encoding.stages is not None else 0
-        self.chunk_box.header.setText(
-            f"<b>3 · Pre-token chunks</b>&nbsp;&nbsp;<span style='color:gray'>{n:,} chunks · the model never merges across a box</span>"
-        )
+        self.chunk_box.header.setText(header_html("3 · Pre-token chunks", f"{n:,} chunks · the model never merges across a box"))
 
     def set_theme(self, theme) -> None:  # noqa: ANN001
         for w in (self.raw, self.normalized, self.chunks, self.tokens):
@@ -130,7 +117,39 @@ class MainWindow(QMainWindow):
         self._entries: list[Entry] = []
         self._active_info = ""
 
-        # ---- top bar
+        top = self._build_top_bar()
+        self.error_bar = ErrorBar()
+        self.inspect = InspectTab(self.vm)
+        self._build_inspect_options(self.inspect.options_row)
+        self._build_tabs()
+        central = QWidget()
+        cl = QVBoxLayout(central)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(2)
+        cl.addWidget(top)
+        eb = QWidget()
+        el = QHBoxLayout(eb)
+        el.setContentsMargins(8, 0, 8, 0)
+        el.addWidget(self.error_bar)
+        cl.addWidget(eb)
+        cl.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self._build_status_bar()
+        self._build_lint()
+        self.replace_button = QPushButton("Decode with U+FFFD")
+        self.replace_button.setToolTip("Open the file anyway, each invalid UTF-8 sequence replaced by U+FFFD (said in the status bar)")
+        self.replace_button.hide()
+        self.replace_button.clicked.connect(self._open_replacing)
+        el.addWidget(self.replace_button)
+        self._undecodable: Path | None = None
+        self._wire()
+        self._build_menus()
+        self._populate_picker()
+        self.apply_theme("system")
+
+    # ------------------------------------------------------------------ building
+    def _build_top_bar(self) -> QWidget:
+        """The tokenizer picker, Open… and the active tokenizer's one-line description."""
         top = QWidget()
         tl = QHBoxLayout(top)
         tl.setContentsMargins(8, 6, 8, 2)
@@ -148,14 +167,12 @@ class MainWindow(QMainWindow):
         self.tok_info = QLabel()
         self.tok_info.setStyleSheet("color: gray")
         self.tok_info.setMinimumWidth(0)
-        from PySide6.QtWidgets import QSizePolicy
-
         self.tok_info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         tl.addWidget(self.tok_info, 1)
-        self.error_bar = ErrorBar()
-        self.inspect = InspectTab(self.vm)
-        # ---- the Inspect tab's option row: view toggle and special-token options
-        ol = self.inspect.options_row
+        return top
+
+    def _build_inspect_options(self, ol: QHBoxLayout) -> None:
+        """The Inspect tab's option row: the view toggle and the special-token options."""
         ol.addWidget(QLabel("View"))
         self.mode_group = QButtonGroup(self)
         self.mode_group.setExclusive(True)
@@ -190,7 +207,8 @@ class MainWindow(QMainWindow):
         ol.addWidget(self.literal_box)
         ol.addStretch(1)
 
-
+    def _build_tabs(self) -> None:
+        """The tabs (Inspect, Compare, Vocabulary, Chat, Train, Lattice) and Inspect's side column."""
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.inspect, "Inspect")
@@ -228,20 +246,8 @@ class MainWindow(QMainWindow):
         for k, w in enumerate((self.compare_tab, self.vocab_tab, self.chat_tab), start=1):
             self.tabs.tabBar().moveTab(self.tabs.indexOf(w), k)
 
-        central = QWidget()
-        cl = QVBoxLayout(central)
-        cl.setContentsMargins(0, 0, 0, 0)
-        cl.setSpacing(2)
-        cl.addWidget(top)
-        eb = QWidget()
-        el = QHBoxLayout(eb)
-        el.setContentsMargins(8, 0, 8, 0)
-        el.addWidget(self.error_bar)
-        cl.addWidget(eb)
-        cl.addWidget(self.tabs, 1)
-        self.setCentralWidget(central)
-
-        # ---- status bar
+    def _build_status_bar(self) -> None:
+        """The status bar: the numbers, a busy indicator and Cancel."""
         self.stats = StatsBar(self.vm)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
@@ -263,35 +269,29 @@ class MainWindow(QMainWindow):
         self._busy_timer.setInterval(250)
         self._busy_timer.timeout.connect(lambda: self._set_busy(self.vm.is_busy()))
 
-        # ---- wiring
-        self.vm.error_raised.connect(self.error_bar.show_error)
-        # ---- the offset lint panel, under the Inspect panes
+    def _build_lint(self) -> None:
+        """The offset lint panel, as the fifth Inspect pane."""
         from .lint_viewmodel import LintViewModel
         from .widgets.lint_panel import LintPanel
 
         self.lint_vm = LintViewModel(self.vm, self)
         self.lint_panel = LintPanel(self.lint_vm)
-        self.lint_vm.error_raised.connect(self.error_bar.show_error)
-        self.inspect.panes.addWidget(_pane("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel))
+        self.inspect.panes.addWidget(boxed("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel, wrap=False))
         self.inspect.panes.setSizes([150, 90, 110, 170, 260])
+
+    def _wire(self) -> None:
+        """Connect the Inspect view-model's signals to the window."""
+        self.vm.error_raised.connect(self.error_bar.show_error)
+        self.lint_vm.error_raised.connect(self.error_bar.show_error)
         self.vm.busy_changed.connect(self._on_busy)
         self.vm.tokenizer_changed.connect(self._on_tokenizer)
         self.vm.pattern_needed.connect(self._on_pattern_needed)
         self.vm.tokenizer_loading.connect(lambda name: self.tok_info.setText(f"loading {name}…"))
         self.vm.tokenizer_load_failed.connect(self._on_load_failed)
         self.inspect.raw.files_dropped.connect(self.open_dropped)
-        self.replace_button = QPushButton("Decode with U+FFFD")
-        self.replace_button.setToolTip("Open the file anyway, each invalid UTF-8 sequence replaced by U+FFFD (said in the status bar)")
-        self.replace_button.hide()
-        self.replace_button.clicked.connect(self._open_replacing)
-        el.addWidget(self.replace_button)
         self.error_bar.dismissed.connect(self.replace_button.hide)
-        self._undecodable: Path | None = None
         self.vm.view_mode_changed.connect(self._on_mode)
         self.vm.options_changed.connect(self._sync_options)
-        self._build_menus()
-        self._populate_picker()
-        self.apply_theme("system")
 
     # ------------------------------------------------------------------ menus
     def _act(self, menu, text: str, slot, shortcut=None, *, tip: str = "") -> QAction:  # noqa: ANN001

@@ -90,7 +90,7 @@ class RankFileFacts:
 def rank_file_facts(path: Path) -> RankFileFacts | None:
     """Count the ranks of a rank file (None when it does not parse: loading will say why)."""
     from ..engine.errors import TokvizFormatError
-    from ..io.detect import read_bytes, resolve_path
+    from ..io.files import read_bytes, resolve_path
     from ..io.tiktoken_ranks import parse_ranks
 
     try:

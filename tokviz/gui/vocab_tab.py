@@ -49,8 +49,45 @@ class VocabTab(QWidget):
         super().__init__(parent)
         lanes = getattr(inspect_vm, "_lanes", None)
         self.vm = VocabViewModel(self, inspect=inspect_vm, lanes=lanes)
+        top = self._build_top()
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.charts = VocabCharts()
+        mid = QSplitter(Qt.Orientation.Horizontal)
+        mid.addWidget(self._build_facets())
+        mid.addWidget(self._build_table())
+        mid.addWidget(self._build_card())
+        mid.setStretchFactor(1, 3)
+        mid.setStretchFactor(2, 1)
+        mid.setSizes([170, 900, 340])
+        vsplit = QSplitter(Qt.Orientation.Vertical)
+        vsplit.addWidget(mid)
+        vsplit.addWidget(self.charts)
+        vsplit.setStretchFactor(0, 3)
+        vsplit.setStretchFactor(1, 1)
+        vsplit.setSizes([480, 250])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.summary)
+        lay.addWidget(vsplit, 1)
+        self.emb_note = QLabel("")
+        self.emb_note.setWordWrap(True)
+        self.emb_note.setStyleSheet("color: gray")
+        lay.insertWidget(2, self.emb_note)
+        self.emb_note.setVisible(False)
+        self.corpus_note = QLabel("")
+        self.corpus_note.setWordWrap(True)
+        self.corpus_note.setStyleSheet("color: gray")
+        lay.insertWidget(3, self.corpus_note)
+        self.corpus_note.setVisible(False)
+        self._wire()
+        self._on_audit(None)
 
-        # ---------------------------------------------------------------- top row
+    # ------------------------------------------------------------------ building
+    def _build_top(self) -> QHBoxLayout:
+        """Search, the count shown, export, the audit's progress and cancel, embeddings, re-run."""
         top = QHBoxLayout()
         top.addWidget(QLabel("Search"))
         self.search = QLineEdit()
@@ -93,12 +130,10 @@ class VocabTab(QWidget):
         self.rerun_button.setToolTip("Run the audit again")
         self.rerun_button.clicked.connect(self.vm.refresh)
         top.addWidget(self.rerun_button)
+        return top
 
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-
-        # ---------------------------------------------------------------- facets
+    def _build_facets(self) -> QWidget:
+        """One check box per audit category, grouped."""
         facets = QWidget()
         fl = QVBoxLayout(facets)
         fl.setContentsMargins(0, 0, 4, 0)
@@ -118,8 +153,10 @@ class VocabTab(QWidget):
         hint.setWordWrap(True)
         fl.addWidget(hint)
         fl.addStretch(1)
+        return facets
 
-        # ---------------------------------------------------------------- table
+    def _build_table(self) -> QTableView:
+        """The table of every token (uniform rows: 200k rows scroll smoothly)."""
         self.table = QTableView()
         self.table.setModel(self.vm.table)
         self.table.setFont(mono_font())
@@ -141,8 +178,9 @@ class VocabTab(QWidget):
             self.table.setColumnWidth(c, w)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.vm.select_row(cur.row()))
         self.table.doubleClicked.connect(lambda _i: self._open_in_inspect())
+        return self.table
 
-        # ---------------------------------------------------------------- card
+    def _build_card(self) -> QWidget:
         side = QWidget()
         sl = QVBoxLayout(side)
         sl.setContentsMargins(4, 0, 0, 0)
@@ -153,28 +191,9 @@ class VocabTab(QWidget):
         self.inspect_button.setEnabled(False)
         self.inspect_button.clicked.connect(self._open_in_inspect)
         sl.addWidget(self.inspect_button)
+        return side
 
-        # ---------------------------------------------------------------- layout
-        self.charts = VocabCharts()
-        mid = QSplitter(Qt.Orientation.Horizontal)
-        mid.addWidget(facets)
-        mid.addWidget(self.table)
-        mid.addWidget(side)
-        mid.setStretchFactor(1, 3)
-        mid.setStretchFactor(2, 1)
-        mid.setSizes([170, 900, 340])
-        vsplit = QSplitter(Qt.Orientation.Vertical)
-        vsplit.addWidget(mid)
-        vsplit.addWidget(self.charts)
-        vsplit.setStretchFactor(0, 3)
-        vsplit.setStretchFactor(1, 1)
-        vsplit.setSizes([480, 250])
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addLayout(top)
-        lay.addWidget(self.summary)
-        lay.addWidget(vsplit, 1)
-
+    def _wire(self) -> None:
         self.vm.audit_started.connect(self._on_started)
         self.vm.audit_progress.connect(self._on_progress)
         self.vm.audit_changed.connect(self._on_audit)
@@ -186,17 +205,6 @@ class VocabTab(QWidget):
         self.vm.tensor_needed.connect(self._ask_tensor)
         self.vm.counts_changed.connect(self._on_counts)
         self.vm.counts_progress.connect(self._on_counts_progress)
-        self.emb_note = QLabel("")
-        self.emb_note.setWordWrap(True)
-        self.emb_note.setStyleSheet("color: gray")
-        lay.insertWidget(2, self.emb_note)
-        self.emb_note.setVisible(False)
-        self.corpus_note = QLabel("")
-        self.corpus_note.setWordWrap(True)
-        self.corpus_note.setStyleSheet("color: gray")
-        lay.insertWidget(3, self.corpus_note)
-        self.corpus_note.setVisible(False)
-        self._on_audit(None)
 
     # ------------------------------------------------------------------ visibility
     def showEvent(self, event) -> None:  # noqa: ANN001, N802

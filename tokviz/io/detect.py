@@ -22,26 +22,20 @@ are gigabytes, and only their header is needed.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.errors import TokvizFormatError
+from .files import read_bytes, read_file, resolve_path, sibling
 from .json_text import loads, try_loads
 
 if TYPE_CHECKING:
     from ..engine.tokenizer import Tokenizer
 
-__all__ = ["load", "sniff", "read_bytes", "format_details", "resolve_path"]
-
-GZIP_MAGIC = b"\x1f\x8b"
+__all__ = ["load", "sniff", "format_details"]
 
 _JSON_KIND = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
-
-# What a folder may hold, in order of preference (the first found wins).
-_DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf")
 
 
 def load(
@@ -71,13 +65,8 @@ def load(
     source = str(p)
     if _file_is_gguf(p):
         return _load_gguf(p, source=source, pattern=pattern, special_tokens=special_tokens)
-    data = read_bytes(_read_file(p), source=source)
+    data = read_bytes(read_file(p), source=source)
     return _load_data(data, source=source, folder=p.parent, pattern=pattern, special_tokens=special_tokens)
-
-
-def resolve_path(path: Path) -> Path:
-    """The file `load` reads for ``path``: the path itself, or the tokenizer file a folder holds."""
-    return _pick_in_folder(path) if path.is_dir() else path
 
 
 def _file_is_gguf(p: Path) -> bool:
@@ -87,7 +76,7 @@ def _file_is_gguf(p: Path) -> bool:
         with p.open("rb") as f:
             return f.read(4) == GGUF_MAGIC
     except OSError:
-        return False  # `_read_file` says why
+        return False  # `read_file` says why
 
 
 def _load_gguf(
@@ -112,16 +101,6 @@ def _load_gguf_bytes(data: bytes, *, source: str) -> Tokenizer:
         return _load_gguf(Path(name), source=source, pattern=None, special_tokens=None)
     finally:
         os.unlink(name)
-
-
-def read_bytes(data: bytes, *, source: str) -> bytes:
-    """The content of a file's bytes: gunzipped when they start with the gzip magic."""
-    if data[:2] != GZIP_MAGIC:
-        return data
-    try:
-        return gzip.decompress(data)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise TokvizFormatError(f"truncated or corrupt gzip data ({exc})", source=source) from None
 
 
 def sniff(data: bytes) -> str:
@@ -212,45 +191,6 @@ def _looks_like_model_proto(data: bytes) -> bool:
     return 0 < length and i < len(data) and data[i] in (0x0A, 0x15, 0x18)
 
 
-def _read_file(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise TokvizFormatError("no such file", source=str(p)) from None
-    except IsADirectoryError:
-        raise TokvizFormatError("is a directory", source=str(p)) from None
-    except OSError as exc:
-        raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
-
-
-def _sibling(folder: Path | None, name: str) -> Path | None:
-    """``folder/name`` or ``folder/name.gz`` when it is a file."""
-    if folder is None:
-        return None
-    for candidate in (folder / name, folder / (name + ".gz")):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _pick_in_folder(folder: Path) -> Path:
-    for name in _DIR_CANDIDATES:
-        if name.startswith("*"):
-            found = sorted([*folder.glob(name), *folder.glob(name + ".gz")])
-            if found:
-                return found[0]
-            continue
-        found_one = _sibling(folder, name)
-        if found_one is not None:
-            if name == "vocab.json" and _sibling(folder, "merges.txt") is None:
-                continue
-            return found_one
-    wanted = ", ".join(n for n in _DIR_CANDIDATES)
-    raise TokvizFormatError(
-        f"no tokenizer file in this folder (looked for {wanted}, also .gz)", source=str(folder)
-    )
-
-
 def _decode_text(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -282,10 +222,10 @@ def _load_data(
     if kind == "hf-json":
         from .hf_json import load_hf_json
 
-        config_path = _sibling(folder, "tokenizer_config.json")
+        config_path = sibling(folder, "tokenizer_config.json")
         config: Any = None
         if config_path is not None:
-            config = read_bytes(_read_file(config_path), source=str(config_path))
+            config = read_bytes(read_file(config_path), source=str(config_path))
         return load_hf_json(
             parsed,
             source=source,
@@ -295,14 +235,14 @@ def _load_data(
     if kind == "vocab-json":
         from .gpt2_files import load_gpt2_files
 
-        merges_path = _sibling(folder, "merges.txt")
+        merges_path = sibling(folder, "merges.txt")
         if merges_path is None:
             raise TokvizFormatError(
                 "this is a GPT-2 style vocab.json; it needs merges.txt in the same folder "
                 "(load the folder or the vocab.json path, not its bytes)",
                 source=source,
             )
-        merges = read_bytes(_read_file(merges_path), source=str(merges_path))
+        merges = read_bytes(read_file(merges_path), source=str(merges_path))
         return load_gpt2_files(
             parsed, _decode_text(merges, str(merges_path)), source=source, merges_source=str(merges_path)
         )

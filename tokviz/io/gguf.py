@@ -124,7 +124,7 @@ def _mapped_reader_class() -> type:
         The reader slices its ``np.memmap`` once per value (hundreds of thousands of times for
         a 150k-token vocabulary), and every memmap slice runs memmap's ``__array_finalize__``.
         A base-class view of the same mapping reads the same pages without that per-slice
-        cost (about 3.5x faster on qwen2's header); nothing else of the reader changes.
+        cost (`bench/bench_gguf.py` times the load against the bare reader); nothing else changes.
         """
 
         @property

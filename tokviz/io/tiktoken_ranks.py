@@ -41,6 +41,7 @@ from ..engine.byte_alphabet import BYTE_TO_CHAR, proxy_to_bytes
 from ..engine.errors import TokvizFormatError
 from ..engine.patterns import trust_patterns
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
+from .files import read_bytes, resolve_path
 
 __all__ = [
     "TiktokenPreset",
@@ -299,8 +300,6 @@ def preset_for(data: bytes) -> TiktokenPreset | None:
 def needs_pattern(path: str | Path) -> bool:
     """True when ``path`` (a file or a folder) is a tiktoken rank file that no published
     encoding matches, so that loading it needs a pattern (the GUI then asks for one)."""
-    from .detect import read_bytes, resolve_path
-
     try:
         p = resolve_path(Path(path))
         if p.stat().st_size > _NEEDS_PATTERN_MAX_BYTES:

@@ -6,8 +6,8 @@ Each step merges the adjacent pair with the highest
 
 where f counts symbols and pairs over the current segmentation of the corpus words (weighted
 by word counts). Its log is log f(xy) - log f(x) - log f(y), a PMI-like "stickiness": a pair
-whose parts rarely occur apart wins over a pair that is merely frequent (the seed's q/u example:
-``q ##u`` beats the far more frequent ``a ##b`` because ``a`` and ``##b`` mostly occur apart).
+whose parts rarely occur apart wins over a pair that is merely frequent (the q/u example of the
+toy corpus: ``q ##u`` beats the far more frequent ``a ##b`` because ``a`` and ``##b`` mostly occur apart).
 Ties: higher score, then higher pair count, then the smaller pair of ids.
 
 Non-initial symbols carry the ``##`` continuation prefix (``u`` inside a word is ``##u``); the
@@ -17,7 +17,7 @@ word ``[UNK]`` (not the matched prefix plus ``[UNK]``).
 
 How this differs from HF tokenizers: HF's ``WordPieceTrainer`` actually runs its BPE trainer
 (frequency-ranked merges) with a ``##`` prefix and only stores the vocab. We implement the
-score the WordPiece literature and the seed describe, because showing *why* WordPiece picks a
+score the WordPiece literature describes, because showing *why* WordPiece picks a
 different pair than BPE is the point of the Train tab; the vocabularies therefore differ from
 HF's. The exported tokenizer.json is still a standard HF WordPiece model, and HF encodes it
 identically to tokviz.

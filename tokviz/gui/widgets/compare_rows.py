@@ -198,12 +198,6 @@ class CompareRows(QWidget):
             self._paint_block(p, k, k * bh)
         p.end()
 
-    def paint_all(self, p: QPainter) -> None:
-        """Paint every line (exports)."""
-        p.fillRect(QRect(0, 0, self.width(), self.height()), self.theme.base)
-        for k in range(len(self._lines)):
-            self._paint_block(p, k, k * self._block_h())
-
     def _paint_block(self, p: QPainter, k: int, y0: int) -> None:
         a = self.analysis
         assert a is not None

@@ -1,66 +1,45 @@
 """``tokviz train``: train BPE / WordPiece / Unigram on corpus files and write tokenizer.json.
 
-A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout.
-The words are counted on the executor of --workers / --scheduler (`tokviz.training.corpus`: a
-CRLF file trains on its CRs, as HF's ``train(files)`` does). Unreadable corpus files (binary, not
-UTF-8, empty) raise `TokvizFormatError`, which the main CLI turns into one line on stderr and
-exit status 2.
+A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout
+(``--json``: the summary as one JSON object).
+The words are counted on the executor of --workers / --scheduler (`tokviz.training.corpus`:
+files, folders, globs of text, JSON lines, Parquet; a CRLF file trains on its CRs, as HF's
+``train(files)`` does). Unreadable corpus files (binary, not UTF-8, empty) raise
+`TokvizFormatError`, which `tokviz.cli.main` turns into one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TextIO
 
-from .events import Cancelled, Done, MergeEvent, Progress, PruneRound, EMIteration
-
-__all__ = ["run_train", "make_trainer"]
+__all__ = ["register", "run"]
 
 
-def make_trainer(
-    model: str,
-    *,
-    vocab_size: int,
-    byte_level: bool = False,
-    min_frequency: int = 0,
-    special_tokens: list[str] | None = None,
-    record_history: bool = True,
-) -> Any:
-    """The trainer the CLI (and the GUI's Train tab) uses for ``model`` and the common options."""
-    from ..engine.errors import TokvizFormatError
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("train", help="train a tokenizer on corpus files")
+    p.add_argument("corpus", nargs="*", type=Path, help="corpus files or folders (read byte-exact; or --corpus)")
+    p.add_argument("--corpus", dest="corpus_more", action="append", default=[], metavar="GLOB",
+                   help="a corpus file, folder or glob (repeatable): .txt, .jsonl, .parquet, .gz/.zst")
+    p.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe",
+                   help="the model to train (default: bpe)")
+    p.add_argument("--vocab-size", type=int, required=True,
+                   help="the vocabulary size to reach, special tokens included")
+    p.add_argument("--byte-level", action="store_true", help="byte-level BPE (GPT-2 alphabet and pattern)")
+    p.add_argument("--min-frequency", type=int, default=0,
+                   help="the least count of a pair to merge (BPE, WordPiece) or of a seed piece (Unigram)")
+    # one token per --special (repeatable), so that it never swallows the corpus paths after it
+    p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeat for more)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the tokenizer.json to write")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from .corpus_options import add_corpus_options
 
-    specials = list(special_tokens or [])
-    if vocab_size <= 0:
-        raise TokvizFormatError(f"--vocab-size must be positive, got {vocab_size}")
-    if model == "bpe":
-        from .bpe import BpeTrainer
-        from .words import whitespace_spec
-
-        if byte_level:
-            return BpeTrainer.byte_level(
-                vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=specials,
-                record_history=record_history,
-            )
-        return BpeTrainer(
-            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=specials,
-            spec=whitespace_spec(), record_history=record_history,
-        )
-    if byte_level:
-        raise TokvizFormatError(f"--byte-level applies to --model bpe only, not {model}")
-    if model == "wordpiece":
-        from .wordpiece import WordPieceTrainer
-
-        return WordPieceTrainer(
-            vocab_size=vocab_size, min_frequency=min_frequency,
-            special_tokens=specials or ["[UNK]"], record_history=record_history,
-        )
-    if model == "unigram":
-        from .unigram import UnigramTrainer
-
-        return UnigramTrainer(vocab_size=vocab_size, special_tokens=specials or ["<unk>"], min_frequency=min_frequency)
-    raise TokvizFormatError(f"unknown model {model!r} (bpe, wordpiece, unigram)")
+    add_corpus_options(p, mode=None)
+    p.set_defaults(func=run)
 
 
 class _Bar:
@@ -93,11 +72,13 @@ class _Bar:
             print(file=self.stream, flush=True)
 
 
-def run_train(args: argparse.Namespace) -> int:
-    from .export import save_tokenizer_json
-
-    from ..commands.corpus_options import read_options
-    from .corpus import train_corpus, training_read_options
+def run(args: argparse.Namespace) -> int:
+    from ..training.events import Cancelled, Done, EMIteration, MergeEvent, Progress, PruneRound
+    from ..training.export import save_tokenizer_json
+    from ..training.factory import make_trainer
+    from ..io.shards import corpus_files
+    from ..training.corpus import train_corpus, training_read_options
+    from .corpus_options import read_options
 
     paths = [*map(str, args.corpus), *args.corpus_more]
     if not paths:
@@ -138,10 +119,15 @@ def run_train(args: argparse.Namespace) -> int:
     out = save_tokenizer_json(result, args.output)
     elapsed = time.perf_counter() - start
     vocab = len(result.vocab)
-    from ..io.shards import corpus_files
-
     files = corpus_files(paths)
-    nbytes = sum(f.stat().st_size for f in files)
+    nbytes = sum(f.stat().st_size for f in files)  # (on disk: a compressed file's compressed size)
+    if args.json:
+        summary = {
+            "model": args.model, "files": [str(p) for p in files], "bytes": nbytes, "vocab_size": vocab,
+            "merges": merges if args.model != "unigram" else None, "seconds": round(elapsed, 3), "output": str(out),
+        }
+        print(json.dumps(summary, ensure_ascii=False))
+        return 0
     extra = f", {merges} merges" if args.model != "unigram" else ""
     print(
         f"trained {args.model} on {len(files)} file(s), {nbytes:,} bytes: "
