@@ -98,6 +98,7 @@ class _LintJob(ShardJob):
     read: ReadOptions
     exact: bool
     examples: int
+    add_special_tokens: bool = False
 
     def key(self) -> tuple[object, ...]:
         return ("tokenizers", (self.spec,))
@@ -106,12 +107,12 @@ class _LintJob(ShardJob):
         return _load_one(self.spec)
 
     def map(self, state: Any, records: ShardReader, cancel: CancelToken | None) -> _LintPart:
-        out = _LintPart(CorpusLint(examples=self.examples))
+        out = _LintPart(CorpusLint(examples=self.examples, add_special_tokens=self.add_special_tokens))
         for rec in records:
             if cancel is not None and cancel.cancelled:
                 out.result.cancelled = True
                 break
-            report = lint_text(state, rec.text, exact=self.exact)
+            report = lint_text(state, rec.text, exact=self.exact, add_special_tokens=self.add_special_tokens)
             out.result.add(rec.line, report)
             for check, bucket in out.result.samples.items():
                 while len(out.where.setdefault(check, [])) < len(bucket):
@@ -133,6 +134,7 @@ def lint_corpus(
     *,
     exact: bool = False,
     examples: int = 5,
+    add_special_tokens: bool = False,
     read: ReadOptions | None = None,
     spec: TokenizerSpec | None = None,
     executor: Executor | None = None,
@@ -142,14 +144,15 @@ def lint_corpus(
     cancel: CancelToken | None = None,
 ) -> CorpusLint:
     """Lint every line of a corpus (LF kept: the text is exactly the file's; a JSON line's or a
-    Parquet row's field is one text): counts per check and the first ``examples`` findings of each.
+    Parquet row's field is one text), each encoded with ``add_special_tokens``: counts per check
+    and the first ``examples`` findings of each.
 
     ``tokenizer`` lints in this process (``workers=1``, the default); other executors load
     ``spec`` in their workers. A cancelled run returns what it linted (``cancelled`` set).
     """
     read = read or ReadOptions(mode="lines", keep_newline=True, piece_bytes=LINT_PIECE_BYTES)
-    job = _LintJob(_tokenizer_spec(tokenizer, spec), read, exact, examples)
-    total = CorpusLint(examples=examples)
+    job = _LintJob(_tokenizer_spec(tokenizer, spec), read, exact, examples, add_special_tokens)
+    total = CorpusLint(examples=examples, add_special_tokens=add_special_tokens)
 
     def reduce(out: ShardOutput, place: ShardPlace) -> bool:
         part: _LintPart = out.partial
