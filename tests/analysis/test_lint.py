@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tokviz
-from tokviz.analysis.lint import CHECKS, LintReport, lint_corpus, lint_encoding, lint_text, regression_case
+from tokviz.analysis.corpus import as_token
+from tokviz.analysis.corpus_jobs import lint_corpus
+from tokviz.analysis.lint import CHECKS, LintReport, lint_encoding, lint_text, regression_case
 from tokviz.cli import main as cli_main
 
 from hf_builders import albert_json, char_bpe_json, gpt2_json, llama3_like_json, roberta_like_json
@@ -222,38 +224,24 @@ class TestCorpusAndExport:
         tok = pair("qwen3", built)[0]
         f = tmp_path / "c.txt"
         f.write_bytes(("plain line\r\n" + E_ACUTE + "\r\n" + NFD_KOREAN + "\n" + E_ACUTE).encode("utf-8"))
-        seen: list[tuple[str, int, int]] = []
-        result = lint_corpus(tok, f, examples=2, progress=lambda *a: seen.append(a))
+        seen: list[tuple[int, int]] = []
+        result = lint_corpus(tok, f, examples=2, progress=lambda s, d, t: s == "bytes" and seen.append((d, t)))
         assert result.lines == 4 and not result.cancelled
         # G1 errors: 1 per e-acute line (x2) + 5 for the Korean line
         assert result.counts["G1"] == 7
         assert len(result.samples["G1"]) == 2 and result.samples["G1"][0]["line"] == 2
         assert result.samples["G1"][0]["text"] == E_ACUTE + "\r\n"  # the line exactly as in the file
-        assert seen and seen[-1] == ("lint", f.stat().st_size, f.stat().st_size)
+        assert result.samples["G1"][0]["file"] == str(f)
+        assert seen and seen[-1][0] == seen[-1][1] == f.stat().st_size
         json.dumps(result.to_json())
 
     def test_corpus_cancel(self, built: Path, tmp_path: Path) -> None:
         tok = pair("qwen3", built)[0]
         f = tmp_path / "c.txt"
         f.write_text("a\n" * 50, encoding="utf-8")
-        from tokviz.engine.cancel import Cancelled, CancelToken
-
-        class AfterThreeLines(CancelToken):  # set once the linter has polled it three times
-            __slots__ = ("polls",)
-
-            def __init__(self) -> None:
-                super().__init__()
-                self.polls = 0
-
-            @property
-            def cancelled(self) -> bool:
-                self.polls += 1
-                return self.polls > 3
-
-        with pytest.raises(Cancelled) as stop:
-            lint_corpus(tok, f, cancel=AfterThreeLines())
-        result = stop.value.partial
-        assert stop.value.stage == "lint" and result.cancelled and result.lines == 3
+        calls = []
+        result = lint_corpus(tok, f, cancel=as_token(lambda: calls.append(1) or len(calls) > 3))
+        assert result.cancelled and 0 < result.lines < 4
 
     def test_regression_case_reproduces(self, built: Path) -> None:
         tok, hf, path = pair("mistral-json", built)

@@ -1,4 +1,5 @@
-"""The offset linter: find and explain every offset mismatch of one encoding, or of a corpus.
+"""The offset linter: find and explain every offset mismatch of one encoding (a corpus:
+`tokviz.analysis.corpus_jobs.lint_corpus`, which sums `CorpusLint` counts over shards).
 
 tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (docs/offset-lint.md
 lists them with their checks). This module checks an encoding's spans and says, per finding, which
@@ -28,7 +29,6 @@ those scans as the oracle.
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
@@ -39,7 +39,6 @@ from typing import Any
 import regex
 
 from ..engine.byte_alphabet import text_to_proxy
-from ..engine.cancel import Cancelled, CancelToken, ProgressFn, checkpoint
 from ..engine.encoding import Encoding
 from ..engine.exact import WHITE_SPACE_RE, ExactAlignment
 from ..engine.tokenizer import Tokenizer
@@ -53,7 +52,6 @@ __all__ = [
     "CorpusLint",
     "lint_encoding",
     "lint_text",
-    "lint_corpus",
     "regression_case",
     "surface",
     "SpanIndex",
@@ -781,51 +779,6 @@ class CorpusLint:
             "severities": self.severities,
             "examples": self.samples,
         }
-
-
-def lint_corpus(
-    tokenizer: Tokenizer,
-    path: str | os.PathLike[str],
-    *,
-    exact: bool = False,
-    examples: int = 5,
-    add_special_tokens: bool = False,
-    progress: ProgressFn | None = None,
-    cancel: CancelToken | None = None,
-) -> CorpusLint:
-    """Lint every line of a UTF-8 file (terminators kept: the text is exactly the file's), each
-    encoded with ``add_special_tokens`` as `lint_text`.
-
-    ``progress("lint", done_bytes, total_bytes)`` after each block; a set ``cancel`` (polled per
-    line) raises `Cancelled` whose ``partial`` is the report of the lines linted so far (it says
-    ``cancelled``).
-    """
-    from ..io.textfile import iter_text_blocks
-
-    out = CorpusLint(examples=examples, add_special_tokens=add_special_tokens)
-    pending = ""
-    line_no = 0
-
-    def lint_lines(lines: list[str]) -> None:
-        nonlocal line_no
-        for line in lines:
-            if cancel is not None and cancel.cancelled:
-                out.cancelled = True
-                raise Cancelled("lint", partial=out)
-            line_no += 1
-            if line:
-                out.add(line_no, lint_text(tokenizer, line, exact=exact, add_special_tokens=add_special_tokens))
-
-    def step(done: int, total: int) -> None:
-        checkpoint("lint", done, total, progress=progress)
-
-    for block in iter_text_blocks(path, progress=step):
-        lines = (pending + block).splitlines(keepends=True)
-        pending = lines.pop() if lines and not lines[-1].endswith(("\n", "\r")) else ""
-        lint_lines(lines)
-    if pending:
-        lint_lines([pending])
-    return out
 
 
 # ---------------------------------------------------------------------- export

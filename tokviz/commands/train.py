@@ -2,10 +2,10 @@
 
 A progress bar goes to stderr (drawn from the trainer's events), one summary line to stdout
 (``--json``: the summary as one JSON object).
-Corpus files are read byte-exact and streamed with progress (`read_corpus_files`: a CRLF file
-trains on its CRs, as HF's ``train(files)`` does). Unreadable corpus files (binary, not UTF-8,
-empty) raise `TokvizFormatError`, which `tokviz.cli.main` turns into one line on stderr and exit
-status 2.
+The words are counted on the executor of --workers / --scheduler (`tokviz.training.corpus`:
+files, folders, globs of text, JSON lines, Parquet; a CRLF file trains on its CRs, as HF's
+``train(files)`` does). Unreadable corpus files (binary, not UTF-8, empty) raise
+`TokvizFormatError`, which `tokviz.cli.main` turns into one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ __all__ = ["register", "run"]
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("train", help="train a tokenizer on corpus files")
-    p.add_argument("corpus", nargs="+", type=Path, help="UTF-8 corpus files (read byte-exact)")
+    p.add_argument("corpus", nargs="*", type=Path, help="corpus files or folders (read byte-exact; or --corpus)")
+    p.add_argument("--corpus", dest="corpus_more", action="append", default=[], metavar="GLOB",
+                   help="a corpus file, folder or glob (repeatable): .txt, .jsonl, .parquet, .gz/.zst")
     p.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe",
                    help="the model to train (default: bpe)")
     p.add_argument("--vocab-size", type=int, required=True,
@@ -35,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="special token (repeat for more)")
     p.add_argument("-o", "--output", type=Path, required=True, help="the tokenizer.json to write")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from .corpus_options import add_corpus_options
+
+    add_corpus_options(p, mode=None)
     p.set_defaults(func=run)
 
 
@@ -72,17 +77,15 @@ def run(args: argparse.Namespace) -> int:
     from ..training.events import Cancelled, Done, EMIteration, MergeEvent, Progress, PruneRound
     from ..training.export import save_tokenizer_json
     from ..training.factory import make_trainer
-    from ..training.words import read_corpus_files
+    from ..io.shards import corpus_files
+    from ..training.corpus import train_corpus, training_read_options
+    from .corpus_options import read_options
 
-    bar = _Bar(sys.stderr)
-    try:  # on a terminal, a bar while the corpus streams in (elsewhere errors stay one line)
-        lines = read_corpus_files(
-            args.corpus,
-            progress=(lambda done, total: bar.show("read", done / total if total else 1.0, f"{done:,} bytes"))
-            if bar.tty else None,
-        )
-    finally:
-        bar.close()
+    paths = [*map(str, args.corpus), *args.corpus_more]
+    if not paths:
+        raise ValueError("train needs a corpus: files, folders or --corpus GLOB")
+    given = read_options(args, mode="lines")
+    read = training_read_options(field=given.field, max_record=given.max_record)
     trainer = make_trainer(
         args.model,
         vocab_size=args.vocab_size,
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     result = None
     merges = 0
     try:
-        for ev in trainer.train(lines):
+        for ev in train_corpus(trainer, paths, read=read, scheduler=args.scheduler, workers=args.workers):
             if isinstance(ev, Progress):
                 bar.show(ev.stage, ev.fraction, ev.message)
             elif isinstance(ev, MergeEvent):
@@ -117,17 +120,18 @@ def run(args: argparse.Namespace) -> int:
     out = save_tokenizer_json(result, args.output)
     elapsed = time.perf_counter() - start
     vocab = len(result.vocab)
-    nbytes = sum(len(line.encode("utf-8")) for line in lines)
+    files = corpus_files(paths)
+    nbytes = sum(f.stat().st_size for f in files)  # (on disk: a compressed file's compressed size)
     if args.json:
         summary = {
-            "model": args.model, "files": [str(p) for p in args.corpus], "bytes": nbytes, "vocab_size": vocab,
+            "model": args.model, "files": [str(p) for p in files], "bytes": nbytes, "vocab_size": vocab,
             "merges": merges if args.model != "unigram" else None, "seconds": round(elapsed, 3), "output": str(out),
         }
         print(dumps(summary))
         return 0
     extra = f", {merges} merges" if args.model != "unigram" else ""
     print(
-        f"trained {args.model} on {len(args.corpus)} file(s), {nbytes:,} bytes: "
+        f"trained {args.model} on {len(files)} file(s), {nbytes:,} bytes: "
         f"vocab {vocab}{extra} in {elapsed:.1f} s -> {out}"
     )
     return 0

@@ -81,6 +81,7 @@ class CompareViewModel(QObject):
         super().__init__(parent)
         self.inspect = inspect
         self._lanes = lanes or Lanes(self)
+        self.scheduler: str | None = None  # a Dask scheduler address for corpus runs (the settings')
         self._ids = itertools.count(1)
         self.rows: list[Row] = []
         self.text = getattr(inspect, "text", "") or ""
@@ -361,11 +362,12 @@ class CompareViewModel(QObject):
 
         rows = [r for r in self.rows if r.ready and r.path is not None]
         specs = [TokenizerSpec(r.name, r.path) for r in rows]  # type: ignore[arg-type]
-        loaded = [r.tokenizer for r in rows]  # forked workers inherit them: nothing is loaded again
+        loaded = [r.tokenizer for r in rows]  # counted with in this process; pool workers load their own
         if not specs:
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
         self.corpus_running = True
+        scheduler = self.scheduler
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
@@ -374,7 +376,8 @@ class CompareViewModel(QObject):
                     path,
                     mode=mode,
                     workers=workers,
-                    progress=lambda d, t: to_gui(self, "_corpus_progress", d, t),
+                    scheduler=scheduler if workers is None else None,
+                    progress=lambda stage, d, t: stage == "bytes" and to_gui(self, "_corpus_progress", d, t),
                     cancelled=lambda: token.cancelled,
                     tokenizers=loaded,
                 )

@@ -21,8 +21,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_corpus, lint_encoding, regression_case
-from ..engine.cancel import Cancelled
+from ..analysis.corpus import as_token
+from ..analysis.corpus_jobs import lint_corpus
+from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_encoding, regression_case
 from ..engine.encoding import Encoding
 from ._compat import emit
 from .viewmodel import EncodingUpdate, InspectViewModel
@@ -298,14 +299,13 @@ class LintViewModel(QObject):
         self._corpus_cancel = run = CancelToken()
 
         def prepare():  # noqa: ANN202
-            def job(lane: CancelToken) -> CorpusLint:  # `run` stops it (a new run cancels `run`)
+            def job(cancel: CancelToken) -> CorpusLint:
                 def progress(stage: str, done: int, total: int) -> None:
-                    to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
+                    if stage == "bytes":
+                        to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
 
-                try:
-                    return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress, cancel=run)
-                except Cancelled as stop:  # the lines linted until the cancel, marked cancelled
-                    return stop.partial  # type: ignore[return-value]
+                stop = as_token(lambda: cancel.cancelled or run.cancelled)
+                return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress, cancel=stop)
 
             return job
 

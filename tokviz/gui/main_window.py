@@ -347,6 +347,8 @@ class MainWindow(QMainWindow):
         self._act(e, "&Clear text", lambda: self.vm.set_text("", from_editor=False))
         self._act(e, "Focus &raw text", lambda: self.inspect.raw.setFocus(), "Alt+1")
         self._act(e, "Focus &tokens", lambda: self.inspect.tokens.setFocus(), "Alt+4")
+        e.addSeparator()
+        self._act(e, "Dask scheduler for corpus jobs…", self._ask_corpus_scheduler)
         v = mb.addMenu("&View")
         self.mode_actions: dict[ViewMode, QAction] = {}
         group = QActionGroup(self)
@@ -556,6 +558,23 @@ class MainWindow(QMainWindow):
             a.triggered.connect(lambda _c=False, q=p: self.load_tokenizer(q))
         self.recent_menu.setEnabled(bool(rec))
 
+    def set_corpus_scheduler(self, address: str, *, save: bool = True) -> None:
+        """The Dask scheduler address the corpus jobs of the Compare and Vocabulary tabs run on
+        ("" : the local processes, or $TOKVIZ_DASK_SCHEDULER); kept in the settings."""
+        address = address.strip()
+        self.compare_tab.vm.scheduler = self.vocab_tab.vm.scheduler = address or None
+        if save and self.settings is not None:
+            self.settings.setValue("corpus/scheduler", address)
+
+    def _ask_corpus_scheduler(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        current = self.compare_tab.vm.scheduler or ""
+        text, ok = QInputDialog.getText(self, "Corpus jobs", "Dask scheduler address (tcp://host:8786 or local:N; "
+                                        "empty: the local processes):", text=current)
+        if ok:
+            self.set_corpus_scheduler(text)
+
     def restore_settings(self) -> bool:
         """Restore geometry, options, last tokenizer and text; True when a tokenizer was restored."""
         s = self.settings
@@ -571,6 +590,7 @@ class MainWindow(QMainWindow):
             v = s.value(key)
             if isinstance(v, QByteArray):
                 splitter.restoreState(v)
+        self.set_corpus_scheduler(str(s.value("corpus/scheduler", "") or ""), save=False)
         mode = s.value("viewMode")
         if mode in {m.value for m in ViewMode}:
             self.vm.set_view_mode(mode)

@@ -39,6 +39,7 @@ _GROUPS = (
     ("Bytes", ("partial-utf8", "single-byte", "never-valid", "duplicate-byte")),
     ("Reachability", ("unreachable", "stage-N", "stage-P", "stage-A", "stage-M")),
     ("Other", ("lookalike", "fragment-k1", "fragment-k64", "special", "embedding-candidate")),
+    ("Corpus", ("never-seen", "rarely-seen")),
 )
 
 
@@ -77,6 +78,11 @@ class VocabTab(QWidget):
         self.emb_note.setStyleSheet("color: gray")
         lay.insertWidget(2, self.emb_note)
         self.emb_note.setVisible(False)
+        self.corpus_note = QLabel("")
+        self.corpus_note.setWordWrap(True)
+        self.corpus_note.setStyleSheet("color: gray")
+        lay.insertWidget(3, self.corpus_note)
+        self.corpus_note.setVisible(False)
         self._wire()
         self._on_audit(None)
 
@@ -120,6 +126,11 @@ class VocabTab(QWidget):
                                    ".index.json) for the under-trained-token indicator")
         self.emb_button.clicked.connect(self._pick_embeddings)
         top.addWidget(self.emb_button)
+        self.corpus_button = QPushButton("Corpus counts…")
+        self.corpus_button.setToolTip("Count every entry over a corpus file (text, .jsonl, .parquet; lines) on the "
+                                      "local cores or the Dask scheduler of the settings: never / rarely seen entries")
+        self.corpus_button.clicked.connect(self._pick_corpus)
+        top.addWidget(self.corpus_button)
         self.rerun_button = QPushButton("Audit")
         self.rerun_button.setToolTip("Run the audit again")
         self.rerun_button.clicked.connect(self.vm.refresh)
@@ -197,6 +208,8 @@ class VocabTab(QWidget):
         self.vm.error_raised.connect(self._on_error)
         self.vm.embeddings_changed.connect(self._on_embeddings)
         self.vm.tensor_needed.connect(self._ask_tensor)
+        self.vm.counts_changed.connect(self._on_counts)
+        self.vm.counts_progress.connect(self._on_counts_progress)
 
     # ------------------------------------------------------------------ visibility
     def showEvent(self, event) -> None:  # noqa: ANN001, N802
@@ -245,7 +258,7 @@ class VocabTab(QWidget):
         for k, box in self.facet_boxes.items():
             n = self.vm.counts.get(k, 0)
             box.setText(f"{FACETS[k]} ({n:,})" if audit is not None else FACETS[k])
-            box.setEnabled(audit is not None)
+            box.setEnabled(audit is not None and (k not in ("never-seen", "rarely-seen") or self.vm.corpus_counts is not None))
         if audit is None:
             if not self.vm.is_busy():
                 self.summary.setText("<span style='color:gray'>No audit yet: the audit runs when this tab is shown "
@@ -307,6 +320,31 @@ class VocabTab(QWidget):
                                         "No known embedding tensor name; pick the input embedding:", names, 0, False)
         if ok and item:
             self.vm.load_embeddings(path, tensor=tensors[names.index(item)][0])
+
+    def _pick_corpus(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Corpus to count", "",
+                                              "Corpus (*.txt *.jsonl *.ndjson *.parquet *.gz *.zst);;All files (*)")
+        if path:
+            self.vm.load_corpus_counts(path)
+
+    def _on_counts_progress(self, done: int, total: int) -> None:
+        self.progress.setMaximum(max(total // 1000, 1))
+        self.progress.setValue(done // 1000)
+        self.progress.setFormat("corpus %v / %m KB")
+
+    def _on_counts(self, counts: Any) -> None:
+        for k in ("never-seen", "rarely-seen"):
+            n = self.vm.counts.get(k, 0)
+            self.facet_boxes[k].setText(f"{FACETS[k]} ({n:,})" if counts is not None else FACETS[k])
+            self.facet_boxes[k].setEnabled(counts is not None)
+        if counts is None:
+            self.corpus_note.setVisible(False)
+            return
+        self.corpus_note.setText(
+            f"corpus {counts.path}: {counts.documents:,} documents, {counts.tokens:,} tokens; "
+            f"{self.vm.counts.get('never-seen', 0):,} entries never seen, {self.vm.counts.get('rarely-seen', 0):,} "
+            f"seen 1 to 2 times ({counts.executor})")
+        self.corpus_note.setVisible(True)
 
     def _on_embeddings(self, r: Any) -> None:
         self.facet_boxes["embedding-candidate"].setText(
