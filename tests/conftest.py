@@ -6,9 +6,11 @@ The helpers live in ``tests/support.py`` (``from support import bundle_path, req
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,21 @@ from support import SHARED, require  # noqa: E402
 def shared_dir() -> Path:
     require(SHARED is not None, "../shared not found (set TOKVIZ_SHARED)")
     return SHARED  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------- memory between modules
+@pytest.fixture(scope="module", autouse=True)
+def _release_module_caches(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test module: empty the ``functools`` caches it defines (tokenizers and reference
+    objects built for its tests) and collect, so the next module of this process starts from the
+    memory the session holds, not from every module's leftovers. Under ``--dist loadfile`` a
+    module's tests run together, so nothing is built twice."""
+    yield
+    module = request.module
+    for value in list(vars(module).values()):
+        if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == module.__name__:
+            value.cache_clear()
+    gc.collect()
 
 
 # ---------------------------------------------------------------------------- end-of-run reports
@@ -63,3 +80,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         path = os.environ.get("TOKVIZ_FUZZ_REPORT")
         if path:
             Path(path).write_text(json.dumps(session_reports.fuzz_json(), indent=2) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- memory log
+def _rss_kb() -> int:
+    with open("/proc/self/statm", encoding="ascii") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """``TOKVIZ_TEST_MEMLOG=path``: each process appends ``nodeid rss_kB`` after every test to
+    ``path.<pid>`` (to find the tests that leave memory behind; Linux only)."""
+    path = os.environ.get("TOKVIZ_TEST_MEMLOG")
+    if path:
+        with open(f"{path}.{os.getpid()}", "a", encoding="utf-8") as f:
+            f.write(f"{item.nodeid} {_rss_kb()}\n")
