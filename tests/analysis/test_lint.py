@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 import tokviz
 from tokviz.analysis.corpus import as_token
 from tokviz.analysis.corpus_jobs import lint_corpus
-from tokviz.analysis.lint import CHECKS, LintReport, lint_encoding, lint_text, regression_case
+from tokviz.analysis.lint import CHECKS, CorpusLint, LintReport, lint_encoding, lint_text, regression_case
+from tokviz.engine.cancel import Cancelled
 from tokviz.cli import main as cli_main
 
 from hf_builders import albert_json, char_bpe_json, gpt2_json, llama3_like_json, roberta_like_json
@@ -240,8 +241,11 @@ class TestCorpusAndExport:
         f = tmp_path / "c.txt"
         f.write_text("a\n" * 50, encoding="utf-8")
         calls = []
-        result = lint_corpus(tok, f, cancel=as_token(lambda: calls.append(1) or len(calls) > 3))
-        assert result.cancelled and 0 < result.lines < 4
+        with pytest.raises(Cancelled) as info:
+            lint_corpus(tok, f, cancel=as_token(lambda: calls.append(1) or len(calls) > 3))
+        result = info.value.partial  # the lines linted before the token was set
+        assert isinstance(result, CorpusLint) and result.cancelled and 0 < result.lines < 4
+        assert result.to_json()["cancelled"] is True
 
     def test_regression_case_reproduces(self, built: Path) -> None:
         tok, hf, path = pair("mistral-json", built)

@@ -41,10 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.cancel import CancelToken
+from ..engine.cancel import Cancelled, CancelToken
 from ..engine.errors import TokvizFormatError
 from ..io.executor import (
-    CorpusCancelled,
     Executor,
     InProcess,
     ShardJob,
@@ -79,7 +78,6 @@ from .facts import TokenizerFacts
 
 __all__ = [
     "MODES",
-    "CorpusCancelled",
     "CorpusReport",
     "CorpusStatsJob",
     "CutTotals",
@@ -724,7 +722,7 @@ def _count_records(
     first = 0
     for batch in _batches(records):
         if cancel is not None and cancel.cancelled:
-            raise CorpusCancelled()
+            raise Cancelled("documents")
         r = _process_batch([(first + k, rec.text) for k, rec in enumerate(batch)], toks, opts)
         counts.add_batch(r, batch, first, opts)
         first += len(batch)
@@ -796,7 +794,7 @@ def run_corpus(
     Compare tab's rows; a None entry is loaded from its spec): the report's token strings come
     from them and the in-process executor uses them. A tokenizer that fails to load gets its
     error in its row; the others go on. ``cancel`` (or ``cancelled()``) is polled between
-    batches and shards and raises `CorpusCancelled`; ``progress(stage, done, total)`` reports
+    batches and shards and raises `tokviz.engine.cancel.Cancelled` (no partial); ``progress(stage, done, total)`` reports
     ``bytes`` and ``documents`` as shards finish. ``strr`` adds the share of words kept as one
     token per script (it needs every token's char span); ``cuts`` the micro-averaged boundary F1
     matrices (``boundary_f1``, what ``tokviz compare --file`` prints).

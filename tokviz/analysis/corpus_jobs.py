@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.cancel import CancelToken
+from ..engine.cancel import Cancelled, CancelToken
 from ..io.executor import (
-    CorpusCancelled,
     Executor,
     ShardJob,
     ShardOutput,
@@ -110,7 +109,7 @@ class _LintJob(ShardJob):
         out = _LintPart(CorpusLint(examples=self.examples, add_special_tokens=self.add_special_tokens))
         for rec in records:
             if cancel is not None and cancel.cancelled:
-                out.result.cancelled = True
+                out.complete = False
                 break
             report = lint_text(state, rec.text, exact=self.exact, add_special_tokens=self.add_special_tokens)
             out.result.add(rec.line, report)
@@ -122,10 +121,12 @@ class _LintJob(ShardJob):
 
 @dataclass(slots=True)
 class _LintPart:
-    """One shard's lint: the counts, and where each sample is (part, file)."""
+    """One shard's lint: the counts, and where each sample is (part, file); ``complete`` is False
+    when the in-process map stopped inside the shard (its lines so far still count)."""
 
     result: CorpusLint
     where: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    complete: bool = True
 
 
 def lint_corpus(
@@ -148,11 +149,13 @@ def lint_corpus(
     and the first ``examples`` findings of each.
 
     ``tokenizer`` lints in this process (``workers=1``, the default); other executors load
-    ``spec`` in their workers. A cancelled run returns what it linted (``cancelled`` set).
+    ``spec`` in their workers. A set ``cancel`` raises `tokviz.engine.cancel.Cancelled` whose
+    ``partial`` is the `CorpusLint` of the lines linted until then (its ``cancelled`` set).
     """
     read = read or ReadOptions(mode="lines", keep_newline=True, piece_bytes=LINT_PIECE_BYTES)
     job = _LintJob(_tokenizer_spec(tokenizer, spec), read, exact, examples, add_special_tokens)
     total = CorpusLint(examples=examples, add_special_tokens=add_special_tokens)
+    stopped = [False]
 
     def reduce(out: ShardOutput, place: ShardPlace) -> bool:
         part: _LintPart = out.partial
@@ -167,14 +170,18 @@ def lint_corpus(
             for sample, (k, source) in zip(r.samples.get(check, ()), part.where.get(check, ())):
                 if len(bucket) < examples:
                     bucket.append({**sample, "line": sample["line"] + place.line_bases[k], "file": source})
-        total.cancelled = r.cancelled
-        return not r.cancelled
+        stopped[0] = not part.complete
+        return part.complete
 
     try:
         _run(job, path, reduce, executor=executor, state=tokenizer, scheduler=scheduler, workers=workers,
              progress=progress, cancel=cancel)
-    except CorpusCancelled:
+    except Cancelled as exc:
         total.cancelled = True
+        raise Cancelled(exc.stage, partial=total) from None
+    if stopped[0]:
+        total.cancelled = True
+        raise Cancelled("lines", partial=total)
     return total
 
 
@@ -199,7 +206,7 @@ class _RegressionJob(ShardJob):
 
 def _polled(text: str, cancel: CancelToken | None) -> str:
     if cancel is not None and cancel.cancelled:
-        raise CorpusCancelled()
+        raise Cancelled("documents")
     return text
 
 
@@ -276,7 +283,7 @@ class _CountJob(ShardJob):
         tokens = 0
         for rec in records:
             if cancel is not None and cancel.cancelled:
-                raise CorpusCancelled()
+                raise Cancelled("documents")
             enc = state.encode(rec.text, add_special_tokens=False)
             mask = enc.special_tokens_mask
             if any(mask):

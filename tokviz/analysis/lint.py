@@ -755,7 +755,7 @@ class CorpusLint:
     counts: dict[str, int] = field(default_factory=dict)
     severities: dict[str, dict[str, int]] = field(default_factory=dict)
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    cancelled: bool = False
+    cancelled: bool = False  # the partial of a cancelled run (`Cancelled.partial`)
     special_tokens_added: bool = False  # some line's encoding holds post-processor tokens
 
     def add(self, line_no: int, report: LintReport) -> None:

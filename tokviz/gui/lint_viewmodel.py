@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from ..analysis.corpus import as_token
 from ..analysis.corpus_jobs import lint_corpus
 from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_encoding, regression_case
+from ..engine.cancel import Cancelled
 from ..engine.encoding import Encoding
 from ._compat import emit
 from .viewmodel import EncodingUpdate, InspectViewModel
@@ -305,7 +306,10 @@ class LintViewModel(QObject):
                         to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
 
                 stop = as_token(lambda: cancel.cancelled or run.cancelled)
-                return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress, cancel=stop)
+                try:
+                    return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress, cancel=stop)
+                except Cancelled as exc:  # the lines linted so far are shown, marked cancelled
+                    return exc.partial
 
             return job
 

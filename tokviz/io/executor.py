@@ -36,12 +36,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.cancel import CancelToken
+from ..engine.cancel import Cancelled, CancelToken
 from .shards import LineBases, PartStats, ReadOptions, Shard, ShardReader
 
 __all__ = [
     "SCHEDULER_ENV",
-    "CorpusCancelled",
     "DaskExecutor",
     "Executor",
     "InProcess",
@@ -58,10 +57,6 @@ __all__ = [
 SCHEDULER_ENV = "TOKVIZ_DASK_SCHEDULER"
 _RETRIES = 3  # a pool that lost a worker is started again this many times per run
 _SMALL_CORPUS = 1 << 20  # below this, starting processes costs more than the work
-
-
-class CorpusCancelled(Exception):
-    """A corpus job was cancelled (its `CancelToken` was set)."""
 
 
 class WorkersLost(OSError):
@@ -173,7 +168,7 @@ class InProcess(Executor):
         state = self.state if self.state is not None else job.prepare()
         for shard in shards:
             if cancel is not None and cancel.cancelled:
-                raise CorpusCancelled()
+                raise Cancelled("shards")
             out = map_shard(job, shard, state, cancel)
             if done is not None:
                 done(out)
@@ -230,7 +225,7 @@ class LocalPool(Executor):
                 if self._pool is not None:  # (queued shards cancelled; running ones end unwaited)
                     self._pool.shutdown(wait=False, cancel_futures=True)
                     self._pool = None
-                raise CorpusCancelled()
+                raise Cancelled("shards")
             broken = False
             for index in [i for i, (f, _) in pending.items() if f in finished]:
                 fut, shard = pending[index]
@@ -339,13 +334,13 @@ class DaskExecutor(Executor):
 
 
 def _next_done(live: Any, cancel: CancelToken | None) -> Iterable[Any]:
-    """The futures finished so far (waiting at most 0.2 s), or CorpusCancelled."""
+    """The futures finished so far (waiting at most 0.2 s), or raise `Cancelled`."""
     while True:
         batch = live.next_batch(block=False)
         if batch:
             return batch
         if cancel is not None and cancel.cancelled:
-            raise CorpusCancelled()
+            raise Cancelled("shards")
         if live.is_empty():
             return []
         time.sleep(0.02)
@@ -402,7 +397,9 @@ def run_shards(
     cancel: CancelToken | None = None,
 ) -> Iterator[tuple[ShardOutput, ShardPlace]]:
     """Every shard's output in corpus order with its `ShardPlace`; ``progress(stage, done,
-    total)`` as shards finish: ``("documents", read, 0)`` then ``("bytes", read, total)``."""
+    total)`` as shards finish: ``("documents", read, 0)`` then ``("bytes", read, total)``. A set
+    ``cancel`` raises `tokviz.engine.cancel.Cancelled` (stage ``"shards"``): the caller reduces what
+    came before and hands it over as the exception's ``partial`` where that part means something."""
     total = sum(s.size for s in shards)
     sizes = {s.index: s.size for s in shards}
     counted = [0, 0]

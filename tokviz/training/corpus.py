@@ -17,9 +17,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine import cancel as _long_work
 from ..engine.cancel import CancelToken
 from ..engine.errors import TokvizFormatError
-from ..io.executor import CorpusCancelled, Executor, ShardJob, executor_for, run_shards
+from ..io.executor import Executor, ShardJob, executor_for, run_shards
 from ..io.shards import ReadOptions, ShardReader, corpus_files, plan_shards
 from .events import Cancelled, Event, Progress
 from .words import PipelineSpec, add_words
@@ -70,7 +71,7 @@ class WordCountJob(ShardJob):
             if rec.source not in out.with_text and not rec.text.isspace():
                 out.with_text.add(rec.source)
             if out.texts % 2000 == 0 and cancel is not None and cancel.cancelled:
-                raise CorpusCancelled()
+                raise _long_work.Cancelled("count words")
         add_words(distinct, state, out.words)
         return out
 
@@ -108,7 +109,7 @@ def train_corpus(
             texts += out.partial.texts
             if out.index < len(shards) - 1:  # (the last once the files are checked)
                 yield Progress("count words", done / total, f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB, {texts:,} texts")
-    except CorpusCancelled:
+    except _long_work.Cancelled:  # the trainers' protocol: a generator ends with its Cancelled event
         yield Cancelled("count words")
         return
     finally:
