@@ -1,5 +1,5 @@
 """Corpus throughput on the executor seam: MB/s of tokviz's corpus jobs in one process, on 1 and 2
-local processes and on a 2-worker Dask LocalCluster, beside HF tokenizers' ``encode_batch`` and
+local processes and on a Dask LocalCluster of 1 and 2 workers, beside HF tokenizers' ``encode_batch`` and
 tiktoken's ``encode_ordinary_batch`` on the same shards; and the peak memory of a corpus command
 on one huge line.
 
@@ -67,14 +67,14 @@ def _cpu_of(pids: list[int]) -> float:
     return total
 
 
-def _cpu_now(cluster) -> float:  # noqa: ANN001
-    """CPU seconds so far of this process, its ended children and the cluster's workers (a pool's
+def _cpu_now(clusters) -> float:  # noqa: ANN001
+    """CPU seconds so far of this process, its ended children and the clusters' workers (a pool's
     workers are the forkserver's children: `_cpu_of` their pids before the pool closes)."""
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    workers = _cpu_of(list(cluster.client.run(os.getpid).values())) if cluster is not None else 0.0
+    workers = sum(_cpu_of(list(c.client.run(os.getpid).values())) for c in clusters)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + workers
 
 
@@ -133,7 +133,7 @@ def references(name: str, docs_file: Path, threads: int) -> tuple[float, float]:
     return wall, cpu
 
 
-def throughput(scale: int) -> None:
+def throughput(scale: int, names: list[str], jobs: list[str]) -> None:
     from tokviz.io.executor import DaskExecutor, InProcess, LocalPool
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,24 +144,26 @@ def throughput(scale: int) -> None:
         mb = nbytes / 1e6
         print(f"== {mb:.1f} MB in 8 shards, {len(docs):,} lines; machine: {os.popen('uptime').read().strip()}")
         t = time.perf_counter()
-        cluster = DaskExecutor("local:2")
-        print(f"  (LocalCluster of 2 started in {time.perf_counter() - t:.1f} s, not counted below)")
+        clusters = [DaskExecutor("local:1"), DaskExecutor("local:2")]
+        print(f"  (LocalClusters of 1 and 2 workers started in {time.perf_counter() - t:.1f} s, not counted below)")
+        executors = (("in this process", InProcess), ("1 local process", lambda: LocalPool(1)),
+                     ("2 local processes", lambda: LocalPool(2)), ("Dask LocalCluster, 1 worker", lambda: clusters[0]),
+                     ("Dask LocalCluster, 2 workers", lambda: clusters[1]))
         try:
-            for name in TOKENIZERS:
-                for job in ("counts", "stats"):
+            for name in names:
+                for job in jobs:
                     rows = []
                     results = []
-                    for label, make in (("1 process", lambda: InProcess()), ("2 local processes", lambda: LocalPool(2)),
-                                        ("Dask LocalCluster, 2 workers", lambda: cluster)):
-                        c0 = _cpu_now(cluster)
+                    for label, make in executors:
+                        c0 = _cpu_now(clusters)
                         ex = make()
                         try:
                             sec, out = run_job(job, name, folder / "shards", ex)
                             pool_cpu = _cpu_of(ex.pids()) if isinstance(ex, LocalPool) else 0.0
                         finally:
-                            if ex is not cluster:
+                            if ex not in clusters:
                                 ex.close()
-                        rows.append((label, sec, _cpu_now(cluster) - c0 + pool_cpu))
+                        rows.append((label, sec, _cpu_now(clusters) - c0 + pool_cpu))
                         results.append(out)
                     same = all(_equal(results[0], r) for r in results[1:])
                     print(f"  {name:<8} {job:<6} results identical: {same}")
@@ -175,7 +177,8 @@ def throughput(scale: int) -> None:
                 for lab, (sec, cpu) in refs:
                     print(f"      {lab:<30} {mb / sec:6.3f} MB/s wall, {mb / cpu:6.3f} MB per CPU-second")
         finally:
-            cluster.close()
+            for c in clusters:
+                c.close()
 
 
 def _equal(a: object, b: object) -> bool:
@@ -237,11 +240,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=2, help="copies of the mixed corpus (~2.9 MB each)")
     ap.add_argument("--memory", action="store_true", help="only the peak-memory runs")
+    ap.add_argument("--tokenizers", nargs="*", choices=sorted(TOKENIZERS), default=list(TOKENIZERS))
+    ap.add_argument("--jobs", nargs="*", choices=["counts", "stats"], default=["counts", "stats"])
     args = ap.parse_args()
     if args.memory:
         memory()
     else:
-        throughput(args.scale)
+        throughput(args.scale, args.tokenizers, args.jobs)
 
 
 if __name__ == "__main__":

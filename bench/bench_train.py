@@ -2,7 +2,8 @@
 
 * bpe: byte-level BPE to 8,000 on the mixed corpus (botchan + wagahaiwa + ~1.5 MB stdlib source,
   one text per line) and on a held-out corpus (``--corpus held-out``: ~3 MB of the stdlib's
-  packages, whose files the mixed corpus never holds) vs HF ``BpeTrainer``, both from raw text
+  packages, whose files the mixed corpus never holds) and on generated text (``--corpus generated``:
+  ~3 MB of seeded random words in five scripts, `generated_corpus`) vs HF ``BpeTrainer``, both from raw text
   (word counting included): from a list of lines against ``train_from_iterator`` single-threaded
   (``RAYON_NUM_THREADS=1``); from 8 files with `tokviz.training.corpus.train_corpus` on 1 and 2
   local processes against ``Tokenizer.train(files)`` on 1 and 2 threads (the 2-thread run in a
@@ -73,6 +74,29 @@ def held_out_corpus(budget: int = 3_000_000) -> str:
     return "".join(chunks)
 
 
+def generated_corpus(budget: int = 3_000_000, *, seed: int = 30) -> str:
+    """About ``budget`` bytes of seeded random text no trainer was tuned on: lines of 3 to 30 words
+    drawn Zipf-like from 40,000 words of 1 to 5 syllables over Latin, Cyrillic, Greek, kana and
+    CJK syllables, with digits and punctuation between them."""
+    rnd = random.Random(seed)
+    latin = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiouy"] + ["é", "ñ", "ü"]
+    other = [chr(c) for r in ((0x430, 0x44F), (0x3B1, 0x3C9), (0x3042, 0x3093), (0x4E00, 0x4E00 + 400)) for c in range(*r)]
+    words = []
+    for _ in range(40_000):
+        pool = latin if rnd.random() < 0.7 else other
+        word = "".join(rnd.choice(pool) for _ in range(rnd.randint(1, 5)))
+        words.append(word.capitalize() if rnd.random() < 0.1 else word)
+    weights = [1 / (k + 1) for k in range(len(words))]
+    seps = [" "] * 20 + [", ", ". ", " - ", " (", ") ", ": ", " 2026 ", " 42 ", "\t"]
+    lines, size = [], 0
+    while size < budget:
+        drawn = rnd.choices(words, weights, k=rnd.randint(3, 30))
+        line = "".join(w + rnd.choice(seps) for w in drawn).rstrip()
+        lines.append(line)
+        size += len(line.encode("utf-8")) + 1
+    return "\n".join(lines)
+
+
 _HF_FILES = """
 import json, sys, time
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
@@ -104,7 +128,7 @@ def bench_bpe(vocab_size: int, which: str = "mixed") -> None:
     from tokviz.training.bpe import BpeTrainer
     from tokviz.training.corpus import train_corpus
 
-    text = mixed_corpus().text if which == "mixed" else held_out_corpus()
+    text = {"mixed": lambda: mixed_corpus().text, "held-out": held_out_corpus, "generated": generated_corpus}[which]()
     lines = text.splitlines()
     print(f"== byte-level BPE to {vocab_size} on the {which} corpus: {len(text.encode()):,} bytes, {len(lines):,} lines; "
           f"{os.popen('uptime').read().strip()}")
@@ -232,11 +256,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=["bpe", "scrub", "unigram"], default=None)
     ap.add_argument("--vocab-size", type=int, default=8000)
-    ap.add_argument("--corpus", choices=["mixed", "held-out", "both"], default="both", help="the BPE corpus")
+    ap.add_argument("--corpus", choices=["mixed", "held-out", "generated", "all"], default="all", help="the BPE corpus")
     args = ap.parse_args()
     which = args.only or ["bpe", "scrub", "unigram"]
     if "bpe" in which:
-        for name in (("mixed", "held-out") if args.corpus == "both" else (args.corpus,)):
+        for name in (("mixed", "held-out", "generated") if args.corpus == "all" else (args.corpus,)):
             bench_bpe(args.vocab_size, name)
     if "scrub" in which:
         bench_scrub()

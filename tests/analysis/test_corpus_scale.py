@@ -75,6 +75,7 @@ COMMANDS = {
     "compare": ["compare", R50K, CL100K, "--file", "{corpus}", "--stats", "--mode", "lines", "--json"],
     "lint": ["lint", R50K, "--corpus", "{corpus}", "--json"],
     "diff": ["diff", R50K, CL100K, "--corpus", "{corpus}", "--json"],
+    "audit": ["audit", R50K, "--corpus", "{corpus}", "--json"],
 }
 
 
@@ -92,6 +93,9 @@ class TestSameJsonEverywhere:
         if command == "compare":
             assert pool["corpus"]["corpus"]["documents"] == 300
             assert dask["corpus"]["corpus"]["executor"].startswith("Dask")
+        if command == "audit":
+            assert pool["corpus"]["documents"] == 300 and pool["corpus"]["never_seen"] > 0
+            assert dask["corpus"]["executor"].startswith("Dask")
 
 
 class TestTrain:

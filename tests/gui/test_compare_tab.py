@@ -251,6 +251,7 @@ class TestCorpusMode:
         qtbot.waitUntil(lambda: tab.corpus_report is not None, timeout=120000)
         assert seen and seen[-1] == (p.stat().st_size, p.stat().st_size)
         assert tab.corpus_bar.value() == 1000 and tab.corpus_report.workers == 2
+        assert tab.vm.corpus_documents == 2000  # every one of the 2000 lines is a document (none is empty)
         specs = [corpus.TokenizerSpec(r.name, r.path) for r in tab.vm.rows]
         one = corpus.run_corpus(specs, p, mode="lines", workers=1)
         assert [t.n_tok for t in tab.corpus_report.tokenizers] == [t.n_tok for t in one.tokenizers]

@@ -217,6 +217,7 @@ class TestCorpusCounts:
         qtbot.mouseClick(tab.facet_boxes["rarely-seen"], Qt.MouseButton.LeftButton)
         assert len(tab.vm.rows) == rare
         assert tab.corpus_note.isVisible() and "3 documents" in tab.corpus_note.text()
+        assert tab.vm.counts_documents == 3  # the progress counted the 3 lines as they were read
 
     def test_scheduler_address_from_the_settings_and_the_edit_menu(self, qtbot, settings, monkeypatch):  # noqa: ANN001
         from PySide6.QtWidgets import QInputDialog

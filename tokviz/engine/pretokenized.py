@@ -263,6 +263,12 @@ class PreTokens(Sequence[PreToken]):
         return self._ends  # type: ignore[return-value]
 
     @property
+    def plan_texts(self) -> list[tuple[Sequence[str], bool]]:
+        """Per plan, its chunk texts before the byte map and whether the model sees them through
+        it (`ChunkPlan.model_texts`): what a word counter maps once per distinct word."""
+        return [(p.texts, p.byte_map) for p in self._plans]
+
+    @property
     def texts(self) -> Sequence[str]:
         """Every chunk's text as the model sees it (``PreToken.text``)."""
         if self._texts is None:

@@ -730,7 +730,8 @@ class CompareTab(QWidget):
 
     def _on_corpus_progress(self, done: int, total: int) -> None:
         self.corpus_bar.setValue(int(1000 * done / total) if total else 1000)
-        self.corpus_status.setText(f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB read")
+        docs = counted(self.vm.corpus_documents, "document")
+        self.corpus_status.setText(f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB read, {docs}")
 
     def _on_corpus_failed(self, msg: str) -> None:
         self.corpus_run.setEnabled(True)

@@ -82,6 +82,7 @@ class CompareViewModel(QObject):
         self.inspect = inspect
         self._lanes = lanes or Lanes(self)
         self.scheduler: str | None = None  # a Dask scheduler address for corpus runs (the settings')
+        self.corpus_documents = 0  # documents read so far by the running corpus job
         self._ids = itertools.count(1)
         self.rows: list[Row] = []
         self.text = getattr(inspect, "text", "") or ""
@@ -356,6 +357,15 @@ class CompareViewModel(QObject):
     def _corpus_progress(self, done: int, total: int) -> None:  # GUI thread (to_gui)
         emit(self.corpus_progress, done, total)
 
+    def _corpus_documents(self, documents: int) -> None:  # GUI thread (to_gui), just before _corpus_progress
+        self.corpus_documents = documents
+
+    def _corpus_report(self, stage: str, done: int, total: int) -> None:  # worker thread
+        if stage == "documents":
+            to_gui(self, "_corpus_documents", done)
+        elif stage == "bytes":
+            to_gui(self, "_corpus_progress", done, total)
+
     def run_corpus(self, path: str | Path, *, mode: str = "lines", workers: int | None = None) -> bool:
         """C9 statistics of every row with a file over ``path`` (processes, progress, cancel)."""
         from ..analysis.corpus import TokenizerSpec, run_corpus
@@ -367,6 +377,7 @@ class CompareViewModel(QObject):
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
         self.corpus_running = True
+        self.corpus_documents = 0
         scheduler = self.scheduler
 
         def prepare():  # noqa: ANN202
@@ -377,7 +388,7 @@ class CompareViewModel(QObject):
                     mode=mode,
                     workers=workers,
                     scheduler=scheduler if workers is None else None,
-                    progress=lambda stage, d, t: stage == "bytes" and to_gui(self, "_corpus_progress", d, t),
+                    progress=self._corpus_report,
                     cancelled=lambda: token.cancelled,
                     tokenizers=loaded,
                 )

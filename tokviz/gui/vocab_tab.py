@@ -330,7 +330,7 @@ class VocabTab(QWidget):
     def _on_counts_progress(self, done: int, total: int) -> None:
         self.progress.setMaximum(max(total // 1000, 1))
         self.progress.setValue(done // 1000)
-        self.progress.setFormat("corpus %v / %m KB")
+        self.progress.setFormat(f"corpus %v / %m KB, {counted(self.vm.counts_documents, 'document')}")
 
     def _on_counts(self, counts: Any) -> None:
         for k in ("never-seen", "rarely-seen"):

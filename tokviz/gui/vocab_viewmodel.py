@@ -129,6 +129,7 @@ class VocabViewModel(QObject):
         self.embeddings: Any = None  # EmbeddingReport of the current audit
         self.corpus_counts: Any = None  # TokenCounts of the current audit's tokenizer
         self.scheduler: str | None = None  # a Dask scheduler address for corpus jobs (the settings')
+        self.counts_documents = 0  # documents read so far by the running corpus counts
         self.table = VocabTableModel(self)
         if inspect is not None:
             inspect.tokenizer_changed.connect(lambda _p: self._tokenizer_changed())
@@ -208,11 +209,14 @@ class VocabViewModel(QObject):
         loadable = bool(source) and Path(str(source)).exists()
         spec = TokenizerSpec(getattr(tok, "name", "") or "tokenizer", str(source or ""))
         scheduler = self.scheduler
+        self.counts_documents = 0
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken) -> Any:
                 def progress(stage: str, done: int, total: int) -> None:
-                    if stage == "bytes":
+                    if stage == "documents":
+                        to_gui(self, "_on_counts_documents", done)
+                    elif stage == "bytes":
                         to_gui(self, "_on_counts_progress", done, total)
 
                 return tok, token_counts(tok, path, spec=spec, read=ReadOptions(mode=mode), progress=progress,
@@ -229,6 +233,9 @@ class VocabViewModel(QObject):
 
     def _on_counts_progress(self, done: int, total: int) -> None:
         emit(self.counts_progress, done, total)
+
+    def _on_counts_documents(self, documents: int) -> None:  # GUI thread, just before _on_counts_progress
+        self.counts_documents = documents
 
     def cancel_corpus_counts(self) -> None:
         self._lanes.cancel("corpus")

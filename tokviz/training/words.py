@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.byte_alphabet import text_to_proxy
 from .events import CancelToken, Progress
 
 __all__ = [
@@ -121,16 +122,39 @@ def count_words(
 
 def add_words(texts: Mapping[str, int], pipeline: Any, counts: Counter[str]) -> None:  # noqa: ANN401
     """Add the words of each text of ``texts`` (text -> how often it occurs) to ``counts``, in
-    the order they first appear; ``pipeline``: `PipelineSpec.pipeline`."""
+    the order they first appear; ``pipeline``: `PipelineSpec.pipeline`.
+
+    The words are counted as the pre-tokenizer cut them and put through the byte map (when the
+    model sees them through it) once per distinct word at the end: the map is one-to-one, so
+    the counts and their order are those of mapping every word of every text."""
     stages = pipeline.stages
+    raw: Counter[str] = Counter()
+    byte_map: bool | None = None
     for text, c in texts.items():
         if not text:
             continue
-        words = stages(text).pre_tokens.texts
-        if c == 1:
-            counts.update(words)
-        else:
-            for w in words:
+        for words, mapped in stages(text).pre_tokens.plan_texts:
+            if byte_map is None:
+                byte_map = mapped
+            elif mapped != byte_map:  # (plans with and without the map: count as the model sees them)
+                return _add_model_words(texts, stages, counts)
+            if c == 1:
+                raw.update(words)
+            else:
+                for w in words:
+                    raw[w] += c
+    if not byte_map:
+        counts.update(raw)
+        return
+    for w, n in raw.items():
+        counts[text_to_proxy(w)] += n
+    return
+
+
+def _add_model_words(texts: Mapping[str, int], stages: Callable[..., Any], counts: Counter[str]) -> None:
+    for text, c in texts.items():
+        if text:
+            for w in stages(text).pre_tokens.texts:
                 counts[w] += c
 
 
