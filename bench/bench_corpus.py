@@ -213,7 +213,7 @@ def peak_rss(argv: list[str], *, limit: float | None = None) -> tuple[float, flo
     return peak / 1e6, time.perf_counter() - t, proc.returncode
 
 
-def memory() -> None:
+def memory(sizes: list[int]) -> None:
     tok = str(TOKENIZERS["cl100k"])
     other = str(ROOT / "resources" / "bundles" / "gpt2" / "r50k_base.tiktoken.gz")
     base, _, _ = peak_rss([sys.executable, "-m", "tokviz", "info", tok])
@@ -221,7 +221,7 @@ def memory() -> None:
           f"machine: {os.popen('uptime').read().strip()}")
     words = (mixed_corpus().text.replace("\n", " ") * 12).encode()
     with tempfile.TemporaryDirectory() as tmp:
-        for mb in (8, 32):
+        for mb in sizes:
             p = Path(tmp) / f"line{mb}.txt"
             p.write_bytes(words[: mb << 20])
             peak, sec, rc = peak_rss([sys.executable, "-m", "tokviz", "compare", tok, other, "--file", str(p),
@@ -241,10 +241,11 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=2, help="copies of the mixed corpus (~2.9 MB each)")
     ap.add_argument("--memory", action="store_true", help="only the peak-memory runs")
     ap.add_argument("--tokenizers", nargs="*", choices=sorted(TOKENIZERS), default=list(TOKENIZERS))
+    ap.add_argument("--line-mb", nargs="*", type=int, default=[8, 32], help="--memory: sizes of the one-line files")
     ap.add_argument("--jobs", nargs="*", choices=["counts", "stats"], default=["counts", "stats"])
     args = ap.parse_args()
     if args.memory:
-        memory()
+        memory(args.line_mb)
     else:
         throughput(args.scale, args.tokenizers, args.jobs)
 
