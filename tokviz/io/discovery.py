@@ -55,11 +55,13 @@ def hf_hub_dir() -> Path:
     return home.expanduser() / "hub"
 
 
-def tiktoken_cache_dir() -> Path:
-    """tiktoken's cache directory (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the temp dir)."""
+def tiktoken_cache_dir() -> Path | None:
+    """tiktoken's cache directory (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the temp dir),
+    or None when ``TIKTOKEN_CACHE_DIR`` is set and empty: tiktoken then caches nothing."""
     for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if os.environ.get(var):
-            return Path(os.environ[var]).expanduser()
+        if var in os.environ:
+            value = os.environ[var]
+            return Path(value).expanduser() if value else None
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
@@ -124,10 +126,12 @@ def _looks_like_ranks(path: Path) -> bool:
     return len(line) == 2 and line[1].isdigit() and all(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=" for c in line[0])
 
 
-def _tiktoken_entries(cache: Path) -> list[Discovered]:
+def _tiktoken_entries(cache: Path | None) -> list[Discovered]:
     # tiktoken names a cache entry by the SHA-1 of the URL it came from.
     known = {hashlib.sha1(_TIKTOKEN_URL.format(n).encode()).hexdigest(): n for n in _TIKTOKEN_NAMES}
     out: list[Discovered] = []
+    if cache is None:
+        return out
     try:
         files = sorted(p for p in cache.iterdir() if is_regular_file(p))
     except OSError:
