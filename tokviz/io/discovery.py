@@ -144,16 +144,26 @@ def _tiktoken_entries(cache: Path | None) -> list[Discovered]:
     return out
 
 
+# (path, size, mtime) -> the recognised name: every window lists the cache for its pickers, and a
+# cache that tiktoken filled with entries for local files holds hundreds of multi-MB files.
+_RECOGNISED: dict[tuple[str, int, int], str | None] = {}
+
+
 def _recognised_name(path: Path) -> str | None:
     """The encoding a cache entry's content is (tiktoken names entries by the hash of the URL
-    they came from, which says nothing when the URL was not one of the four known ones)."""
+    they came from, which says nothing when the URL was not one of the four known ones); read
+    once per file version in a process."""
     from .tiktoken_ranks import recognise_ranks
 
     try:
-        guess = recognise_ranks(read_regular(path, limit=64 << 20))
+        st = path.stat()
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key not in _RECOGNISED:
+            guess = recognise_ranks(read_regular(path, limit=64 << 20))
+            _RECOGNISED[key] = guess.name if guess is not None else None
     except (OSError, TokvizFormatError):
         return None
-    return guess.name if guess is not None else None
+    return _RECOGNISED[key]
 
 
 def ollama_models_dir() -> Path:
