@@ -191,3 +191,36 @@ class TestTrainProbe:
         finally:
             tab.vm.cancel()
             tab.vm.wait()
+
+
+class TestChatRendered:
+    def test_the_rendered_prompt_draws_a_prepended_marker_as_itself(self, qtbot, tmp_path, mistral, hf_mistral) -> None:  # noqa: ANN001
+        from tokviz.gui.chat_tab import ChatTab
+        from tokviz.gui.theme import theme_for
+        from tokviz.gui.viewmodel import InspectViewModel
+
+        tab = ChatTab(InspectViewModel())
+        tab.set_theme(theme_for(False))
+        qtbot.addWidget(tab)
+        tab.show()
+        try:
+            tpl = tmp_path / "plain.jinja"
+            tpl.write_text("{% for m in messages %}{{ m['content'] }}{% endfor %}", encoding="utf-8")
+            tab.vm.inspect.set_tokenizer(mistral, name="Mistral 7B v0.1")
+            tab.vm.load_template_file(str(tpl))
+            tab.list.setCurrentRow(0)
+            tab.content.setPlainText(TEXT)
+            tab._commit_content()
+            qtbot.waitUntil(lambda: tab.vm.view is not None and not tab.vm.is_busy()
+                            and tab.vm.view.result.text.startswith(TEXT), timeout=20000)
+            view = tab.vm.view
+            ref = hf_mistral.encode(view.result.text, add_special_tokens=False)
+            assert list(view.result.ids) == ref.ids
+            k = next(i for i, (t, (s, e)) in enumerate(zip(ref.tokens, ref.offsets)) if t == "▁" and e > s)
+            assert view.result.text[slice(*ref.offsets[k])] == "中"  # HF's span of the marker
+            assert view.rendered_pieces[k] == " " and view.rendered_own[k]  # drawn as the token: a space
+            assert view.rendered_pieces[k + 1] == "中" and not view.rendered_own[k + 1]
+            assert "text-decoration: underline" in tab.rendered.toHtml()  # the one token drawn as its own
+            assert "1 token underlined" in tab.render_head.text()
+        finally:
+            qtbot.waitUntil(lambda: not tab.vm.is_busy(), timeout=20000)
