@@ -156,6 +156,22 @@ class TestSpanSwitch:
         assert pane._src.span(i) == (s, e)
 
 
+    def test_a_long_text_takes_its_exact_spans_from_the_lint(self, qtbot, window, mistral, hf_mistral) -> None:  # noqa: ANN001
+        from tokviz.gui.viewmodel import EXACT_MAX_CHARS
+
+        text = (TEXT + "\n") * (EXACT_MAX_CHARS // len(TEXT) + 1)
+        assert len(text) > EXACT_MAX_CHARS  # too long for the GUI thread: the lint's worker gives them
+        window.span_combo.setFocus()
+        qtbot.keyClick(window.span_combo, Qt.Key.Key_Down)  # exact first: the spans arrive after the text
+        _typed(qtbot, window, mistral, text)
+        i, (s, e) = _marker(hf_mistral, text)
+        pane = window.inspect.tokens
+        lvm = window.lint_vm
+        qtbot.waitUntil(lambda: lvm.view is not None and lvm.view.inspect is window.vm.encoding and not lvm.is_busy(),
+                        timeout=60000)
+        qtbot.waitUntil(lambda: pane._src.span(i) == (0, 0), timeout=5000)  # the prepended marker: no text
+
+
 class TestTrainProbe:
     def test_a_dropped_character_does_not_rename_the_next_tokens(self, qtbot, tmp_path) -> None:  # noqa: ANN001
         from tokenizers import Tokenizer

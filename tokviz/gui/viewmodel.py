@@ -108,7 +108,10 @@ def unknown_token_id(tok: Any) -> int | None:
     return TokenizerFacts.of(tok).unknown_id if isinstance(tok, Tokenizer) else None
 
 
-EXACT_MAX_CHARS = 100_000  # exact spans computed on the GUI thread up to here; the lint gives longer texts
+# Exact spans are computed on the GUI thread (on first use, for the card, the tooltips and the exact
+# span mode) only up to here: exact_alignment costs about 70 µs a character on a busy machine. Longer
+# texts get them from the offset lint's worker (`tokviz.gui.lint_viewmodel`, its first 20,000 chars).
+EXACT_MAX_CHARS = 4_000
 
 
 def token_surface(tok: Any) -> Callable[[int], bytes] | None:
@@ -461,7 +464,9 @@ class InspectViewModel(QObject):
         exact spans of the tokens of one encoding (used while that encoding is shown)."""
         if mode not in ("hf", "exact"):
             raise ValueError(f"span mode must be 'hf' or 'exact', not {mode!r}")
-        changed = mode != self.span_mode
+        old = self._exact_spans
+        fresh = exact is not None and (old is None or old[0] is not exact[0] or old[1] != exact[1])
+        changed = mode != self.span_mode or (mode == "exact" and fresh)  # the panes redraw their spans
         self.span_mode = mode
         if exact is not None:
             self._exact_spans = exact
