@@ -120,6 +120,9 @@ class TestCard:
         card = window.inspect.card
         qtbot.waitUntil(lambda: card.details is not None and card.details.token.index == i, timeout=5000)
         plain = card.toPlainText()
+        # one numbering: the card, the tooltip ("token #i"), the lint rows and `tokviz lint` count from 0
+        assert plain.startswith(f"Token #{i} of")
+        assert window.inspect.tokens._tip(i).startswith(f"token #{i} ")
         assert "token bytes 20 (1 B)" in " ".join(plain.split())
         assert "not this token's text" in plain and "E4 B8 AD" in plain
         assert "zero-width" in plain
@@ -133,6 +136,16 @@ class TestCard:
         f = window.lint_panel.selected_finding()
         assert f is not None and lvm.lint_index(i) in f.tokens
         assert f.check and "prepended" in f.reason
+        # the GUI's lint row names the tokens as `tokviz lint` does (both add the special tokens)
+        import json
+        import subprocess
+        import sys
+
+        out = subprocess.run([sys.executable, "-m", "tokviz", "lint", str(resource_path(*MISTRAL)), "--text", TEXT,
+                              "--json"], capture_output=True, text=True, check=True, timeout=120)
+        cli = next(x for x in json.loads(out.stdout)["findings"] if x["check"] == f.check)
+        assert window.lint_panel.tree.currentItem().text(1).split() == [str(k) for k in cli["tokens"]]
+        assert i in cli["tokens"]
 
 
 class TestSpanSwitch:

@@ -81,7 +81,9 @@ def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str
     out = [
         "<style>td{padding:1px 6px 1px 0;vertical-align:top} td.k{color:palette(mid);white-space:nowrap}"
         " h3{margin:0 0 4px 0} ol{margin:2px 0 0 -18px}</style>",
-        f"<h3>Token {t.index + 1} of {total}</h3><table>{body}</table>",
+        f"<h3>Token #{t.index} <span style='font-weight:normal; color:gray; font-size:small'>of "
+        f"{counted(total, 'token')}, numbered from 0 as in the lint and <code>tokviz lint</code></span></h3>"
+        f"<table>{body}</table>",
         "<h4 style='margin:8px 0 2px 0'>How the model produced it</h4>",
         _trace_html(d),
     ]
