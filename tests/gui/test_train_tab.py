@@ -301,7 +301,7 @@ class TestProbeModel:
         run = TrainRun(cfg, res)
         text = "the lowest newest widest hugs, quickly: tokenization is a pipeline 42"
         for k in sorted({0, 1, 2, 7, 20, res.num_merges // 2, res.num_merges}):
-            enc, err = _probe(run, k, text)
+            enc, err, _ = _probe(run, k, text)
             assert err is None
             assert enc.ids == res.tokenizer(num_merges=k).encode(text, add_special_tokens=False).ids, k
 

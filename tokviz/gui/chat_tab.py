@@ -57,14 +57,17 @@ def _cell(piece: str) -> str:
     return html.escape(shown) if shown else "∅"
 
 
-def tokens_html(pieces: list[str], roles: list[str | None], control: list[bool], theme: Any) -> str:
+def tokens_html(pieces: list[str], roles: list[str | None], control: list[bool], theme: Any,
+                own: list[bool] | None = None) -> str:
     """HTML of token cells: role background (two shades so neighbours differ), control tokens
-    in the special colours and bold."""
+    in the special colours and bold; ``own`` marks tokens drawn as their own characters because
+    the text under their offset is not theirs (underlined, in the bracket colour)."""
     dark = bool(getattr(theme, "dark", False))
     out = []
     prev_role: object = object()
     shade = 0
-    for piece, role, is_control in zip(pieces, roles, control):
+    owns = own if own is not None else [False] * len(pieces)
+    for piece, role, is_control, is_own in zip(pieces, roles, control, owns):
         shade = 1 - shade if role == prev_role else 0
         prev_role = role
         if is_control:
@@ -72,7 +75,8 @@ def tokens_html(pieces: list[str], roles: list[str | None], control: list[bool],
             out.append(f"<span style='background:{bg}; color:{fg}; font-weight:bold'>{_cell(piece)}</span>")
         else:
             bg = _role_color(role, shade, dark).name()
-            out.append(f"<span style='background:{bg}'>{_cell(piece)}</span>")
+            mark = f"; color:{theme.bracket.name()}; text-decoration:underline" if is_own else ""
+            out.append(f"<span style='background:{bg}{mark}'>{_cell(piece)}</span>")
     return "<div style='white-space: pre-wrap'>" + "".join(out) + "</div>"
 
 
@@ -376,11 +380,16 @@ class ChatTab(QWidget):
         self.error.setVisible(False)
         r = view.result
         roles = _roles_of_tokens(r)
-        pieces = [r.text[s:e] for s, e in r.offsets]
-        self.rendered.setHtml(tokens_html(pieces, roles, list(r.control), self.theme))
+        if len(view.rendered_pieces) == len(r.offsets):
+            pieces, own = list(view.rendered_pieces), list(view.rendered_own)
+        else:
+            pieces, own = [r.text[s:e] for s, e in r.offsets], None
+        self.rendered.setHtml(tokens_html(pieces, roles, list(r.control), self.theme, own))
         n_control = sum(r.control)
         self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{counted(len(r.ids), 'token')} · "
-                                 f"{n_control} control · {counted(len(r.text), 'char')} · add_special_tokens=False</span>")
+                                 f"{n_control} control · {counted(len(r.text), 'char')} · add_special_tokens=False"
+                                 + (f" · {counted(sum(own), 'token')} underlined: drawn as the token itself, not the "
+                                    "text under its HF offset" if own and any(own) else "") + "</span>")
         if r.sanitized_ids is not None:
             self.sanitized.setHtml(tokens_html(list(view.sanitized_pieces), [None] * len(view.sanitized_pieces),
                                                list(view.sanitized_control), self.theme))

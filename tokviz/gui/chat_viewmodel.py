@@ -40,6 +40,35 @@ class ChatView:
     tokenizer_name: str
     sanitized_pieces: tuple[str, ...] = ()  # the sanitised tokens' text, for display
     sanitized_control: tuple[bool, ...] = ()
+    # the rendered tokens as drawn: the text under each offset, or the token's own characters
+    # where those differ (a prepended ▁ gets the span of the next character); ``rendered_own``
+    # flags the latter
+    rendered_pieces: tuple[str, ...] = ()
+    rendered_own: tuple[bool, ...] = ()
+
+
+def _rendered_pieces(tok: Any, result: Any) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """Each rendered token's text: the characters under its offset when they are the token's own
+    bytes (`TokenizerFacts.surface`), else the token's own characters, flagged. A token that holds
+    part of a character keeps the character under its offset (its bytes do not decode alone)."""
+    from .viewmodel import token_surface
+
+    surface = token_surface(tok)
+    text = result.text
+    pieces, own = [], []
+    for k, (s, e) in enumerate(result.offsets):
+        under = text[s:e]
+        mine = surface(result.ids[k]) if surface is not None and not result.control[k] else None
+        if mine is not None and mine != under.encode("utf-8"):
+            try:
+                pieces.append(mine.decode("utf-8"))
+                own.append(True)
+                continue
+            except UnicodeDecodeError:
+                pass
+        pieces.append(under)
+        own.append(False)
+    return tuple(pieces), tuple(own)
 
 
 def _pieces(tok: Any, ids: tuple[int, ...]) -> tuple[tuple[str, ...], tuple[bool, ...]]:
@@ -230,7 +259,7 @@ class ChatViewModel(QObject):
                 result = render_chat(tok, messages, template=template, tools=tools,
                                      add_generation_prompt=agp, continue_final_message=cont, variables=variables)
                 pieces, control = _pieces(tok, result.sanitized_ids or ())
-                return ChatView(result, label, name, pieces, control)
+                return ChatView(result, label, name, pieces, control, *_rendered_pieces(tok, result))
 
             return job
 

@@ -54,6 +54,7 @@ class Style:
     HEX = 2  # raw bytes in hex
     BRACKET = 3  # the brackets around the tokens that split one character
     SPECIAL = 4  # a special token's vocab string
+    OWN = 5  # the token's own characters where they are not the text under its span (see `token_label`)
 
 
 class ViewMode(str, Enum):
@@ -204,6 +205,7 @@ def token_label(
     text_bytes: bytes,
     byte_span: tuple[int, int],
     offset_map: OffsetMap,
+    surface: bytes | None = None,
 ) -> Label:
     """The label of one token in the given view mode.
 
@@ -212,6 +214,13 @@ def token_label(
     byte-fallback models split rare characters) never shows U+FFFD: its partial bytes are shown
     in hex inside brackets, and the bracket that opens the group names the whole character, e.g.
     ``⟦😀 F0 9F`` + ``98 80⟧``.
+
+    ``surface`` is the token's own bytes (`TokenizerFacts.surface`). The text and bytes views
+    show the token itself: where its span holds other text than the token (Mistral's prepended
+    ``▁`` gets the span of the next character; a normalizer lowercased or folded the text; a
+    trainer's BPE dropped a character), the token's own characters are drawn in `Style.OWN`,
+    and a token that only adds characters before the text under its span (``▁Hello`` over
+    ``Hello``) draws the added ones in `Style.OWN` followed by that text.
     """
     bs, be = byte_span
     if mode is ViewMode.IDS:
@@ -220,7 +229,9 @@ def token_label(
         return ((vocab, Style.SPECIAL),)
     if mode is ViewMode.VOCAB:
         return tuple(visible_runs(vocab))
-    if bs == be:  # a token that covers no text (e.g. an inserted ▁): show its vocab string
+    if surface is not None and not special and surface != text_bytes[bs:be]:
+        return _own_label(mode, surface, vocab, text_bytes, byte_span, offset_map)
+    if bs == be:  # a token that covers no text and has no surface: show its vocab string
         return tuple(visible_runs(vocab, Style.MARK)) or (("∅", Style.MARK),)
     piece = text_bytes[bs:be]
     if mode is ViewMode.BYTES:
@@ -251,6 +262,31 @@ def token_label(
         runs.append((offset_map.text[c1], Style.TEXT))
         runs.append((" " + hex_bytes(text_bytes[tail_start:be]), Style.HEX))
     return tuple(runs)
+
+
+def _own_label(
+    mode: ViewMode, surface: bytes, vocab: str, text_bytes: bytes, byte_span: tuple[int, int], offset_map: OffsetMap
+) -> Label:
+    """`token_label` of a token whose own bytes differ from the text under its span."""
+    bs, be = byte_span
+    covered = text_bytes[bs:be]
+    if covered and surface.endswith(covered):  # characters added before the text (▁Hello over Hello)
+        head = _own_runs(mode, surface[: len(surface) - len(covered)])
+        if mode is ViewMode.BYTES:
+            head = ((head[0][0] + " ", Style.OWN),)
+        return head + token_label(mode, token_id=0, vocab=vocab, special=False, text_bytes=text_bytes,
+                                  byte_span=byte_span, offset_map=offset_map)
+    return _own_runs(mode, surface) or (("∅", Style.OWN),)
+
+
+def _own_runs(mode: ViewMode, data: bytes) -> Label:
+    if mode is ViewMode.BYTES:
+        return ((hex_bytes(data), Style.OWN),) if data else ()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ((hex_bytes(data), Style.OWN),)
+    return tuple((run, Style.OWN) for run, _ in visible_runs(text))
 
 
 CHUNK_LABEL_MAX = 120

@@ -193,6 +193,18 @@ class MainWindow(QMainWindow):
             sl.addWidget(b)
         self.mode_buttons[self.vm.view_mode].setChecked(True)
         ol.addWidget(seg)
+        ol.addWidget(QLabel("Spans"))
+        self.span_combo = QComboBox()
+        self.span_combo.addItem("HF offsets", "hf")
+        self.span_combo.addItem("Exact spans", "exact")
+        self.span_combo.setToolTip(
+            "Which span every pane highlights for a token: HF's offsets (what tokenizers' offsets_mapping "
+            "returns), or the exact span (the original characters the token really came from; a prepended "
+            "▁ covers none). The tokens themselves are drawn the same either way; the offset lint follows."
+        )
+        self.span_combo.activated.connect(lambda i: self.lint_vm.set_exact(self.span_combo.itemData(i) == "exact"))
+        self.vm.span_mode_changed.connect(lambda m: self.span_combo.setCurrentIndex(self.span_combo.findData(m)))
+        ol.addWidget(self.span_combo)
         self.special_box = QCheckBox("Add special tokens")
         self.special_box.setChecked(True)
         self.special_box.setToolTip("Let the post-processor add BOS/EOS/CLS/SEP tokens")
@@ -302,6 +314,16 @@ class MainWindow(QMainWindow):
         self.lint_panel = LintPanel(self.lint_vm)
         self.inspect.panes.addWidget(boxed("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel, wrap=False))
         self.inspect.panes.setSizes([150, 90, 110, 170, 260])
+        self.inspect.card.lint_requested.connect(self._show_lint_for)
+
+    def _show_lint_for(self, index: int) -> None:
+        """The card's "Why?" link: open the lint pane (if collapsed) at the token's finding."""
+        sizes = self.inspect.panes.sizes()
+        if sizes[-1] < 120:
+            sizes[-1] = 260
+            self.inspect.panes.setSizes(sizes)
+        if not self.lint_panel.show_token(index):
+            self.lint_panel.tree.setFocus()
 
     def _wire(self) -> None:
         """Connect the Inspect view-model's signals to the window."""

@@ -250,6 +250,7 @@ class TrainTab(QWidget):
         self.probe_view.setMaximumHeight(70)
         self.probe_info = QLabel("")
         self.probe_info.setStyleSheet("color: gray")
+        self.probe_info.setWordWrap(True)  # the note on dropped characters and marked tokens is long
         probe = QWidget()
         pl = QVBoxLayout(probe)
         pl.setContentsMargins(0, 0, 0, 0)
@@ -524,12 +525,15 @@ class TrainTab(QWidget):
             self.probe_view.set_encoding(None)
             self.probe_info.setText(res.error or "")
             return
-        self.probe_view.set_encoding(enc, unk_id=self._probe_unk_id())
+        self.probe_view.set_encoding(enc, unk_id=self._probe_unk_id(), surfaces=res.surfaces)
         n = len(enc.ids)
         chars = len(enc.text)
         covered = sum(e - s for s, e in enc.offsets)
         dropped = sum(1 for ch in enc.text if not ch.isspace()) - covered
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
+        if self.probe_view.differing:
+            note += (f" · {counted(self.probe_view.differing, 'token')} in orange: drawn as the token itself, "
+                     "not the text under its HF span (hover one)")
         self.probe_info.setText(f"{counted(n, 'token')} · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
 

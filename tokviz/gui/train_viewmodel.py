@@ -27,6 +27,7 @@ from typing import Any
 from ._compat import emit
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
+from ..analysis.facts import TokenizerFacts
 from ..training.words import corpus_lines
 from ..training.events import (
     CancelToken as TrainCancel,
@@ -147,6 +148,7 @@ class ProbeResult:
     encoding: Any  # Encoding or None
     error: str | None
     seconds: float
+    surfaces: tuple[bytes, ...] = ()  # each token's own bytes (`TokenizerFacts.surface`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,8 +437,8 @@ class TrainViewModel(QObject):
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> ProbeResult:
                 t0 = time.perf_counter()
-                enc, err = _probe(run, k, text)
-                return ProbeResult(k if k is not None else 0, text, enc, err, time.perf_counter() - t0)
+                enc, err, surfaces = _probe(run, k, text)
+                return ProbeResult(k if k is not None else 0, text, enc, err, time.perf_counter() - t0, surfaces)
 
             return job
 
@@ -578,7 +580,7 @@ def compute_step(run: TrainRun, k: int, probe: str | None = None, *, top_words: 
     t0 = time.perf_counter()
     res = run.result
     if not run.is_merge_based:
-        enc, err = _probe(run, None, probe)
+        enc, err, _ = _probe(run, None, probe)
         model = _final_tokenizer(run).model
         to_tok = model.id_to_token
         words = []
@@ -602,7 +604,7 @@ def compute_step(run: TrainRun, k: int, probe: str | None = None, *, top_words: 
     for wi in order[:top_words]:
         ids = res.word_ids_at(k, wi)
         words.append(WordRow(res.words[wi], res.word_counts[wi], ids, tuple(t[i] for i in ids), new_id in ids))
-    enc, err = _probe(run, k, probe)
+    enc, err, _ = _probe(run, k, probe)
     return StepView(
         k, n, merge, nxt, table_step, rows, tuple(words), len(res.words), res.vocab_sizes[k],
         res.corpus_tokens_at(k), enc, err, time.perf_counter() - t0,
@@ -630,14 +632,18 @@ def _merge_at(run: TrainRun, i: int) -> MergeEvent:
     return ev
 
 
-def _probe(run: TrainRun, k: int | None, text: str | None) -> tuple[Any, str | None]:
+def _probe(run: TrainRun, k: int | None, text: str | None) -> tuple[Any, str | None, tuple[bytes, ...]]:
+    """The probe's encoding (or None and the error), with each token's own bytes
+    (`TokenizerFacts.surface`): the probe view draws the token, not the text under its span."""
     if not text:
-        return None, None
+        return None, None, ()
     try:
         tok = run.result.tokenizer_at(k, text=text) if k is not None else _final_tokenizer(run)
-        return tok.encode(text, add_special_tokens=False), None
+        enc = tok.encode(text, add_special_tokens=False)
+        surface = TokenizerFacts.of(tok).surface
+        return enc, None, tuple(surface(i) for i in enc.ids)
     except Exception as exc:  # noqa: BLE001 - a probe failure is shown next to the probe, not fatal
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, f"{type(exc).__name__}: {exc}", ()
 
 
 def _final_tokenizer(run: TrainRun) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import attrgetter
@@ -79,6 +79,8 @@ class EncodingUpdate:
     unknown: tuple[int, ...] = ()  # indices of the tokens that are the unknown token
     # the pre-token chunks' original starts and ends as columns (full encodes; None after a splice)
     chunk_spans: tuple[Sequence[int], Sequence[int]] | None = None
+    # a token id's own bytes (`TokenizerFacts.surface`), None for a tokenizer without facts
+    surface: Callable[[int], bytes] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,9 @@ class TokenDetails:
     traced: Token | None  # the same token from an encode with trace=True, or None while pending
     chunk_original: str | None = None  # the same chunk as characters of the user's text
     unknown: bool = False  # the model's unknown token: the characters it covers are not in the vocabulary
+    surface: bytes | None = None  # the token's own bytes (`TokenizerFacts.surface`), None if unknown
+    exact_span: tuple[int, int] | None = None  # the exact char span, None when it cannot be computed
+    exact_text: str = ""  # the original text under ``exact_span``
 
 
 def unknown_token_id(tok: Any) -> int | None:
@@ -101,6 +106,20 @@ def unknown_token_id(tok: Any) -> int | None:
     from ..engine.tokenizer import Tokenizer
 
     return TokenizerFacts.of(tok).unknown_id if isinstance(tok, Tokenizer) else None
+
+
+# Exact spans are computed on the GUI thread (on first use, for the card, the tooltips and the exact
+# span mode) only up to here: exact_alignment costs about 70 µs a character on a busy machine. Longer
+# texts get them from the offset lint's worker (`tokviz.gui.lint_viewmodel`, its first 20,000 chars).
+EXACT_MAX_CHARS = 4_000
+
+
+def token_surface(tok: Any) -> Callable[[int], bytes] | None:
+    """A token id's own bytes for ``tok`` (`TokenizerFacts.surface`), or None when ``tok`` is not
+    an engine tokenizer: the text and bytes views draw the token itself with it."""
+    from ..engine.tokenizer import Tokenizer
+
+    return TokenizerFacts.of(tok).surface if isinstance(tok, Tokenizer) else None
 
 
 def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:
@@ -130,6 +149,7 @@ class InspectViewModel(QObject):
     options_changed = Signal()
     tokenizer_load_failed = Signal(object)  # (path, message): the previous tokenizer stays active
     marks_changed = Signal()  # lint marks or the span mode (HF-compatible / exact) changed
+    span_mode_changed = Signal(str)  # "hf" or "exact": every pane that draws spans follows it
 
     def __init__(self, parent: QObject | None = None, *, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
@@ -425,7 +445,7 @@ class InspectViewModel(QObject):
                     literals.append((span[0], span[1], specials_at.get(span)))
             return EncodingUpdate(
                 enc, splice, stats, tuple(literals), text_bytes, om, time.perf_counter() - t0, norm, norm_map, tle, cle,
-                partial, uid, unknown, spans,
+                partial, uid, unknown, spans, token_surface(tok),
             )
 
         return job
@@ -444,19 +464,51 @@ class InspectViewModel(QObject):
         exact spans of the tokens of one encoding (used while that encoding is shown)."""
         if mode not in ("hf", "exact"):
             raise ValueError(f"span mode must be 'hf' or 'exact', not {mode!r}")
+        old = self._exact_spans
+        fresh = exact is not None and (old is None or old[0] is not exact[0] or old[1] != exact[1])
+        changed = mode != self.span_mode or (mode == "exact" and fresh)  # the panes redraw their spans
         self.span_mode = mode
         if exact is not None:
             self._exact_spans = exact
+        if changed:
+            emit(self.span_mode_changed, mode)
         emit(self.marks_changed)
 
     def token_span(self, index: int) -> tuple[int, int]:
         """The span the panes highlight for token ``index`` (HF's, or exact in exact mode)."""
         enc = self.encoding
         assert enc is not None
-        ex = self._exact_spans
-        if self.span_mode == "exact" and ex is not None and ex[0] is enc:
-            return ex[1][index]
+        if self.span_mode == "exact":
+            ex = self.exact_spans()
+            if ex is not None:
+                return ex[index]
         return enc.offsets[index]
+
+    def token_spans(self) -> Sequence[tuple[int, int]]:
+        """The spans every pane draws: HF's ``offsets``, or the exact spans in exact mode."""
+        enc = self.encoding
+        assert enc is not None
+        ex = self.exact_spans() if self.span_mode == "exact" else None
+        return ex if ex is not None else enc.offsets
+
+    def exact_spans(self) -> list[tuple[int, int]] | None:
+        """The exact spans of the shown tokens (`Encoding.exact_offsets`): the lint's when it gave
+        them for this encoding, else computed here for texts up to `EXACT_MAX_CHARS`; None for a
+        longer text before the lint ran, or an encoding without a tokenizer behind it."""
+        enc = self.encoding
+        if enc is None:
+            return None
+        ex = self._exact_spans
+        if ex is not None and ex[0] is enc:
+            return ex[1]
+        if len(enc.text) > EXACT_MAX_CHARS:
+            return None
+        try:
+            spans = enc.exact_offsets
+        except ValueError:
+            return None
+        self._exact_spans = (enc, spans)
+        return spans
 
     # ------------------------------------------------------------------ linking
     def hover(self, span: tuple[int, int] | None) -> None:
@@ -502,7 +554,12 @@ class InspectViewModel(QObject):
         om = self.update.offset_map
         chunk, chunk_original = self._chunk_text(enc, tok)
         unknown = tok.id == self.update.unk_id and not tok.special
-        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None, chunk_original, unknown)
+        surface = self.update.surface
+        exact = self.exact_spans()
+        details = TokenDetails(tok, self.update.text_bytes, om.span_to_utf16(tok.start, tok.end), chunk, None,
+                               chunk_original, unknown, None if surface is None or unknown else surface(tok.id),
+                               exact[index] if exact is not None else None,
+                               enc.text[slice(*exact[index])] if exact is not None else "")
         emit(self.details_changed, details)
         self._request_trace(index, details)
 

@@ -30,24 +30,42 @@ def _mono(s: str) -> str:
     return f"<code>{s}</code>"
 
 
+def _span_text(text_bytes: bytes, piece: bytes) -> str:
+    try:
+        decoded = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return "<i>part of a character</i>"
+    return _mono(_vis(decoded)) if decoded else "<i>no text</i>"
+
+
 def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str:
     t = d.token
     piece = d.text_bytes[t.byte_start : t.byte_end]
-    try:
-        decoded = piece.decode("utf-8")
-        text_cell = _mono(_vis(decoded)) if decoded else "<i>(covers no text)</i>"
-    except UnicodeDecodeError:
-        text_cell = "<i>part of a character</i> (bytes below)"
+    own = d.surface if d.surface is not None else piece
+    differs = d.surface is not None and d.surface != piece
     rows = [
         ("id", _mono(str(t.id)) + (" &nbsp;<b>special</b>" if t.special else "")
          + (" &nbsp;<b style='color:#d32f2f'>UNKNOWN</b>" if d.unknown else "")),
         ("vocab string", _mono(_vis(t.value))),
-        ("text", text_cell),
-        ("bytes", _mono(hex_bytes(piece) or "—") + f" &nbsp;({len(piece)} B)"),
-        ("chars", _mono(f"{t.start} – {t.end}") + f" &nbsp;({t.end - t.start} chars)"),
+        ("token text", _span_text(d.text_bytes, own) if not differs else
+         f"<b style='color:#c2410c'>{_span_text(d.text_bytes, own)}</b>"),
+        ("token bytes", _mono(hex_bytes(own) or "—") + f" &nbsp;({len(own)} B)"),
+    ]
+    if differs:
+        rows.append(("HF span", _mono(f"{t.start} – {t.end}") + " covers " + _span_text(d.text_bytes, piece)
+                     + f" ({_mono(hex_bytes(piece) or '—')}): <b>not this token's text</b>"))
+    else:
+        rows.append(("chars", _mono(f"{t.start} – {t.end}") + f" &nbsp;({counted(t.end - t.start, 'char')})"))
+    if d.exact_span is not None and (differs or d.exact_span != (t.start, t.end)):
+        a, b = d.exact_span
+        rows.append(("exact span", _mono(f"{a} – {b}") + " "
+                     + (_mono(_vis(d.exact_text)) if b > a else "<i>zero-width: the token covers no text</i>")))
+    rows += [
         ("UTF-8 bytes", _mono(f"{t.byte_start} – {t.byte_end}")),
         ("UTF-16 units", _mono(f"{d.utf16[0]} – {d.utf16[1]}")),
     ]
+    if differs or (d.exact_span is not None and d.exact_span != (t.start, t.end)):
+        rows.append(("", "<a href='lint:token'>Why? Open the offset lint</a>"))
     def _short(c: str) -> str:
         return c if len(c) <= 160 else c[:100] + f" … ({counted(len(c), 'char')})"
 
@@ -63,7 +81,9 @@ def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str
     out = [
         "<style>td{padding:1px 6px 1px 0;vertical-align:top} td.k{color:palette(mid);white-space:nowrap}"
         " h3{margin:0 0 4px 0} ol{margin:2px 0 0 -18px}</style>",
-        f"<h3>Token {t.index + 1} of {total}</h3><table>{body}</table>",
+        f"<h3>Token #{t.index} <span style='font-weight:normal; color:gray; font-size:small'>of "
+        f"{counted(total, 'token')}, numbered from 0 as in the lint and <code>tokviz lint</code></span></h3>"
+        f"<table>{body}</table>",
         "<h4 style='margin:8px 0 2px 0'>How the model produced it</h4>",
         _trace_html(d),
     ]
@@ -106,10 +126,13 @@ def _trace_html(d: TokenDetails) -> str:
 class TokenCard(QTextBrowser):
     """Details of the selected token (see `card_html`)."""
 
+    lint_requested = Signal(int)  # token index: its "Why? Open the offset lint" link was clicked
+
     def __init__(self, vm: InspectViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.vm = vm
         self.setOpenLinks(False)
+        self.anchorClicked.connect(self._on_link)
         self.setMinimumWidth(240)
         self._details: TokenDetails | None = None
         self.show_placeholder()
@@ -128,6 +151,10 @@ class TokenCard(QTextBrowser):
             return
         total = len(self.vm.encoding.ids) if self.vm.encoding is not None else 0
         self.setHtml(card_html(d, total=total, pattern=self.vm.pattern_label))
+
+    def _on_link(self, url) -> None:  # noqa: ANN001
+        if url.toString() == "lint:token" and self._details is not None:
+            emit(self.lint_requested, self._details.token.index)
 
     @property
     def details(self) -> TokenDetails | None:

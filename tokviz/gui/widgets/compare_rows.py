@@ -374,7 +374,9 @@ class CompareRows(QWidget):
         u = a.units[r][j]
         piece = a.text[u.start : u.end]
         ids = ", ".join(map(str, u.ids))
-        extra = f" ({len(u.ids)} byte tokens in one character)" if len(u.ids) > 1 else ""
+        # several tokens on the same characters: byte pieces of one character, or a token whose HF
+        # offset lies on the next one's text (Mistral's prepended ▁ gets the span of what follows)
+        extra = f" ({len(u.ids)} tokens share these characters; Inspect shows each as itself)" if len(u.ids) > 1 else ""
         return f"{a.names[r]}: {piece!r} · id {ids}{extra} · chars {u.start}–{u.end}"
 
     def leaveEvent(self, event) -> None:  # noqa: ANN001, N802

@@ -199,9 +199,10 @@ class LintPanel(QWidget):
         self.exact_box = QCheckBox("Exact spans")
         self.exact_box.setToolTip(
             "Lint and highlight the exact spans (which original characters each token came from) "
-            "instead of the HF-compatible offsets"
+            "instead of the HF-compatible offsets; the same switch as Inspect's “Spans”, for every pane"
         )
         self.exact_box.toggled.connect(self.lvm.set_exact)
+        self.lvm.vm.span_mode_changed.connect(lambda m: self.exact_box.setChecked(m == "exact"))
         row.addWidget(self.exact_box)
         self.summary = QLabel("No lint yet")
         row.addWidget(self.summary, 1)
@@ -333,6 +334,27 @@ class LintPanel(QWidget):
                          + "\nexact: " + ", ".join(map(_span, f.token_exact)))
         child.setData(0, _FINDING, f)
         return child
+
+    def show_token(self, inspect_index: int) -> bool:
+        """Select the first finding about Inspect token ``inspect_index`` (opening its group's pages
+        as needed) and focus it; False when no finding names that token."""
+        k = self.lvm.lint_index(inspect_index)
+        if k < 0 or self._view is None:
+            return False
+        for g in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(g)
+            items = self._groups.get(top.data(0, _GROUP), [])
+            at = next((n for n, f in enumerate(items) if k in f.tokens), -1)
+            if at < 0:
+                continue
+            while top.childCount() <= at or top.child(at).data(0, _MORE):
+                self._add_rows(top)
+            top.setExpanded(True)
+            self.tree.setCurrentItem(top.child(at))
+            self.tree.scrollToItem(top.child(at))
+            self.tree.setFocus()
+            return True
+        return False
 
     def selected_finding(self) -> Finding | None:
         item = self.tree.currentItem()

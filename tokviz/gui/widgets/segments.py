@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..display import Style, ViewMode, counted, token_label, token_line_ends, visible_runs
+from ..display import Style, ViewMode, counted, hex_bytes, token_label, token_line_ends, visible_runs
 from .span_view import FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 
 __all__ = ["WordsView", "ProbeView"]
@@ -69,11 +69,18 @@ class ProbeView(SpanView):
         super().__init__(parent)
         self.placeholder = "Type a probe text above."
         self._enc: Any = None
+        self._surfaces: tuple[bytes, ...] = ()
+        self.differing = 0
         self.set_tooltip_provider(self._tip)
 
-    def set_encoding(self, enc: Any, *, unk_id: int | None = None) -> None:
-        """Show ``enc``; tokens with id ``unk_id`` (the model's unknown token) are styled apart."""
+    def set_encoding(self, enc: Any, *, unk_id: int | None = None, surfaces: Sequence[bytes] = ()) -> None:
+        """Show ``enc``; tokens with id ``unk_id`` (the model's unknown token) are styled apart.
+        ``surfaces`` are the tokens' own bytes: a token whose span holds other text (a BPE without
+        an unknown token drops a character, and HF's offsets shift onto the next one) is drawn as
+        itself, marked (see `token_label`); `differing` counts them."""
         self._enc = enc
+        self._surfaces = tuple(surfaces)
+        self.differing = 0
         if enc is None:
             self.set_items([], [], [], [], lambda i: (0, 0))
             return
@@ -84,8 +91,12 @@ class ProbeView(SpanView):
         labels, keys, flags, breaks = [], [], [], []
         for i, tid in enumerate(enc.ids):
             special = bool(enc.special_tokens_mask[i])
+            surface = surfaces[i] if i < len(surfaces) and tid != unk_id else None
+            bs, be = enc.byte_offsets[i]
+            if surface is not None and not special and surface != text_bytes[bs:be]:
+                self.differing += 1
             labels.append(token_label(ViewMode.TEXT, token_id=tid, vocab=enc.tokens[i], special=special,
-                                      text_bytes=text_bytes, byte_span=enc.byte_offsets[i], offset_map=om))
+                                      text_bytes=text_bytes, byte_span=(bs, be), offset_map=om, surface=surface))
             keys.append(tid)
             flags.append(FLAG_SPECIAL if special else FLAG_UNKNOWN if tid == unk_id else 0)
             breaks.append(i in ends)
@@ -97,4 +108,11 @@ class ProbeView(SpanView):
         if enc is None or not 0 <= i < len(enc.ids):
             return ""
         s, e = enc.offsets[i]
-        return f"{enc.tokens[i]!r}  id {enc.ids[i]}\nchars {s}–{e}: {enc.text[s:e]!r}"
+        tip = f"{enc.tokens[i]!r}  id {enc.ids[i]}\nchars {s}–{e}: {enc.text[s:e]!r}"
+        if i < len(self._surfaces):
+            bs, be = enc.byte_offsets[i]
+            own = self._surfaces[i]
+            if own != enc.text.encode("utf-8")[bs:be] and not enc.special_tokens_mask[i]:
+                tip += (f"\nthis token is {own.decode('utf-8', 'replace')!r} ({hex_bytes(own)}): HF's offset "
+                        "gives it the span of other text (see `tokviz lint`)")
+        return tip

@@ -528,6 +528,7 @@ class SpanView(QAbstractScrollArea):
             Style.HEX: th.hex,
             Style.BRACKET: th.bracket,
             Style.SPECIAL: th.special_fg,
+            Style.OWN: th.bracket,
         }
 
     def _paint_line(

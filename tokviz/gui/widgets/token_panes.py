@@ -26,9 +26,11 @@ _NL = re.compile(b"\n")
 class TokenSource:
     """Tokens of one encoding, spelled in one view mode (see `tokviz.gui.display.token_label`)."""
 
-    def __init__(self, u: EncodingUpdate, mode: ViewMode, cache: dict) -> None:
+    def __init__(self, u: EncodingUpdate, mode: ViewMode, cache: dict,
+                 spans: Sequence[tuple[int, int]] | None = None) -> None:
         enc = u.encoding
         self.u = u
+        self._spans = spans if spans is not None else enc.offsets  # HF's, or exact in exact mode
         self.mode = mode
         self.cache = cache
         self.keys = enc.ids
@@ -40,7 +42,15 @@ class TokenSource:
         return len(self._enc.ids)
 
     def span(self, i: int) -> tuple[int, int]:
-        return self._enc.offsets[i]
+        return self._spans[i]
+
+    def surface(self, i: int) -> bytes | None:
+        """Token ``i``'s own bytes, or None (no facts, or the unknown token: its text is shown)."""
+        enc = self._enc
+        get = self.u.surface
+        if get is None or enc.special_tokens_mask[i] or enc.ids[i] == self.u.unk_id:
+            return None
+        return get(enc.ids[i])
 
     def flags(self, i: int) -> int:
         enc = self._enc
@@ -66,7 +76,9 @@ class TokenSource:
         elif mode is ViewMode.VOCAB:
             key = (2, enc.tokens[i], sp)
         elif (bs >= n_bytes or tb[bs] & 0xC0 != 0x80) and (be >= n_bytes or tb[be] & 0xC0 != 0x80):
-            key = (3 if mode is ViewMode.BYTES else 4, tb[bs:be], sp, be == bs and enc.tokens[i])
+            surface = self.surface(i)
+            key = (3 if mode is ViewMode.BYTES else 4, tb[bs:be], sp, be == bs and enc.tokens[i],
+                   None if surface == tb[bs:be] else surface)
         else:
             key = None
         lab = self.cache.get(key) if key is not None else None
@@ -79,6 +91,7 @@ class TokenSource:
                 text_bytes=tb,
                 byte_span=(bs, be),
                 offset_map=self.u.offset_map,
+                surface=None if mode is ViewMode.IDS or mode is ViewMode.VOCAB else self.surface(i),
             )
             if key is not None:
                 if len(self.cache) > 300_000:
@@ -172,6 +185,7 @@ class TokenPane(SpanView):
         self._cache: dict[object, Label] = {}
         vm.encoding_changed.connect(self._on_update)
         vm.view_mode_changed.connect(lambda _m: self.rebuild())
+        vm.span_mode_changed.connect(lambda _m: self.rebuild())
         vm.hover_changed.connect(self._on_vm_hover)
         vm.selection_changed.connect(self._on_vm_select)
         vm.marks_changed.connect(self.viewport().update)
@@ -189,7 +203,8 @@ class TokenPane(SpanView):
         if sp is not None and self.count() == len(u.encoding.ids) - sp.added + sp.removed:
             # one item more in front: whether it ends a line depends on the text after it
             f = max(sp.first - 1, 0)
-            self.splice(f, sp.removed + sp.first - f, sp.added + sp.first - f, TokenSource(u, self.vm.view_mode, self._cache))
+            src = TokenSource(u, self.vm.view_mode, self._cache, self.vm.token_spans())
+            self.splice(f, sp.removed + sp.first - f, sp.added + sp.first - f, src)
         else:
             self.rebuild()
 
@@ -198,7 +213,7 @@ class TokenPane(SpanView):
         if u is None:
             self.set_source(_empty(), [])
             return
-        src = TokenSource(u, self.vm.view_mode, self._cache)
+        src = TokenSource(u, self.vm.view_mode, self._cache, self.vm.token_spans())
         self.set_source(src, src.line_ends())
     # -------------------------------------------------------------- linking
     def _on_item_hovered(self, i: int) -> None:
@@ -223,13 +238,22 @@ class TokenPane(SpanView):
             return ""
         t = u.encoding.token(i)
         piece = u.text_bytes[t.byte_start : t.byte_end]
+        surface = TokenSource(u, self.vm.view_mode, self._cache).surface(i)
+        own = surface if surface is not None else piece
         kind = " (special)" if t.special else " (UNKNOWN: the text it covers is lost)" if t.id == u.unk_id else ""
-        return (
-            f"token #{i}{kind} · id {t.id}\n"
-            f"vocab {t.value!r}\n"
-            f"bytes {hex_bytes(piece) or '—'}\n"
-            f"chars {t.start}–{t.end} · UTF-8 bytes {t.byte_start}–{t.byte_end}"
-        )
+        lines = [f"token #{i}{kind} · id {t.id}", f"vocab {t.value!r}", f"bytes {hex_bytes(own) or '—'}"]
+        ex = self.vm.exact_spans()
+        exact = ex[i] if ex is not None else None
+        if surface is not None and surface != piece:
+            lines.append(f"HF span chars {t.start}–{t.end} covers {u.encoding.text[t.start:t.end]!r}"
+                         f" ({hex_bytes(piece) or 'no bytes'}), not this token's text")
+        else:
+            lines.append(f"chars {t.start}–{t.end} · UTF-8 bytes {t.byte_start}–{t.byte_end}")
+        if exact is not None and exact != (t.start, t.end):
+            a, b = exact
+            lines.append(f"exact span {a}–{b}: {u.encoding.text[a:b]!r}" if b > a else f"exact span {a}–{b}: covers no text")
+            lines.append("the offset lint says why (click the token, then “Why?” in its card)")
+        return "\n".join(lines)
 
     def label_texts(self) -> list[str]:
         """The painted text of every item (tests and exports)."""
