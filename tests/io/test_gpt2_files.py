@@ -47,7 +47,7 @@ class TestParseVocabJson:
     @pytest.mark.parametrize(
         ("text", "match"),
         [
-            ('{"a": "0"}', "entry 'a': expected a non-negative integer id"),
+            ('{"a": "0"}', "entry 'a': expected a non-negative integer, got '0'"),
             ('{"a": -1}', "non-negative"),
             ('{"a": true}', "non-negative"),
             ('{"a": 0, "b": 0}', "id 0 is given to both 'a' and 'b'"),
