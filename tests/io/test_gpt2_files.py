@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support import bundle_bytes, require_module
 from gpt2_data import write_gpt2_files
 from parity.cases import TRICKY, corpus_lines, llamacpp_vectors
+from support import bundle_bytes, require_module
 
 import tokviz
 from tokviz import TokvizFormatError
