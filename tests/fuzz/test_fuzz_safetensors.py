@@ -61,7 +61,9 @@ def valid_file(dtype: str, values: str, untied: bool) -> tuple[dict[str, Any], b
 
 
 FIELD_VALUES = (st.integers(-(2**70), 2**70) | st.floats() | st.none() | st.booleans() | st.text(max_size=6)
-                | st.lists(st.integers(-5, 10**12), max_size=4) | st.sampled_from(["RAW_NAN", "RAW_INF", [], {}]))
+                | st.lists(st.integers(-5, 10**12), max_size=4) | st.sampled_from(["RAW_NAN", "RAW_INF"])
+                # fresh containers: one shared {} from sampled_from, set as a field of itself, was a cycle
+                | st.builds(list) | st.builds(dict))
 
 
 @st.composite
