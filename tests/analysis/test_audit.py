@@ -15,9 +15,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from support import bundle_bytes, bundle_path, require_module
 
 import tokviz
-from support import bundle_bytes, bundle_path, require_module
 from tokviz.analysis.audit import (
     PROBE_STEMS,
     audit_vocabulary,

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from .oracles import TIKTOKEN_BUNDLES, tiktoken_pair
 from support import bundle_path
 
 import tokviz
 from tokviz.analysis.healing import analyze_caret
+
+from .oracles import TIKTOKEN_BUNDLES, tiktoken_pair
 
 BUNDLES = list(TIKTOKEN_BUNDLES)
 

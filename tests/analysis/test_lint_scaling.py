@@ -11,14 +11,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import SHARED, bundle_path, require
 
 import tokviz
 import tokviz.analysis.lint as lint_mod
 import tokviz.engine.exact as exact_mod
 from tokviz.analysis.lint import SpanIndex, lint_encoding
 from tokviz.io.textfile import read_text_file
-
-from support import SHARED, bundle_path, require
 
 NFD_KOREAN = "\u1106\u1161\u1109\u1175\u11af\u1101\u1161\u1112\u1162\u110b\u1167"
 

@@ -4,11 +4,12 @@ expected ids come from HF tokenizers, sentencepiece and tiktoken run here."""
 from __future__ import annotations
 
 import pytest
-from .oracles import tiktoken_pair
 from support import bundle_bytes, bundle_path, require_module
 
 import tokviz
 from tokviz.analysis.specials import analyze_specials, scan_literals
+
+from .oracles import tiktoken_pair
 
 
 def hf(rel: str):  # noqa: ANN201

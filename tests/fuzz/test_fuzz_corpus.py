@@ -15,6 +15,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from fuzzkit import check_encoding, fuzz_settings, run_case
 from hypothesis import given
@@ -24,6 +25,7 @@ from support import bundle_path
 import tokviz
 from tokviz.analysis.corpus import iter_documents
 from tokviz.engine.errors import TokvizFormatError
+from tokviz.io import shards
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
@@ -57,7 +59,9 @@ def tokenizer() -> Any:
 def read(path: Path, mode: str, block: int) -> None:
     offsets = []
     try:
-        for doc in iter_documents(path, mode, block_bytes=block):
+        with mock.patch.object(shards, "_BLOCK", block):  # small blocks: records straddle them
+            docs = list(iter_documents(path, mode))
+        for doc in docs:
             assert isinstance(doc.text, str)
             offsets.append(doc.byte_offset)
             check_encoding(tokenizer(), doc.text[:200])

@@ -7,9 +7,9 @@ the native core and once pure Python (`support.python_twin`), and both must give
 outcome: the same refusal (`TokvizFormatError`) or the same ids, tokens, offsets and decode of
 every probe text.
 
-Ids outside ``[0, 2**31)`` are the native core's pair-key bug of issue #27 (item 1, the engine
-task): ``test_hostile_ids_agree`` runs them once the engine validates ids at load and reports
-itself as an expected failure, saying so, until then.
+Ids outside ``[0, 2**31)`` (the native core's 32-bit slots, packed in pairs into 64-bit keys)
+are refused at load by every loader on both backends (`fields.MAX_ID`): ``test_hostile_ids_agree``
+draws them, and both backends must refuse the same files.
 """
 
 from __future__ import annotations
@@ -98,21 +98,7 @@ def test_vocabularies_agree(source: str) -> None:
     run_case("native", lambda: compare(source))
 
 
-def _engine_validates_ids() -> bool:
-    """Whether loaders refuse an id the native core cannot pack (issue #27 item 1, engine task)."""
-    probe = json.dumps({"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
-                        "post_processor": None, "decoder": None,
-                        "model": {"type": "WordLevel", "vocab": {"a": 0, "b": 2**40}, "unk_token": "a"}})
-    try:
-        tokviz.load(probe.encode())
-    except TokvizFormatError:
-        return True
-    return False
-
-
 @fuzz_settings(30)
 @given(source=vocabulary(HOSTILE_IDS | SAFE_IDS))
 def test_hostile_ids_agree(source: str) -> None:
-    if not _engine_validates_ids():
-        pytest.xfail("needs the engine's id validation at load (issue #27 item 1): not merged into this branch yet")
     run_case("native", lambda: compare(source))

@@ -13,7 +13,14 @@ import subprocess
 import sys
 
 import pytest
-from fuzz_bundles import diamond_charsmap, json_bundle, model_bytes, model_file, base_model_pieces, small_charsmap
+from fuzz_bundles import (
+    base_model_pieces,
+    diamond_charsmap,
+    json_bundle,
+    model_bytes,
+    model_file,
+    small_charsmap,
+)
 from fuzzkit import run_case
 
 import tokviz

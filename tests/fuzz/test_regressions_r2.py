@@ -455,3 +455,53 @@ class TestAddedTokenCompile:
             return tokviz.load(source).encode("a" + literal + "b", add_special_tokens=False).ids
 
         assert run_case("regress", load_and_match, swallow=False) == [0, 3, 1]
+
+
+def hostile_vocab_file(folder: Path, kind: str, big: int) -> Path:
+    """A tokenizer.json whose token "x" (in no merge) has id ``big``: the native pair key
+    ``left << 32 | right`` of ("a", "b") and of (big - 2**32, ...) met, and ``"bx"`` encoded as
+    ``["ab"]`` natively."""
+    vocab = {"a": 0, "b": 1, "ab": 2, "##x": 3, "x": big, "[UNK]": 4}
+    model: dict[str, object] = {"type": kind, "vocab": vocab, "unk_token": "[UNK]"}
+    if kind == "BPE":
+        model["merges"] = [["a", "b"]]
+    path = folder / "tokenizer.json"
+    path.write_text(json.dumps({"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+                                "post_processor": None, "decoder": None, "model": model}))
+    return path
+
+
+class TestIdsAtLoad:
+    @pytest.mark.parametrize("kind", ["BPE", "WordPiece", "WordLevel"])
+    @pytest.mark.parametrize("big", [2**31, 2**32, 2**32 + 1, 2**63, 2**64])
+    def test_ids_above_the_native_limit_are_refused_on_both_backends(self, kind: str, big: int,
+                                                                     tmp_path: Path) -> None:
+        from support import python_twin
+        path = hostile_vocab_file(tmp_path, kind, big)
+        native = error_of(lambda: tokviz.load(path))
+        python = python_twin(lambda: error_of(lambda: tokviz.load(path)))
+        assert native == python
+        assert str(path) in native and "vocab['x']" in native and "2**31-1" in native
+
+    def test_the_largest_id_loads_and_agrees(self, tmp_path: Path) -> None:
+        from support import python_twin
+        path = hostile_vocab_file(tmp_path, "BPE", 2**31 - 1)
+        native = tokviz.load(path).encode("bx ab").tokens
+        assert native == python_twin(lambda: tokviz.load(path).encode("bx ab").tokens)
+
+    def test_added_token_and_rank_file_ids(self, tmp_path: Path) -> None:
+        path = hostile_vocab_file(tmp_path, "WordLevel", 5)
+        obj = json.loads(path.read_text())
+        obj["added_tokens"] = [{"id": 2**40, "content": "<s>", "single_word": False, "lstrip": False,
+                                "rstrip": False, "normalized": False, "special": True}]
+        path.write_text(json.dumps(obj))
+        assert "added_tokens[0].id" in error_of(lambda: tokviz.load(path))
+        ranks = tmp_path / "r.tiktoken"
+        ranks.write_bytes(b"YQ== 0\nYg== 4294967296\n")  # "a" 0, "b" 2**32
+        assert "2**31-1" in error_of(lambda: tokviz.load(ranks))
+
+    @pytest.mark.parametrize("big", ["2147483648", "18446744073709551616"])
+    def test_cli_exit_2(self, big: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = hostile_vocab_file(tmp_path, "WordPiece", int(big))
+        msg = cli_error(["encode", str(path), "bx"], capsys)
+        assert str(path) in msg and big in msg

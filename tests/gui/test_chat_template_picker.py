@@ -64,8 +64,9 @@ def test_pick_a_named_template_with_the_keyboard(qtbot, tab, tmp_path) -> None: 
 
 
 def test_no_picker_for_one_template(qtbot, tab) -> None:  # noqa: ANN001
-    import tokviz
     from support import bundle_path
+
+    import tokviz
 
     tab.vm.inspect.set_tokenizer(tokviz.load(bundle_path("qwen3/tokenizer.json")), name="qwen3")
     qtbot.waitUntil(lambda: tab.vm.view is not None and not tab.vm.is_busy(), timeout=20000)

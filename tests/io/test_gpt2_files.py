@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support import bundle_bytes, require_module
 from gpt2_data import write_gpt2_files
 from parity.cases import TRICKY, corpus_lines, llamacpp_vectors
+from support import bundle_bytes, require_module
 
 import tokviz
 from tokviz import TokvizFormatError
@@ -47,7 +47,7 @@ class TestParseVocabJson:
     @pytest.mark.parametrize(
         ("text", "match"),
         [
-            ('{"a": "0"}', "entry 'a': expected a non-negative integer id"),
+            ('{"a": "0"}', "entry 'a': expected a non-negative integer, got '0'"),
             ('{"a": -1}', "non-negative"),
             ('{"a": true}', "non-negative"),
             ('{"a": 0, "b": 0}', "id 0 is given to both 'a' and 'b'"),

@@ -13,9 +13,9 @@ from functools import cache
 from typing import Any
 
 import pytest
-from support import SHARED, bundle_bytes, require, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import SHARED, bundle_bytes, require, require_module
 
 from parity.cases import TRICKY, corpus_document, corpus_lines, llamacpp_vectors
 

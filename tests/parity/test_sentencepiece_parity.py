@@ -21,9 +21,9 @@ from functools import cache
 from typing import Any
 
 import pytest
-from support import bundle_bytes, bundle_path, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import bundle_bytes, bundle_path, require_module
 
 from parity.cases import TRICKY, corpus_document, corpus_lines
 from tokviz.engine.lattice import Lattice

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from support import bundle_bytes, require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import bundle_bytes, require_module
 
 import tokviz
 from tokviz.engine.byte_alphabet import proxy_to_bytes

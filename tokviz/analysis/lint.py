@@ -42,8 +42,8 @@ from ..engine.byte_alphabet import text_to_proxy
 from ..engine.encoding import Encoding
 from ..engine.exact import WHITE_SPACE_RE, ExactAlignment
 from ..engine.tokenizer import Tokenizer
-from .facts import TokenizerFacts
 from ..io import json_text
+from .facts import TokenizerFacts
 
 __all__ = [
     "CHECKS",

@@ -23,10 +23,14 @@ from typing import Any, NoReturn
 
 from .errors import TokvizFormatError
 
-__all__ = ["Fields", "MAX_NESTING", "REQUIRED", "describe", "fail", "join_where", "within"]
+__all__ = ["Fields", "MAX_ID", "MAX_NESTING", "REQUIRED", "describe", "fail", "id_error", "is_id", "join_where", "within"]
 
 #: How deep a component may nest inside another (Sequence in Sequence ...). Real files nest 3 deep.
 MAX_NESTING = 64
+
+#: The largest token id any loader accepts, on both backends: the native core keeps ids in 32-bit
+#: signed slots and packs a pair of them into one 64-bit key, so a larger id would collide.
+MAX_ID = 2**31 - 1
 
 _MISSING: Any = object()
 #: The default of a getter whose field must be present.
@@ -61,6 +65,18 @@ def join_where(outer: str | None, inner: str | None) -> str | None:
     if not inner:
         return outer
     return f"{outer}{inner}" if inner.startswith("[") else f"{outer}.{inner}"
+
+
+def is_id(value: Any) -> bool:
+    """Whether ``value`` is a token id every backend can hold: an int (not a bool) in 0..MAX_ID."""
+    return type(value) is int and 0 <= value <= MAX_ID
+
+
+def id_error(value: Any) -> str:
+    """The message for a value that is not a token id (`is_id`)."""
+    if type(value) is int and value > MAX_ID:
+        return f"id {value!r:.40} is above the largest supported id 2**31-1"
+    return f"expected a non-negative integer, got {value!r:.40}"
 
 
 def fail(message: str, where: str | None = None) -> NoReturn:

@@ -45,6 +45,7 @@ from ..engine.errors import TokvizFormatError
 from ..engine.normalizers import Normalizer
 from ..engine.normalizers.basic import old_alignment, replace_matches, splice
 from ..engine.normalizers.unicode import NFC
+from ..engine.patterns import HFRegex, trust_patterns
 from ..engine.text import NormalizedText
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 
@@ -54,7 +55,10 @@ SOT, EOT = "<|startoftext|>", "<|endoftext|>"
 #: simple_tokenizer.py's pattern without its two special alternatives (those are added tokens)
 CLIP_PATTERN = r"""(?i)'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 _N_MERGES = 49152 - 256 - 2  # simple_tokenizer.py's merges[1:49152-256-2+1]
-_SPACES = regex.compile(r"\s+")
+# simple_tokenizer.py's whitespace_clean: the `regex` module's \s (not Oniguruma's: no native
+# scanner); one run of spaces is linear to match, so it needs no timeout
+trust_patterns(r"\s+")
+_SPACES = HFRegex(regex.compile(r"\s+"))
 _NFC = NFC()
 _PRINTABLE = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
 

@@ -155,9 +155,8 @@ def _classify(data: bytes) -> tuple[str, Any]:
         text = data[: exc.start].decode("utf-8")
     if any(c in text for c in "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15"):
         return "binary", None
-    from .gpt2_files import looks_like_merges
-
     from .clip import looks_like_clip_merges
+    from .gpt2_files import looks_like_merges
 
     if looks_like_clip_merges(text, data.count(b"\n")):
         return "clip-merges", None

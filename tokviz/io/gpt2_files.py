@@ -17,8 +17,9 @@ from typing import Any
 
 from ..engine.added_tokens import AddedToken
 from ..engine.errors import TokvizFormatError
-from .json_text import loads
+from ..engine.fields import id_error, is_id
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
+from .json_text import loads
 
 __all__ = ["parse_vocab_json", "parse_merges", "load_gpt2_files", "looks_like_merges", "GPT2_SPECIALS"]
 
@@ -43,10 +44,8 @@ def parse_vocab_json(text: str | Mapping[str, Any], *, source: str = "vocab.json
     vocab: dict[str, int] = {}
     seen: dict[int, str] = {}
     for token, id in obj.items():
-        if isinstance(id, bool) or not isinstance(id, int) or id < 0:
-            raise TokvizFormatError(
-                f"expected a non-negative integer id, got {id!r}", source=source, where=f"entry {token!r}"
-            )
+        if not is_id(id):
+            raise TokvizFormatError(id_error(id), source=source, where=f"entry {token[:40]!r}")
         if id in seen:
             raise TokvizFormatError(
                 f"id {id} is given to both {seen[id]!r} and {token!r}",

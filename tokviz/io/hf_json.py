@@ -20,7 +20,7 @@ from typing import Any
 from ..engine.added_tokens import AddedToken
 from ..engine.decoders import decoder_from_json
 from ..engine.errors import TokvizFormatError
-from ..engine.fields import within
+from ..engine.fields import id_error, is_id, within
 from ..engine.models import Model, model_from_json
 from ..engine.normalizers import normalizer_from_json
 from ..engine.pre_tokenizers import pre_tokenizer_from_json
@@ -73,8 +73,8 @@ def read_added_tokens(items: Any, model: Model, *, source: str) -> list[AddedTok
         if not isinstance(content, str):
             raise TokvizFormatError(f"content must be a string, got {content!r:.60}", source=source, where=f"{where}.content")
         file_id = item.get("id")
-        if file_id is not None and (not isinstance(file_id, int) or isinstance(file_id, bool) or file_id < 0):
-            raise TokvizFormatError(f"id must be a non-negative integer, got {file_id!r}", source=source, where=f"{where}.id")
+        if file_id is not None and not is_id(file_id):
+            raise TokvizFormatError(id_error(file_id), source=source, where=f"{where}.id")
         flags: dict[str, bool] = {}
         for f in _FLAGS:
             v = item.get(f, f == "normalized" and not item.get("special", False))

@@ -32,7 +32,14 @@ from typing import Any
 
 from ..engine.errors import TokvizFormatError
 from ..engine.tokenizer import Tokenizer
-from .tiktoken_ranks import PRESETS, build_tiktoken_tokenizer, check_pattern, check_specials, pattern_preset, rank_table
+from .tiktoken_ranks import (
+    PRESETS,
+    build_tiktoken_tokenizer,
+    check_pattern,
+    check_specials,
+    pattern_preset,
+    rank_table,
+)
 
 __all__ = ["looks_like_tiktoken_json", "js_module_json", "decode_bpe_ranks", "load_tiktoken_json", "CLAUDE_SPECIALS"]
 

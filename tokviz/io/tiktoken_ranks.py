@@ -39,6 +39,7 @@ from types import MappingProxyType
 from ..engine.added_tokens import AddedToken
 from ..engine.byte_alphabet import BYTE_TO_CHAR, proxy_to_bytes
 from ..engine.errors import TokvizFormatError
+from ..engine.fields import MAX_ID, id_error, is_id
 from ..engine.patterns import trust_patterns
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 from .files import read_bytes, resolve_path
@@ -455,6 +456,9 @@ def rank_table(raw: list[bytes], ranks: list[int], *, source: str = "<bytes>") -
         _raise_duplicate_token(tokens, source)
     if len(set(ranks)) != len(ranks):
         _raise_duplicate_rank(ranks, source)
+    if ranks and (min(ranks) < 0 or max(ranks) > MAX_ID):
+        k = next(k for k, r in enumerate(ranks) if not is_id(r))
+        raise TokvizFormatError(f"rank of {raw[k][:40]!r}: {id_error(ranks[k])}", source=source)
     return RankTable(tokens, ranks, vocab)
 
 
@@ -747,10 +751,8 @@ def check_specials(special_tokens: Mapping[str, int], table: RankTable, source: 
             raise TokvizFormatError(
                 f"special token must be a non-empty string, got {content!r}", source=source
             )
-        if isinstance(id, bool) or not isinstance(id, int) or id < 0:
-            raise TokvizFormatError(
-                f"special token {content!r}: id must be a non-negative integer, got {id!r}", source=source
-            )
+        if not is_id(id):
+            raise TokvizFormatError(f"special token {content!r:.60}: {id_error(id)}", source=source)
         if id in ranks:
             raise TokvizFormatError(
                 f"special token {content!r}: id {id} is already a mergeable token's rank", source=source

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from ..encoding import Trace
 from ..errors import TokvizFormatError
-from ..fields import describe
+from ..fields import MAX_ID, describe, id_error, is_id
 from ..registry import build_component
 
 __all__ = ["Model", "DictVocabModel", "read_vocab", "model_from_json", "TYPES", "ModelToken"]
@@ -133,9 +133,9 @@ def read_vocab(obj: dict[str, Any], model: str) -> dict[str, int]:
     vocab = obj.get("vocab")
     if not isinstance(vocab, dict):
         raise TokvizFormatError(f'{model} needs a "vocab" object {{token: id}}, got {describe(vocab)}', where="vocab")
-    if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
-        tok, i = next((t, i) for t, i in vocab.items() if type(i) is not int or i < 0)
-        raise TokvizFormatError(f"expected a non-negative integer, got {i!r:.40}", where=f"vocab[{tok[:40]!r}]")
+    if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0 or max(vocab.values()) > MAX_ID):
+        tok, i = next((t, i) for t, i in vocab.items() if not is_id(i))
+        raise TokvizFormatError(id_error(i), where=f"vocab[{tok[:40]!r}]")
     return vocab
 
 

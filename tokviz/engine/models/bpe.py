@@ -53,7 +53,7 @@ from .. import kernels
 from ..byte_alphabet import bytes_to_proxy
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
-from ..fields import Fields
+from ..fields import MAX_ID, Fields, id_error, is_id
 from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["BPE", "DEFAULT_CACHE_CAPACITY"]
@@ -190,11 +190,9 @@ class BPE(DictVocabModel):
         else:
             bad = next(k for k in ranks if not isinstance(k, (bytes, str)))
             raise TokvizFormatError(f"rank table key must be bytes or str, got {bad!r}", where="ranks")
-        if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0):
-            bad_tok, bad_rank = next((t, r) for t, r in vocab.items() if type(r) is not int or r < 0)
-            raise TokvizFormatError(
-                f"rank of {bad_tok!r} must be a non-negative integer, got {bad_rank!r}", where="ranks"
-            )
+        if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0 or max(vocab.values()) > MAX_ID):
+            bad_tok, bad_rank = next((t, r) for t, r in vocab.items() if not is_id(r))
+            raise TokvizFormatError(f"rank of {bad_tok!r:.60}: {id_error(bad_rank)}", where="ranks")
         self = cls(vocab, (), dropout=dropout, seed=seed, ignore_merges=True, cache_capacity=cache_capacity)
         self._rank_mode = True
         return self

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..encoding import Encoding
 from ..errors import TokvizFormatError
-from ..fields import Fields, describe
+from ..fields import Fields, id_error, is_id
 from ._common import ListProcessor, surround, with_type_ids
 from .byte_level import trim_offsets
 
@@ -146,8 +146,8 @@ class TemplateProcessing(ListProcessor):
             f = Fields(spec, f"special_tokens[{key[:40]!r}]", what="an object {id, ids, tokens}")
             ids, tokens = f.list("ids"), f.str_list("tokens")
             for k, i in enumerate(ids):
-                if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                    f.fail("ids", f"expected non-negative integers, got {describe(i)} at [{k}]")
+                if not is_id(i):
+                    f.fail("ids", f"{id_error(i)} at [{k}]")
             if len(tokens) != len(ids):
                 f.fail("tokens", f"expected {len(ids)} tokens (as many as ids), got {len(tokens)}")
             specials[key] = SpecialTokenSpec(f.str("id", key), tuple(ids), tuple(tokens))
