@@ -11,21 +11,19 @@ pieces) stay in the tokenizer, next to the reference's `chunk_offsets` they call
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter
 
-from .models.bpe import _evict_half
 from .text import pick
 
 __all__ = [
     "CACHE_LIMIT", "RULE_CHARS", "RULE_EXACT", "RULE_HELD", "SLOT_BYTE_PIECES", "SLOT_EMPTIES",
     "SLOT_FIRST", "SLOT_IDS", "SLOT_IRREGULAR", "SLOT_LAST", "SLOT_MODEL_ENDS", "SLOT_MODEL_STARTS", "SLOT_STOP",
-    "SLOT_TOKENS", "ChunkCache", "emit_columns", "entry_of", "ids_of",
+    "SLOT_TOKENS", "emit_columns", "entry_of", "ids_of",
 ]
 
-# Chunk texts kept per cache table (`ChunkCache`); when full, the older half is dropped.
+#: Chunk texts kept per cache table of the pipeline (`tokviz.engine.caching.BoundedCache`).
 CACHE_LIMIT = 200_000
 
 _MINUS_ONE = (-1).__add__
@@ -44,49 +42,6 @@ _irregular_of = itemgetter(SLOT_IRREGULAR)
 # chunk's first byte plus the model's span, in every chunk; the same in the chunks that hold
 # their original bytes, from the chars elsewhere.
 RULE_CHARS, RULE_EXACT, RULE_HELD = range(3)
-
-
-class ChunkCache:
-    """Chunk text -> entry (see the entry slots above), one table per chunk text map (plain
-    text; byte proxies), each bounded: when full, the older half is dropped."""
-
-    __slots__ = ("plain", "mapped")
-
-    def __init__(self) -> None:
-        self.plain: dict[str, tuple] = {}
-        self.mapped: dict[str, tuple] = {}
-
-    def clear(self) -> None:
-        self.plain.clear()
-        self.mapped.clear()
-
-    @staticmethod
-    def entries(table: dict[str, tuple] | None, texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
-        """The entry of every chunk text; a missing one is ``make(text)``, stored. C-level
-        passes only (lookups, then ``make`` over the distinct missing texts). No ``table``:
-        every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
-        if table is None:
-            return list(map(make, texts))
-        if len(texts) == 1:  # (a short line: one lookup, and no column passes over one text)
-            entry = table.get(texts[0])
-            if entry is None:
-                entry = make(texts[0])
-                if len(table) >= CACHE_LIMIT:
-                    _evict_half(table)
-                table[texts[0]] = entry
-            return [entry]
-        entries = list(map(table.get, texts))
-        if None in entries:
-            at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))
-            missing = list(map(texts.__getitem__, at))
-            fresh = dict.fromkeys(missing)  # (a chunk text may be missing several times)
-            fresh = dict(zip(fresh, map(make, fresh)))
-            if len(table) + len(fresh) > CACHE_LIMIT:
-                _evict_half(table)
-            table.update(fresh)
-            deque(map(entries.__setitem__, at, map(fresh.__getitem__, missing)), maxlen=0)
-        return entries  # type: ignore[return-value]
-
 
 
 def entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],

@@ -83,9 +83,10 @@ from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
 from .chunk_cache import (
-    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_EMPTIES, SLOT_IDS, SLOT_MODEL_ENDS,
-    SLOT_MODEL_STARTS, SLOT_TOKENS, ChunkCache, emit_columns, entry_of, ids_of,
+    CACHE_LIMIT, RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_EMPTIES, SLOT_IDS, SLOT_MODEL_ENDS,
+    SLOT_MODEL_STARTS, SLOT_TOKENS, emit_columns, entry_of, ids_of,
 )
+from .caching import BoundedCache, clear_shared_caches
 from .decoders import Decoder
 from .encoding import (
     DERIVE_STAGES, Encoding, Segment, Stages, bind_source, make_encoding, make_segment, make_stages,
@@ -145,6 +146,11 @@ class _LastRun(NamedTuple):
     text: str
     allowed_special: object
     runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]
+
+
+def _made(texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
+    """Every chunk's entry made anew (a model that samples: nothing is reused)."""
+    return list(map(make, texts))
 
 
 def _mask(n: int, specials: list[int]) -> list[int]:
@@ -239,7 +245,10 @@ class Tokenizer:
         self._no_added = self._added.is_empty  # (the added vocabulary is fixed at construction)
         self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
         self._last_run: _LastRun | None = None
-        self._cache = ChunkCache()
+        # chunk text -> cache entry (`tokviz.engine.chunk_cache`), for chunks the model sees as
+        # they are and for chunks it sees as byte proxies
+        self._plain_cache = BoundedCache(CACHE_LIMIT)
+        self._mapped_cache = BoundedCache(CACHE_LIMIT)
         self._id_table: list[str | None] | Literal[False] | None = None  # False: ids too sparse for a table
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
@@ -250,11 +259,14 @@ class Tokenizer:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
 
     def clear_caches(self) -> None:
-        """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
+        """Forget every cached chunk: the pipeline's, the model's and the process-wide ones (the
+        byte proxies of the stage view). Results never depend on them."""
         self._last_run = None
-        self._cache.clear()
+        self._plain_cache.clear()
+        self._mapped_cache.clear()
         self._id_table = self._utf8_maker = None
         self.model.clear_cache()
+        clear_shared_caches()
 
     # ------------------------------------------------------------------ encode
     def _skip_ids(self, allowed_special: str | set[str] | frozenset[str] | None) -> frozenset[int] | None:
@@ -406,11 +418,10 @@ class Tokenizer:
         if not n:
             return word
         if plan.byte_map:
-            table, make = self._cache.mapped, self._mapped_maker()
+            cache, make = self._mapped_cache, self._mapped_maker()
         else:
-            table, make = self._cache.plain, self._plain_entry
-        if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
-            table = None
+            cache, make = self._plain_cache, self._plain_entry
+        entries = cache.entries if self.model.deterministic else _made  # (BPE dropout: sampled anew)
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
         # piece), or as tested per chunk
@@ -419,11 +430,10 @@ class Tokenizer:
             o = piece.orig_start
             exact = plan.byte_map and piece.starts is None and piece.text == text[o : o + len(piece.text)]
         if n <= _BLOCK:
-            return self._emit(plan, 0, n, ChunkCache.entries(table, plan.texts, make), text, omap, exact, word, out)
+            return self._emit(plan, 0, n, entries(plan.texts, make), text, omap, exact, word, out)
         for a in range(0, n, _BLOCK):
             b = min(a + _BLOCK, n)
-            entries = ChunkCache.entries(table, plan.texts[a:b], make)
-            word = self._emit(plan, a, b, entries, text, omap, exact, word, out)
+            word = self._emit(plan, a, b, entries(plan.texts[a:b], make), text, omap, exact, word, out)
         return word
 
     def _emit(
