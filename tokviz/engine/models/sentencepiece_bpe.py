@@ -13,7 +13,7 @@ that occur next to each other inside some piece, so the text is cut where the tw
 characters never do (e.g. before a ``▁`` that follows a letter, when no piece holds ``x▁``);
 the chunks are then independent and cached.
 
-With the native core, ``spm_bpe_encode`` (``_native.c``) runs the same merge loop over the
+With the native core, ``spm_bpe_encode`` (``tokviz/engine/_native/spm.c``) runs the same merge loop over the
 whole text in C, with no chunks or caches; `SentencePieceBPE._encode` stays the reference and
 runs wherever the C declines (an UNUSED piece formed: its resegmentation is Python's).
 """
