@@ -2,11 +2,13 @@
 #include "table.h"
 
 /* ================================================================== the pipeline's columns */
-/* A read-only column of ints: an int64 buffer (array('q')), a list or tuple, or any sequence. */
+/* A read-only column of ints: an int64 or int32 buffer (array('q'), array('i')), a list or
+ * tuple, or any sequence. */
 typedef struct {
     Py_buffer view;
     int has_view;
-    const int64_t *data;
+    const int64_t *data64;
+    const int32_t *data32;
     PyObject *obj;
     Py_ssize_t n;
 } IntCol;
@@ -20,8 +22,13 @@ static int intcol_open(IntCol *c, PyObject *o) {
         c->has_view = 1;
         const char *f = c->view.format ? c->view.format : "B";
         if (c->view.itemsize == 8 && (strcmp(f, "q") == 0 || strcmp(f, "l") == 0)) {
-            c->data = c->view.buf;
+            c->data64 = c->view.buf;
             c->n = c->view.len / 8;
+            return 0;
+        }
+        if (c->view.itemsize == 4 && (strcmp(f, "i") == 0 || strcmp(f, "l") == 0)) {
+            c->data32 = c->view.buf;
+            c->n = c->view.len / 4;
             return 0;
         }
         PyBuffer_Release(&c->view);
@@ -42,7 +49,8 @@ static int intcol_get(const IntCol *c, Py_ssize_t i, int64_t *v) {
         PyErr_SetString(PyExc_IndexError, "emit: a position outside the alignment or UTF-8 table");
         return -1;
     }
-    if (c->data) { *v = c->data[i]; return 0; }
+    if (c->data64) { *v = c->data64[i]; return 0; }
+    if (c->data32) { *v = c->data32[i]; return 0; }
     PyObject *x;
     if (PyList_CheckExact(c->obj)) x = Py_NewRef(PyList_GET_ITEM(c->obj, i));
     else if (PyTuple_CheckExact(c->obj)) x = Py_NewRef(PyTuple_GET_ITEM(c->obj, i));
@@ -52,46 +60,64 @@ static int intcol_get(const IntCol *c, Py_ssize_t i, int64_t *v) {
     return *v == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* Item ``j`` of an entry slot (a tuple of ints). */
-static inline int slot_int(PyObject *slot, Py_ssize_t j, int64_t *v) {
-    *v = PyLong_AsLongLong(PyTuple_GET_ITEM(slot, j));
-    return *v == -1 && PyErr_Occurred() ? -1 : 0;
+/* The int columns of one cache entry (ENTRY_IDS, FIRST, STOP, LAST, MODEL_STARTS, MODEL_ENDS):
+ * tuples of ints (a cached chunk) read directly, or int buffers (a chunk too long for the
+ * cache) through `IntCol`. */
+enum { COL_IDS, COL_FIRST, COL_STOP, COL_LAST, COL_MSTARTS, COL_MENDS, N_COLS };
+static const int COL_SLOT[N_COLS] = {ENTRY_IDS, ENTRY_FIRST, ENTRY_STOP, ENTRY_LAST, ENTRY_MODEL_STARTS, ENTRY_MODEL_ENDS};
+
+typedef struct {
+    PyObject *tuple[N_COLS]; /* borrowed; NULL where the slot is a buffer */
+    IntCol col[N_COLS];
+    Py_ssize_t m;
+} EntryCols;
+
+static void entry_close(EntryCols *e) {
+    for (int c = 0; c < N_COLS; c++) intcol_close(&e->col[c]);
 }
 
-/* The last end made by `span_of`: a token usually starts where the one before it ended (tokens
- * tile their chunk, chunks their piece), so that int object serves again (borrowed: the output
- * list holds it until `emit` returns). */
-typedef struct { PyObject *obj; int64_t v; } LastEnd;
-
-static PyObject *span_of(int64_t a, int64_t b, LastEnd *last) {
-    PyObject *x = last->obj && last->v == a ? Py_NewRef(last->obj) : PyLong_FromLongLong(a);
-    PyObject *y = PyLong_FromLongLong(b);
-    if (!x || !y) { Py_XDECREF(x); Py_XDECREF(y); return NULL; }
-    PyObject *t = PyTuple_New(2);
-    if (!t) { Py_DECREF(x); Py_DECREF(y); return NULL; }
-    PyTuple_SET_ITEM(t, 0, x);
-    PyTuple_SET_ITEM(t, 1, y);
-    last->obj = y;
-    last->v = b;
-    return t;
+static int entry_open(EntryCols *e, PyObject *entry) {
+    memset(e, 0, sizeof(*e));
+    e->m = -1;
+    for (int c = 0; c < N_COLS; c++) {
+        PyObject *slot = PyTuple_GET_ITEM(entry, COL_SLOT[c]);
+        Py_ssize_t len;
+        if (PyTuple_CheckExact(slot)) {
+            e->tuple[c] = slot;
+            len = PyTuple_GET_SIZE(slot);
+        } else {
+            if (intcol_open(&e->col[c], slot) < 0) { entry_close(e); return -1; }
+            len = e->col[c].n;
+        }
+        if (e->m >= 0 && len != e->m) {
+            entry_close(e);
+            PyErr_SetString(PyExc_TypeError, "emit: a chunk cache entry whose columns differ in length");
+            return -1;
+        }
+        e->m = len;
+    }
+    return 0;
 }
 
-/* 0 when every entry is a tuple of ENTRY_SLOTS slots whose columns have one length per entry;
- * the total token count in ``*total``. */
+static inline int entry_int(const EntryCols *e, int c, Py_ssize_t j, int64_t *v) {
+    if (e->tuple[c]) {
+        *v = PyLong_AsLongLong(PyTuple_GET_ITEM(e->tuple[c], j));
+        return *v == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    return intcol_get(&e->col[c], j, v);
+}
+
+/* 0 when every entry is a tuple of ENTRY_SLOTS slots with a token tuple; the total token count
+ * in ``*total`` (from the ids column). */
 static int check_entries(PyObject *entries, Py_ssize_t *total) {
     Py_ssize_t n = PyList_GET_SIZE(entries);
     *total = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *e = PyList_GET_ITEM(entries, k);
         if (!PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != ENTRY_SLOTS) goto bad;
-        PyObject *ids = PyTuple_GET_ITEM(e, ENTRY_IDS);
-        if (!PyTuple_CheckExact(ids)) goto bad;
-        Py_ssize_t m = PyTuple_GET_SIZE(ids);
-        for (int s = ENTRY_TOKENS; s <= ENTRY_MODEL_ENDS; s++) {
-            PyObject *col = PyTuple_GET_ITEM(e, s);
-            if (!PyTuple_CheckExact(col) || PyTuple_GET_SIZE(col) != m) goto bad;
-        }
-        *total += m;
+        PyObject *toks = PyTuple_GET_ITEM(e, ENTRY_TOKENS);
+        if (!PyTuple_CheckExact(toks) && !PyList_CheckExact(toks)) goto bad;
+        *total += PySequence_Fast_GET_SIZE(toks);
     }
     return 0;
 bad:
@@ -99,127 +125,140 @@ bad:
     return -1;
 }
 
-/* Item ``i`` of a list grown with placeholders (see `emit`) becomes ``item`` (stolen). */
-static inline void put(PyObject *list, Py_ssize_t i, PyObject *item) {
-    PyObject *old = PyList_GET_ITEM(list, i);
-    PyList_SET_ITEM(list, i, item);
-    Py_DECREF(old);
+/* An int32 output value (the output columns are array('i'): positions and ids of texts under 2 GiB). */
+static inline int put32(int32_t *col, Py_ssize_t i, int64_t v) {
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "emit: a position or id outside the int32 columns");
+        return -1;
+    }
+    col[i] = (int32_t)v;
+    return 0;
 }
 
-/* emit(entries, starts, orig, p_starts, p_ends, u8, rule, bases, holds, word,
- *      ids, tokens, offsets, byte_offsets, word_ids) -> irregular chunk indexes.
- * The tokens of a block of chunks (their cache ``entries``, chunk k at piece char
- * ``starts[k]``) appended to the five output lists. A token's char span: piece chars
- * ``starts[k] + first .. starts[k] + stop`` shifted by ``orig`` when the piece's alignment is
- * the identity (``p_starts`` None), else ``p_starts[starts[k] + first]`` ..
- * ``p_ends[starts[k] + last]``. Its bytes follow ``rule``; ``u8`` maps a char position of the
- * original text to its byte position (None: ASCII, the same number; then the byte span is the
- * char span's very tuple under the char rule). Word id of chunk k: ``word + k``. Nothing is
+/* The output object's columns (attributes of an `OutColumns`), new references. */
+static const char *const OUT_NAMES[] = {"ids", "starts", "ends", "byte_starts", "byte_ends", "word_ids"};
+#define N_OUT 6
+
+/* Append the filled int32 columns ``buf`` (N_OUT columns of ``total`` values) and the tokens to
+ * the output; on an error nothing stays appended. */
+static int append_out(PyObject *outs[N_OUT], PyObject *o_toks, const int32_t *buf, Py_ssize_t total, PyObject *toks) {
+    Py_ssize_t old[N_OUT];
+    int done = 0;
+    for (int c = 0; c < N_OUT; c++) old[c] = PyObject_Length(outs[c]);
+    for (int c = 0; c < N_OUT; c++) {
+        if (old[c] < 0) goto fail;
+        PyObject *mv = PyMemoryView_FromMemory((char *)(buf + c * total), total * (Py_ssize_t)sizeof(int32_t), PyBUF_READ);
+        PyObject *r = mv ? PyObject_CallMethod(outs[c], "frombytes", "O", mv) : NULL;
+        Py_XDECREF(mv);
+        if (!r) goto fail;
+        Py_DECREF(r);
+        done = c + 1;
+    }
+    Py_ssize_t nt = PyList_GET_SIZE(o_toks);
+    if (PyList_SetSlice(o_toks, nt, nt, toks) < 0) goto fail;
+    return 0;
+fail:
+    for (int c = 0; c < done; c++) PySequence_DelSlice(outs[c], old[c], PY_SSIZE_T_MAX);
+    return -1;
+}
+
+
+/* emit(entries, block, out) -> irregular chunk indexes: `emit_columns` of chunk_cache.py. The
+ * tokens of a block of chunks (their cache ``entries``, laid out by the `Block` tuple ``block``)
+ * appended to the `OutColumns` ``out``: ids, char and byte spans and word ids to its int32
+ * arrays, the token strings to its list. A token's char span: piece chars ``starts[k] + first
+ * .. starts[k] + stop`` shifted by ``orig`` when the piece's alignment is the identity
+ * (``p_starts`` None), else ``p_starts[starts[k] + first]`` .. ``p_ends[starts[k] + last]``.
+ * Its bytes follow ``rule``; ``u8`` maps a char position of the original text to its byte
+ * position (None: ASCII, the same number). Word id of chunk k: ``word + k``. Nothing is
  * appended when an error is raised. */
 PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *entries, *starts, *p_starts_o, *p_ends_o, *u8_o, *bases_o, *holds, *o_ids, *o_toks, *o_offs, *o_bytes, *o_words;
-    long long orig, word;
-    int rule;
-    if (!PyArg_ParseTuple(args, "O!O!LOOOiOOLO!O!O!O!O!", &PyList_Type, &entries, &PyList_Type, &starts, &orig,
-                          &p_starts_o, &p_ends_o, &u8_o, &rule, &bases_o, &holds, &word, &PyList_Type, &o_ids,
-                          &PyList_Type, &o_toks, &PyList_Type, &o_offs, &PyList_Type, &o_bytes, &PyList_Type, &o_words))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(entries), total;
-    if (PyList_GET_SIZE(starts) != n) {
-        PyErr_SetString(PyExc_ValueError, "emit: entries and starts differ in length");
+    PyObject *entries, *block, *out;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &entries, &PyTuple_Type, &block, &out)) return NULL;
+    if (PyTuple_GET_SIZE(block) != BLOCK_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "emit: block must be a Block (chunk_cache.py)");
         return NULL;
     }
+    PyObject *starts = PyTuple_GET_ITEM(block, BLOCK_STARTS), *holds = PyTuple_GET_ITEM(block, BLOCK_HOLDS);
+    PyObject *p_starts_o = PyTuple_GET_ITEM(block, BLOCK_P_STARTS), *u8_o = PyTuple_GET_ITEM(block, BLOCK_U8);
+    long long orig = PyLong_AsLongLong(PyTuple_GET_ITEM(block, BLOCK_ORIG));
+    long long word = PyLong_AsLongLong(PyTuple_GET_ITEM(block, BLOCK_WORD));
+    long rule = PyLong_AsLong(PyTuple_GET_ITEM(block, BLOCK_RULE));
+    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(entries), total;
     if (rule < RULE_CHARS || rule > RULE_HELD || (rule == RULE_HELD && (!PyList_Check(holds) || PyList_GET_SIZE(holds) != n))) {
         PyErr_SetString(PyExc_ValueError, "emit: a byte rule without its columns");
         return NULL;
     }
     if (check_entries(entries, &total) < 0) return NULL;
-    int identity = p_starts_o == Py_None;
-    IntCol ps = {0}, pe = {0}, u8 = {0}, bases = {0}; /* (a zeroed column closes as a no-op) */
-    PyObject *fill = NULL, *irregular = NULL, *result = NULL;
-    int grown = 0; /* output lists grown so far */
-    if (intcol_open(&ps, p_starts_o) < 0) goto done;
-    if (intcol_open(&pe, p_ends_o) < 0) goto done;
-    if (intcol_open(&u8, u8_o) < 0) goto done;
-    if (intcol_open(&bases, rule == RULE_HELD ? bases_o : Py_None) < 0) goto done;
-    if (rule == RULE_HELD && bases.n != n) {
-        PyErr_SetString(PyExc_ValueError, "emit: bases and entries differ in length");
+    int identity = p_starts_o == Py_None, ascii = u8_o == Py_None;
+    IntCol st = {0}, ps = {0}, pe = {0}, u8 = {0}, bases = {0}; /* (a zeroed column closes as a no-op) */
+    PyObject *outs[N_OUT] = {NULL}, *o_toks = NULL, *toks = NULL, *irregular = NULL, *result = NULL;
+    int32_t *buf = NULL;
+    if (intcol_open(&st, starts) < 0 || intcol_open(&ps, p_starts_o) < 0 ||
+        intcol_open(&pe, PyTuple_GET_ITEM(block, BLOCK_P_ENDS)) < 0 || intcol_open(&u8, u8_o) < 0 ||
+        intcol_open(&bases, rule == RULE_HELD ? PyTuple_GET_ITEM(block, BLOCK_BASES) : Py_None) < 0)
+        goto done;
+    if (st.n != n || (rule == RULE_HELD && bases.n != n)) {
+        PyErr_SetString(PyExc_ValueError, "emit: the block's columns and the entries differ in length");
         goto done;
     }
-    int ascii = u8_o == Py_None;
-    /* The five output lists grow once, by placeholders (one list of Nones), which the loop
-     * replaces; on an error they shrink back to their old lengths. */
-    PyObject *outs[5] = {o_ids, o_toks, o_offs, o_bytes, o_words};
-    Py_ssize_t old_len[5];
-    for (int c = 0; c < 5; c++) old_len[c] = PyList_GET_SIZE(outs[c]);
-    if (!(irregular = PyList_New(0)) || !(fill = PyList_New(total))) goto done;
-    for (Py_ssize_t i = 0; i < total; i++) PyList_SET_ITEM(fill, i, Py_NewRef(Py_None));
-    for (int c = 0; c < 5; c++) {
-        if (PyList_SetSlice(outs[c], old_len[c], old_len[c], fill) < 0) goto done;
-        grown = c + 1;
-    }
-    Py_CLEAR(fill);
+    for (int c = 0; c < N_OUT; c++)
+        if (!(outs[c] = PyObject_GetAttrString(out, OUT_NAMES[c]))) goto done;
+    if (!(o_toks = PyObject_GetAttrString(out, "tokens"))) goto done;
+    if (!PyList_Check(o_toks)) { PyErr_SetString(PyExc_TypeError, "emit: out.tokens must be a list"); goto done; }
+    if (!(irregular = PyList_New(0)) || !(toks = PyList_New(total))) goto done;
+    if (!(buf = PyMem_RawMalloc((size_t)(total ? total : 1) * N_OUT * sizeof(int32_t)))) { PyErr_NoMemory(); goto done; }
+    int32_t *o_ids = buf, *o_cs = buf + total, *o_ce = buf + 2 * total, *o_bs = buf + 3 * total,
+            *o_be = buf + 4 * total, *o_w = buf + 5 * total;
     Py_ssize_t at = 0;
-    LastEnd char_end = {NULL, 0}, byte_end = {NULL, 0};
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *e = PyList_GET_ITEM(entries, k);
-        PyObject *e_ids = PyTuple_GET_ITEM(e, ENTRY_IDS), *e_toks = PyTuple_GET_ITEM(e, ENTRY_TOKENS);
-        PyObject *first = PyTuple_GET_ITEM(e, ENTRY_FIRST), *stop = PyTuple_GET_ITEM(e, ENTRY_STOP);
-        PyObject *last = PyTuple_GET_ITEM(e, ENTRY_LAST);
-        PyObject *m_starts = PyTuple_GET_ITEM(e, ENTRY_MODEL_STARTS), *m_ends = PyTuple_GET_ITEM(e, ENTRY_MODEL_ENDS);
-        Py_ssize_t m = PyTuple_GET_SIZE(e_ids);
-        int64_t s = PyLong_AsLongLong(PyList_GET_ITEM(starts, k));
-        if (s == -1 && PyErr_Occurred()) goto done;
-        /* the chunk's first byte, when its tokens' bytes are its own model spans */
-        int own_bytes = rule == RULE_EXACT;
-        int64_t base = 0;
-        if (rule == RULE_HELD) {
+        PyObject *e_toks = PyTuple_GET_ITEM(e, ENTRY_TOKENS);
+        EntryCols ec;
+        if (entry_open(&ec, e) < 0) goto done;
+        Py_ssize_t m = ec.m;
+        int64_t s, base = 0;
+        int own_bytes = rule == RULE_EXACT; /* the chunk's first byte, when its tokens' bytes are its own model spans */
+        int ok = intcol_get(&st, k, &s) == 0 && m == PySequence_Fast_GET_SIZE(e_toks);
+        if (ok && rule == RULE_HELD) {
             int h = PyObject_IsTrue(PyList_GET_ITEM(holds, k));
-            if (h < 0) goto done;
-            own_bytes = h;
-            if (h && intcol_get(&bases, k, &base) < 0) goto done;
-        } else if (own_bytes) {
+            own_bytes = h > 0;
+            ok = h >= 0 && (!own_bytes || intcol_get(&bases, k, &base) == 0);
+        } else if (ok && own_bytes) {
             base = orig + s;
-            if (!ascii && intcol_get(&u8, orig + s, &base) < 0) goto done;
+            ok = ascii || intcol_get(&u8, orig + s, &base) == 0;
         }
-        PyObject *w = PyLong_FromLongLong(word + k);
-        if (!w) goto done;
-        for (Py_ssize_t j = 0; j < m; j++, at++) {
-            int64_t f, cs, ce;
-            if (slot_int(first, j, &f) < 0) { Py_DECREF(w); goto done; }
-            if (identity) {
-                int64_t t;
-                if (slot_int(stop, j, &t) < 0) { Py_DECREF(w); goto done; }
+        for (Py_ssize_t j = 0; ok && j < m; j++, at++) {
+            int64_t f, id, cs, ce, bs, be, t;
+            ok = entry_int(&ec, COL_IDS, j, &id) == 0 && entry_int(&ec, COL_FIRST, j, &f) == 0;
+            if (ok && identity) {
+                ok = entry_int(&ec, COL_STOP, j, &t) == 0;
                 cs = orig + s + f;
                 ce = orig + s + t;
-            } else {
-                int64_t l;
-                if (slot_int(last, j, &l) < 0 || intcol_get(&ps, s + f, &cs) < 0 || intcol_get(&pe, s + l, &ce) < 0) {
-                    Py_DECREF(w);
-                    goto done;
-                }
+            } else if (ok) {
+                ok = entry_int(&ec, COL_LAST, j, &t) == 0 && intcol_get(&ps, s + f, &cs) == 0 && intcol_get(&pe, s + t, &ce) == 0;
             }
-            PyObject *span = span_of(cs, ce, &char_end), *bspan;
-            if (!span) { Py_DECREF(w); goto done; }
-            put(o_offs, old_len[2] + at, span);
+            if (!ok) break;
             if (own_bytes) {
-                int64_t bs, be;
-                if (slot_int(m_starts, j, &bs) < 0 || slot_int(m_ends, j, &be) < 0) { Py_DECREF(w); goto done; }
-                bspan = span_of(base + bs, base + be, &byte_end);
+                ok = entry_int(&ec, COL_MSTARTS, j, &bs) == 0 && entry_int(&ec, COL_MENDS, j, &be) == 0;
+                bs += base;
+                be += base;
             } else if (ascii) {
-                bspan = Py_NewRef(span);
+                bs = cs;
+                be = ce;
             } else {
-                int64_t bs, be;
-                if (intcol_get(&u8, cs, &bs) < 0 || intcol_get(&u8, ce, &be) < 0) { Py_DECREF(w); goto done; }
-                bspan = span_of(bs, be, &byte_end);
+                ok = intcol_get(&u8, cs, &bs) == 0 && intcol_get(&u8, ce, &be) == 0;
             }
-            if (!bspan) { Py_DECREF(w); goto done; }
-            put(o_bytes, old_len[3] + at, bspan);
-            put(o_ids, old_len[0] + at, Py_NewRef(PyTuple_GET_ITEM(e_ids, j)));
-            put(o_toks, old_len[1] + at, Py_NewRef(PyTuple_GET_ITEM(e_toks, j)));
-            put(o_words, old_len[4] + at, Py_NewRef(w));
+            ok = ok && put32(o_ids, at, id) == 0 && put32(o_cs, at, cs) == 0 && put32(o_ce, at, ce) == 0 &&
+                 put32(o_bs, at, bs) == 0 && put32(o_be, at, be) == 0 && put32(o_w, at, word + k) == 0;
+            if (ok) PyList_SET_ITEM(toks, at, Py_NewRef(PySequence_Fast_GET_ITEM(e_toks, j)));
         }
-        Py_DECREF(w);
+        entry_close(&ec);
+        if (!ok) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "emit: an entry's tokens and ids differ in length");
+            goto done;
+        }
         int irr = PyObject_IsTrue(PyTuple_GET_ITEM(e, ENTRY_IRREGULAR));
         if (irr < 0) goto done;
         if (irr) {
@@ -228,16 +267,22 @@ PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
             Py_DECREF(kk);
         }
     }
+    if (append_out(outs, o_toks, buf, total, toks) < 0) goto done;
     result = Py_NewRef(irregular);
 done:
-    Py_XDECREF(fill);
-    if (!result) /* (an error: the output lists as they were) */
-        for (int c = 0; c < grown; c++) PyList_SetSlice(outs[c], old_len[c], PyList_GET_SIZE(outs[c]), NULL);
+    if (toks && !result) /* (unfilled items are NULL: list_dealloc skips them) */
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(toks); i++)
+            if (!PyList_GET_ITEM(toks, i)) PyList_SET_ITEM(toks, i, Py_NewRef(Py_None));
+    Py_XDECREF(toks);
     Py_XDECREF(irregular);
+    Py_XDECREF(o_toks);
+    for (int c = 0; c < N_OUT; c++) Py_XDECREF(outs[c]);
+    PyMem_RawFree(buf);
     intcol_close(&bases);
     intcol_close(&u8);
     intcol_close(&pe);
     intcol_close(&ps);
+    intcol_close(&st);
     return result;
 }
 

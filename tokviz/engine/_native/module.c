@@ -78,8 +78,7 @@ static PyMethodDef methods[] = {
     {"spm_unknown_values", py_spm_unknown_values, METH_VARARGS,
      "spm_unknown_values(text, ids, starts, ends, unk, values) -> values with unknown tokens as their text"},
     {"emit", py_emit, METH_VARARGS,
-     "emit(entries, starts, orig, p_starts, p_ends, u8, rule, bases, holds, word, ids, tokens, offsets, "
-     "byte_offsets, word_ids) -> irregular chunk indexes (appends a block's tokens to the five lists)"},
+     "emit(entries, block, out) -> irregular chunk indexes (appends a block's tokens to out's columns)"},
     {"bpe_utf8_entry", py_bpe_utf8_entry, METH_VARARGS,
      "bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> chunk cache entry of a byte-level chunk"},
     {"utf8_positions", py_utf8_positions, METH_VARARGS,
@@ -97,4 +96,24 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+/* The entry, rule and block layouts as module constants: chunk_cache.py checks at import that
+ * its SLOT_*, RULE_* and `Block` fields are the same numbers. */
+static int add_layout(PyObject *m) {
+    static const struct { const char *name; int value; } layout[] = {
+        {"ENTRY_IDS", ENTRY_IDS}, {"ENTRY_TOKENS", ENTRY_TOKENS}, {"ENTRY_FIRST", ENTRY_FIRST},
+        {"ENTRY_STOP", ENTRY_STOP}, {"ENTRY_LAST", ENTRY_LAST}, {"ENTRY_MODEL_STARTS", ENTRY_MODEL_STARTS},
+        {"ENTRY_MODEL_ENDS", ENTRY_MODEL_ENDS}, {"ENTRY_EMPTIES", ENTRY_EMPTIES},
+        {"ENTRY_BYTE_PIECES", ENTRY_BYTE_PIECES}, {"ENTRY_IRREGULAR", ENTRY_IRREGULAR}, {"ENTRY_SLOTS", ENTRY_SLOTS},
+        {"RULE_CHARS", RULE_CHARS}, {"RULE_EXACT", RULE_EXACT}, {"RULE_HELD", RULE_HELD},
+        {"BLOCK_FIELDS", BLOCK_FIELDS},
+    };
+    for (size_t k = 0; k < sizeof(layout) / sizeof(layout[0]); k++)
+        if (PyModule_AddIntConstant(m, layout[k].name, layout[k].value) < 0) return -1;
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__native(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && add_layout(m) < 0) Py_CLEAR(m);
+    return m;
+}

@@ -201,6 +201,9 @@ enum { ENTRY_IDS, ENTRY_TOKENS, ENTRY_FIRST, ENTRY_STOP, ENTRY_LAST, ENTRY_MODEL
  * of its char span; its chunk's first byte plus the model's span, in every chunk; the same in
  * the chunks flagged in ``holds`` (first bytes in ``bases``) and the char rule elsewhere. */
 enum { RULE_CHARS, RULE_EXACT, RULE_HELD };
+/* The layout of a `Block` (chunk_cache.py): BLOCK_* are its fields' positions. */
+enum { BLOCK_STARTS, BLOCK_ORIG, BLOCK_P_STARTS, BLOCK_P_ENDS, BLOCK_U8, BLOCK_RULE, BLOCK_BASES, BLOCK_HOLDS,
+       BLOCK_WORD, BLOCK_FIELDS };
 
 
 /* ------------------------------------------------------------------ the module's functions */
