@@ -1,8 +1,8 @@
 """Build script for the optional native core; all metadata lives in pyproject.toml.
 
-The C extension ``tokviz.engine._native`` (the engine's hot loops: BPE merges, the Unigram
-Viterbi, the SentencePiece kernels and the encode's column loop) is built
-when a C compiler works. When it does not, the build warns and goes on without it, and the
+The C extensions ``tokviz.engine._native`` (the engine's hot loops: BPE merges, the Unigram
+Viterbi, the SentencePiece kernels and the encode's column loop) and ``tokviz.training._count``
+(BPE training's pair queue) are built when a C compiler works. When it does not, the build warns and goes on without it, and the
 engine runs its pure-Python kernels with identical results (the pattern of MarkupSafe's optional
 speedups). ``TOKVIZ_PURE_PYTHON=1`` at run time selects the pure-Python kernels as well.
 """
@@ -57,7 +57,10 @@ _SOURCES = [f"tokviz/engine/_native/{name}.c" for name in ("module", "bpe", "uni
 
 setup(
     ext_modules=[
-        Extension("tokviz.engine._native", _SOURCES, depends=["tokviz/engine/_native/table.h"], optional=True)
+        Extension("tokviz.engine._native", _SOURCES, depends=["tokviz/engine/_native/table.h"], optional=True),
+        Extension("tokviz.engine._scan", ["tokviz/engine/_scan.c"], depends=["tokviz/engine/_scan_tables.h"], optional=True),
+        # BPE training's pair queue (tokviz.training.merges.PyPairQueue is its pure-Python twin)
+        Extension("tokviz.training._count", ["tokviz/training/_count.c"], optional=True),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -44,7 +44,7 @@ def bundle(rel: str) -> Path:
 
 def corpus_bench(path: Path, lines: list[str]) -> None:
     import tokviz
-    from tokviz.analysis.corpus import TokenizerSpec, can_fork, run_corpus
+    from tokviz.analysis.corpus import TokenizerSpec, run_corpus
 
     specs = [TokenizerSpec(k, str(bundle(rel))) for k, rel in BUNDLES.items()]
     cores = os.cpu_count() or 1
@@ -72,7 +72,7 @@ def corpus_bench(path: Path, lines: list[str]) -> None:
     print(f"  1 process      {one.seconds:7.2f} s wall, {one_cpu:7.2f} s CPU: the C9 statistics (lossless "
           f"decode included) add {(one_cpu - load_cpu - encode_cpu) / encode_cpu:.2f}x the encode's CPU")
     print(f"  {cores} processes    {many.seconds:7.2f} s wall, {c4 - c3:7.2f} s CPU ({parent_cpu:.2f} s parent, "
-          f"{c4 - c3 - parent_cpu:.2f} s workers; {'forked' if can_fork() else 'spawned'})   "
+          f"{c4 - c3 - parent_cpu:.2f} s workers; workers load their own tokenizers)   "
           f"speed-up {one.seconds / many.seconds:.2f}x (target ~{cores}x)")
     print(f"  CPU this run got: {(c4 - c3) / many.seconds:.2f} of {cores} cores (a loaded machine caps the "
           f"speed-up); pool CPU / one-process CPU = {(c4 - c3) / one_cpu:.2f}")

@@ -15,10 +15,11 @@ Targets (issue 28, with the native core): cold tokviz/ref >= 2.0 vs HF tokenizer
 tiktoken's encode_ordinary; warm >= 3.0 vs HF and >= 1.0 vs tiktoken.
 
     python bench/bench_encode.py                       # the tuning mix (~2.9 MB), all bundles
-    python bench/bench_encode.py --mix heldout         # the held-out mix (~2.8 MB)
+    python bench/bench_encode.py --corpus heldout      # the held-out mix
     python bench/bench_encode.py --corpus my_texts/    # your own files, one document each
     python bench/bench_encode.py --memory              # peak RSS of one 20 MB encode, per input byte
     python bench/bench_encode.py --scale 0.1 --only o200k_base qwen3
+    python bench/bench_encode.py --corpus heldout --only gpt2 cl100k_base o200k_base
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def memory(args: argparse.Namespace, rows: list[tuple[str, str, Path]]) -> None:
     import subprocess
 
     here = str(Path(__file__).resolve().parent)
-    extra = ["--mix", args.mix] + (["--corpus", str(args.corpus)] if args.corpus else [])
+    extra = ["--corpus", str(args.corpus), "--scale", str(args.scale)]
     print(f"memory: peak RSS growth of one encode of {args.memory_mb:g} MB (target <= 40 bytes per input byte)")
     print(f"{'tokenizer':<18} {'text':<10} {'MB':>6} {'tokens':>10} {'peak MB':>9} {'B/byte':>7} {'time':>7}")
     for name, _, path in rows:
@@ -172,7 +173,7 @@ def main() -> None:
     docs = [t for _, t in corpus.parts]
     n_bytes = sum(len(d.encode("utf-8")) for d in docs)
     mb = n_bytes / 1e6
-    print(f"corpus ({args.corpus or args.mix}): {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
+    print(f"corpus ({args.corpus}): {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
     print(f"tokviz {tokviz.__file__}, kernels: {tokviz.engine.backend()}")
     bundles = shared_dir() / "bundles"
     rows = [(n, "tokenizers", bundles / r) for n, r in HF_BUNDLES.items()]

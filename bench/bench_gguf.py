@@ -8,7 +8,10 @@ equivalent published tokenizer.
   tokenizers on qwen3's tokenizer.json for qwen2, on bert-base-uncased's for bert-bge.
   Ratio = reference CPU time / tokviz CPU time (1.0 = as fast; 0.1 = ten times slower).
 
-    python bench/bench_gguf.py [--scale 0.05]
+    python bench/bench_gguf.py [--scale 0.05] [--file other.gguf ...]
+
+``--file`` adds GGUF files (e.g. llama.cpp's ggml-vocab-gemma-4.gguf from the fixture cache) to the
+load and encode columns; they have no reference column.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ def reference(spec: str, bundles: Path):  # noqa: ANN201
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=0.05, help="fraction of the mixed corpus to encode")
+    ap.add_argument("--file", type=Path, action="append", default=[], help="another GGUF file to time")
     args = ap.parse_args()
     shared = shared_dir()
     if shared is None:
@@ -77,8 +81,9 @@ def main() -> None:
     print(f"corpus: {len(text):,} chars")
     print(f"{'file':<12} {'load s':>8} {'reader s':>9} {'ratio':>6} {'cold s':>8} {'warm s':>8} {'ref s':>7} "
           f"{'cold':>6} {'warm':>6}")
-    for name in GGUFS:
-        path = bundles / "gguf" / f"ggml-vocab-{name}.gguf"
+    files = [(name, bundles / "gguf" / f"ggml-vocab-{name}.gguf") for name in GGUFS]
+    files += [(p.stem.removeprefix("ggml-vocab-"), p) for p in args.file]
+    for name, path in files:
         t_load, tok = cpu(lambda: tokviz.load(path))  # noqa: B023
         t_reader = reader_time(path)
         t_cold, ids = cpu(lambda: tok.encode(text, add_special_tokens=False).ids)  # noqa: B023

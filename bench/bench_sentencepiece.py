@@ -14,7 +14,7 @@ Targets: issue 3 (pure Python) encode >= 0.15 of sentencepiece, lattice + margin
 issue 28 (native core) >= 0.5 on documents cold, >= 0.3 line by line (results kept), >= 1.0 warm.
 
     python bench/bench_sentencepiece.py                 # the tuning mix
-    python bench/bench_sentencepiece.py --mix heldout   # the held-out mix
+    python bench/bench_sentencepiece.py --corpus heldout   # the held-out mix
     python bench/bench_sentencepiece.py --scale 0.2 --only albert-30k-clean
 """
 

@@ -1,8 +1,12 @@
 """Training speed and quality: tokviz trainers vs HF tokenizers (and sentencepiece), one process.
 
 * bpe: byte-level BPE to 8,000 on the mixed corpus (botchan + wagahaiwa + ~1.5 MB stdlib source,
-  one text per line) vs HF ``BpeTrainer`` single-threaded (``RAYON_NUM_THREADS=1``), both from raw
-  lines (word counting included). Also checks the merges are identical. Target: tokviz/HF <= 3.
+  one text per line) and on a held-out corpus (``--corpus held-out``: ~3 MB of the stdlib's
+  packages, whose files the mixed corpus never holds) vs HF ``BpeTrainer``, both from raw text
+  (word counting included): from a list of lines against ``train_from_iterator`` single-threaded
+  (``RAYON_NUM_THREADS=1``); from 8 files with `tokviz.training.corpus.train_corpus` on 1 and 2
+  local processes against ``Tokenizer.train(files)`` on 1 and 2 threads (the 2-thread run in a
+  subprocess). Also checks the merges are identical. Target: tokviz/HF <= 1.5.
 * scrub: the merge slider's cost per step on a 100 KB corpus (segmentation of every corpus word,
   pair-count table, corpus token count at step k), stepping one by one and jumping at random.
   Target: < 50 ms per step.
@@ -13,6 +17,7 @@
 
     python bench/bench_train.py                 # everything (a few minutes)
     python bench/bench_train.py --only bpe scrub
+    python bench/bench_train.py --only bpe --corpus held-out
 """
 
 from __future__ import annotations
@@ -46,14 +51,63 @@ def _timed(fn):  # noqa: ANN001, ANN202
 _CPU: list[float] = []
 
 
-def bench_bpe(vocab_size: int) -> None:
+def held_out_corpus(budget: int = 3_000_000) -> str:
+    """About ``budget`` bytes of the stdlib's packages (``*/*.py``, tests left out): files that the
+    mixed corpus (top-level ``*.py`` only) never holds."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    chunks: list[str] = []
+    size = 0
+    for path in sorted(stdlib.glob("*/*.py")):
+        if "test" in path.parent.name or "site-packages" in str(path):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        chunks.append(text)
+        size += len(text.encode("utf-8"))
+        if size >= budget:
+            break
+    return "".join(chunks)
+
+
+_HF_FILES = """
+import json, sys, time
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tr = trainers.BpeTrainer(vocab_size=int(sys.argv[1]), show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+t = time.perf_counter()
+tok.train(sys.argv[2:], tr)
+print(json.dumps({"seconds": time.perf_counter() - t, "merges": json.loads(tok.to_str())["model"]["merges"]}))
+"""
+
+
+def _hf_files(vocab_size: int, files: list[str], threads: int) -> tuple[float, list]:  # type: ignore[type-arg]
+    import subprocess
+
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads)}
+    out = subprocess.run([sys.executable, "-c", _HF_FILES, str(vocab_size), *files], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    got = json.loads(out)
+    return got["seconds"], [tuple(m) for m in got["merges"]]
+
+
+def bench_bpe(vocab_size: int, which: str = "mixed") -> None:
+    import tempfile
+
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+    from tokviz.training.base import run_to_result
     from tokviz.training.bpe import BpeTrainer
+    from tokviz.training.corpus import train_corpus
 
-    corpus = mixed_corpus()
-    lines = corpus.text.splitlines()
-    print(f"== byte-level BPE to {vocab_size} on the mixed corpus: {len(corpus.text.encode()):,} bytes, {len(lines):,} lines")
+    text = mixed_corpus().text if which == "mixed" else held_out_corpus()
+    lines = text.splitlines()
+    print(f"== byte-level BPE to {vocab_size} on the {which} corpus: {len(text.encode()):,} bytes, {len(lines):,} lines; "
+          f"{os.popen('uptime').read().strip()}")
 
     def hf() -> Tokenizer:
         tok = Tokenizer(models.BPE())
@@ -70,11 +124,26 @@ def bench_bpe(vocab_size: int) -> None:
     t_hist, _ = _timed(lambda: BpeTrainer.byte_level(vocab_size=vocab_size).run(lines))
     model = json.loads(tok.to_str())["model"]
     same = [tuple(m) for m in model["merges"]] == res.model_merges and model["vocab"] == res.vocab
+    print("  from a list of lines:")
     print(f"  HF BpeTrainer (1 thread)     {t_hf:7.2f} s")
-    print(f"  tokviz                        {t_ours:7.2f} s   ratio tokviz/HF {t_ours / t_hf:5.2f}  (target <= 3)")
+    print(f"  tokviz                        {t_ours:7.2f} s   ratio tokviz/HF {t_ours / t_hf:5.2f}  (target <= 1.5)")
     print(f"  tokviz + slider history       {t_hist:7.2f} s   ratio tokviz/HF {t_hist / t_hf:5.2f}")
     print(f"  CPU time: HF {c_hf:.2f} s, tokviz {c_ours:.2f} s, ratio {c_ours / c_hf:5.2f}")
     print(f"  merges and vocab identical to HF: {same} ({len(res.model_merges)} merges)")
+    with tempfile.TemporaryDirectory() as tmp:
+        per = -(-len(lines) // 8)
+        files = []
+        for k in range(8):
+            f = Path(tmp) / f"part-{k}.txt"
+            f.write_text("".join(line + "\n" for line in lines[k * per : (k + 1) * per]), encoding="utf-8")
+            files.append(str(f))
+        print("  from 8 files (train_corpus vs Tokenizer.train(files)):")
+        for n in (1, 2):
+            t_h, merges = _hf_files(vocab_size, files, n)
+            t_t, r = _timed(lambda: run_to_result(train_corpus(
+                BpeTrainer.byte_level(vocab_size=vocab_size, record_history=False), files, workers=n)))
+            print(f"  {n} thread(s) / process(es): HF {t_h:6.2f} s, tokviz {t_t:6.2f} s (CPU here {_CPU[-1]:.2f} s), "
+                  f"ratio {t_t / t_h:5.2f}; merges identical: {r.model_merges == merges}")
 
 
 def bench_scrub() -> None:
@@ -163,10 +232,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=["bpe", "scrub", "unigram"], default=None)
     ap.add_argument("--vocab-size", type=int, default=8000)
+    ap.add_argument("--corpus", choices=["mixed", "held-out", "both"], default="both", help="the BPE corpus")
     args = ap.parse_args()
     which = args.only or ["bpe", "scrub", "unigram"]
     if "bpe" in which:
-        bench_bpe(args.vocab_size)
+        for name in (("mixed", "held-out") if args.corpus == "both" else (args.corpus,)):
+            bench_bpe(args.vocab_size, name)
     if "scrub" in which:
         bench_scrub()
     if "unigram" in which:

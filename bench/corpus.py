@@ -1,39 +1,32 @@
-"""The corpora the bench scripts measure on: the tuning mix, a held-out mix, or files of your own.
-
-``mixed_corpus`` (the mix the engine was tuned on): English, Japanese and Python source.
+"""The "mixed corpus" every bench script measures on: English, Japanese and Python source.
 
 botchan.txt + wagahaiwa_nekodearu.txt from the shared corpora, plus about 1.5 MB of Python
 source taken deterministically from the running interpreter's standard library (the ``stdlib``
 directory from `sysconfig`), so the corpus exists on any machine without downloads: the
 top-level ``*.py`` files in sorted name order until the budget is reached.
 
-``heldout_corpus`` (a second mix, never tuned on): English technical prose (the stdlib's
-``pydoc_data/topics.py``), Python packages that are not top-level modules (``email``,
-``asyncio``), generated C / JavaScript / JSON source, the two shared corpora with their sentences
-shuffled and their numbers, case and spacing varied, and generated Chinese and Korean text. All of
-it is deterministic (a seeded ``random.Random``) on one Python.
+`heldout_corpus` is a second mix for checking speed on text nobody tuned on (``--corpus
+heldout`` in the benches that take it): the shared corpora's lines shuffled together, code in
+six languages and CJK/multilingual text, the last two generated from a fixed seed (see
+`generated_code` and `generated_cjk`).
 
-``files_corpus(path)``: every file under ``path`` (or the one file) as one document each.
+Run it to see what it contains::
 
-Run it to see what a mix contains::
-
-    python bench/corpus.py [--mix heldout | --corpus PATH]
+    python bench/corpus.py
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import random
-import re
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "Corpus", "mixed_corpus", "heldout_corpus", "files_corpus", "corpus_from_args", "add_corpus_args",
-    "shared_dir", "python_source",
-]
+import random
+
+__all__ = ["Corpus", "mixed_corpus", "heldout_corpus", "corpus_named", "files_corpus", "add_corpus_args",
+           "corpus_from_args", "shared_dir", "python_source", "generated_code", "generated_cjk"]
 
 PYTHON_BUDGET = 1_500_000  # bytes of Python source
 
@@ -101,121 +94,145 @@ def mixed_corpus(*, python_budget: int = PYTHON_BUDGET, scale: float = 1.0) -> C
     return Corpus(tuple(parts))
 
 
-_IDENTS = (
-    "buffer", "count", "index", "value", "result", "node", "parent", "child", "offset", "length",
-    "token", "state", "config", "handler", "request", "response", "cache", "entry", "items", "key",
-    "width", "height", "error", "status", "path", "name", "data", "size", "flags", "mode", "user",
-)
-_TYPES = ("int", "size_t", "uint32_t", "char *", "const char *", "double", "struct node *", "bool")
+_WORDS = (
+    "value index count result buffer token offset parser config request handler stream cache "
+    "user order item state error limit cursor vector matrix tensor layer batch epoch weight node"
+).split()
 
 
 def _ident(rng: random.Random) -> str:
-    a, b = rng.choice(_IDENTS), rng.choice(_IDENTS)
-    return rng.choice((a, f"{a}_{b}", a + b.capitalize(), f"{a}{rng.randrange(10)}"))
+    parts = [rng.choice(_WORDS) for _ in range(rng.randint(1, 3))]
+    style = rng.random()
+    if style < 0.4:
+        return "_".join(parts)
+    if style < 0.8:
+        return parts[0] + "".join(p.title() for p in parts[1:])
+    return "".join(p.title() for p in parts)
 
 
-def generated_code(budget: int, *, seed: int = 28) -> str:
-    """C functions, JavaScript classes and JSON records, built from a seeded generator."""
+def _literal(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.3:
+        return str(rng.randint(0, 10 ** rng.randint(1, 12)))
+    if r < 0.45:
+        return f"0x{rng.getrandbits(rng.choice((8, 16, 32, 64))):X}"
+    if r < 0.6:
+        return f"{rng.uniform(-1e4, 1e4):.{rng.randint(1, 6)}f}"
+    words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 6)))
+    return rng.choice(('"{}"', "'{}'", '"{}\\n"', '"{}: %d\\t"')).format(words)
+
+
+def _code_line(rng: random.Random, lang: str, depth: int) -> str:
+    a, b, lit = _ident(rng), _ident(rng), _literal(rng)
+    comment = rng.choice(["", "", "", f"  # TODO: {rng.choice(_WORDS)} isn't {rng.choice(_WORDS)}'s",
+                          "  // 修正: キャッシュを再利用する", "  /* n >= 0 && n <= 255 */"])
+    if lang == "python":
+        body = rng.choice([f"{a} = {b}({lit}, key={a!s})", f"if {a} is not None and {b} >= {lit}:",
+                           f"return [{a} for {a} in {b} if {a}]", f"{a}.{b} += {lit}"])
+        return "    " * depth + body + comment.replace("//", "#").replace("/*", "#").replace(" */", "")
+    if lang in ("js", "c"):
+        decl = "const" if lang == "js" else rng.choice(["int", "size_t", "uint32_t", "static char *"])
+        body = rng.choice([f"{decl} {a} = {b}({lit});", f"if ({a} != {b} && {a}->{b} > {lit}) {{",
+                           f"for (int i = 0; i < {a}; ++i) {b}[i] ^= {lit};", f"return {a} ? {b} : {lit};"])
+        return "\t" * depth + body + comment.replace("#", "//")
+    if lang == "json":
+        return "  " * depth + f'"{a}": {lit if not lit.startswith(chr(39)) else chr(34) + b + chr(34)},'
+    if lang == "html":
+        return "  " * depth + f'<div class="{a}" data-{b}="{rng.randint(0, 999)}">{b} &amp; {a}</div>'
+    return f"{a}=$(grep -c '{b}' \"${{{a}}}\") && echo \"{b}: ${a}\" >> /tmp/{b}.log"  # shell
+
+
+def generated_code(size: int, *, seed: int = 20260) -> str:
+    """About ``size`` characters of code-like text in Python, JavaScript, C, JSON, HTML and
+    shell: identifiers in three case styles, numbers, hex, strings with escapes, comments in
+    English and Japanese, indentation by spaces and tabs, a quarter of the files with CRLF."""
     rng = random.Random(seed)
     out: list[str] = []
-    size = 0
-    while size < budget:
-        kind = rng.randrange(3)
-        if kind == 0:
-            args = ", ".join(f"{rng.choice(_TYPES)} {_ident(rng)}" for _ in range(rng.randrange(1, 4)))
-            body = "".join(
-                f"    if ({_ident(rng)} {rng.choice(('<', '>=', '!=', '=='))} {rng.randrange(-9, 4096)}) {{\n"
-                f"        {_ident(rng)} += {_ident(rng)}[{rng.randrange(64)}] * 0x{rng.randrange(1 << 16):04x};\n"
-                f"    }}\n"
-                for _ in range(rng.randrange(1, 6))
-            )
-            block = f"static {rng.choice(_TYPES)} {_ident(rng)}({args})\n{{\n{body}    return 0;\n}}\n\n"
-        elif kind == 1:
-            methods = "".join(
-                f"  {_ident(rng)}({_ident(rng)}) {{\n    const {_ident(rng)} = this.{_ident(rng)}"
-                f".map((x) => x * {rng.random():.3f});\n    return `${{{_ident(rng)}}}/{rng.randrange(999)}`;\n  }}\n"
-                for _ in range(rng.randrange(1, 5))
-            )
-            block = f"export class {_ident(rng).capitalize()} {{\n{methods}}}\n\n"
-        else:
-            fields = ",\n".join(
-                f'  "{_ident(rng)}": ' + rng.choice((
-                    str(rng.randrange(10**6)), f"{rng.uniform(-1e3, 1e3):.6g}", "null", "true",
-                    f'"{rng.choice(_IDENTS)}-{rng.randrange(10**4):04d}"',
-                ))
-                for _ in range(rng.randrange(2, 8))
-            )
-            block = "{\n" + fields + "\n}\n"
-        out.append(block)
-        size += len(block)
+    total = 0
+    while total < size:
+        lang = rng.choice(["python", "js", "c", "json", "html", "shell"])
+        nl = "\r\n" if rng.random() < 0.25 else "\n"
+        lines = []
+        depth = 0
+        for _ in range(rng.randint(20, 120)):
+            lines.append(_code_line(rng, lang, depth))
+            depth = max(0, min(5, depth + rng.choice((-1, 0, 0, 1))))
+            if rng.random() < 0.1:
+                lines.append("")
+        text = nl.join(lines) + nl + nl
+        out.append(text)
+        total += len(text)
     return "".join(out)
 
 
-def _shuffled_sentences(text: str, rng: random.Random, *, budget: int, cjk: bool) -> str:
-    pieces = [p for p in re.split(r"(?<=[。！？])" if cjk else r"(?<=[.!?])\s+", text) if p.strip()]
-    rng.shuffle(pieces)
-    out: list[str] = []
-    size = 0
-    for i, piece in enumerate(pieces):
-        if not cjk and i % 7 == 3:
-            piece = piece.upper()
-        if i % 5 == 1:
-            piece = f"{rng.randrange(1, 2100)}{'年' if cjk else ', '}{piece}"
-        out.append(piece + rng.choice(("\n", "\n\n", "  ", "\t")) if not cjk or i % 9 == 8 else piece)
-        size += len(piece.encode("utf-8"))
-        if size >= budget:
-            break
-    return (" " if not cjk else "").join(out)
+_CJK_PUNCT = "，。、！？：；「」『』（）【】…・〜"
+_OTHER_WORDS = ["Привет", "мир", "Ελληνικά", "καλημέρα", "مرحبا", "بالعالم", "नमस्ते", "दुनिया",
+                "café", "naïve", "Zürich", "e\u0301te\u0301", "Ａｐｐｌｅ", "ＡＢＣ１２３", "iPhone", "GPT-4o"]
+_EMOJI = ["😀", "👍🏽", "👨\u200d👩\u200d👧", "🏳\ufe0f\u200d🌈", "❤\ufe0f", "🇯🇵"]
 
 
-def generated_cjk(han_source: str, budget: int, *, seed: int = 28) -> str:
-    """Chinese-like text (words of 1-3 ideographs from ``han_source``) and Korean syllables."""
+def _cjk_run(rng: random.Random) -> str:
+    kind = rng.random()
+    n = rng.randint(1, 12)
+    if kind < 0.45:  # Han, weighted to the common range
+        return "".join(chr(rng.choice((rng.randint(0x4E00, 0x62FF), rng.randint(0x4E00, 0x9FA5)))) for _ in range(n))
+    if kind < 0.65:
+        return "".join(chr(rng.randint(0x3041, 0x3093)) for _ in range(n))  # hiragana
+    if kind < 0.75:
+        return "".join(chr(rng.randint(0x30A1, 0x30F6)) for _ in range(n))  # katakana
+    return "".join(chr(rng.randint(0xAC00, 0xD7A3)) for _ in range(rng.randint(1, 4)))  # hangul syllables
+
+
+def generated_cjk(size: int, *, seed: int = 31337) -> str:
+    """About ``size`` characters of CJK-heavy text: Han, kana and Hangul runs with full-width
+    punctuation and spaces (Korean), numbers, Latin and full-width words, other scripts with
+    combining marks, emoji with ZWJ and skin tones, paragraphs by blank lines."""
     rng = random.Random(seed)
-    # drawn by frequency (every occurrence in the source), so common ideographs dominate as in text
-    han = [c for c in han_source if "\u4e00" <= c <= "\u9fff"] or ["字"]
-    leads, vowels, tails = (0, 2, 3, 5, 6, 7, 9, 11, 12, 18), (0, 4, 8, 13, 18, 20), (0, 0, 0, 4, 8, 16, 21, 1)
     out: list[str] = []
-    size = 0
-    while size < budget:
-        if rng.randrange(3):
-            words = ["".join(rng.choice(han) for _ in range(rng.randrange(1, 4))) for _ in range(rng.randrange(4, 16))]
-            line = "".join(w + (rng.choice("，、") if rng.random() < 0.15 else "") for w in words)
-            line += rng.choice("。！？") + ("\n" if rng.random() < 0.3 else "")
-        else:
-            words = [
-                "".join(
-                    chr(0xAC00 + (rng.choice(leads) * 21 + rng.choice(vowels)) * 28 + rng.choice(tails))
-                    for _ in range(rng.randrange(1, 5))
-                )
-                for _ in range(rng.randrange(3, 12))
-            ]
-            line = " ".join(words) + rng.choice((". ", "? ", "다.\n"))
-        out.append(line)
-        size += len(line.encode("utf-8"))
+    total = 0
+    while total < size:
+        sentence: list[str] = []
+        for _ in range(rng.randint(3, 25)):
+            r = rng.random()
+            if r < 0.7:
+                sentence.append(_cjk_run(rng) + (" " if rng.random() < 0.2 else ""))
+            elif r < 0.8:
+                sentence.append(rng.choice(_CJK_PUNCT))
+            elif r < 0.88:
+                sentence.append(f" {rng.randint(0, 99999)}{rng.choice(['年', '円', '%', '個', ' km'])}")
+            elif r < 0.96:
+                sentence.append(f" {rng.choice(_OTHER_WORDS)} ")
+            else:
+                sentence.append(rng.choice(_EMOJI))
+        text = "".join(sentence) + rng.choice(["。", "！", "？", "."]) + ("\n\n" if rng.random() < 0.15 else "\n")
+        out.append(text)
+        total += len(text)
     return "".join(out)
 
 
-def heldout_corpus(*, scale: float = 1.0) -> Corpus:
-    """The held-out mix (about 3 MB): see the module docstring."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
+def heldout_corpus(*, scale: float = 1.0, seed: int = 7) -> Corpus:
+    """The held-out mix (see the module docstring): about 1.2 MB of the shared corpora's lines
+    shuffled together, 1 MB of generated code and 0.6 MB of generated CJK text."""
     corpora = shared_dir() / "corpora"
-    rng = random.Random(28)
-    botchan = (corpora / "botchan.txt").read_text(encoding="utf-8")
-    neko = (corpora / "wagahaiwa_nekodearu.txt").read_text(encoding="utf-8")
-    packages = "".join(
-        p.read_text(encoding="utf-8") for d in ("email", "asyncio") for p in sorted((stdlib / d).rglob("*.py"))
-    )
+    lines: list[str] = []
+    for path in sorted(corpora.glob("*.txt")):
+        lines += path.read_text(encoding="utf-8").splitlines(keepends=True)
+    random.Random(seed).shuffle(lines)
     parts = [
-        ("pydoc-topics", (stdlib / "pydoc_data" / "topics.py").read_text(encoding="utf-8")[:500_000]),
-        ("py-packages", packages[:500_000]),
-        ("generated-code", generated_code(500_000)),
-        ("prose-shuffled", _shuffled_sentences(botchan, rng, budget=250_000, cjk=False)),
-        ("ja-shuffled", _shuffled_sentences(neko, rng, budget=500_000, cjk=True)),
-        ("zh-ko-generated", generated_cjk(neko, 500_000)),
+        ("shared-lines-shuffled", "".join(lines)),
+        ("generated-code", generated_code(1_000_000)),
+        ("generated-cjk", generated_cjk(600_000)),
     ]
     if scale < 1.0:
         parts = [(n, t[: int(len(t) * scale)]) for n, t in parts]
     return Corpus(tuple(parts))
+
+
+def corpus_named(name: str, *, scale: float = 1.0) -> Corpus:
+    """``"mixed"`` (the default corpus) or ``"heldout"``."""
+    if name == "heldout":
+        return heldout_corpus(scale=scale)
+    return mixed_corpus(scale=scale)
 
 
 def files_corpus(path: Path, *, scale: float = 1.0) -> Corpus:
@@ -234,20 +251,17 @@ def files_corpus(path: Path, *, scale: float = 1.0) -> Corpus:
 
 
 def add_corpus_args(ap: argparse.ArgumentParser) -> None:
-    """The ``--mix`` / ``--corpus`` / ``--scale`` options every encode bench takes."""
+    """The ``--corpus`` / ``--scale`` options every encode bench takes."""
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of each corpus part (default: all)")
-    ap.add_argument("--mix", choices=("tuning", "heldout"), default="tuning",
-                    help="built-in mix: the one tuned on (default) or the held-out one")
-    ap.add_argument("--corpus", type=Path, default=None,
-                    help="a file or folder of UTF-8 files to measure on instead of a built-in mix")
+    ap.add_argument("--corpus", default="mixed", metavar="mixed|heldout|PATH",
+                    help="a built-in mix (the tuning mix 'mixed', or 'heldout'), or a file or folder of UTF-8 files")
 
 
 def corpus_from_args(args: argparse.Namespace) -> Corpus:
-    if args.corpus is not None:
-        return files_corpus(args.corpus, scale=args.scale)
-    if args.mix == "heldout":
-        return heldout_corpus(scale=args.scale)
-    return mixed_corpus(scale=args.scale)
+    """The corpus ``add_corpus_args``' options name."""
+    if args.corpus in ("mixed", "heldout"):
+        return corpus_named(args.corpus, scale=args.scale)
+    return files_corpus(Path(args.corpus), scale=args.scale)
 
 
 def main() -> None:

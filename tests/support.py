@@ -69,8 +69,9 @@ def corpus_text(name: str) -> str:
     return (SHARED / "corpora" / name).read_text(encoding="utf-8")  # type: ignore[operator]
 
 
-# Fixtures that may not be committed (licenses): .ci/run fills this folder with `pip download`
-# (llama-models==0.3.0, openai-whisper==20250625) before pytest; locally point
+# Fixtures that may not be committed (licenses, size): .ci/run fills this folder with `pip download`
+# (llama-models, openai-whisper, llama-cpp-python's sdist, open-clip-torch) and `npm pack`
+# (js-tiktoken, @anthropic-ai/tokenizer) before pytest; locally point
 # TOKVIZ_FIXTURE_CACHE at a folder holding those downloads, or the tests skip with a reason.
 FIXTURE_CACHE = Path(os.environ.get("TOKVIZ_FIXTURE_CACHE") or ROOT / ".fixture-cache")
 
@@ -89,6 +90,36 @@ def fixture_extract(archive_glob: str, dest: Path) -> Path:
     tops = [p for p in dest.iterdir() if p.is_dir()]
     # an sdist unpacks into "<name>-<version>/"; a wheel puts its packages at the top
     return tops[0] if fmt == "gztar" and len(tops) == 1 else dest
+
+
+def fixture_members(archive_glob: str, suffixes: tuple[str, ...], dest: Path) -> dict[str, Path]:
+    """Extract only the members of the downloaded archive matching ``archive_glob`` whose paths
+    end with one of ``suffixes`` (an sdist of 76 MB holds three files a test needs) into
+    ``dest``; ``{suffix: path}``. Skips (fails in CI) when the archive or a member is missing."""
+    import tarfile
+    import zipfile
+
+    found = sorted(FIXTURE_CACHE.glob(archive_glob)) if FIXTURE_CACHE.is_dir() else []
+    require(bool(found), f"{archive_glob} not in the fixture cache {FIXTURE_CACHE} (see .ci/run)")
+    archive = found[-1]
+    out: dict[str, Path] = {}
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            for name in z.namelist():
+                hit = next((s for s in suffixes if name.endswith(s)), None)
+                if hit is not None and hit not in out:
+                    out[hit] = dest / Path(name).name
+                    out[hit].write_bytes(z.read(name))
+    else:
+        with tarfile.open(archive) as t:
+            for member in t:
+                hit = next((s for s in suffixes if member.name.endswith(s)), None)
+                if hit is not None and hit not in out and member.isfile():
+                    out[hit] = dest / Path(member.name).name
+                    out[hit].write_bytes(t.extractfile(member).read())  # type: ignore[union-attr]
+    missing = [s for s in suffixes if s not in out]
+    require(not missing, f"{archive.name} holds no {', '.join(missing)}")
+    return out
 
 
 def tiktoken_encoding(rel: str):  # noqa: ANN201

@@ -90,6 +90,15 @@ class TestDecode:
         assert run(capsys, "decode", str(r50k), "15496", "50256")[1] == "Hello<|endoftext|>\n"
         assert run(capsys, "decode", str(r50k), "15496", "50256", "--skip-special")[1] == "Hello\n"
 
+    def test_json(self, capsys, r50k: Path) -> None:  # noqa: ANN001
+        """ids as given, each id's vocabulary string (GPT-2's Ġ for a space) and the text."""
+        code, out, _ = run(capsys, "decode", str(r50k), "15496", "995", "50256", "--json")
+        assert code == 0
+        assert json.loads(out) == {"ids": [15496, 995, 50256], "tokens": ["Hello", "Ġworld", "<|endoftext|>"],
+                                   "text": "Hello world<|endoftext|>"}
+        code, out, _ = run(capsys, "decode", str(r50k), "15496", "50256", "--skip-special", "--json")
+        assert json.loads(out)["text"] == "Hello"
+
     def test_unknown_id(self, capsys, r50k: Path) -> None:  # noqa: ANN001
         code, out, err = run(capsys, "decode", str(r50k), "15496", "70000")
         assert (code, out) == (2, "")
@@ -170,3 +179,20 @@ class TestErrors:
         )
         assert out.returncode == 2
         assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+class TestHelp:
+    def test_every_argument_of_every_command_has_help(self) -> None:
+        import argparse
+
+        from tokviz.cli import build_parser
+
+        sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+        missing = [f"{name} {a.option_strings[0] if a.option_strings else a.dest}"
+                   for name, parser in sub.choices.items() for a in parser._actions if not a.help]
+        assert len(sub.choices) == 13 and not missing, missing
+
+    def test_gui_tab_choices_are_listed(self, capsys) -> None:  # noqa: ANN001
+        with pytest.raises(SystemExit):
+            main(["gui", "--help"])
+        assert "{inspect,compare,vocabulary,chat,train,lattice}" in capsys.readouterr().out

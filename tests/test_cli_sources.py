@@ -47,6 +47,19 @@ class TestNames:
         code, _, err = run(capsys, "encode", "no-such-tokenizer-name", "x")
         assert code == 2 and "no-such-tokenizer-name: no such file" in err
 
+    @pytest.mark.parametrize("name", ["cl100k", "gpt2", "bert", "albert"])
+    def test_python_load_takes_the_cli_names(self, name: str) -> None:
+        by_name, by_path = tokviz.load(name), tokviz.load(embedded_path(name))
+        text = "Hello wörld, 中文 2024!"
+        assert by_name.encode(text).ids == by_path.encode(text).ids and by_name.get_vocab() == by_path.get_vocab()
+
+    def test_python_load_prefers_an_existing_path(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "cl100k").write_bytes(bundle_bytes("gpt2/r50k_base.tiktoken"))  # r50k's ranks, named cl100k
+        assert tokviz.load("cl100k").get_vocab() == tokviz.load(embedded_path("r50k")).get_vocab()
+        with pytest.raises(tokviz.TokvizFormatError, match="no-such-tokenizer-name: no such file"):
+            tokviz.load("no-such-tokenizer-name")
+
     def test_list_json(self, capsys: pytest.CaptureFixture[str]) -> None:
         code, out, _ = run(capsys, "list", "--embedded", "--json")
         rows = json.loads(out)

@@ -1,17 +1,45 @@
 """tokviz: a tokenizer visualizer and debugger with an exact pure-Python engine.
 
 >>> import tokviz
->>> tok = tokviz.load("tokenizer.json")          # doctest: +SKIP
->>> tok.encode("Hello world").ids                # doctest: +SKIP
-[9906, 1917]
+>>> tok = tokviz.load("cl100k")
+>>> tok.encode("hello world").ids
+[15339, 1917]
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from .engine.encoding import Encoding
 from .engine.errors import TokvizFormatError
 from .engine.tokenizer import Tokenizer
-from .io.detect import load
 
 __all__ = ["load", "Tokenizer", "Encoding", "TokvizFormatError", "__version__"]
 __version__ = "0.1.0"
+
+
+def load(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> Tokenizer:
+    """Load a tokenizer from a file or folder (any supported format, recognised by content), the
+    bytes of a file, or a name that ``tokviz list`` shows: an embedded tokenizer (``"cl100k"``,
+    ``"bert"``) or one found on this machine (an Ollama ``"model:tag"``). An existing path wins
+    over a name, as on the command line.
+
+    ``pattern``/``special_tokens`` are for a tiktoken rank file that is not one of the published
+    encodings (see `tokviz.io.detect.load`).
+
+    >>> load("bert").encode("Hello world").tokens
+    ['[CLS]', 'hello', 'world', '[SEP]']
+    """
+    from .io.detect import load as load_file
+
+    if not isinstance(source, (bytes, bytearray, memoryview)):
+        from .io.embedded import resolve_tokenizer
+
+        source = resolve_tokenizer(source)
+    return load_file(source, pattern=pattern, special_tokens=special_tokens)

@@ -20,13 +20,12 @@ import tokviz
 from support import bundle_bytes, bundle_path, require_module
 from tokviz.analysis.audit import (
     PROBE_STEMS,
-    AuditCancelled,
     audit_vocabulary,
     byte_class,
     magikarp_categories,
     superstrings,
 )
-from tokviz.engine.cancel import CancelToken
+from tokviz.engine.cancel import Cancelled, CancelToken
 
 _AUDITS: dict[str, object] = {}
 _LOOKALIKE = re.compile(r"[\[<].*[A-Za-z].*[\]>]", re.DOTALL)
@@ -134,10 +133,10 @@ class TestTiktokenBundles:
         ref = _tiktoken_encoding(rel)
         ranks = ref._mergeable_ranks
         single, ref_partial = _byte_counts(list(ranks))
-        # encode_ordinary: no special-token extraction, exactly spec G3 for tiktoken
+        # encode_ordinary: no special-token extraction, exactly spec G3 for tiktoken; every
+        # ordinary token whose bytes are valid UTF-8 is tried, single ASCII bytes included
         ref_unreachable = sorted(
-            b.decode() for b, r in ranks.items()
-            if len(b) > 1 and _valid(b) and ref.encode_ordinary(b.decode()) != [r]
+            b.decode() for b, r in ranks.items() if _valid(b) and ref.encode_ordinary(b.decode()) != [r]
         )
         s = audit_of(rel).summary()
         assert s["entries"] == len(ranks) + len(ref._special_tokens)
@@ -175,8 +174,8 @@ def _hf_byte_level_reference(rel: str) -> dict[str, object]:
     model_vocab = {s: i for s, i in hf.get_vocab(with_added_tokens=False).items() if s not in added}
     surf = {i: bytes(dec[c] for c in s) for s, i in model_vocab.items()}
     look = Counter("added" if s in added else "ordinary" for s in hf.get_vocab(with_added_tokens=True) if _lookalike(s))
-    inv = {i: s for s, i in model_vocab.items()}
-    todo = [(i, b.decode()) for i, b in surf.items() if len(b) > 1 and _valid(b) and not _lookalike(inv[i])]
+    # every ordinary entry with a valid UTF-8 surface, lookalikes included (categories overlap)
+    todo = [(i, b.decode()) for i, b in surf.items() if _valid(b)]
     encs = hf.encode_batch([s for _, s in todo], add_special_tokens=False)
     unreachable = [(i, s) for (i, s), e in zip(todo, encs) if e.ids != [i]]
     stages = Counter()
@@ -197,8 +196,9 @@ class TestHfByteLevelBundles:
     @pytest.mark.parametrize(
         "rel, entries, partial, unreachable, stages, look",
         [
-            # Qwen3: 1,906 = 1,658 P (Thai letter+mark, fullwidth digits) + 248 N (NFC)
-            ("qwen3/tokenizer.json", 151_669, 1320, 1906, {"P": 1658, "N": 248}, {"added": 26, "ordinary": 3}),
+            # Qwen3: 1,909 = 1,658 P (Thai letter+mark, fullwidth digits) + 248 N (NFC) + the 3 ordinary
+            # lookalikes <unk>, <s>, </s> (P: the regex splits "<", "s", ">")
+            ("qwen3/tokenizer.json", 151_669, 1320, 1909, {"P": 1661, "N": 248}, {"added": 26, "ordinary": 3}),
             ("claude-legacy/tokenizer.json", 65_000, 625, 0, {}, {"added": 5, "ordinary": 0}),
         ],
         ids=["qwen3", "claude-legacy"],
@@ -214,11 +214,13 @@ class TestHfByteLevelBundles:
         assert {k: v for k, v in s["unreachable_by_stage"].items() if v} == dict(ref["stages"]) == stages
         assert s["special_lookalike"] == dict(ref["look"], **{k: 0 for k in ("added", "ordinary") if k not in ref["look"]}) == look
 
-    def test_qwen3_lookalikes_are_unreachable_but_not_counted(self):
+    def test_qwen3_lookalikes_are_unreachable_and_counted(self):
         a = audit_of("qwen3/tokenizer.json")
         ordinary = {t.vocab: t for t in a.tokens if t.lookalike and t.kind == "normal"}
         assert set(ordinary) == {"<unk>", "<s>", "</s>"}
         assert {t.id for t in ordinary.values()} == {128244, 128245, 128247}
+        assert all(t.unreachable and t.stage == "P" for t in ordinary.values())
+        assert a.summary()["overlaps"]["lookalike & unreachable"] == 3
 
 
 class TestSentencePieceBundles:
@@ -239,7 +241,9 @@ class TestSentencePieceBundles:
             assert s["single_byte"]["ascii"] == 128 + len(ascii_chars) == 252
             assert s["partial_utf8"] == 0
             assert s["duplicate_byte"] == len(dup) == 125
-            assert s["unreachable"] == 0
+            # the duplicate byte pieces are unreachable (A gives the char piece A), and nothing else
+            assert sorted(t.id for t in audit_of(rel).tokens if t.unreachable) == sorted(dup)
+            assert s["overlaps"]["duplicate-byte & unreachable"] == s["unreachable"] == 125
             assert s["special_lookalike"] == {"added": 3, "ordinary": 0}
 
     def test_albert_six_viterbi_dominated(self):
@@ -248,12 +252,12 @@ class TestSentencePieceBundles:
         ref = []
         for i in range(sp.get_piece_size()):
             p = sp.id_to_piece(i)
-            if sp.is_control(i) or sp.is_unknown(i) or p == "\u2581" or _lookalike(p):
+            if sp.is_control(i) or sp.is_unknown(i) or p == "\u2581":
                 continue
             if p.startswith("\u2581"):
-                ok = sp.encode(p[1:]) == [i]
+                ok = sp.encode(p[1:]) == [i] or sp.encode(" " + p[1:]) == [i]
             else:
-                ok = False
+                ok = sp.encode(p) == [i]
                 for stem in PROBE_STEMS:
                     ids = sp.encode(stem + p)
                     if len(ids) >= 2 and ids[-1] == i and sp.decode(ids[:-1]).strip() == stem:
@@ -280,7 +284,7 @@ class TestWordPiece:
         ref = []
         for i in sorted(inv):
             s = inv[i]
-            if s in added or _lookalike(s):
+            if s in added:
                 continue
             if s.startswith("##") and len(s) > 2:
                 ok = any(hf.encode(u + s[2:], add_special_tokens=False).ids == [uid, i] for u, uid in letters)
@@ -296,7 +300,10 @@ class TestWordPiece:
         for rel in ("bert-base-uncased/tokenizer.json", "bert-base-uncased/vocab.txt"):
             a = audit_of(rel)
             assert sorted(t.id for t in a.tokens if t.unreachable) == ref
-            assert a.summary()["unreachable"] == len(ref) == 337
+            # 1,331 = the spec's 337 (`...`, ##punctuation, ##CJK) + the 994 ordinary lookalikes
+            # [unused0] .. [unused993], which the BERT pre-tokenizer splits at "[" and "]"
+            assert a.summary()["unreachable"] == len(ref) == 337 + 994
+            assert a.summary()["overlaps"]["lookalike & unreachable"] == 994
         assert mk["unreachable"] == 6823
         cats = Counter(magikarp_categories(tokviz.load(bundle_path("bert-base-uncased/tokenizer.json"))).values())
         assert cats["UNREACHABLE_MULTI_TOKEN"] + cats["UNREACHABLE_SPECIAL"] == mk["unreachable"]
@@ -304,7 +311,7 @@ class TestWordPiece:
     def test_bert_unreachable_are_punct_and_cjk(self):
         a = audit_of("bert-base-uncased/vocab.txt")
         un = [t for t in a.tokens if t.unreachable]
-        assert [t.vocab for t in un if not t.continuation] == ["..."]
+        assert [t.vocab for t in un if not t.continuation and not t.lookalike] == ["..."]
         assert all(t.stage == "P" for t in un)
 
 
@@ -327,9 +334,11 @@ class TestMagikarpMode:
         cats = Counter(magikarp_categories(tokviz.load(bundle_path("qwen3/tokenizer.json"))).values())
         assert dict(cats) == {"OK": 148_298, "OK_SPECIAL": 14, "UNDECODEABLE": 1_448, "UNREACHABLE_MULTI_TOKEN": 1_716,
                               "UNREACHABLE_SINGLE_TOKEN": 190, "UNREACHABLE_SPECIAL": 3}
-        # the same 1,906 as the default audit, and 1,448 = 128 high single bytes + 1,320 fragments
+        # the same 1,909 as the default audit (its 3 ordinary lookalikes are magikarp's
+        # UNREACHABLE_SPECIAL), and 1,448 = 128 high single bytes + 1,320 fragments
         s = audit_of("qwen3/tokenizer.json").summary()
-        assert cats["UNREACHABLE_MULTI_TOKEN"] + cats["UNREACHABLE_SINGLE_TOKEN"] == s["unreachable"]
+        unreachable = ("UNREACHABLE_MULTI_TOKEN", "UNREACHABLE_SINGLE_TOKEN", "UNREACHABLE_SPECIAL")
+        assert sum(cats[c] for c in unreachable) == s["unreachable"]
         assert cats["UNDECODEABLE"] == 128 + s["partial_utf8"]
 
 
@@ -400,9 +409,10 @@ class TestProgressAndCancel:
             if phase == "reachability" and done > 0:
                 token.cancel()
 
-        with pytest.raises(AuditCancelled):
+        with pytest.raises(Cancelled) as info:
             audit_vocabulary(tok, progress=progress, cancel=token)
-        assert seen[0][0] == "reachability" and seen[-1][1] > 0
+        assert info.value.stage == "reachability"
+        assert seen[0][0] == "surfaces" and seen[-1][0] == "reachability" and seen[-1][1] > 0
 
 
 class TestCli:
@@ -429,10 +439,12 @@ class TestCli:
 
         assert main(["audit", str(bundle_path("bert-base-uncased/vocab.txt")), "--magikarp", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
-        assert out["unreachable"] == 337
+        assert out["unreachable"] == 337 + 994  # the spec's 337 and the [unusedN] lookalikes (TestWordPiece)
         assert out["magikarp"]["UNREACHABLE_MULTI_TOKEN"] > 5000 and "misfiles WordPiece" in out["magikarp_warning"]
         assert main(["audit", str(bundle_path("bert-base-uncased/vocab.txt"))]) == 0
-        assert "unreachable               337 (normalizer 0, pre-tokenizer 337" in capsys.readouterr().out
+        text = capsys.readouterr().out
+        assert "unreachable               1,331 (normalizer 0, pre-tokenizer 1331" in text
+        assert "in two categories         lookalike & unreachable 994" in text
 
     def test_bad_embeddings_file(self, tmp_path, capsys):
         from tokviz.cli import main

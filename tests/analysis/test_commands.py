@@ -73,6 +73,22 @@ class TestHealCommand:
             assert bytes.fromhex(data["unstable_hex"]) == text.encode()[len(ref.decode_bytes(stable)):]
             assert {"rollback_one", "rollback_covering"} <= data["healing"].keys()
 
+    def test_text_shows_the_completions_text(self, tmp_path_factory, capsys) -> None:  # noqa: ANN001
+        """The first 20 completions, shortest first then by ids, each as its text and ids; the
+        set, the order and the bytes come from tiktoken's ``encode_with_unstable``."""
+        _tok, ref = tiktoken_pair("cl100k_base", tmp_path_factory)
+        code, out, _ = run(capsys, "heal", str(bundle_path("cl100k_base/cl100k_base.tiktoken")), "--text", "hello fanta")
+        assert code == 0
+        stable, completions = ref.encode_with_unstable("hello fanta")
+        first = sorted({tuple(c) for c in completions}, key=lambda c: (len(c), c))[:20]
+        lines = out.splitlines()
+        assert lines[0] == f"stable:   {' '.join(map(str, stable))}"
+        assert lines[2].startswith(f"completions: {len({tuple(c) for c in completions}):,} ")
+        shown = [repr(ref.decode_bytes(list(c)).decode("utf-8", "backslashreplace")) for c in first]
+        assert lines[3 : 3 + len(first)] == [f"  {t}  ids {list(c)}" for t, c in zip(shown, first)]
+        assert lines[3 + len(first)] == f"  ... {len({tuple(c) for c in completions}) - 20:,} more"
+        assert any(line.startswith("heal ") and "' fantasy'" in line for line in lines)
+
     def test_caret_out_of_range(self, capsys) -> None:  # noqa: ANN001
         code, _, err = run(capsys, "heal", str(bundle_path("gpt2/r50k_base.tiktoken")), "--text", "ab", "--caret", "9")
         assert code == 2 and "--caret" in err

@@ -10,7 +10,6 @@ from support import bundle_path, require_module, tiktoken_encoding
 import tokviz
 from tokviz.analysis.compare import (
     Segmentation,
-    SurfaceTable,
     TextIndex,
     atoms,
     collapse_whitespace,
@@ -131,19 +130,29 @@ class TestByteCutInsideCharacter:
 # ---------------------------------------------------------------------- C. toy vocab overlap
 class TestToyOverlap:
     def test_surfaces(self) -> None:
-        bl, sp = SurfaceTable("byte_level"), SurfaceTable("sentencepiece", byte_pieces=True)
-        wp = SurfaceTable("wordpiece")
-        a = {bl.of(t)[0] for t in ["Ġthe", "the", "Ġcat", "Ã©"]}  # <|endoftext|> is special: out
-        b = {sp.of(t)[0] for t in ["▁the", "the", "▁cat", "é", "<0xC3>"]}  # <s> is control: out
+        from tokviz.engine.added_tokens import AddedToken
+        from tokviz.engine.models.bpe import BPE
+        from tokviz.engine.models.wordpiece import WordPiece
+        from tokviz.engine.pre_tokenizers.byte_level import ByteLevel
+        from tokviz.engine.pre_tokenizers.metaspace import Metaspace
+        from tokviz.engine.tokenizer import Tokenizer
+
+        def vocab(*tokens: str) -> dict[str, int]:
+            return {t: i for i, t in enumerate(tokens)}
+
+        bl = Tokenizer(BPE(vocab("Ġthe", "the", "Ġcat", "Ã©", "<|endoftext|>")), pre_tokenizer=ByteLevel(),
+                       added_tokens=[AddedToken("<|endoftext|>", 4, special=True)])
+        sp = Tokenizer(BPE(vocab("<s>", "▁the", "the", "▁cat", "é", "<0xC3>"), byte_fallback=True),
+                       pre_tokenizer=Metaspace(), added_tokens=[AddedToken("<s>", 0, special=True)])
+        wp = Tokenizer(WordPiece(vocab("[UNK]", "the", "##the", "cat", "##é"), unk_token="[UNK]"))
+        a, b = set(surface_ids(bl)), set(surface_ids(sp))  # <|endoftext|> special, <s> added: out
         assert a == {b" the", b"the", b" cat", b"\xc3\xa9"}
         assert b == a | {b"\xc3"}
         # |A∩B| = 4, |A∪B| = 5 -> Jaccard 0.8
         assert len(a & b) == 4 and len(a & b) / len(a | b) == pytest.approx(0.8)
-        # WordPiece at L1: word-initial x -> b" x", ##x -> b"x"
-        c = set()
-        for t in ["the", "##the", "cat", "##é"]:
-            surf, cont = wp.of(t)
-            c.add(surf if cont else b" " + surf)
+        assert vocab_overlap(bl, sp).jaccard == pytest.approx(0.8)
+        # WordPiece at L1: word-initial x -> b" x", ##x -> b"x"; [UNK] is the unknown token: out
+        c = set(surface_ids(wp, level="L1"))
         assert c == {b" the", b"the", b" cat", b"\xc3\xa9"}
         assert len(a & c) == 4
 

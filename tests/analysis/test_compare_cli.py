@@ -106,7 +106,7 @@ class TestCompareCommand:
         assert main([*argv, "--workers", "2", "--progress", "--json"]) == 0
         cap = capsys.readouterr()
         pooled = json.loads(cap.out)
-        assert "MB read (100 %)" in cap.err and "on 2 process(es)" in cap.err
+        assert "MB read (100 %), 3,000 documents" in cap.err and "(2 local processes)" in cap.err
         assert main([*argv, "--workers", "1", "--json"]) == 0
         cap = capsys.readouterr()
         one = json.loads(cap.out)

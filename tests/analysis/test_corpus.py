@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import bundle_path, tiktoken_encoding
 
-from tokviz.analysis.corpus import CorpusCancelled, TokenizerSpec, can_fork, iter_documents, run_corpus
+from tokviz.analysis.corpus import CorpusCancelled, TokenizerSpec, iter_documents, run_corpus
 from tokviz.engine.errors import TokvizFormatError
 
 H_LINES = ["hello world", "Hello, world!", "東京は晴れ"]
@@ -47,17 +47,21 @@ class TestDocuments:
         p.write_text('{"text": "x y"}\n{"other": 1}\n{"text": "z"}\n', encoding="utf-8")
         assert [d.text for d in iter_documents(p, "jsonl:text")] == ["x y", "z"]
         p.write_text('{"text": "x"}\n{oops\n', encoding="utf-8")
-        with pytest.raises(TokvizFormatError, match="line 2 is not JSON"):
+        with pytest.raises(TokvizFormatError, match="line 2 column 2: not valid JSON"):
             list(iter_documents(p, "jsonl:text"))
 
     @pytest.mark.parametrize("mode", ["lines", "paragraphs"])
     @pytest.mark.parametrize("block", [1, 2, 7])
-    def test_streaming_across_blocks(self, tmp_path: Path, mode: str, block: int) -> None:
+    def test_streaming_across_blocks(self, tmp_path: Path, mode: str, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        from tokviz.io import shards
+
         text = "東京\n\nab\n\n\n\nc\r\nd" * 5
         p = tmp_path / "c.txt"
         p.write_bytes(text.encode())
         # tiny blocks split characters and paragraph separators; the documents stay the same
-        small = [(d.text, d.byte_offset, d.line) for d in iter_documents(p, mode, block_bytes=block)]
+        with monkeypatch.context() as m:
+            m.setattr(shards, "_BLOCK", block)
+            small = [(d.text, d.byte_offset, d.line) for d in iter_documents(p, mode)]
         whole = [(d.text, d.byte_offset, d.line) for d in iter_documents(p, mode)]
         assert small == whole
         for text_, off, _ in whole:
@@ -81,14 +85,16 @@ class TestDocuments:
         assert [d.text for d in iter_documents(tmp_path, "whole")] == ["one", "two"]
 
 
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
+    """The corpus report of case H (computed once for `TestCaseH`)."""
+    p = tmp_path_factory.mktemp("h") / "h.txt"
+    p.write_bytes("\n".join(H_LINES).encode())
+    return run_corpus(specs(), p, mode="lines", workers=1).to_json()
+
+
 class TestCaseH:
     """1.iii-H: three lines; numbers recomputed from tiktoken's encodings in the test."""
-
-    @pytest.fixture(scope="class")
-    def report(self, tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
-        p = tmp_path_factory.mktemp("h") / "h.txt"
-        p.write_bytes("\n".join(H_LINES).encode())
-        return run_corpus(specs(), p, mode="lines", workers=1).to_json()
 
     def test_totals(self, report: dict) -> None:  # type: ignore[type-arg]
         c = report["corpus"]
@@ -129,7 +135,7 @@ class TestRun:
         p = tmp_path / "c.txt"
         lines = [f"line {i} 東京 {'x' * (i % 7)}" for i in range(400)]
         p.write_text("\n".join(lines), encoding="utf-8")
-        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis import corpus
 
         bad = tmp_path / "broken.json"
         bad.write_text("{", encoding="utf-8")
@@ -142,8 +148,8 @@ class TestRun:
         finally:
             corpus.BATCH_CHARS = old
         for d in (one, two):
-            d["corpus"].pop("seconds")
-            d["corpus"].pop("workers")
+            for key in ("seconds", "workers", "executor"):
+                d["corpus"].pop(key)
         assert one == two
         assert "error" in two["tokenizers"][2] and two["tokenizers"][0]["top_ids"][0]["token"]
 
@@ -165,9 +171,10 @@ class TestRun:
     def test_progress_reaches_total(self, tmp_path: Path) -> None:
         p = tmp_path / "c.txt"
         p.write_text("a b\n" * 100, encoding="utf-8")
-        seen: list[tuple[int, int]] = []
-        run_corpus(specs()[:1], p, mode="lines", workers=1, progress=lambda d, t: seen.append((d, t)))
-        assert seen[-1] == (400, 400)
+        seen: list[tuple[str, int, int]] = []
+        run_corpus(specs()[:1], p, mode="lines", workers=1, progress=lambda *a: seen.append(a))
+        assert [a for a in seen if a[0] == "bytes"][-1] == ("bytes", 400, 400)
+        assert [a for a in seen if a[0] == "documents"][-1] == ("documents", 100, 0)
 
     def test_exports(self, tmp_path: Path) -> None:
         p = tmp_path / "c.txt"
@@ -228,7 +235,7 @@ class TestBatches:
         import re
 
         import tokviz
-        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis import corpus
         from tokviz.analysis.compare import TextIndex, per_script, segment
 
         lines = [f"{self.LINES[i % len(self.LINES)]} {i}" if i % 3 else self.LINES[i % len(self.LINES)]
@@ -265,22 +272,23 @@ class TestBatches:
                     assert got["strr"] == pytest.approx(single / words, abs=1e-6), name
         assert rows[1]["byte_fallback_rate"] > 0  # the emoji and the rare letters fall back to bytes
 
-    @pytest.mark.skipif(not can_fork(), reason="processes are spawned on this platform")
-    def test_forked_workers_inherit_the_loaded_tokenizers(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_loaded_tokenizers_count_here_and_workers_load_their_own(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         import tokviz
-        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis import corpus
+        from tokviz.io import executor
 
         p = tmp_path / "c.txt"
         p.write_text("\n".join(f"line {i} 東京 {'x' * (i % 7)}" for i in range(300)), encoding="utf-8")
         monkeypatch.setattr(corpus, "BATCH_CHARS", 1000)
         good = specs()[:2]
         loaded = [tokviz.load(s.path) for s in good]
-        # paths that cannot load: only inherited tokenizers can produce numbers
+        # paths that cannot load: only the given tokenizers can produce numbers in this process
         gone = [TokenizerSpec(s.name, str(tmp_path / "missing.json")) for s in good]
-        forked = run_corpus(gone, p, mode="lines", workers=2, tokenizers=loaded).to_json()
-        one = run_corpus(good, p, mode="lines", workers=1).to_json()
-        assert forked["corpus"]["workers"] == 2
-        for a, b in zip(forked["tokenizers"], one["tokenizers"]):
+        here = run_corpus(gone, p, mode="lines", workers=1, tokenizers=loaded).to_json()
+        monkeypatch.setattr(executor, "_SMALL_CORPUS", 0)
+        pooled = run_corpus(good, p, mode="lines", workers=2).to_json()
+        assert pooled["corpus"]["workers"] == 2 and pooled["corpus"]["executor"] == "2 local processes"
+        for a, b in zip(here["tokenizers"], pooled["tokenizers"]):
             a.pop("path"), b.pop("path")
             assert a == b
 
@@ -288,7 +296,7 @@ class TestBatches:
         """White_Space at document edges runs on through the joining newline: the collapsed cuts
         must still be each document's own (a run at a document start collapses onto 0: no cut)."""
         import tokviz
-        import tokviz.analysis.corpus as corpus
+        from tokviz.analysis import corpus
         from tokviz.analysis.compare import CUT_UNITS, TextIndex, cut_ratios, cut_set, segment
 
         lines = ["  leading spaces", "trailing spaces   ", "\t tab and 東京  ", "   ", " a  b ", "x", "é  ",
@@ -308,3 +316,17 @@ class TestBatches:
                     pooled[k] |= {(d, c) for c in cut_set(segment(tok, line), ix, unit=unit, collapse=collapse)}
             want = [[round(cut_ratios(a, b).f1, 6) for b in pooled] for a in pooled]
             assert got[key] == want, key
+
+
+class TestHugeRecords:
+    def test_one_huge_line_is_documents_of_at_most_two_pieces(self, tmp_path: Path) -> None:
+        """``whole`` mode on a 3.4 MB file without a newline: cut at spaces, no document over 2 MiB,
+        nothing lost (tokviz.io.shards); the encoder never sees the whole line at once."""
+        p = tmp_path / "line.txt"
+        data = ("naïve café 東京 " * 170_000).encode()  # 20 bytes each: 3.4 MB
+        p.write_bytes(data)
+        docs = list(iter_documents(p, "whole"))
+        assert len(docs) >= 2 and all(len(d.text.encode()) <= 2 << 20 for d in docs)
+        assert "".join(d.text for d in docs).encode() == data
+        assert [d.piece for d in docs] == list(range(len(docs)))
+        assert all(d.text.endswith(" ") for d in docs[:-1])  # cut after the last space of each MiB

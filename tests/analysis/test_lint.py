@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tokviz
-from tokviz.analysis.lint import CHECKS, LintReport, lint_corpus, lint_encoding, lint_text, regression_case
+from tokviz.analysis.corpus import as_token
+from tokviz.analysis.corpus_jobs import lint_corpus
+from tokviz.analysis.lint import CHECKS, LintReport, lint_encoding, lint_text, regression_case
 from tokviz.cli import main as cli_main
 
 from hf_builders import albert_json, char_bpe_json, gpt2_json, llama3_like_json, roberta_like_json
@@ -223,12 +225,13 @@ class TestCorpusAndExport:
         f = tmp_path / "c.txt"
         f.write_bytes(("plain line\r\n" + E_ACUTE + "\r\n" + NFD_KOREAN + "\n" + E_ACUTE).encode("utf-8"))
         seen: list[tuple[int, int]] = []
-        result = lint_corpus(tok, f, examples=2, progress=lambda d, t: seen.append((d, t)))
+        result = lint_corpus(tok, f, examples=2, progress=lambda s, d, t: s == "bytes" and seen.append((d, t)))
         assert result.lines == 4 and not result.cancelled
         # G1 errors: 1 per e-acute line (x2) + 5 for the Korean line
         assert result.counts["G1"] == 7
         assert len(result.samples["G1"]) == 2 and result.samples["G1"][0]["line"] == 2
         assert result.samples["G1"][0]["text"] == E_ACUTE + "\r\n"  # the line exactly as in the file
+        assert result.samples["G1"][0]["file"] == str(f)
         assert seen and seen[-1][0] == seen[-1][1] == f.stat().st_size
         json.dumps(result.to_json())
 
@@ -237,8 +240,8 @@ class TestCorpusAndExport:
         f = tmp_path / "c.txt"
         f.write_text("a\n" * 50, encoding="utf-8")
         calls = []
-        result = lint_corpus(tok, f, cancelled=lambda: calls.append(1) or len(calls) > 3)
-        assert result.cancelled and result.lines == 3
+        result = lint_corpus(tok, f, cancel=as_token(lambda: calls.append(1) or len(calls) > 3))
+        assert result.cancelled and 0 < result.lines < 4
 
     def test_regression_case_reproduces(self, built: Path) -> None:
         tok, hf, path = pair("mistral-json", built)
@@ -253,13 +256,53 @@ class TestCorpusAndExport:
 
 class TestCli:
     def test_lint_json(self, built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """By default the text is encoded as the GUI shows it: Mistral's <s> is token 0."""
         path = pair("mistral-json", built)[2]
         assert cli_main(["lint", str(path), "--text", "中文 中文", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
-        assert out["counts"] == {"D1": 1}
+        assert out["add_special_tokens"] is True and out["counts"] == {"D1": 1}
         f = out["findings"][0]
-        assert (f["check"], f["severity"], f["tokens"], f["span"]) == ("D1", "error", [0, 1], [0, 1])
+        assert (f["check"], f["severity"], f["tokens"], f["span"]) == ("D1", "error", [1, 2], [0, 1])
         assert "prepended marker" in f["reason"]
+
+    def test_no_special_numbers_tokens_without_bos(self, built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = pair("mistral-json", built)[2]
+        assert cli_main(["lint", str(path), "--text", "中文 中文", "--no-special", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["add_special_tokens"] is False
+        assert [(f["check"], f["tokens"]) for f in out["findings"]] == [("D1", [0, 1])]
+
+    def test_text_output_says_whether_special_tokens_were_added(
+        self, built: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        tok, _, path = pair("mistral-json", built)
+        n = len(tok.encode("中文 中文").ids)  # with <s>
+        assert cli_main(["lint", str(path), "--text", "中文 中文"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == f"{n} tokens (HF-compatible spans, special tokens added)"
+        assert lines[1].startswith("[0] D1 error tokens [1, 2] span (0, 1)")
+        assert cli_main(["lint", str(path), "--text", "中文 中文", "--no-special", "--exact"]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == f"{n - 1} tokens (exact spans, no special tokens added)"
+
+    def test_corpus_and_regression_say_how_they_encoded(
+        self, built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        tok, hf, path = pair("mistral-json", built)
+        corpus = tmp_path / "c.txt"
+        corpus.write_text("中文 中文\nabc\n", encoding="utf-8")
+        for flags, added in (([], True), (["--no-special"], False)):
+            assert cli_main(["lint", str(path), "--corpus", str(corpus), "--json", *flags]) == 0
+            out = json.loads(capsys.readouterr().out)
+            assert out["add_special_tokens"] is added and out["lines"] == 2
+            assert out["examples"]["D1"][0]["finding"]["tokens"] == ([1, 2] if added else [0, 1])
+        assert cli_main(["lint", str(path), "--corpus", str(corpus)]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == "2 lines linted (HF-compatible spans, special tokens added)"
+        assert cli_main(["lint", str(path), "--text", "中文 中文", "--regression", "0"]) == 0
+        case = json.loads(capsys.readouterr().out)
+        assert case["add_special_tokens"] is True
+        again = tokviz.load(case["tokenizer"]).encode(case["text"], add_special_tokens=case["add_special_tokens"])
+        assert [list(o) for o in again.offsets] == case["expected"]["offsets"]
+        assert hf.encode(case["text"]).ids == case["expected"]["ids"]  # HF adds <s> by default too
 
     def test_lint_exact_file(self, built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         path = pair("qwen3", built)[2]

@@ -288,7 +288,7 @@ class TestPatterns:
             rx = patterns.compile_pattern(pat)
             general = [(s, e) for s, e in patterns.split_spans(patterns.find_matches(rx, text), "Isolated") if s != e]
             assert patterns.isolated_spans(rx, text) == general
-            assert patterns.isolated_strings(rx, text) == [text[s:e] for s, e in general]
+            assert patterns.isolated_chunks(rx, text) == ([s for s, _ in general], [text[s:e] for s, e in general])
 
 
 class TestWhitespace:

@@ -113,7 +113,7 @@ class TestAgainstHF:
 def test_hf_regex_view_hides_every_unknown_character_in_short_and_long_texts(length: int) -> None:
     """Long texts are tested by their distinct characters, short ones by the class search: both
     must hide exactly the characters of `UNKNOWN_TO_HF_REGEX`."""
-    from tokviz.engine.patterns import _HIDE, hf_regex_view
+    from tokviz.engine.patterns import hf_regex_view
 
     rng = random.Random(length)
     unknown = [chr(a) for a, _ in ut.UNKNOWN_TO_HF_REGEX.ranges]
@@ -124,6 +124,6 @@ def test_hf_regex_view_hides_every_unknown_character_in_short_and_long_texts(len
             chars[where] = rng.choice(unknown)
         text = "".join(chars)
         view = hf_regex_view(text)
-        expected = "".join(_HIDE if c in ut.UNKNOWN_TO_HF_REGEX else c for c in text)
+        expected = "".join(ut.UNKNOWN_HIDDEN_AS if c in ut.UNKNOWN_TO_HF_REGEX else c for c in text)
         assert view == expected
         assert (view is text) == (where is None)

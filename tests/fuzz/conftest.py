@@ -1,16 +1,17 @@
-"""The fuzz suite's folder on sys.path (``from fuzzkit import ...``) and the count report."""
+"""The fuzz suite's folder on sys.path (``from fuzzkit import ...``) and its short regex timeout.
+
+The per-family counts are printed at the end of the run by ``tests/conftest.py``
+(`session_reports.fuzz_lines`).
+"""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest  # noqa: E402
-from fuzzkit import COUNTS, PROFILE  # noqa: E402
 
 from tokviz.engine import patterns  # noqa: E402
 
@@ -23,21 +24,3 @@ FUZZ_TIMEOUT_BASE = 0.1
 def _short_regex_timeout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.module.__name__.rsplit(".", 1)[-1].startswith("test_fuzz_"):
         monkeypatch.setattr(patterns, "TIMEOUT_BASE", FUZZ_TIMEOUT_BASE)
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001, ARG001
-    if not COUNTS:
-        return
-    tr = terminalreporter
-    tr.section(f"tokviz fuzz ({PROFILE} profile): cases per family")
-    total = 0
-    for family in sorted(COUNTS):
-        counts = COUNTS[family]
-        n = sum(counts.values())
-        total += n
-        detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        tr.write_line(f"{family:>8}: {n:7d} cases ({detail})")
-    tr.write_line(f"{'total':>8}: {total:7d} cases")
-    report = os.environ.get("TOKVIZ_FUZZ_REPORT")
-    if report:
-        Path(report).write_text(json.dumps({f: dict(c) for f, c in COUNTS.items()}, indent=2) + "\n", encoding="utf-8")

@@ -4,8 +4,8 @@ Every fuzz case runs through `run_case`: it arms a hard watchdog (`faulthandler`
 even while C code holds the GIL: it dumps every thread's stack and ends the process, so a hang
 can never stall the run) and measures the case against a soft limit (a case slower than that
 fails as a hang, with hypothesis's shrunk input). The only outcomes allowed are success and the
-documented errors (`TokvizFormatError`, including `PatternTimeoutError`, and the lone-surrogate
-ValueError); anything else is a crash and fails the test with its input.
+documented errors (`TokvizFormatError`, including `PatternTimeoutError`, `ChatTemplateError`, and
+the lone-surrogate ValueError); anything else is a crash and fails the test with its input.
 
 Profiles (environment):
 
@@ -15,6 +15,9 @@ Profiles (environment):
 * ``TOKVIZ_FUZZ_SOFT`` / ``TOKVIZ_FUZZ_HARD``: the soft and hard limits per case in seconds
   (default 10 and 120; the machine may be loaded).
 * ``TOKVIZ_FUZZ_REPORT=path``: write the per-family outcome counts there as JSON at the end.
+* ``TOKVIZ_FUZZ_RSS_MB``: the peak resident memory one case may reach (default 2048). The peak
+  is the process's high-water mark, reset before each case (``/proc/self/clear_refs``), so it
+  is the case's own peak (with the interpreter and what is loaded already).
 """
 
 from __future__ import annotations
@@ -23,23 +26,40 @@ import faulthandler
 import os
 import sys
 import time
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, settings
+from session_reports import FUZZ_COUNTS as COUNTS
+from session_reports import FUZZ_PEAK_RSS_MB as PEAK_RSS_MB
+from session_reports import FUZZ_PROFILE as PROFILE
 
+from tokviz.analysis.chat_render import ChatTemplateError
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.patterns import PatternTimeoutError
 
-PROFILE = os.environ.get("TOKVIZ_FUZZ", "short").strip().lower() or "short"
 LONG = PROFILE == "long"
 LONG_EXAMPLES = int(os.environ.get("TOKVIZ_FUZZ_EXAMPLES", "10000"))
 SOFT_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_SOFT", "10"))
+RSS_LIMIT_MB = float(os.environ.get("TOKVIZ_FUZZ_RSS_MB", "2048"))
 HARD_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_HARD", "120"))
 
-#: family -> outcome -> count ("ok", or the documented error's class name)
-COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM, the peak resident set size (Linux 4.0+)
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def fuzz_settings(short_examples: int) -> settings:
@@ -56,7 +76,7 @@ def fuzz_settings(short_examples: int) -> settings:
 
 
 def is_documented_error(exc: BaseException) -> bool:
-    if isinstance(exc, TokvizFormatError):
+    if isinstance(exc, (TokvizFormatError, ChatTemplateError)):
         return True
     return type(exc) is ValueError and "lone surrogate" in str(exc)
 
@@ -66,6 +86,8 @@ def outcome_name(exc: BaseException) -> str:
         return "PatternTimeoutError"
     if isinstance(exc, TokvizFormatError):
         return "TokvizFormatError"
+    if isinstance(exc, ChatTemplateError):
+        return f"ChatTemplateError-{exc.kind}"
     return "lone-surrogate"
 
 
@@ -73,7 +95,8 @@ def run_case(family: str, fn: Callable[[], Any], *, swallow: bool = True) -> Any
     """Run one case under the time guard; return ``fn()``'s value, or None after a documented
     error (re-raised instead when ``swallow`` is false, for the regression tests). A crash
     propagates; a case over the soft limit fails as a hang."""
-    faulthandler.dump_traceback_later(HARD_LIMIT, exit=True, file=sys.stderr)
+    measured = _reset_peak_rss()
+    faulthandler.dump_traceback_later(HARD_LIMIT, exit=True, file=sys.__stderr__)
     start = time.perf_counter()
     error: Exception | None = None
     try:
@@ -91,6 +114,12 @@ def run_case(family: str, fn: Callable[[], Any], *, swallow: bool = True) -> Any
     if elapsed > SOFT_LIMIT:
         COUNTS[family]["hang"] += 1
         raise AssertionError(f"hang: the case took {elapsed:.1f} s (limit {SOFT_LIMIT} s)")
+    if measured:
+        peak = _peak_rss_mb()
+        PEAK_RSS_MB[family] = max(PEAK_RSS_MB[family], peak)
+        if peak > RSS_LIMIT_MB:
+            COUNTS[family]["rss"] += 1
+            raise AssertionError(f"memory: the case peaked at {peak:.0f} MB resident (limit {RSS_LIMIT_MB:.0f} MB)")
     COUNTS[family][outcome] += 1
     if error is not None and not swallow:
         raise error

@@ -285,6 +285,24 @@ class TestCorpusMode:
         assert tab.corpus_report.n_doc == 20000 and tab.corpus_bar.value() == 1000
 
 
+
+class TestDiffPanel:
+    def test_diff_button_shows_the_vocabulary_diff_and_the_regression_check(self, qtbot, tab) -> None:  # noqa: ANN001
+        from tokviz.analysis.vocab_diff import regression_check, vocab_diff
+
+        add_all(qtbot, tab, ("r50k", "cl100k"))
+        assert tab.diff_old.currentText() == "1 r50k" and tab.diff_new.currentText() == "2 cl100k"
+        qtbot.mouseClick(tab.diff_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.diff_text.toPlainText().startswith("old: r50k"), timeout=60000)
+        shown = tab.diff_text.toPlainText()
+        old, new = (r.tokenizer for r in tab.vm.rows)
+        # with no corpus the regression check re-encodes the tab's own text
+        expected = vocab_diff(old, new, old_name="r50k", new_name="cl100k").to_text(
+            regression_check(old, new, [TEXT]), corpus="this text"
+        )
+        assert shown == expected
+        assert shown.splitlines()[1] == "new: cl100k" and "regression on this text (lines): 1 of 1 documents" in shown
+
 class TestScreenshot:
     def test_compare_tab_screenshot(self, tmp_path: Path) -> None:
         import subprocess

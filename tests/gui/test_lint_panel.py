@@ -49,7 +49,7 @@ class TestLintPanel:
     def test_findings_grouped_by_check_with_counts(self, qtbot, qwen3) -> None:  # noqa: ANN001
         vm, lvm, panel = linted(qtbot, qwen3, NFD_KOREAN)
         groups = {panel.tree.topLevelItem(k).text(0).split(" ")[0]: panel.tree.topLevelItem(k) for k in range(panel.tree.topLevelItemCount())}
-        assert groups["G1"].childCount() == 5 and groups["G1"].text(4) == "5 error"
+        assert groups["G1"].childCount() == 5 and groups["G1"].text(4) == "5 errors"
         assert "composition" in groups["G1"].child(0).text(4)
         # marks sit on the Inspect tokens (qwen3 adds no special tokens here: same indexes)
         assert vm.lint_marks.tokens == {0: "error", 1: "error", 2: "error", 3: "error", 4: "error"}

@@ -252,7 +252,43 @@ class TestScreenshotCommand:
             [sys.executable, "-m", "tokviz", "gui", "--screenshot", str(tmp_path / "x.png"), "--tab", "nope"],
             capture_output=True, text=True, env=env, timeout=180,
         )
-        assert r.returncode == 2 and "no tab named" in r.stderr
+        assert r.returncode == 2 and "invalid choice: 'nope'" in r.stderr and "compare" in r.stderr
+
+    def test_tab_choices_are_the_windows_tabs(self, window) -> None:  # noqa: ANN001
+        from tokviz.commands.gui import TABS
+
+        assert tuple(window.tabs.tabText(i).lower() for i in range(window.tabs.count())) == TABS
+
+    def test_compare_tab_includes_the_tokenizer_asked_for(self, tmp_path) -> None:  # noqa: ANN001
+        """``gui --tab compare --tokenizer bert``: bert (an embedded name) is the first row, then
+        the other embedded bundles, none twice."""
+        spy = (
+            "import json, sys\n"
+            "from tokviz.gui import compare_viewmodel as cv\n"
+            "rows = []\n"
+            "add = cv.CompareViewModel.add_tokenizer\n"
+            "def spy(self, path, *, name=None):\n"
+            "    rows.append([str(path), name])\n"
+            "    return add(self, path, name=name)\n"
+            "cv.CompareViewModel.add_tokenizer = spy\n"
+            "from tokviz.cli import main\n"
+            "code = main(sys.argv[1:])\n"
+            "print(json.dumps(rows))\n"
+            "sys.exit(code)\n"
+        )
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        r = subprocess.run(
+            [sys.executable, "-c", spy, "gui", "--screenshot", str(tmp_path / "c.png"), "--tab", "compare",
+             "--tokenizer", "bert", "--text", "Hello world", "--size", "1000x700"],
+            capture_output=True, text=True, env=env, timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        rows = json.loads(r.stdout.strip().splitlines()[-1])
+        from tokviz.io.embedded import embedded_path
+
+        assert rows[0] == [str(embedded_path("bert")), "bert"]
+        folders = [Path(p).parent.name for p, _ in rows]
+        assert len(rows) == 8 and len(set(folders)) == 8
 
 
 class TestLiveTyping:

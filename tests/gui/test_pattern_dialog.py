@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QApplication
 from support import bundle_bytes, bundle_path as shared_bundle_path
 
 from tokviz.gui.pattern_choice import (
@@ -16,6 +19,7 @@ from tokviz.gui.pattern_choice import (
     remember_choice,
     remembered_choice,
 )
+from tokviz.gui.widgets.exact_edit import text_mime
 from tokviz.io.tiktoken_ranks import CL100K_PATTERN, R50K_PATTERN
 
 
@@ -64,12 +68,34 @@ class TestDialog:
         d = PatternDialog(custom_ranks, facts=rank_file_facts(custom_ranks))
         qtbot.addWidget(d)
         d.preset_box.setCurrentIndex(d.preset_box.findData("r50k"))
-        assert d.pattern_edit.toPlainText() == R50K_PATTERN
-        d.pattern_edit.setPlainText(R50K_PATTERN + "|x")
+        assert d.pattern_edit.exact_text() == R50K_PATTERN
+        d.pattern_edit.moveCursor(QTextCursor.MoveOperation.End)
+        qtbot.keyClicks(d.pattern_edit, "|x")
+        assert d.pattern_edit.exact_text() == R50K_PATTERN + "|x"
         assert d.preset_box.currentData() == "custom"
-        d.pattern_edit.setPlainText("(")
+        qtbot.keyClick(d.pattern_edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(d.pattern_edit, "(")
         assert not d.buttons.button(d.buttons.StandardButton.Ok).isEnabled()
         assert "does not compile" in d.problem.text()
+        assert "does not compile" in d.preview.text()
+
+    def test_test_text_shows_the_patterns_chunks_exactly(self, qtbot, custom_ranks: Path) -> None:  # noqa: ANN001
+        from tokviz.gui.pattern_dialog import PatternDialog
+
+        d = PatternDialog(custom_ranks, facts=rank_file_facts(custom_ranks))
+        qtbot.addWidget(d)
+        d.preset_box.setCurrentIndex(d.preset_box.findData("r50k"))
+        qtbot.keyClick(d.test_edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        QApplication.clipboard().setMimeData(text_mime("it's\r\n\u00a0x"))
+        qtbot.keyClick(d.test_edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+        assert d.test_edit.exact_text() == "it's\r\n\u00a0x"  # CR, CRLF and NBSP kept
+        # the reference: the r50k pattern run by the regex module, as tiktoken runs it (no anchors)
+        import regex
+
+        want = [m.group() for m in regex.finditer(R50K_PATTERN, "it's\r\n\u00a0x")]
+        assert f"{len(want)} chunks" in d.preview.text()
+        shown = [piece for piece in regex.findall(r"<span style='background:#[0-9a-f]+'>(.*?)</span>", d.preview.text())]
+        assert len(shown) == len(want)
 
     def test_special_rows_start_after_the_last_rank(self, qtbot, custom_ranks: Path) -> None:  # noqa: ANN001
         from tokviz.gui.pattern_dialog import PatternDialog

@@ -111,7 +111,9 @@ class TestMergeSlider:
         qtbot.waitUntil(lambda: not tab.vm.step_busy(), timeout=5000)
         probes = []
         tab.vm.probe_changed.connect(probes.append)
-        tab.probe_edit.setText("the newest hugs, the lowest pugs")
+        tab.probe_edit.setFocus()
+        qtbot.keyClick(tab.probe_edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(tab.probe_edit, "the newest hugs, the lowest pugs")
         qtbot.waitUntil(lambda: bool(probes) and probes[-1].text == "the newest hugs, the lowest pugs", timeout=5000)
         p = probes[-1]
         assert p.k == 5

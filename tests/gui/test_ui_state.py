@@ -63,7 +63,8 @@ class TestPicker:
         name = window.vm.tokenizer_name
         assert "trained" in name
         assert window.picker.currentText().startswith(name)
-        assert window.windowTitle() == f"tokviz — {name}"
+        # one "tokviz", at the end: Qt appends the display name only to titles not ending with it
+        assert window.windowTitle() == f"{name} — tokviz"
         assert "BPE" in window.tok_info.text()
 
     def test_recent_keeps_paths_under_a_folder_named_bundles(self, window, qtbot, settings, tmp_path) -> None:  # noqa: ANN001
@@ -144,26 +145,28 @@ class TestUnknownInTrain:
             i == unk for i in range(len(enc.ids))]
 
 
+@pytest.fixture(scope="module")
+def hf_merges() -> list[list[str]]:
+    """The merges HF's BpeTrainer learns on botchan.txt (computed once for `TestBotchanTraining`)."""
+    require(SHARED is not None, "shared corpora not found")
+    tk = require_module("tokenizers")
+    from tokenizers import models, pre_tokenizers, trainers
+
+    tok = tk.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=TestBotchanTraining.VOCAB, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train([str(SHARED / "corpora" / "botchan.txt")], trainer)
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    assert ["č", "Ċ"] in merges  # CRLF is a merge: HF trained on the CRs
+    return [list(m) for m in merges]
+
+
 class TestBotchanTraining:
     """Byte-level BPE on botchan.txt as given (BOM, CRLF) equals HF BpeTrainer's ``train(files)``."""
 
     VOCAB = 600
-
-    @pytest.fixture(scope="class")
-    def hf_merges(self) -> list[list[str]]:
-        require(SHARED is not None, "shared corpora not found")
-        tk = require_module("tokenizers")
-        from tokenizers import models, pre_tokenizers, trainers
-
-        tok = tk.Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(
-            vocab_size=self.VOCAB, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-        )
-        tok.train([str(SHARED / "corpora" / "botchan.txt")], trainer)
-        merges = json.loads(tok.to_str())["model"]["merges"]
-        assert ["č", "Ċ"] in merges  # CRLF is a merge: HF trained on the CRs
-        return [list(m) for m in merges]
 
     def test_tokviz_train_matches(self, hf_merges, tmp_path, capsys) -> None:  # noqa: ANN001
         from tokviz.cli import main

@@ -185,3 +185,50 @@ class TestEmbeddings:
         tab.vm.load_embeddings(path)
         qtbot.waitUntil(lambda: bool(asked), timeout=30000)
         assert asked[0][1] == [("enc.emb", (3, 2))]
+
+
+class TestCorpusCounts:
+    def test_button_counts_a_corpus_and_the_facets_follow(self, qtbot, tab, tmp_path, monkeypatch):  # noqa: ANN001
+        from collections import Counter
+
+        from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QFileDialog
+
+        corpus = tmp_path / "c.txt"
+        lines = ["the cat sat on the mat", "naïve café", "SolidGoldMagikarp never appears as one token here"]
+        corpus.write_text("\n".join(lines), encoding="utf-8")
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(corpus), ""))
+        seen = []
+        tab.vm.counts_changed.connect(seen.append)
+        qtbot.mouseClick(tab.corpus_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: bool(seen) and seen[-1] is not None, timeout=60000)
+        # the oracle: every line encoded here, its ids counted
+        gpt2 = tab.vm.tokenizer
+        want = Counter(i for line in lines for i in gpt2.encode(line, add_special_tokens=False).ids)
+        ordinary = [t for t in tab.vm.audit.tokens if t.kind not in ("special", "added", "marker")]
+        never = sum(1 for t in ordinary if want[t.id] == 0)
+        rare = sum(1 for t in ordinary if 1 <= want[t.id] <= 2)
+        assert tab.vm.counts["never-seen"] == never and tab.vm.counts["rarely-seen"] == rare
+        the = gpt2.token_to_id("Ġthe")
+        tab.vm.set_search(str(the))
+        row = next(r for r in range(len(tab.vm.rows)) if tab.vm.token_at_row(r).id == the)
+        assert tab.vm.table.data(tab.vm.table.index(row, 10)) == "1"  # "the ... the": one Ġthe
+        tab.vm.set_search("")
+        qtbot.mouseClick(tab.facet_boxes["rarely-seen"], Qt.MouseButton.LeftButton)
+        assert len(tab.vm.rows) == rare
+        assert tab.corpus_note.isVisible() and "3 documents" in tab.corpus_note.text()
+
+    def test_scheduler_address_from_the_settings_and_the_edit_menu(self, qtbot, settings, monkeypatch):  # noqa: ANN001
+        from PySide6.QtWidgets import QInputDialog
+
+        from tokviz.gui.main_window import MainWindow
+
+        settings.setValue("corpus/scheduler", "tcp://127.0.0.1:8786")
+        w = MainWindow(settings=settings)
+        qtbot.addWidget(w)
+        w.restore_settings()
+        assert w.vocab_tab.vm.scheduler == w.compare_tab.vm.scheduler == "tcp://127.0.0.1:8786"
+        monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("local:2", True))
+        edit = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Edit")
+        next(a for a in edit.actions() if a.text().startswith("Dask scheduler")).trigger()
+        assert w.compare_tab.vm.scheduler == "local:2" and settings.value("corpus/scheduler") == "local:2"

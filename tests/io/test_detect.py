@@ -14,7 +14,8 @@ from support import bundle_bytes, bundle_path, require_module
 
 import tokviz
 from tokviz import TokvizFormatError
-from tokviz.io.detect import read_bytes, sniff
+from tokviz.io.detect import sniff
+from tokviz.io.files import read_bytes
 
 
 def write(path: Path, data: bytes) -> Path:

@@ -304,3 +304,93 @@ class TestCountsBounded:
             tokviz.load(path)
         assert "count.gguf" in str(info.value) and "tokenizer.ggml.token_type" in (info.value.where or "")
         assert "does not fit" in str(info.value)
+
+
+# gemma4: SentencePiece-style BPE. The 4 specials, the 256 byte tokens, then the pieces below.
+_G4_PIECES = ["\u2581", "h", "e", "l", "o", "he", "ll", "hell", "hello", "\u2581hello", "\n", "\n\n",
+              "<|turn>", '<|"|>']
+_G4_TOKENS = ["<pad>", "<eos>", "<bos>", "<unk>", *[f"<0x{b:02X}>" for b in range(256)], *_G4_PIECES]
+_G4_TYPES = [3, 3, 3, 3, *[6] * 256, *[1] * 12, 3, 4]
+_G4_MERGES = ["h e", "l l", "he ll", "hell o", "\u2581 hello", "\n \n"]
+_G4_IDS = {"bos": 2, "eos": 1, "unk": 3, "pad": 0}
+
+
+def _g4(tmp_path: Path, name: str = "g4.gguf", **kw) -> Path:  # noqa: ANN003
+    extra = {"tokenizer.ggml.bos_token_id": 2, "tokenizer.ggml.eos_token_id": 1,
+             "tokenizer.ggml.unknown_token_id": 3, "tokenizer.ggml.padding_token_id": 0,
+             "tokenizer.ggml.add_bos_token": False, **kw.pop("extra", {})}
+    args = {"tokens": _G4_TOKENS, "types": _G4_TYPES, "merges": _G4_MERGES, "pre": None, "model": "gemma4", **kw}
+    return write_gguf(tmp_path / name, extra=extra, **args)
+
+
+def _id(piece: str) -> int:
+    return _G4_TOKENS.index(piece)
+
+
+class TestGemma4:
+    """llama.cpp's gemma4 tokenizer (llama-vocab.cpp: BPE with escape_whitespaces, no byte
+    encoding, the newline-run split, <0xXX> byte fallback, add_bos forced on)."""
+
+    def test_spaces_become_u2581_and_merge_by_rank(self, tmp_path: Path) -> None:
+        tok = load_gguf(_g4(tmp_path))
+        # "hello hello" -> "hello▁hello"; h+e twice, l+l twice, he+ll, hell+o, then ▁+hello
+        assert tok.encode("hello hello", add_special_tokens=False).ids == [_id("hello"), _id("\u2581hello")]
+        assert tok.decode([_id("hello"), _id("\u2581hello")]) == "hello hello"
+
+    def test_byte_fallback_with_0x_tokens(self, tmp_path: Path) -> None:
+        tok = load_gguf(_g4(tmp_path))
+        # "x" is no piece: its byte 0x78 -> <0x78> (id 4 + 0x78); "é" is C3 A9
+        assert tok.encode("x", add_special_tokens=False).ids == [4 + 0x78]
+        assert tok.encode("\u00e9", add_special_tokens=False).ids == [4 + 0xC3, 4 + 0xA9]
+        assert tok.decode([4 + 0xC3, 4 + 0xA9]) == "\u00e9"
+
+    def test_newline_runs_are_their_own_chunks(self, tmp_path: Path) -> None:
+        tok = load_gguf(_g4(tmp_path))
+        ids = tok.encode("hello\n\nhello", add_special_tokens=False).ids
+        assert ids == [_id("hello"), _id("\n\n"), _id("hello")]
+        assert tok.stages("hello\n\nhello").pre_tokens[1].text == "\n\n"
+
+    def test_bos_is_forced_on_over_the_file_key(self, tmp_path: Path) -> None:
+        tok = load_gguf(_g4(tmp_path))  # the file says add_bos_token = false
+        assert tok.encode("hello").ids == [2, _id("hello")]
+        assert tok.config.add_bos_token is True
+
+    def test_control_and_user_defined_tokens(self, tmp_path: Path) -> None:
+        tok = load_gguf(_g4(tmp_path))
+        ids = tok.encode('<|turn>hello<|"|>', add_special_tokens=False).ids
+        assert ids == [_id("<|turn>"), _id("hello"), _id('<|"|>')]
+        assert tok.is_special_id(_id("<|turn>")) and not tok.is_special_id(_id('<|"|>'))
+
+    def test_info_says_gemma4(self, tmp_path: Path) -> None:
+        from tokviz.io.detect import format_details
+
+        details = format_details(tokviz.load(_g4(tmp_path)))
+        assert details["tokenizer.ggml.model"] == "gemma4"
+        assert details["llama.cpp pre-tokenizer"] == "gemma4"
+
+    def test_some_byte_tokens_missing_is_refused(self, tmp_path: Path) -> None:
+        tokens = [t for t in _G4_TOKENS if t != "<0x41>"]
+        types = [ty for t, ty in zip(_G4_TOKENS, _G4_TYPES) if t != "<0x41>"]
+        with pytest.raises(TokvizFormatError, match="255 of the 256 <0xXX> byte tokens"):
+            load_gguf(_g4(tmp_path, tokens=tokens, types=types))
+
+    def test_a_newline_token_the_merges_cannot_build_is_refused(self, tmp_path: Path) -> None:
+        # "\n\n\n" is a token but no merge makes it: llama.cpp emits it whole, plain BPE would not
+        tokens, types = [*_G4_TOKENS, "\n\n\n"], [*_G4_TYPES, 1]
+        with pytest.raises(TokvizFormatError, match=r"tokenizer\.ggml\.merges: the merges do not build the newline token"):
+            load_gguf(_g4(tmp_path, tokens=tokens, types=types))
+
+
+class TestUnsupportedModelRefusedAtOnce:
+    def test_refused_before_the_token_list_is_read(self, tmp_path: Path) -> None:
+        """The model key is checked as soon as it is read: here the token list after it is damaged
+        (a count past the end of the file), and the error is still the unsupported model."""
+        good = write_gguf(tmp_path / "good.gguf", model="rwkv").read_bytes()
+        data = bytearray(good)
+        key = b"tokenizer.ggml.tokens"
+        at = data.index(key) + len(key) + 4 + 4  # value type ARRAY, item type, then the u64 count
+        data[at : at + 8] = struct.pack("<Q", 1 << 60)
+        path = tmp_path / "rwkv.gguf"
+        path.write_bytes(bytes(data))
+        with pytest.raises(TokvizFormatError, match=r"rwkv\.gguf: tokenizer\.ggml\.model: tokenizer model 'rwkv' is not supported"):
+            tokviz.load(path)

@@ -141,3 +141,99 @@ class TestAgainstPublished:
             if detail:
                 bad.append(k)
         assert bad == []
+
+
+# ---------------------------------------------------------------------------- Gemma 4 (gemma4)
+# llama.cpp's ggml-vocab-gemma-4.gguf (262,144 tokens, 514,906 merges, tokenizer.ggml.model =
+# "gemma4") and its 45 test vectors ship inside llama-cpp-python's sdist, which .ci/run downloads
+# into the fixture cache (the vocabulary is under Gemma's terms: not committed). Two references:
+# the .out ids (HF tokenizers on Gemma 4's own tokenizer, add_special_tokens=False), and
+# transformers' GemmaTokenizer (BPE with byte fallback, U+2581 for spaces) built in the test from
+# the GGUF's own vocabulary and merges, with its control tokens as special added tokens and its
+# user-defined ones as plain added tokens, on the parity texts (ids and offsets).
+_GEMMA4 = "ggml-vocab-gemma-4.gguf"
+
+
+@cache
+def gemma4_files() -> dict[str, Any]:
+    import tempfile
+    from pathlib import Path
+
+    from support import fixture_members
+
+    dest = Path(tempfile.mkdtemp(prefix="gemma4-"))
+    return fixture_members("llama_cpp_python-0.3.36.tar.gz", (_GEMMA4, _GEMMA4 + ".inp", _GEMMA4 + ".out"), dest)
+
+
+@cache
+def gemma4_tokenizer() -> Any:
+    return load_gguf(gemma4_files()[_GEMMA4])
+
+
+@cache
+def gemma4_reference() -> Any:
+    tokenizers = require_module("tokenizers")
+    require_module("transformers")
+    from transformers.models.gemma.tokenization_gemma import GemmaTokenizer
+
+    from tokviz.io.gguf import read_gguf_vocab
+
+    v = read_gguf_vocab(gemma4_files()[_GEMMA4])
+    ref = GemmaTokenizer(vocab={t: i for i, t in enumerate(v.tokens)}, merges=[tuple(m.split(" ", 1)) for m in v.merges])
+    types = v.token_types or []
+    ref.add_tokens([
+        tokenizers.AddedToken(t, special=ty == 3, normalized=False)
+        for t, ty in zip(v.tokens, types) if ty in (3, 4)
+    ])
+    return ref._tokenizer
+
+
+def _gemma4_vectors() -> list[tuple[str, list[int]]]:
+    files = gemma4_files()
+    texts = files[_GEMMA4 + ".inp"].read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")[:-1]
+    lines = files[_GEMMA4 + ".out"].read_text(encoding="utf-8").split("\n")[: len(texts)]
+    assert len(texts) == len(lines) > 40
+    return [(t, [int(x) for x in line.split()]) for t, line in zip(texts, lines)]
+
+
+def _gemma4_compare(text: str) -> str:
+    tok, ref = gemma4_tokenizer(), gemma4_reference()
+    want = ref.encode(text, add_special_tokens=False)
+    got = tok.encode(text, add_special_tokens=False)
+    detail = _diff(got.ids, want.ids)
+    if not detail and [tuple(o) for o in got.offsets] != [tuple(o) for o in want.offsets]:
+        detail = "offsets differ"
+    if not detail and tok.decode(got.ids) != ref.decode(want.ids, skip_special_tokens=False):
+        detail = "decode differs"
+    return detail
+
+
+class TestGemma4:
+    def test_llamacpp_vectors(self, parity_report) -> None:  # noqa: ANN001
+        tok = gemma4_tokenizer()
+        bad = []
+        for k, (text, want) in enumerate(_gemma4_vectors()):
+            detail = _diff(tok.encode(text, add_special_tokens=False).ids, want)
+            parity_report.record("gguf-gemma-4", f"llamacpp/{k}", not detail, f"{text[:40]!r}: {detail}")
+            if detail:
+                bad.append(k)
+        assert bad == []
+
+    def test_bos_is_always_added(self) -> None:
+        # llama.cpp forces add_bos on for gemma4; the file's bos id is 2 (<bos>)
+        tok = gemma4_tokenizer()
+        assert tok.encode("Hello").ids[0] == 2
+        assert tok.encode("Hello").ids[1:] == tok.encode("Hello", add_special_tokens=False).ids
+
+    def test_tricky_and_corpus_against_transformers(self, parity_report) -> None:  # noqa: ANN001
+        cases = [(f"tricky/{cid}", text) for cid, text in TRICKY]
+        cases += [(f"llamacpp-text/{k}", text) for k, (text, _) in enumerate(_gemma4_vectors())]
+        for corpus in CORPORA:
+            cases += [(f"{corpus}/line{k + 1}", line) for k, line in enumerate(corpus_lines(corpus, limit=_LINES))]
+        bad = []
+        for case_id, text in cases:
+            detail = _gemma4_compare(text)
+            parity_report.record("gguf-gemma-4", case_id, not detail, detail)
+            if detail:
+                bad.append(case_id)
+        assert bad == [], f"{len(bad)} cases differ, first {bad[:10]}"

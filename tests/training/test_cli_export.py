@@ -29,6 +29,20 @@ class TestCli:
         assert obj["model"]["type"] == "BPE" and len(obj["model"]["vocab"]) == 300
         assert obj["added_tokens"][0]["content"] == "<|endoftext|>" and obj["added_tokens"][0]["id"] == 0
 
+    @pytest.mark.parametrize("model", ["bpe", "unigram"])
+    def test_json_summary(self, model, tmp_path, capsys) -> None:
+        out = tmp_path / "tok.json"
+        assert main(["train", "--model", model, "--vocab-size", "120", str(TOY), "-o", str(out), "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        vocab = json.loads(out.read_text(encoding="utf-8"))["model"]["vocab"]
+        assert summary["model"] == model and summary["files"] == [str(TOY)] and summary["output"] == str(out)
+        assert summary["vocab_size"] == len(vocab) and summary["bytes"] == len(TOY.read_bytes())
+        if model == "bpe":  # every merge made one new entry: vocab = alphabet + merges
+            merges = json.loads(out.read_text(encoding="utf-8"))["model"]["merges"]
+            assert summary["merges"] == len(merges)
+        else:
+            assert summary["merges"] is None
+
     @pytest.mark.parametrize("model", ["bpe", "wordpiece", "unigram"])
     def test_each_model_trains_and_loads(self, model, tmp_path) -> None:
         import tokviz
@@ -118,7 +132,7 @@ class TestExportRoundTrip:
 def test_training_never_imports_qt() -> None:
     code = (
         "import sys, tokviz.training.bpe, tokviz.training.wordpiece, tokviz.training.unigram, "
-        "tokviz.training.cli, tokviz.training.export; "
+        "tokviz.training.factory, tokviz.training.export; "
         "assert not any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules), 'Qt imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

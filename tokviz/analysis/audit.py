@@ -1,52 +1,57 @@
 """Glitch-token audit of a vocabulary: surfaces, byte taxonomy, reachability, fragments.
 
 Everything here is computed from the tokenizer alone (no model weights; see
-`tokviz.analysis.embeddings` for the optional weight-based indicator). Per token:
+`tokviz.analysis.embeddings` for the optional weight-based indicator), over the facts every
+analysis shares (`tokviz.analysis.facts`). Per token:
 
-* **surface** — the exact bytes the token stands for, from the vocab string (byte-level ``Ġ``
-  strings through the GPT-2 byte alphabet, SentencePiece ``▁`` -> space and ``<0xNN>`` byte
-  pieces, WordPiece ``##x`` -> ``x`` flagged as a continuation, added tokens as their literal).
-  Never the decoder's output: decoders strip spaces, join ``##`` and print U+FFFD.
+* **surface** — `TokenizerFacts.surface`: the exact bytes the token stands for. Never the
+  decoder's output: decoders strip spaces, join ``##`` and print U+FFFD.
 * **G1/G2** — surfaces that are not valid UTF-8 (strict decoding), the class of every
   one-byte surface (ascii, UTF-8 lead, continuation, never valid) and byte pieces that duplicate a
   character piece.
 * **G3/G4** — reachability in isolation: is there a context of the token's family (the surface
-  itself; SentencePiece/Unigram pieces after a probe stem; WordPiece ``##x`` after a letter)
-  that encodes to exactly the token, and if not, the first stage that breaks it: ``A`` an added
-  token is extracted, ``N`` the normalizer changes the text, ``P`` the pre-tokenizer splits it,
-  ``M`` the model picks other tokens.
+  itself; metaspace pieces at text start or after a probe stem; ``##x`` after a letter) that
+  encodes to exactly the token, and if not, the first stage that breaks it (from
+  `Tokenizer.stages`): ``A`` an added token is extracted, ``N`` the normalizer changes the text,
+  ``P`` the pre-tokenizer splits it, ``M`` the model picks other tokens.
 * **G5** — special-token lookalikes (magikarp's pattern), added or ordinary vocab entries.
-* **G6** — merge-shadow fragments: BPE tokens with exactly one child within k ranks.
+* **G6** — merge-shadow fragments: BPE tokens with exactly one child ``0 <= gap <= k`` merge
+  ranks later, from each token's canonical merge (`TokenizerFacts.merges`), so a rank file, its
+  HF conversion and a SentencePiece ``.model`` give the same fragments for the same vocabulary.
 * **G7** — `magikarp_categories`, a reproduction of magikarp's decode->re-encode test, for
   comparison with its published reports (misleading for WordPiece: every ``##x`` "fails").
+
+Categories do not exclude each other: an ordinary ``<s>`` of a rank file is a lookalike *and*
+unreachable, a Mistral ``<0x41>`` a duplicate byte *and* unreachable; `VocabAudit.summary` counts
+each category over every token and lists the overlaps.
 
 The neighbour `tokviz.analysis.embeddings` reads the optional safetensors embeddings; this module
 never touches weights.
 
-Performance notes: reachability runs the pipeline stage by stage over the public components
-(``normalize_str``, ``pre_tokenize_str``, ``Model.tokenize``), about four times cheaper than
-`Tokenizer.encode` per token because no Encoding is built; only tokens found unreachable are
-encoded in full (so every "unreachable" verdict is the real pipeline's, and the detail card shows
-what the surface encodes to). Fragment parents in rank mode try the unique two-token split first
-and run the rank-limited BPE loop only when a surface has several splits. Tried and dropped: a
-memo of contexts (every context of an audit is a different text) and one bulk ``pre_tokenize``
-over all surfaces (no faster than one call per surface).
+Performance notes: every reachability verdict is one `Tokenizer.encode` of a short context (the
+real pipeline; a hand-run normalize/pre-tokenize/model pass was ~1.4x cheaper but a second
+pipeline); stage attribution runs `Tokenizer.stages` for the unreachable ones only. Tried and
+dropped: a memo of contexts (every context of an audit is a different text) and one bulk
+``pre_tokenize`` over all surfaces (no faster than one call per surface).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
-from ..engine.byte_alphabet import is_proxy_text, proxy_to_bytes
-from ..engine.cancel import CancelToken
+from ..engine.cancel import CancelToken, ProgressFn, checkpoint
+from ..engine.models.bpe import BPE
+from ..engine.models.sentencepiece_bpe import SentencePieceBPE
+from ..engine.models.unigram import Unigram
 from ..engine.tokenizer import Tokenizer
+from .facts import TokenizerFacts
 
 __all__ = [
-    "AuditCancelled",
     "TokenAudit",
     "VocabAudit",
     "audit_vocabulary",
@@ -68,17 +73,8 @@ STAGES: dict[str, str] = {
 PROBE_STEMS: tuple[str, ...] = ("«", "the", "a", "x", "q", "zzz", "un", "pre", "kk", "jj")
 #: magikarp's special-token pattern (G5): bracketed, three chars or more, with an ASCII letter
 _LOOKALIKE = re.compile(r"[\[<].*[A-Za-z].*[\]>]", re.DOTALL)
-_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-_SPACE = "\u2581"
 # how often the long loops poll the cancel token and report progress
 _STEP = 4096
-
-Progress = Callable[[str, int, int], None]
-
-
-class AuditCancelled(Exception):
-    """The audit was cancelled through its `CancelToken`."""
-
 
 # ---------------------------------------------------------------------- records
 @dataclass(frozen=True, slots=True)
@@ -102,7 +98,7 @@ class TokenAudit:
     context: str | None = None  # the context text that was tried first
     parents: tuple[int, int] | None = None  # G6 canonical parent pair
     children: tuple[int, ...] = ()
-    fragment_gap: int | None = None  # rank(child) - rank(t) when there is exactly one child
+    fragment_gap: int | None = None  # merge rank(child) - merge rank(t) when there is exactly one child
 
     @property
     def unreachable(self) -> bool:
@@ -114,7 +110,8 @@ class TokenAudit:
         return self.surface.decode("utf-8", errors="backslashreplace")
 
     def is_fragment(self, k: int) -> bool:
-        return self.fragment_gap is not None and self.fragment_gap <= k
+        """G6: exactly one child, learned ``0 <= gap <= k`` merges after this token."""
+        return self.fragment_gap is not None and 0 <= self.fragment_gap <= k
 
     def categories(self, ks: Sequence[int] = (1, 64)) -> list[str]:
         """The category badges of this token, in a fixed order (empty: an ordinary reachable token)."""
@@ -140,7 +137,7 @@ class VocabAudit:
     """The audit of one tokenizer: one `TokenAudit` per vocabulary entry, in id order."""
 
     name: str
-    family: str  # "byte-level", "sentencepiece", "wordpiece", "plain"
+    family: str  # `TokenizerFacts.family`: byte-level, rank-file, metaspace, wordpiece, char
     byte_alphabet: bool  # byte taxonomy applies (byte-level or byte fallback)
     tokens: tuple[TokenAudit, ...]
     rank_kind: str | None = None  # "merge rank", "rank", "score" or None
@@ -148,6 +145,21 @@ class VocabAudit:
 
     def get(self, id_: int) -> TokenAudit | None:
         return self.by_id.get(id_)
+
+    @property
+    def byte_level(self) -> bool:
+        """Vocabulary strings are GPT-2 byte proxies (a byte-level pipeline or a rank file)."""
+        return self.family in ("byte-level", "rank-file")
+
+    def overlaps(self, *, ks: Sequence[int] = (1, 64)) -> dict[str, int]:
+        """How many tokens are in two headline categories at once, ``"a & b"`` -> count (non-zero
+        pairs only): categories do not exclude each other."""
+        pairs: Counter[str] = Counter()
+        for t in self.tokens:
+            heads = _headline(t, ks)
+            if len(heads) > 1:
+                pairs.update(f"{a} & {b}" for a, b in combinations(heads, 2))
+        return dict(sorted(pairs.items()))
 
     def summary(self, *, ks: Sequence[int] = (1, 64)) -> dict[str, Any]:
         """The counts of the CLI's ``--json`` (and of the tab's header), see the issue's list."""
@@ -169,6 +181,7 @@ class VocabAudit:
             "unreachable_by_stage": {s: stages[s] for s in STAGES},
             "special_lookalike": {"added": look["added"], "ordinary": look["ordinary"]},
             "fragments": {f"k{k}": sum(t.is_fragment(k) for t in self.tokens) for k in ks},
+            "overlaps": self.overlaps(ks=ks),
         }
 
     def flagged(self, *, ks: Sequence[int] = (1, 64)) -> list[dict[str, Any]]:
@@ -179,6 +192,25 @@ class VocabAudit:
             if cats:
                 out.append({"id": t.id, "vocab": t.vocab, "surface_hex": t.surface.hex(), "categories": cats})
         return out
+
+
+def _headline(t: TokenAudit, ks: Sequence[int]) -> list[str]:
+    """The summary's categories of one token, in the summary's order."""
+    out = []
+    if t.kind in ("special", "added"):
+        out.append(t.kind)
+    if t.byte_class is not None and t.kind in ("normal", "byte"):
+        out.append("single-byte")
+    if t.partial:
+        out.append("partial-utf8")
+    if t.duplicate_byte:
+        out.append("duplicate-byte")
+    if t.lookalike:
+        out.append("lookalike")
+    if t.unreachable:
+        out.append("unreachable")
+    out += [f"fragment-k{k}" for k in ks if t.is_fragment(k)]
+    return out
 
 
 def byte_class(b: int) -> str:
@@ -196,310 +228,202 @@ def byte_class(b: int) -> str:
     return "utf8-lead"
 
 
-# ---------------------------------------------------------------------- surfaces
-@dataclass(frozen=True, slots=True)
-class _Family:
-    name: str
-    byte_alphabet: bool
-    byte_ids: frozenset[int]  # SentencePiece byte pieces
-    control_ids: frozenset[int]  # SentencePiece control/unknown pieces (not added tokens)
-    wp_prefix: str = "##"
+# ---------------------------------------------------------------------- entries
+def _kind(facts: TokenizerFacts, id_: int) -> str:
+    """special, added, byte (a byte piece), marker (the lone replacement piece ``▁``) or normal."""
+    if id_ in facts.added_ids:
+        return "special" if id_ in facts.special_ids else "added"
+    if not facts.is_ordinary(id_):
+        return "special"  # a SentencePiece control, unknown or unused piece, or the unk token
+    if id_ in facts.byte_piece_ids:
+        return "byte"
+    if facts.replacement is not None and facts.token(id_) == facts.replacement:
+        return "marker"
+    return "normal"
 
 
-def _family(tok: Tokenizer) -> _Family:
+def _rank_of(tok: Tokenizer, facts: TokenizerFacts) -> tuple[dict[int, float], str | None]:
+    """The rank column: a rank file's rank (the id), a model's piece score, or the merge rank."""
     model = tok.model
-    kind = getattr(model, "type_name", type(model).__name__)
-    vocab = model.get_vocab()
-    spm = getattr(model, "spm", None)
-    if kind == "WordPiece":
-        return _Family("wordpiece", False, frozenset(), frozenset(), model.continuing_subword_prefix)
-    if spm is not None:  # SentencePiece .model (BPE or Unigram)
-        types = spm.types
-        byte_ids = frozenset(i for i, t in enumerate(types) if t == 6)
-        control = frozenset(i for i, t in enumerate(types) if t in (2, 3))
-        return _Family("sentencepiece", bool(byte_ids), byte_ids, control)
-    if kind == "Unigram":
-        byte_ids = frozenset(i for s, i in vocab.items() if _BYTE_PIECE.fullmatch(s)) if model.byte_fallback else frozenset()
-        return _Family("sentencepiece", bool(byte_ids), byte_ids, frozenset())
-    if kind == "BPE":
-        if getattr(model, "rank_mode", False) or all(map(is_proxy_text, vocab)):
-            return _Family("byte-level", True, frozenset(), frozenset())
-        fallback = bool(getattr(model, "byte_fallback", False))
-        byte_ids = frozenset(i for s, i in vocab.items() if _BYTE_PIECE.fullmatch(s)) if fallback else frozenset()
-        if fallback or sum(s.startswith(_SPACE) for s in vocab) * 10 > len(vocab):
-            return _Family("sentencepiece", fallback, byte_ids, frozenset())
-    return _Family("plain", False, frozenset(), frozenset())
-
-
-def _surface(fam: _Family, s: str, id_: int) -> tuple[bytes, bool]:
-    """(surface bytes, continuation) of a model vocab string."""
-    if fam.name == "byte-level":
-        return proxy_to_bytes(s, strict=False), False
-    if fam.name == "sentencepiece":
-        if id_ in fam.byte_ids:
-            return bytes((int(s[3:5], 16),)), False
-        return s.replace(_SPACE, " ").encode("utf-8"), False
-    if fam.name == "wordpiece" and s.startswith(fam.wp_prefix) and len(s) > len(fam.wp_prefix):
-        return s[len(fam.wp_prefix):].encode("utf-8"), True
-    return s.encode("utf-8"), False
-
-
-def _ranks(tok: Tokenizer, fam: _Family) -> tuple[dict[int, float], str | None]:
-    model = tok.model
-    if getattr(model, "rank_mode", False):
-        return {i: i for i in model.get_vocab().values()}, "rank"
-    scores = getattr(model, "scores", None)
-    if scores is not None:
-        return dict(enumerate(scores)), "score"
-    merges = getattr(model, "merges", None)
-    if merges:
-        vocab = model.get_vocab()
-        out: dict[int, float] = {}
-        for r, (a, b) in enumerate(merges):
-            i = vocab.get(a + b)
-            if i is not None:
-                out.setdefault(i, r)
-        return out, "merge rank"
+    if isinstance(model, BPE) and model.rank_mode:
+        return {i: i for i in facts.model_ids()}, "rank"
+    if isinstance(model, (Unigram, SentencePieceBPE)):
+        return dict(enumerate(model.scores)), "score"
+    merges = facts.merges
+    if merges is not None:
+        return {i: r for i, r in merges.rank.items()}, "merge rank"
     return {}, None
 
 
-def _entries(tok: Tokenizer, fam: _Family) -> list[tuple[int, str, str]]:
-    """(id, vocab string, kind) for every entry, id order; added tokens override model entries."""
-    added = {t.id: t for t in tok.added_tokens if t.content}
-    rows: dict[int, tuple[int, str, str]] = {}
-    for s, i in tok.model.get_vocab().items():
-        if i in fam.control_ids:
-            rows[i] = (i, s, "special")
-        elif i in fam.byte_ids:
-            rows[i] = (i, s, "byte")
-        elif fam.name == "sentencepiece" and s == _SPACE:
-            rows[i] = (i, s, "marker")
-        else:
-            rows[i] = (i, s, "normal")
-    for i, t in added.items():
-        rows[i] = (i, t.content, "special" if t.special else "added")
-    return [rows[i] for i in sorted(rows)]
+def _record(facts: TokenizerFacts, id_: int, rank: float | None) -> dict[str, Any]:
+    """G1, G2, G5 of one entry (as keyword arguments of `TokenAudit`)."""
+    kind = _kind(facts, id_)
+    s = facts.token(id_)
+    surface = facts.surface(id_)
+    rec: dict[str, Any] = {"id": id_, "vocab": s, "surface": surface, "kind": kind,
+                           "continuation": facts.is_continuation(id_), "rank": rank}
+    if kind in ("normal", "byte") and len(surface) == 1 and (facts.byte_level or facts.byte_piece_ids):
+        rec["byte_class"] = byte_class(surface[0])
+    if kind == "normal" and len(surface) > 1 and not _valid_utf8(surface):
+        rec["partial"] = True
+    if len(s) >= 3 and s[0] in "[<" and _LOOKALIKE.fullmatch(s) and not s.startswith("<0x"):
+        rec["lookalike"] = True
+    return rec
 
 
 # ---------------------------------------------------------------------- G3/G4 reachability
-@dataclass(frozen=True, slots=True)
-class _Trial:
-    ids: tuple[int, ...]
-    stage: str  # the first stage that changed or split the text: A, N, P, or M (none did)
+def _stage(tok: Tokenizer, text: str, replacement: str | None) -> str:
+    """G4 from the engine's own steps 1-2 (`Tokenizer.stages`): the first stage that changed or
+    split ``text`` (A, N, P), else M (one chunk, the model picked other tokens)."""
+    st = tok.stages(text)
+    if any(seg.added_id is not None for seg in st.segments):
+        return "A"
+    normed = st.normalized.text
+    if normed != text and _bare(normed, replacement) != _bare(text, replacement):
+        return "N"
+    return "P" if len(st.pre_tokens) > 1 else "M"
 
 
-@dataclass(frozen=True, slots=True)
-class _Probe:
-    id: int
-    surface: bytes
-    continuation: bool
+_WS = re.compile(r"\s+")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-class _Pipeline:
-    """The encode pipeline stage by stage over the public components (no special tokens added)."""
-
-    def __init__(self, tok: Tokenizer) -> None:
-        self.tok = tok
-        self.normalize = tok.normalizer.normalize_str if tok.normalizer is not None else None
-        self.pre = tok.pre_tokenizer.pre_tokenize_str if tok.pre_tokenizer is not None else None
-        self.model = tok.model
-        # literals the encode call extracts before normalization (tiktoken policy: none by default)
-        lits = [t.content for t in tok.added_tokens if t.content]
-        if tok.special_policy == "tiktoken":
-            lits = [t.content for t in tok.added_tokens if t.content and not t.special]
-        self.added = re.compile("|".join(map(re.escape, sorted(lits, key=len, reverse=True)))) if lits else None
-
-    def run(self, text: str) -> _Trial:
-        if self.added is not None and self.added.search(text):
-            trial = _Trial(tuple(self.tok.encode(text, add_special_tokens=False).ids), "A")
-        else:
-            normed = self.normalize(text) if self.normalize is not None else text
-            stage = "N" if normed != text and _bare(normed) != _bare(text) else "M"
-            chunks = self.pre(normed) if self.pre is not None else [(normed, (0, len(normed)))]
-            if len(chunks) > 1 and stage == "M":
-                stage = "P"
-            ids: list[int] = []
-            tokenize = self.model.tokenize
-            for chunk, _ in chunks:
-                ids.extend(i for i, _, _ in tokenize(chunk))
-            trial = _Trial(tuple(ids), stage)
-        return trial
-
-    def full(self, text: str) -> tuple[int, ...]:
-        return tuple(self.tok.encode(text, add_special_tokens=False).ids)
-
-
-_WS = re.compile(r"[\s\u2581]+")
-
-
-def _bare(s: str) -> str:
+def _bare(s: str, replacement: str | None) -> str:
     # Whitespace handling (SentencePiece's dummy prefix and ▁ escaping, BERT's spaces around CJK)
     # is not counted as "the normalizer changed the text": what it does shows in the next stage.
+    if replacement:
+        s = s.replace(replacement, " ")
     return _WS.sub("", s)
 
 
-def _contexts(
-    fam: _Family, t: _Probe, text: str, tok: Tokenizer
-) -> Iterable[tuple[str, Callable[[tuple[int, ...]], bool] | None]]:
-    """(context text, acceptance test or None for "exactly [t]") per G3, most natural first."""
-    if fam.name == "sentencepiece":
-        if text.startswith(" "):
-            yield text[1:], None
-        else:
-            for stem in PROBE_STEMS:
-                yield stem + text, _stem_check(stem, t.id, tok.decode)
-    elif fam.name == "wordpiece" and t.continuation:
-        for u in "abcdefghijklmnopqrstuvwxyz":
+Accept = Callable[[tuple[int, ...]], bool]
+
+
+def _contexts(tok: Tokenizer, facts: TokenizerFacts, rec: dict[str, Any]) -> Iterator[tuple[str, Accept]]:
+    """(context text, acceptance test) per G3, most natural first."""
+    id_ = rec["id"]
+    text = rec["surface"].decode("utf-8")
+
+    def exactly(ids: tuple[int, ...]) -> bool:
+        return ids == (id_,)
+
+    if rec["continuation"]:  # ##x: after a letter, accept [letter, t]
+        for u in _LETTERS:
             uid = tok.token_to_id(u)
             if uid is not None:
-                yield u + text, (lambda ids, uid=uid: ids == (uid, t.id))
+                yield u + text, (lambda ids, uid=uid: ids == (uid, id_))
+    elif facts.end_of_word_suffix and not facts.token(id_).endswith(facts.end_of_word_suffix):
+        # a word-inner piece of a BPE with an end-of-word suffix: before a letter, accept it first
+        for u in _LETTERS:
+            yield text + u, (lambda ids: ids[:1] == (id_,))
+    elif facts.family == "metaspace":
+        if text.startswith(" "):  # ▁w: w at text start (dummy prefix), else " w"
+            yield text[1:], exactly
+            yield text, exactly
+        else:  # w: after a probe stem whose tokens decode back to it
+            for stem in PROBE_STEMS:
+                yield stem + text, _stem_check(stem, id_, tok.decode)
+            yield text, exactly
     else:
-        yield text, None
+        yield text, exactly
 
 
-def _stem_check(stem: str, id_: int, decode: Callable[[list[int]], str]) -> Callable[[tuple[int, ...]], bool]:
+def _stem_check(stem: str, id_: int, decode: Callable[[list[int]], str]) -> Accept:
     # accept "stem tokens + t" when the stem tokens decode back to the stem (decoders may add or
     # strip the dummy-prefix space)
     return lambda ids: len(ids) >= 2 and ids[-1] == id_ and decode(list(ids[:-1])).strip() == stem
 
 
-def _reach(pipe: _Pipeline, fam: _Family, t: _Probe) -> dict[str, Any]:
-    text = t.surface.decode("utf-8")
-    first: tuple[str, _Trial] | None = None
-    for ctx, accept in _contexts(fam, t, text, pipe.tok):
-        trial = pipe.run(ctx)
-        if (trial.ids == (t.id,)) if accept is None else accept(trial.ids):
+def _reach(tok: Tokenizer, facts: TokenizerFacts, rec: dict[str, Any]) -> dict[str, Any]:
+    """G3 through the real pipeline (`Tokenizer.encode`, no special tokens added), G4 when no
+    context gives the token."""
+    first: tuple[str, tuple[int, ...]] | None = None
+    for ctx, accept in _contexts(tok, facts, rec):
+        ids = tuple(tok.encode(ctx, add_special_tokens=False).ids)
+        if accept(ids):
             return {"tested": True, "reachable": True, "context": ctx}
         if first is None:
-            first = (ctx, trial)
-    if first is None:  # no context at all (a WordPiece continuation without letters)
+            first = (ctx, ids)
+    if first is None:  # no context at all (a continuation without letters in the vocabulary)
         return {"tested": True, "reachable": False, "stage": "M", "context": None}
-    ctx, trial = first
-    ids = pipe.full(ctx)  # the verdict is the real pipeline's
-    if ids == (t.id,):
-        return {"tested": True, "reachable": True, "context": ctx}
-    return {"tested": True, "reachable": False, "stage": trial.stage, "instead": ids, "context": ctx}
+    ctx, ids = first
+    return {"tested": True, "reachable": False, "stage": _stage(tok, ctx, facts.replacement), "instead": ids,
+            "context": ctx}
+
+
+def _testable(rec: dict[str, Any]) -> bool:
+    """G3 applies to every entry text can spell: ordinary tokens (lookalikes and byte pieces
+    included) whose surface is non-empty valid UTF-8. Not the lone ``▁`` marker: it stands for a
+    space only next to text it does not merge with (``中 中``), which no context of its own shows."""
+    return rec["kind"] in ("normal", "byte") and bool(rec["surface"]) and _valid_utf8(rec["surface"])
+
+
+def _reachability(tok: Tokenizer, facts: TokenizerFacts, base: list[dict[str, Any]],
+                  progress: ProgressFn | None, cancel: CancelToken | None) -> None:
+    todo = [rec for rec in base if _testable(rec)]
+    for n, rec in enumerate(todo):
+        if n % _STEP == 0:
+            checkpoint("reachability", n, len(todo), progress=progress, cancel=cancel)
+        rec.update(_reach(tok, facts, rec))
 
 
 # ---------------------------------------------------------------------- G6 fragments
-def _parents_merges(tok: Tokenizer) -> dict[int, tuple[int, int]]:
-    vocab = tok.model.get_vocab()
-    out: dict[int, tuple[int, int]] = {}
-    for a, b in tok.model.merges:
-        i = vocab.get(a + b)
-        if i is not None and i not in out:
-            out[i] = (vocab[a], vocab[b])
-    return out
-
-
-def _parents_ranks(vocab: dict[str, int], cancel: CancelToken | None, progress: Progress | None) -> dict[int, tuple[int, int]]:
-    """Canonical parent pairs of a rank table: BPE of the token with ranks below its own (2 parts)."""
-    out: dict[int, tuple[int, int]] = {}
-    get = vocab.get
-    big = 1 << 62
-    for n, (s, r) in enumerate(vocab.items()):
-        if n % _STEP == 0:
-            _poll(cancel, progress, "fragments", n, len(vocab))
-        if len(s) < 2:
+def _fragments(facts: TokenizerFacts, base: list[dict[str, Any]], progress: ProgressFn | None,
+               cancel: CancelToken | None) -> None:
+    """Canonical parents, children and the fragment gap (`TokenizerFacts.merges`). A self-pair
+    child (t, t) uses t twice, so t is not "a step to one longer token" (r50k: ÃÂ -> ÃÂÃÂ);
+    the gap is counted in merge ranks (tokens), the same for a rank file and its tokenizer.json."""
+    checkpoint("fragments", 0, len(base), progress=progress, cancel=cancel)
+    merges = facts.merges
+    if merges is None:
+        return
+    merges.canonical(progress=progress, cancel=cancel)
+    uses = merges.children()
+    rank = merges.rank
+    for rec in base:
+        i = rec["id"]
+        if rec["kind"] not in ("normal", "byte", "marker"):
             continue
-        splits = [k for k in range(1, len(s)) if get(s[:k], big) < r and get(s[k:], big) < r]
-        if len(splits) == 1:
-            k = splits[0]
-        elif splits:
-            parts = _bpe_limited(s, r, vocab)
-            if len(parts) != 2:
-                continue
-            k = len(parts[0])
-        else:
-            continue
-        out[r] = (vocab[s[:k]], vocab[s[k:]])
-    return out
-
-
-def _bpe_limited(s: str, limit: int, vocab: dict[str, int]) -> list[str]:
-    # tiktoken's rule: merge the adjacent pair of lowest rank, leftmost on ties, ranks < limit;
-    # after a merge only the two pair ranks around it change
-    parts = list(s)
-    big = 1 << 62
-    get = vocab.get
-    ranks = [get(parts[i] + parts[i + 1], big) for i in range(len(parts) - 1)]
-    while ranks:
-        best = min(ranks)
-        if best >= limit:
-            break
-        i = ranks.index(best)
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-        del ranks[i]
-        if i > 0:
-            ranks[i - 1] = get(parts[i - 1] + parts[i], big)
-        if i < len(ranks):
-            ranks[i] = get(parts[i] + parts[i + 1], big)
-    return parts
-
-
-def _fragment_fields(parents: dict[int, tuple[int, int]], ranks: dict[int, float]) -> dict[int, dict[str, Any]]:
-    # uses[t]: the parent slots t fills; a self-pair child (t, t) uses t twice, so t is not "a step
-    # to one longer token" (r50k: ÃÂ -> ÃÂÃÂ); this is the count behind the spec's F_64 = 34 for r50k
-    uses: dict[int, list[int]] = {}
-    for child, (a, b) in parents.items():
-        uses.setdefault(a, []).append(child)
-        uses.setdefault(b, []).append(child)
-    out: dict[int, dict[str, Any]] = {}
-    for i in set(parents) | set(uses):
         used = uses.get(i, ())
-        ch = tuple(sorted(set(used)))
         gap = None
-        if len(used) == 1 and i in ranks and ch[0] in ranks:
-            gap = int(ranks[ch[0]] - ranks[i])
-        out[i] = {"parents": parents.get(i), "children": ch, "fragment_gap": gap}
-    return out
+        if len(used) == 1 and i in rank and used[0] in rank:
+            gap = rank[used[0]] - rank[i]
+        rec.update(parents=merges.parents.get(i), children=tuple(sorted(set(used))), fragment_gap=gap)
+    checkpoint("fragments", len(base), len(base), progress=progress, cancel=cancel)
 
 
 # ---------------------------------------------------------------------- the audit
-def _poll(cancel: CancelToken | None, progress: Progress | None, phase: str, done: int, total: int) -> None:
-    if cancel is not None and cancel.cancelled:
-        raise AuditCancelled("audit cancelled")
-    if progress is not None:
-        progress(phase, done, total)
-
-
 def audit_vocabulary(
-    tok: Tokenizer, *, progress: Progress | None = None, cancel: CancelToken | None = None
+    tok: Tokenizer, *, progress: ProgressFn | None = None, cancel: CancelToken | None = None
 ) -> VocabAudit:
-    """Audit every entry of ``tok`` (G1–G6). ``progress(phase, done, total)`` is called between
-    blocks; a cancelled ``cancel`` raises `AuditCancelled`.
+    """Audit every entry of ``tok`` (G1–G6). ``progress(stage, done, total)`` is called between
+    blocks; a set ``cancel`` raises `Cancelled`. The audit holds no reference to ``tok``.
 
     >>> import tokviz  # doctest: +SKIP
     >>> audit_vocabulary(tokviz.load("o200k_base.tiktoken")).summary()["unreachable"]  # doctest: +SKIP
     12
     """
-    fam = _family(tok)
-    ranks, rank_kind = _ranks(tok, fam)
-    entries = _entries(tok, fam)
+    facts = TokenizerFacts.of(tok)
+    ranks, rank_kind = _rank_of(tok, facts)
+    ids = facts.ids()
     base: list[dict[str, Any]] = []
     surfaces: dict[bytes, list[int]] = {}
-    for id_, s, kind in entries:
-        surface, cont = _surface(fam, s, id_) if kind in ("normal", "byte", "marker") else (s.encode("utf-8"), False)
-        rec: dict[str, Any] = {"id": id_, "vocab": s, "surface": surface, "kind": kind, "continuation": cont,
-                               "rank": ranks.get(id_)}
-        if kind in ("normal", "byte") and fam.byte_alphabet and len(surface) == 1:
-            rec["byte_class"] = byte_class(surface[0])
-        if kind == "normal" and len(surface) > 1 and not _valid_utf8(surface):
-            rec["partial"] = True
-        if len(s) >= 3 and s[0] in "[<" and _LOOKALIKE.fullmatch(s) and not s.startswith("<0x"):
-            rec["lookalike"] = True
-        if not cont:
-            surfaces.setdefault(surface, []).append(id_)
+    for n, id_ in enumerate(ids):
+        if n % _STEP == 0:
+            checkpoint("surfaces", n, len(ids), progress=progress, cancel=cancel)
+        rec = _record(facts, id_, ranks.get(id_))
+        if not rec["continuation"] and rec["kind"] in ("normal", "byte", "marker"):
+            surfaces.setdefault(rec["surface"], []).append(id_)
         base.append(rec)
     for rec in base:
         if rec["kind"] == "byte" and any(j != rec["id"] for j in surfaces.get(rec["surface"], ())):
             rec["duplicate_byte"] = True
-
-    _reachability(tok, fam, base, progress, cancel)
-    _fragments(tok, fam, base, ranks, progress, cancel)
+    _reachability(tok, facts, base, progress, cancel)
+    _fragments(facts, base, progress, cancel)
     tokens = tuple(TokenAudit(**rec) for rec in base)
-    _poll(cancel, progress, "done", len(tokens), len(tokens))
-    return VocabAudit(tok.name, fam.name, fam.byte_alphabet, tokens, rank_kind, {t.id: t for t in tokens})
+    checkpoint("done", len(tokens), len(tokens), progress=progress, cancel=cancel)
+    return VocabAudit(tok.name, facts.family, facts.byte_level or bool(facts.byte_piece_ids), tokens, rank_kind,
+                      {t.id: t for t in tokens})
 
 
 def _valid_utf8(b: bytes) -> bool:
@@ -508,51 +432,6 @@ def _valid_utf8(b: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
-
-
-def _testable(rec: dict[str, Any]) -> bool:
-    return (
-        rec["kind"] == "normal"
-        and "byte_class" not in rec
-        and not rec.get("partial")
-        and not rec.get("lookalike")
-        and bool(rec["surface"])
-    )
-
-
-def _reachability(tok: Tokenizer, fam: _Family, base: list[dict[str, Any]], progress: Progress | None,
-                  cancel: CancelToken | None) -> None:
-    pipe = _Pipeline(tok)
-    todo = [rec for rec in base if _testable(rec)]
-    # the common case first: one context (the surface itself) that must give exactly [t]
-    single = fam.name in ("byte-level", "plain") or fam.name == "wordpiece"
-    run = pipe.run
-    for n, rec in enumerate(todo):
-        if n % _STEP == 0:
-            _poll(cancel, progress, "reachability", n, len(todo))
-        if single and not rec["continuation"]:
-            text = rec["surface"].decode("utf-8")
-            if run(text).ids == (rec["id"],):
-                rec.update(tested=True, reachable=True, context=text)
-                continue
-        rec.update(_reach(pipe, fam, _Probe(rec["id"], rec["surface"], rec["continuation"])))
-
-
-def _fragments(tok: Tokenizer, fam: _Family, base: list[dict[str, Any]], ranks: dict[int, float],
-               progress: Progress | None, cancel: CancelToken | None) -> None:
-    model = tok.model
-    if getattr(model, "type_name", "") != "BPE":
-        return
-    _poll(cancel, progress, "fragments", 0, len(base))
-    if model.rank_mode:
-        parents = _parents_ranks(model.get_vocab(), cancel, progress)
-    else:
-        parents = _parents_merges(tok)
-    fields = _fragment_fields(parents, ranks)
-    for rec in base:
-        f = fields.get(rec["id"])
-        if f is not None and rec["kind"] in ("normal", "byte"):
-            rec.update(f)
 
 
 def superstrings(audit: VocabAudit, id_: int, *, limit: int = 200) -> list[int]:
@@ -576,7 +455,7 @@ _PREFIXES = ("«", "»")
 
 
 def magikarp_categories(
-    tok: Tokenizer, *, progress: Progress | None = None, cancel: CancelToken | None = None
+    tok: Tokenizer, *, progress: ProgressFn | None = None, cancel: CancelToken | None = None
 ) -> dict[int, str]:
     """magikarp's ``categorize_token`` over the whole vocabulary, on the decoder's output.
 
@@ -607,7 +486,7 @@ def magikarp_categories(
     items = sorted(vocab.values())
     for n, i in enumerate(items):
         if n % _STEP == 0:
-            _poll(cancel, progress, "magikarp", n, len(items))
+            checkpoint("magikarp", n, len(items), progress=progress, cancel=cancel)
         s = _mk_decode(tok, i, prefix_ids) if space_mode else tok.decode([i])
         toks = _mk_encode(enc, s, prefix_ids) if space_mode else enc(s)
         if toks == [i]:

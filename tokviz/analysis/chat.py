@@ -1,9 +1,9 @@
-"""A chat as the model sees it: template render, ids, role spans, the sanitised variant, ten lints.
+"""A chat as the model sees it: template render, ids, role spans, the sanitised variant, eleven lints.
 
 `tokviz.analysis.chat_render` renders (transformers' environment); this module adds the
 tokenizer: the special-token variables, the encode with ``add_special_tokens=False`` (the template
 owns BOS), where each message's content landed, transformers' ``sanitize_control_tokens`` variant
-(control literals in user strings encoded as text) and the lints of the spec (§4b):
+(control literals in user strings encoded as text) and ten lints (docs/chat-templates-and-healing.md):
 
 ====================  ========================================================================
 double-bos            the render holds the BOS literal and the tokenizer adds BOS again
@@ -13,10 +13,11 @@ non-deterministic     the template calls ``strftime_now``
 raises                ``raise_exception`` fired for these messages (or with the other
                       generation-prompt setting)
 extra-variables       names outside the standard set (e.g. ``enable_thinking``)
-trailing-whitespace   the generation prompt ends in whitespace (prefix instability, §4c)
+trailing-whitespace   the generation prompt ends in whitespace (an unstable prefix: see `analysis.healing`)
 missing-end-of-turn   an assistant turn without an end-of-turn / EOS literal after it
 literal-not-a-token   a ``<...>`` / ``[...]`` literal of the template that is not one token
 renderer-divergence   ``tojson`` / loop controls / ``namespace`` / ``generation``: renderers differ
+empty-special         the template reads ``bos_token`` / ``eos_token`` and it renders as ``''``
 ====================  ========================================================================
 """
 
@@ -40,6 +41,7 @@ from .chat_render import (
     template_literal_text,
     template_variables,
 )
+from .facts import TokenizerFacts
 
 __all__ = [
     "ChatLint",
@@ -53,6 +55,8 @@ __all__ = [
     "render_chat",
     "special_token_variables",
     "tokenizer_template",
+    "tokenizer_templates",
+    "pick_template",
 ]
 
 # transformers' private-use markers around control literals found in user strings
@@ -134,12 +138,41 @@ def tokenizer_template(tok: Tokenizer) -> str | None:
     return own
 
 
+def tokenizer_templates(tok: Tokenizer) -> dict[str, str]:
+    """Every template the tokenizer's files name, ``"default"`` first: a folder's named templates
+    (tokenizer_config.json's list, additional_chat_templates/), else its one template."""
+    named = tok.config.extra.get("chat_templates")
+    if isinstance(named, dict) and named:
+        return dict(named)
+    own = tokenizer_template(tok)
+    return {"default": own} if own is not None else {}
+
+
+def pick_template(tok: Tokenizer, name: str | None = None, *, tools: Sequence[Any] | None = None) -> str | None:
+    """The tokenizer's template to render with, chosen as transformers' ``get_chat_template``
+    does: the one called ``name``; else ``"tool_use"`` when tools are given and it exists; else
+    ``"default"`` (else the only one). An unknown ``name`` raises `ChatTemplateError`."""
+    templates = tokenizer_templates(tok)
+    if name is not None:
+        if name not in templates:
+            known = ", ".join(templates) or "none"
+            raise ChatTemplateError(f"no chat template named {name!r} (this tokenizer has: {known})", kind="input")
+        return templates[name]
+    if tools is not None and "tool_use" in templates:
+        return templates["tool_use"]
+    if "default" in templates:
+        return templates["default"]
+    return next(iter(templates.values()), None)
+
+
 def special_token_variables(tok: Tokenizer) -> dict[str, str]:
     """transformers' ``special_tokens_map`` as far as the tokenizer's config knows it."""
     cfg = tok.config
+    fields = {"bos_token": cfg.bos_token, "eos_token": cfg.eos_token, "unk_token": cfg.unk_token,
+              "pad_token": cfg.pad_token}
     out: dict[str, str] = {}
     for name in _SPECIAL_NAMES:
-        value = getattr(cfg, name, None)
+        value = fields.get(name)
         if value is None:
             value = cfg.extra.get(name) if isinstance(cfg.extra.get(name), str) else None
         if value is not None:
@@ -275,7 +308,8 @@ def render_chat(
     all_vars = {**special_token_variables(tok), **user_vars}
     rendered = render_template(source, messages, add_generation_prompt=add_generation_prompt, variables=all_vars, **kw)
     enc = encode_chat(tok, rendered.text)
-    control = tuple(bool(m) or tok.is_special_id(i) for i, m in zip(enc.ids, enc.special_tokens_mask))
+    special = TokenizerFacts.of(tok).special_ids  # added special tokens and a .model's control pieces
+    control = tuple(bool(m) or i in special for i, m in zip(enc.ids, enc.special_tokens_mask))
     sanitized_ids: tuple[int, ...] | None = None
     sanitized_error = None
     try:
@@ -432,7 +466,7 @@ def lint_chat(
     variables: Mapping[str, Any] | None = None,
     limits: RenderLimits | None = None,
 ) -> list[ChatLint]:
-    """The ten lints of the module table for one render (``result``) of ``messages``."""
+    """The eleven lints of the module table for one render (``result``) of ``messages``."""
     names = template_variables(source)
     lints: list[ChatLint] = []
     lints += _lint_double_bos(tok, result)
@@ -464,7 +498,25 @@ def lint_chat(
     lints += _lint_end_of_turn(tok, result)
     lints += _lint_literals(tok, source)
     lints += _lint_divergence(source)
+    lints += _lint_empty_special(names, variables or {})
     return lints
+
+
+def _lint_empty_special(names: frozenset[str], variables: Mapping[str, Any]) -> list[ChatLint]:
+    """``{{ bos_token }}`` with no BOS known renders as ``''`` (transformers gives ``''`` too): the
+    prompt then lacks the token the model was trained to see (a folder without its
+    tokenizer_config.json / special_tokens_map.json, say)."""
+    out = []
+    for name in ("bos_token", "eos_token"):
+        if name in names and not variables.get(name):
+            out.append(ChatLint(
+                "empty-special",
+                f"the template writes {{{{ {name} }}}}, but this tokenizer has no {name}: it renders as '' "
+                "(load the folder with its tokenizer_config.json / special_tokens_map.json, or give "
+                f"--var {name}='\"...\"')",
+                evidence=name,
+            ))
+    return out
 
 
 def raises_lint(exc: ChatTemplateError) -> ChatLint:

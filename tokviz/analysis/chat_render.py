@@ -14,18 +14,19 @@ lints. What is reproduced (transformers 5.24, ``utils/chat_template_utils.py``):
   reasoning aliases (``reasoning_content`` / ``thinking`` / ``reasoning``);
 * ``continue_final_message`` with its tag and its errors; it excludes ``add_generation_prompt``.
 
-Beyond transformers (safety only; a normal template renders the same): a deadline and an output
-limit, checked by a line tracer on the template's own code and between output chunks, and
-``*`` refused when it would build a huge string or list. Errors are `ChatTemplateError` with the
-template line when jinja knows it.
+Beyond transformers (safety only; a normal template renders the same): the environment is
+`tokviz.analysis.chat_bounds.BoundedSandbox`, which bounds every operation (sizes checked before
+anything is built, a watchdog for the deadline, call depth and template nesting), and the output
+is limited as it streams. Errors are `ChatTemplateError` with the template line when jinja knows
+it; its text is one line of bounded length (``message`` keeps the full text).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,7 +38,19 @@ import jinja2.ext
 import jinja2.meta
 import jinja2.nodes
 import jinja2.utils
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from ..io.json_text import MAX_JSON_DEPTH
+from .chat_bounds import (
+    COMPILE_LIMITS,
+    MAX_TEMPLATE_CHARS,
+    BoundedSandbox,
+    LimitExceeded,
+    RenderLimits,
+    bounded_filters,
+    current_guard,
+    guarded,
+    json_size,
+)
 
 __all__ = [
     "CONTINUE_TAG",
@@ -73,7 +86,13 @@ class ChatTemplateError(ValueError):
         self.error_type = error_type  # the Python exception class of a runtime error
         where = f" (template line {line})" if line is not None else ""
         what = f"{error_type}: " if error_type else ""
-        super().__init__(f"chat template {_KIND_WORDS.get(kind, kind)}: {what}{message}{where}")
+        shown = str(message).replace("\r", "\\r").replace("\n", "\\n")
+        if len(shown) > _SHOWN_CHARS:  # raise_exception(huge) or a whole render quoted in the message
+            shown = f"{shown[:_SHOWN_CHARS]}... ({len(shown) - _SHOWN_CHARS:,} more characters)"
+        super().__init__(f"chat template {_KIND_WORDS.get(kind, kind)}: {what}{shown}{where}")
+
+
+_SHOWN_CHARS = 400
 
 
 _KIND_WORDS = {
@@ -86,23 +105,11 @@ _KIND_WORDS = {
 
 
 @dataclass(frozen=True, slots=True)
-class RenderLimits:
-    """Stops a looping or exploding template: wall-clock seconds and characters of output."""
-
-    seconds: float = 3.0
-    max_chars: int = 4_000_000
-
-
-@dataclass(frozen=True, slots=True)
 class Rendered:
     """One render: the text and the ``{% generation %}`` spans (character offsets in ``text``)."""
 
     text: str
     generation_spans: tuple[tuple[int, int], ...] = field(default=())
-
-
-class _LimitExceeded(Exception):
-    pass
 
 
 # ---------------------------------------------------------------------------- the environment
@@ -128,29 +135,9 @@ class _GenerationTag(jinja2.ext.Extension):
         return out
 
 
-class _SandboxEnv(ImmutableSandboxedEnvironment):
-    """transformers' environment plus size checks: ``*`` and calls of built-in methods with a
-    huge int (``'x' * 10**12``, ``'x'.ljust(10**12)``) would exhaust memory before any limit."""
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - jinja's signature
-        if type(__obj).__name__ == "builtin_function_or_method":
-            limit = _CURRENT_LIMIT()
-            for a in (*args, *kwargs.values()):
-                if type(a) is int and a > limit:
-                    raise _LimitExceeded(f"{getattr(__obj, '__name__', 'a call')}() with {a:,}")
-        return super().call(__context, __obj, *args, **kwargs)
-
-    intercepted_binops = frozenset(["*", "**"])
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > _CURRENT_LIMIT():
-                    raise _LimitExceeded(f"'*' would build {len(seq) * n:,} items")
-            return left * right
-        if operator == "**" and isinstance(right, int) and isinstance(left, int) and abs(right) > 4096:
-            raise _LimitExceeded(f"'**' with exponent {right}")
-        return super().call_binop(context, operator, left, right)
+class _SandboxEnv(BoundedSandbox):
+    """transformers' environment (an ImmutableSandboxedEnvironment) with every operation
+    bounded (`tokviz.analysis.chat_bounds`)."""
 
 
 def _raise_exception(message: Any) -> None:
@@ -159,10 +146,19 @@ def _raise_exception(message: Any) -> None:
 
 def _tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False) -> str:
     # transformers' override: jinja's own tojson escapes < > & ' for HTML, chat templates must not
+    guard = current_guard()
+    seps = tuple(separators) if isinstance(separators, (list, tuple)) and len(separators) == 2 else None
+    if isinstance(indent, (int, str)) and not isinstance(indent, bool):
+        guard.chars(len(indent) if isinstance(indent, str) else indent, "tojson")
+    size = json_size(x, guard.limits.max_chars, indent=indent if isinstance(indent, (int, str)) else None,
+                     separators=seps)  # type: ignore[arg-type]
+    guard.chars(size * (6 if ensure_ascii else 1), "tojson")
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
 def _strftime_now(fmt: str) -> str:
+    if isinstance(fmt, str):
+        current_guard().chars(len(fmt) * 32, "strftime_now")  # %c is the longest expansion: 2 -> 24
     return datetime.now().strftime(fmt)
 
 
@@ -202,7 +198,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
 @lru_cache(maxsize=1)
 def _environment() -> _SandboxEnv:
     env = _SandboxEnv(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])
-    env.filters["tojson"] = _tojson
+    env.filters.update(bounded_filters({"tojson": _tojson}))
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
@@ -219,10 +215,25 @@ def compile_template(source: str) -> jinja2.Template:
     """
     if not isinstance(source, str):
         raise ChatTemplateError(f"a chat template is a string, got {type(source).__name__}", kind="input")
+    if len(source) > MAX_TEMPLATE_CHARS:
+        raise ChatTemplateError(
+            f"the template has {len(source):,} characters (at most {MAX_TEMPLATE_CHARS:,}; real ones have under 20,000)",
+            kind="limit",
+        )
     try:
-        return _environment().from_string(source)
+        with guarded(COMPILE_LIMITS), warnings.catch_warnings():
+            # Python's compiler warns about the code jinja generates ("'int' object is not
+            # subscriptable" for ``{{ 0[1:] }}``); the render raises that error if it happens
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return _environment().from_string(source)
     except jinja2.exceptions.TemplateSyntaxError as exc:
         raise ChatTemplateError(exc.message or str(exc), kind="syntax", line=exc.lineno) from None
+    except LimitExceeded as exc:
+        raise ChatTemplateError(str(exc), kind="limit") from None
+    except (SyntaxError, ValueError, OverflowError, MemoryError) as exc:
+        # Python refusing the code jinja generated (too many nested parentheses) or a literal
+        # (an integer of more than 4,300 digits)
+        raise ChatTemplateError(f"{type(exc).__name__}: {exc}", kind="syntax") from None
 
 
 @lru_cache(maxsize=64)
@@ -244,9 +255,12 @@ def template_literal_text(source: str) -> str:
 
 
 # ---------------------------------------------------------------------------- inputs
-def _plain(value: Any, where: str) -> Any:
+def _plain(value: Any, where: str, depth: int = 0) -> Any:
     """A copy of ``value`` made of JSON types only (transformers rebuilds every input this way;
-    here anything else is refused instead of becoming a placeholder string)."""
+    here anything else is refused instead of becoming a placeholder string), at most
+    `MAX_JSON_DEPTH` deep as the JSON readers allow."""
+    if depth > MAX_JSON_DEPTH:
+        raise ChatTemplateError(f"{where}: nested more than {MAX_JSON_DEPTH} levels deep", kind="input")
     if value is None or type(value) in (str, int, float, bool):
         return value
     if isinstance(value, bool):
@@ -258,11 +272,11 @@ def _plain(value: Any, where: str) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if isinstance(value, Mapping):
-        return {_plain(k, where): _plain(v, where) for k, v in value.items()}
+        return {_plain(k, where, depth + 1): _plain(v, where, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v, where) for v in value]
+        return [_plain(v, where, depth + 1) for v in value]
     if isinstance(value, tuple):
-        return tuple(_plain(v, where) for v in value)
+        return tuple(_plain(v, where, depth + 1) for v in value)
     raise ChatTemplateError(f"{where}: {type(value).__name__} is not a JSON value", kind="input")
 
 
@@ -353,31 +367,13 @@ class _State(threading.local):
 _CURRENT = _State()  # per thread: the GUI renders in workers while the CLI or tests render too
 
 
-def _CURRENT_LIMIT() -> int:  # noqa: N802 - read by the environment during a run
-    run = _CURRENT.run
-    return run.limits.max_chars if run is not None else RenderLimits().max_chars
-
-
 class _Run:
-    """The state of one render: deadline, output so far, generation spans waiting for a position."""
+    """The state of one render: its limits and the generation spans waiting for a position."""
 
     def __init__(self, limits: RenderLimits) -> None:
         self.limits = limits
         self.deadline = time.monotonic() + limits.seconds
         self.pending_generation: list[str] = []
-        self.tick = 0
-
-    def tracer(self, frame: Any, event: str, arg: Any) -> Any:
-        # Global tracer: trace lines only in the template's own code (macros and blocks included)
-        if event == "call" and frame.f_code.co_filename == _TEMPLATE_FILE:
-            return self._local
-        return None
-
-    def _local(self, frame: Any, event: str, arg: Any) -> Any:
-        self.tick += 1
-        if self.tick & 255 == 0 and time.monotonic() > self.deadline:
-            raise _LimitExceeded(f"took longer than {self.limits.seconds:g} s")
-        return self._local
 
 
 def _template_line(tb: Any) -> int | None:
@@ -406,21 +402,23 @@ def _generate(template: jinja2.Template, context: dict[str, Any], run: _Run) -> 
         parts.append(chunk)
         size += len(chunk)
         if size > run.limits.max_chars:
-            raise _LimitExceeded(f"output longer than {run.limits.max_chars:,} characters")
-        if time.monotonic() > run.deadline:
-            raise _LimitExceeded(f"took longer than {run.limits.seconds:g} s")
+            raise LimitExceeded(f"output longer than {run.limits.max_chars:,} characters")
     return Rendered("".join(parts), tuple(spans))
+
+
+#: errors a template can raise by what it does with its values (an assertion: jinja's truncate)
+_RUNTIME_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
+                   MemoryError, AssertionError)
 
 
 def _run_template(template: jinja2.Template, context: dict[str, Any], limits: RenderLimits) -> Rendered:
     run = _Run(limits)
     previous_run = _CURRENT.run
-    previous_trace = sys.gettrace()
     _CURRENT.run = run
-    sys.settrace(run.tracer)
     try:
-        return _generate(template, context, run)
-    except _LimitExceeded as exc:
+        with guarded(limits):
+            return _generate(template, context, run)
+    except LimitExceeded as exc:
         raise ChatTemplateError(str(exc), kind="limit") from None
     except jinja2.exceptions.TemplateError as exc:
         raised = type(exc) is jinja2.exceptions.TemplateError  # raise_exception's own class
@@ -428,13 +426,11 @@ def _run_template(template: jinja2.Template, context: dict[str, Any], limits: Re
         raise ChatTemplateError(
             message, kind="raised" if raised else "runtime", line=_template_line(exc.__traceback__)
         ) from None
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
-            RecursionError, MemoryError) as exc:
+    except _RUNTIME_ERRORS as exc:
         raise ChatTemplateError(
             str(exc), kind="runtime", line=_template_line(exc.__traceback__), error_type=type(exc).__name__
         ) from None
     finally:
-        sys.settrace(previous_trace)
         _CURRENT.run = previous_run
 
 

@@ -1,9 +1,11 @@
 """Comparing N tokenizers on one text: cut sets, boundary agreement, atoms, per-script cost, overlap.
 
-The definitions are those of the wave-2 spec §1.ii (C1–C8). Everything is computed from the
+The definitions (C1–C9) are written out in docs/compare.md, "How the numbers are defined".
+Everything is computed from the
 exact UTF-8 byte spans of the engine (``Encoding.byte_offsets``), never from HF-convention char
 offsets: a byte-level token holding the first byte of ``東`` has the char span of the whole
-character, which would fake a cut between a space and ``東`` (spec 1.iii-B, the test C1 passes).
+character, which would fake a cut between a space and ``東`` (tests/analysis/test_compare.py
+checks this case).
 
 Units are always named: **char** = code points of the original text, **byte** = its UTF-8.
 
@@ -35,9 +37,10 @@ from typing import Literal
 import numpy as np
 import regex
 
-from ..engine.byte_alphabet import CHAR_TO_BYTE
 from ..engine.encoding import Encoding
+from ..engine.text import OffsetMap
 from ..engine.tokenizer import Tokenizer
+from .facts import TokenizerFacts
 
 __all__ = [
     "WORD_PATTERN",
@@ -48,7 +51,6 @@ __all__ = [
     "Atom",
     "ScriptStats",
     "ScriptMap",
-    "SurfaceTable",
     "OverlapStats",
     "segment",
     "cuts_byte",
@@ -64,12 +66,10 @@ __all__ = [
     "per_script",
     "per_script_spans",
     "text_by_script",
-    "surface_table",
     "vocab_overlap",
     "overlap_matrix",
     "same_surface_tokens",
     "count_words",
-    "unk_ids_of",
     "surface_ids",
     "Side",
     "CUT_UNITS",
@@ -82,7 +82,7 @@ __all__ = [
     "membership_patterns",
 ]
 
-#: A word (spec §0): a maximal run of letters, marks, numbers and connector punctuation.
+#: A word: a maximal run of letters, marks, numbers and connector punctuation.
 WORD_PATTERN = r"[\p{L}\p{M}\p{N}\p{Pc}]+"
 _WORD = regex.compile(WORD_PATTERN)
 #: Scripts written without spaces between words: per-word figures are "n/a" for them.
@@ -110,13 +110,14 @@ class TextIndex:
         self.text = text
         self.n_chars = len(text)
         self._arrays: dict[str, np.ndarray] = {}
-        if text.isascii():
-            self.boundaries = list(range(len(text) + 1))
-        else:  # β(p): the offsets of the UTF-8 lead bytes (a lone surrogate takes 3 bytes)
-            raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-            bounds = np.append(np.flatnonzero((raw & 0xC0) != 0x80), raw.size)
+        # β(p): the engine's one char -> UTF-8 table (`OffsetMap.utf8_table`)
+        table = OffsetMap(text).utf8_table()
+        if isinstance(table, range):
+            self.boundaries = list(table)
+        else:
+            bounds = np.frombuffer(table, dtype=np.int64)
             self._arrays["bounds"] = bounds
-            self.boundaries = bounds.tolist()
+            self.boundaries = table.tolist()
         self.n_bytes = self.boundaries[-1]
         self._char_at: dict[int, int] | None = None
         self._ws_runs: list[tuple[int, int]] | None = None
@@ -165,18 +166,9 @@ class TextIndex:
                 self._arrays["floor"] = np.append(floor, self.n_chars)
         return self._arrays["floor"]
 
-    def floor_table(self) -> list[int]:
-        """`floor_array` as a list."""
-        return self.floor_array().tolist()
-
     def floor_char(self, b: int) -> int:
         """Index of the code point that contains byte b (n at the end)."""
         return int(self.floor_array()[b])
-
-    def ceil_char(self, b: int) -> int:
-        """The first code point boundary at or after byte b."""
-        p = self.floor_char(b)
-        return p if self.boundaries[p] == b else p + 1
 
     def whitespace_runs(self) -> list[tuple[int, int]]:
         """Maximal runs [a, b) of White_Space code points, in chars."""
@@ -205,84 +197,6 @@ class TextIndex:
             self._arrays["nonws"] = np.flatnonzero(np.cumsum(ws[:-1]) == 0)
         return self._arrays["nonws"]
 
-# ---------------------------------------------------------------------- surfaces (§0)
-class SurfaceTable:
-    """``surface(t)``: the exact bytes a token string stands for, for one tokenizer's family.
-
-    byte-level (Ġ) strings through the inverse GPT-2 byte map; SentencePiece ``▁`` -> 0x20 and
-    ``<0xNN>`` -> byte NN (only for byte pieces); WordPiece ``##x`` -> ``x`` with the continuation
-    flag. Never ``decode([t])``: decoders strip and clean.
-    """
-
-    __slots__ = ("family", "prefix", "replacement", "byte_pieces", "_memo")
-
-    def __init__(
-        self, family: str, *, prefix: str = "##", replacement: str = "▁", byte_pieces: bool = False
-    ) -> None:
-        self.family = family  # "byte_level" | "sentencepiece" | "wordpiece"
-        self.prefix = prefix
-        self.replacement = replacement
-        self.byte_pieces = byte_pieces
-        self._memo: dict[str, tuple[bytes, bool]] = {}
-
-    def of(self, token: str) -> tuple[bytes, bool]:
-        """(surface bytes, continuation flag) of a vocabulary string."""
-        hit = self._memo.get(token)
-        if hit is None:
-            hit = self._memo[token] = self._compute(token)
-        return hit
-
-    def _compute(self, token: str) -> tuple[bytes, bool]:
-        if self.family == "byte_level":
-            if all(c in CHAR_TO_BYTE for c in token):
-                return bytes(CHAR_TO_BYTE[c] for c in token), False
-            return token.encode("utf-8", "surrogatepass"), False
-        if self.family == "wordpiece":
-            if self.prefix and token.startswith(self.prefix) and len(token) > len(self.prefix):
-                return token[len(self.prefix) :].encode("utf-8"), True
-            return token.encode("utf-8"), False
-        if self.byte_pieces and len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
-            try:
-                return bytes([int(token[3:5], 16)]), False
-            except ValueError:
-                pass
-        return token.replace(self.replacement, " ").encode("utf-8", "surrogatepass"), False
-
-
-def _walk(component: object) -> Iterable[object]:
-    if component is None:
-        return
-    yield component
-    for attr in ("pre_tokenizers", "pretokenizers", "normalizers", "decoders"):
-        for child in getattr(component, attr, None) or ():
-            yield from _walk(child)
-
-
-def _has_type(component: object, name: str) -> bool:
-    return any(getattr(c, "type_name", type(c).__name__) == name for c in _walk(component))
-
-
-@lru_cache(maxsize=64)
-def _surface_table_cached(tok: Tokenizer) -> SurfaceTable:
-    model = tok.model
-    mtype = getattr(model, "type_name", type(model).__name__)
-    if mtype == "WordPiece":
-        return SurfaceTable("wordpiece", prefix=getattr(model, "continuing_subword_prefix", "##") or "")
-    if _has_type(tok.pre_tokenizer, "ByteLevel") or _has_type(tok.decoder, "ByteLevel"):
-        return SurfaceTable("byte_level")
-    replacement = "▁"
-    for c in _walk(tok.pre_tokenizer):
-        replacement = getattr(c, "replacement", replacement)
-    return SurfaceTable(
-        "sentencepiece", replacement=replacement, byte_pieces=bool(getattr(model, "byte_fallback", False))
-    )
-
-
-def surface_table(tok: Tokenizer) -> SurfaceTable:
-    """The `SurfaceTable` of ``tok`` (one per tokenizer object, memoized)."""
-    return _surface_table_cached(tok)
-
-
 # ---------------------------------------------------------------------- segmentations (C1)
 @dataclass(frozen=True, slots=True)
 class Segmentation:
@@ -294,6 +208,8 @@ class Segmentation:
     byte_spans: tuple[tuple[int, int], ...]
     surfaces: tuple[bytes, ...]
     special: tuple[bool, ...]
+    #: the encoding holds the post-processor's special tokens (token indices count them)
+    special_tokens_added: bool = False
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -326,20 +242,27 @@ class Segmentation:
 
 
 def segment(
-    tok: Tokenizer, text: str, *, name: str | None = None, encoding: Encoding | None = None
+    tok: Tokenizer,
+    text: str,
+    *,
+    name: str | None = None,
+    encoding: Encoding | None = None,
+    add_special_tokens: bool = False,
 ) -> Segmentation:
-    """Encode ``text`` without added special tokens and keep what the comparisons need."""
-    enc = encoding if encoding is not None else tok.encode(text, add_special_tokens=False)
-    table = surface_table(tok)
+    """Encode ``text`` (by default without the post-processor's special tokens, as every
+    comparison counts) and keep what the comparisons need (each token's surface is
+    `TokenizerFacts.surface` of its id). ``encoding``: one already made with ``add_special_tokens``."""
+    facts = TokenizerFacts.of(tok)
+    enc = encoding if encoding is not None else tok.encode(text, add_special_tokens=add_special_tokens)
     special = tuple(bool(m) for m in enc.special_tokens_mask)
-    surfaces = tuple(t.encode("utf-8") if sp else table.of(t)[0] for t, sp in zip(enc.tokens, special))
     return Segmentation(
         name if name is not None else (tok.name or "tokenizer"),
         tuple(enc.ids),
         tuple(enc.tokens),
         tuple(enc.byte_offsets),
-        surfaces,
+        tuple(map(facts.surface, enc.ids)),
         special,
+        facts.adds_special_tokens(add_special_tokens),
     )
 
 
@@ -937,32 +860,6 @@ def count_words(text: str) -> int:
 _PLACEHOLDER = regex.compile(r"\[unused\d+\]|<\|reserved_special_token_\d+\|>|<extra_id_\d+>")
 
 
-def unk_ids_of(tok) -> frozenset[int]:  # noqa: ANN001
-    """The unknown token's id(s): the model's unk_token, unk_id or SentencePiece UNKNOWN piece."""
-    model = tok.model
-    out = set()
-    unk = getattr(model, "unk_token", None)
-    if isinstance(unk, str) and tok.token_to_id(unk) is not None:
-        out.add(tok.token_to_id(unk))
-    unk_id = getattr(model, "unk_id", None)
-    if isinstance(unk_id, int):
-        out.add(unk_id)
-    spm = getattr(model, "spm", None)
-    if spm is not None:
-        out.add(spm.unk_id)
-    return frozenset(out)
-
-
-def _excluded_ids(tok: Tokenizer) -> set[int]:
-    """Ids that are no surface: added/special tokens, unk, SentencePiece control/unknown/unused
-    pieces (reserved placeholders such as BERT's ``[unusedN]`` are dropped by `_PLACEHOLDER`)."""
-    out = {t.id for t in tok.added_tokens} | unk_ids_of(tok)
-    spm = getattr(tok.model, "spm", None)
-    if spm is not None:
-        out.update(i for i, t in enumerate(spm.types) if t in (2, 3, 5))  # UNKNOWN, CONTROL, UNUSED
-    return out
-
-
 def surface_ids(tok: Tokenizer, *, level: Literal["L0", "L1", "L2"] = "L0") -> dict[bytes, list[int]]:
     """Σ(V) with the ids holding each surface (a vocab may hold one surface under two ids:
     Mistral's ``<0x41>`` and ``A``; the set counts it once).
@@ -970,14 +867,14 @@ def surface_ids(tok: Tokenizer, *, level: Literal["L0", "L1", "L2"] = "L0") -> d
     L0: exact bytes (``Ġthe`` ≡ ``▁the`` ≡ b" the"). L1: WordPiece word-initial ``x`` ≡ b" x",
     ``##x`` ≡ b"x" (other families as L0). L2: cores, one leading 0x20 stripped (and ``##``).
     """
-    table = surface_table(tok)
-    excluded = _excluded_ids(tok)
+    facts = TokenizerFacts.of(tok)
+    wordpiece = facts.family == "wordpiece"
     out: dict[bytes, list[int]] = {}
-    for token, id_ in tok.model.get_vocab().items():
-        if id_ in excluded or _PLACEHOLDER.fullmatch(token):
+    for id_ in facts.ordinary_ids():
+        if _PLACEHOLDER.fullmatch(facts.token(id_)):
             continue
-        surf, cont = table.of(token)
-        if level == "L1" and table.family == "wordpiece" and not cont:
+        surf = facts.surface(id_)
+        if level == "L1" and wordpiece and not facts.is_continuation(id_):
             surf = b" " + surf
         elif level == "L2" and surf.startswith(b" "):
             surf = surf[1:]  # b"Ġ" keeps its empty core (one entry of Σ at L2)

@@ -1,53 +1,67 @@
-"""Corpus-file statistics for N tokenizers (spec C9): streamed, byte-exact, on every core.
+"""Corpus statistics for N tokenizers (spec C9): streamed, byte-exact, on any executor.
 
-A corpus is a file or a folder of files, read through `tokviz.io.textfile.iter_text_blocks`
-(UTF-8 exactly; invalid bytes stop the run with the byte offset). It is cut into *documents* by a
-mode recorded with the numbers: ``whole`` (one document per file), ``lines`` (split on ``\\n``,
-the newline not encoded, empty lines skipped), ``paragraphs`` (blank-line separated) or
-``jsonl:FIELD`` (one JSON object per line, the string ``FIELD``). ``lines`` and ``whole`` differ
-by the newline tokens (spec 1.iii-H).
+A corpus is files, folders or glob patterns of text, JSON lines or Parquet, read by
+`tokviz.io.shards` (UTF-8 exactly; invalid bytes stop the run with the byte offset) and cut into
+*documents* by a mode recorded with the numbers: ``whole`` (one document per file, a file over
+1 MiB cut into pieces at line ends), ``lines`` (split on ``\\n``, the newline not encoded, empty
+lines skipped), ``paragraphs`` (blank-line separated); a JSON line or Parquet row is one
+document (its ``field``). ``lines`` and ``whole`` differ by the newline tokens (spec 1.iii-H).
 
-Documents go in batches to a process pool (the engine is pure Python, so threads would share one
-core). Where processes can be forked the tokenizers are loaded once in this process (or taken from
-the caller, the Compare tab's rows) and the workers inherit them; elsewhere each worker loads them
-once. A worker counts a whole batch and sends back aggregates only (a few arrays and counters);
-results merge in the parent in document order, so the numbers do not depend on the number of
-workers.
+The work is a `tokviz.io.executor.ShardJob`: each worker loads the tokenizers once from their
+files (`TokenizerSpec`) and counts whole shards into aggregates (a few arrays and counters, a
+histogram of tokens per document, its most divergent documents); the shards' counts are reduced
+here in corpus order, so the report is the same on one process, a local pool or a Dask cluster
+(only ``seconds``, ``workers`` and ``executor`` say which ran it).
 
 Neighbour: `tokviz.analysis.compare` measures one text (cuts, atoms, F1); this module counts.
 
-Performance notes: a batch is ~64 KB of text (fewer round trips than one document each, small
-enough for a responsive cancel). A batch's documents are joined into one text, so the script
-pass, the byte -> script lookups and the per-token statistics run once per batch over numpy
-columns (ids, byte spans) instead of per document over Python objects; per-document work is the
-encode, the lossless decode and a few list extends. Ids come back as (id, count) columns and
-merge into one dense count array. Spawned workers (the first version) paid an interpreter start
-and four tokenizer loads each before the first batch, which a short run never recovered.
+Performance notes: a batch is ~64 KB of text (fewer calls than one document each, small enough
+for a responsive cancel). A batch's documents are joined into one text, so the script pass, the
+byte -> script lookups and the per-token statistics run once per batch over numpy columns (ids,
+byte spans) instead of per document over Python objects; per-document work is the encode, the
+lossless decode and a few list extends. Ids come back as (id, count) columns and merge into one
+dense count array. Tokens per document are kept as a histogram (exact percentiles, memory that
+does not grow with the number of documents). Forked workers (an earlier version) inherited the
+caller's tokenizers for free but forked a GUI process with threads; workers now start clean and
+load the tokenizers themselves, which costs a second or so per worker and run.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
-import sys
 import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_all_start_methods, get_context
-from pathlib import Path
+from itertools import chain
+from typing import Any
 
 import numpy as np
-import regex
 
+from ..engine.cancel import CancelToken
 from ..engine.errors import TokvizFormatError
-from ..io.textfile import BLOCK_BYTES, iter_text_blocks
+from ..io.executor import (
+    CorpusCancelled,
+    Executor,
+    InProcess,
+    ShardJob,
+    ShardPlace,
+    executor_for,
+    run_shards,
+)
+from ..io.shards import (
+    MAX_RECORD_BYTES,
+    ReadOptions,
+    Record,
+    ShardReader,
+    corpus_files,
+    describe_paths,
+    iter_records,
+    plan_shards,
+)
 from .compare import (
     CUT_UNITS,
     WORD_PATTERN,
@@ -59,34 +73,30 @@ from .compare import (
     count_words,
     overlap_matrix,
     per_script_spans,
-    surface_table,
     text_by_script,
-    unk_ids_of,
 )
+from .facts import TokenizerFacts
 
 __all__ = [
     "MODES",
-    "TokenizerSpec",
+    "CorpusCancelled",
+    "CorpusReport",
+    "CorpusStatsJob",
+    "CutTotals",
     "Document",
     "TokenizerCorpusStats",
-    "CorpusReport",
-    "iter_documents",
-    "corpus_files",
-    "run_corpus",
-    "CorpusCancelled",
-    "CutTotals",
-    "can_fork",
-    "compare_report",
+    "TokenizerSpec",
+    "as_token",
     "compare_json",
+    "compare_report",
+    "corpus_files",
+    "iter_documents",
+    "load_specs",
+    "run_corpus",
 ]
 
 MODES = ("whole", "lines", "paragraphs", "jsonl:FIELD")
 BATCH_CHARS = 64_000
-_PARAGRAPH_SEP = regex.compile(r"\n(?:[ \t\r\f\v]*\n)+")
-
-
-class CorpusCancelled(Exception):
-    """The run was cancelled (the caller's ``cancelled()`` said so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +108,7 @@ class TokenizerSpec:
     pattern: str | None = None
     special_tokens: tuple[tuple[str, int], ...] | None = None
 
-    def load(self):  # noqa: ANN201 - a Tokenizer
+    def load(self):
         from ..io.detect import load
 
         specials = dict(self.special_tokens) if self.special_tokens is not None else None
@@ -107,47 +117,28 @@ class TokenizerSpec:
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One document: its text, the file it is in and where (byte offset, 1-based line)."""
+    """One document: its text, the file it is in and where (byte offset, 1-based line), and which
+    piece of its record it is (0 unless the record was cut: `tokviz.io.shards`)."""
 
     index: int
     text: str
     source: str
-    byte_offset: int
+    byte_offset: int | None
     line: int
+    piece: int = 0
 
 
 # ---------------------------------------------------------------------- documents
-def corpus_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The file itself, or a folder's regular files (recursively, sorted, hidden ones skipped)."""
-    p = Path(path)
-    if p.is_dir():
-        return sorted(
-            f
-            for f in p.rglob("*")
-            if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-        )
-    if not p.exists():
-        raise TokvizFormatError("no such file or folder", source=str(p))
-    return [p]
-
-
-def _check_mode(mode: str) -> str | None:
-    """The jsonl field of ``mode`` (None for the other modes); ValueError for an unknown mode."""
-    if mode in ("whole", "lines", "paragraphs"):
-        return None
-    if mode.startswith("jsonl:") and len(mode) > len("jsonl:"):
-        return mode[len("jsonl:") :]
-    raise ValueError(f"unknown document mode {mode!r}: expected whole, lines, paragraphs or jsonl:FIELD")
-
-
 def iter_documents(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     mode: str = "whole",
     *,
-    progress: Callable[[int, int], None] | None = None,
-    block_bytes: int = BLOCK_BYTES,
+    field: str = "text",
+    max_record: int = MAX_RECORD_BYTES,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Iterator[Document]:
-    """Stream the documents of a file or folder in ``mode``; ``progress(done_bytes, total_bytes)``.
+    """Stream the documents of a corpus in ``mode``, in this process; ``progress("bytes", done,
+    total)`` as files are read.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "c.txt"
@@ -155,80 +146,32 @@ def iter_documents(
     >>> [d.text for d in iter_documents(p, "lines")]
     ['a b', 'c']
     """
-    field_name = _check_mode(mode)
+    read = ReadOptions(mode=mode, field=field, max_record=max_record)
     files = corpus_files(path)
     total = sum(f.stat().st_size for f in files)
-    done_before = 0
-    index = 0
-    for f in files:
-
-        def prog(done: int, _total: int, base: int = done_before) -> None:
-            if progress is not None:
-                progress(base + done, total)
-
-        blocks = iter_text_blocks(f, progress=prog, block_bytes=block_bytes)
-        if mode == "whole":
-            text = "".join(blocks)
-            if text:
-                yield Document(index, text, str(f), 0, 1)
-                index += 1
-        else:
-            for text, off, line in _split(blocks, "paragraphs" if mode == "paragraphs" else "lines"):
-                if field_name is not None:
-                    text = _json_field(text, field_name, f, line)
-                    if text is None:
-                        continue
-                if text:
-                    yield Document(index, text, str(f), off, line)
-                    index += 1
-        done_before += f.stat().st_size
+    for k, (rec, done) in enumerate(iter_records(files, read)):
+        if progress is not None:
+            progress("bytes", done, total)
+        yield Document(k, rec.text, rec.source, rec.byte_offset, rec.line, rec.piece)
+    if progress is not None:
+        progress("bytes", total, total)
 
 
-def _split(blocks: Iterator[str], how: str) -> Iterator[tuple[str, int, int]]:
-    """(piece, byte offset, 1-based line) of each line or paragraph of a stream of blocks."""
-    sep = _PARAGRAPH_SEP if how == "paragraphs" else regex.compile(r"\n")
-    rest = ""
-    offset = 0  # byte offset of ``rest``
-    line = 1  # line number of ``rest``
-    for block in blocks:
-        buf = rest + block
-        pos = 0
-        for m in sep.finditer(buf):
-            # a paragraph separator may continue in the next block: keep the tail for later
-            if how == "paragraphs" and m.end() == len(buf):
-                break
-            piece = buf[pos : m.start()]
-            yield piece, offset, line
-            sep_text = buf[m.start() : m.end()]
-            offset += len((piece + sep_text).encode("utf-8"))
-            line += piece.count("\n") + sep_text.count("\n")
-            pos = m.end()
-        rest = buf[pos:]
-    if rest:
-        yield rest, offset, line
+class as_token:
+    """A `CancelToken`-like view of a ``cancelled()`` callable (the GUI's lanes give one)."""
+
+    __slots__ = ("_poll",)
+
+    def __init__(self, poll: Callable[[], bool]) -> None:
+        self._poll = poll
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(self._poll())
 
 
-def _json_field(line_text: str, field_name: str, f: Path, line: int) -> str | None:
-    if not line_text.strip():
-        return None
-    try:
-        obj = json.loads(line_text)
-    except json.JSONDecodeError as exc:
-        raise TokvizFormatError(
-            f"line {line} is not JSON: {exc.msg} (column {exc.colno})", source=str(f)
-        ) from None
-    value = obj.get(field_name) if isinstance(obj, dict) else None
-    if not isinstance(value, str):
-        return None  # counted as skipped: the object has no string field of that name
-    return value
-
-
-# ---------------------------------------------------------------------- per-batch work (worker side)
-_WORKER_TOKS: list = []
-_WORKER_ERRORS: list = []
-
-
-def _load_all(specs: Sequence[TokenizerSpec], loaded: Sequence | None = None) -> tuple[list, list[str | None]]:
+# ---------------------------------------------------------------------- loading
+def load_specs(specs: Sequence[TokenizerSpec], loaded: Sequence | None = None) -> tuple[list, list[str | None]]:
     """The tokenizers of ``specs`` (None where loading failed) and the error messages; an entry
     of ``loaded`` that is not None is that spec's tokenizer, already in memory."""
     toks: list = []
@@ -247,49 +190,6 @@ def _load_all(specs: Sequence[TokenizerSpec], loaded: Sequence | None = None) ->
     return toks, errors
 
 
-def _init_worker(specs: Sequence[TokenizerSpec]) -> None:
-    """A spawned worker: load every tokenizer once, for all the batches it will count."""
-    _init_loaded(*_load_all(specs))
-
-
-def _init_loaded(toks: list, errors: list[str | None]) -> None:
-    """A forked worker: the parent's tokenizers are inherited (fork does not pickle initargs)."""
-    _WORKER_TOKS[:] = toks
-    _WORKER_ERRORS[:] = errors
-
-
-def can_fork() -> bool:
-    """Whether pool workers are forked (Linux and the BSDs; macOS and Windows spawn)."""
-    return "fork" in get_all_start_methods() and sys.platform != "darwin"
-
-
-@dataclass(frozen=True, slots=True)
-class _TokInfo:
-    """What the final report needs from a tokenizer (so a pooled run never loads it in the parent)."""
-
-    error: str | None
-    vocab_size: int
-    tokens: dict[int, str]  # the strings of the top ids
-
-
-def _describe(toks: Sequence, errors: Sequence[str | None], tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
-    out = []
-    for tok, err, ids in zip(toks, errors, tops):
-        if tok is None:
-            out.append(_TokInfo(err or "failed to load", 0, {}))
-        else:
-            out.append(_TokInfo(None, tok.vocab_size, {i: tok.id_to_token(i) or "" for i in ids}))
-    return out
-
-
-def _worker_describe(tops: Sequence[Sequence[int]]) -> list[_TokInfo]:
-    return _describe(_WORKER_TOKS, _WORKER_ERRORS, tops)
-
-
-def _top_ids(m: _Merger, top_k: int) -> list[list[int]]:
-    return [_ranked(p.id_counts, top_k)[0].tolist() for p in m.parts]
-
-
 def _ranked(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k most frequent ids and their counts (ties: the smaller id first)."""
     ids = np.flatnonzero(counts)
@@ -302,6 +202,8 @@ class _Options:
     lossless: bool  # decode every document and compare (tokenizer-arena's check)
     strr: bool  # count the words kept as one token (needs every token's char span)
     cuts: bool = False  # count |A|, |A∩B| of the cut sets (boundary F1 of `tokviz compare --file`)
+    reference: int = 0  # the tokenizer the most divergent documents are measured against
+    divergent_k: int = 10
 
 
 class CutTotals:
@@ -332,13 +234,15 @@ class CutTotals:
 
 @dataclass(slots=True)
 class _Partial:
-    """One tokenizer's counts over one batch, or (in the parent) over the batches merged so far.
+    """One tokenizer's counts over one batch, or over the batches of a shard or corpus so far.
 
-    Ids are counted as (id, count) columns in a batch and in one dense array indexed by id once
-    merged: a batch's result pickles as a few arrays, not as a dict per id."""
+    Ids are counted as (id, count) columns in a batch (and in a shard's result, which pickles as
+    a few arrays, not as a dict per id) and in one dense array indexed by id while merging.
+    ``per_doc`` (tokens per document) is a batch's; merged counts keep ``lengths``, a histogram."""
 
     n_tok: int = 0
     per_doc: array = field(default_factory=lambda: array("I"))
+    lengths: Counter = field(default_factory=Counter)
     id_values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     id_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     unk: int = 0
@@ -412,17 +316,6 @@ def _first_difference(a: str, b: str) -> int:
     return n
 
 
-def _byte_piece_ids(tok) -> frozenset[int]:  # noqa: ANN001
-    if not surface_table(tok).byte_pieces:
-        return frozenset()
-    out = set()
-    for b in range(256):
-        i = tok.model.token_to_id(f"<0x{b:02X}>")
-        if i is not None:
-            out.add(i)
-    return frozenset(out)
-
-
 def _process_batch(docs: Sequence[tuple[int, str]], toks: Sequence, opts: _Options) -> _BatchResult:
     """Count one batch of (document index, text) for every tokenizer (None = failed to load)."""
     texts = [text for _, text in docs]
@@ -460,7 +353,7 @@ def _cut_totals(cuts: dict[int, dict[str, np.ndarray]], n: int) -> CutTotals:
     return totals
 
 
-def _encode_batch(tok, docs: Sequence[tuple[int, str]], part: _Partial, opts: _Options):  # noqa: ANN001, ANN202
+def _encode_batch(tok, docs: Sequence[tuple[int, str]], part: _Partial, opts: _Options):
     """Encode every document; (ids, byte spans, special mask, tokens per document) as columns.
     The per-document Python work is a few list extends (C loops over the token lists)."""
     ids: list[int] = []
@@ -488,7 +381,7 @@ def _encode_batch(tok, docs: Sequence[tuple[int, str]], part: _Partial, opts: _O
     )
 
 
-def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _Options):  # noqa: ANN001, ANN201
+def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _Options):
     """One tokenizer's `_Partial` of the batch, and its cut sets when ``opts.cuts``."""
     part = _Partial()
     ids, spans, special, sizes = _encode_batch(tok, docs, part, opts)
@@ -499,10 +392,11 @@ def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _O
     part.n_tok = int(counted.size)
     part.per_doc = array("I", np.bincount(doc_of[keep], minlength=len(docs)).astype(np.uint32).tobytes())
     part.id_values, part.id_counts = np.unique(counted, return_counts=True)
-    unk = unk_ids_of(tok)
+    facts = TokenizerFacts.of(tok)
+    unk = facts.unknown_ids
     if unk:
         part.unk = int(np.isin(counted, list(unk)).sum())
-    fallback = _byte_piece_ids(tok)
+    fallback = facts.byte_piece_ids
     if fallback:
         part.byte_fallback = int(np.isin(counted, list(fallback)).sum())
     keep &= spans[:, 0] != spans[:, 1]
@@ -513,10 +407,6 @@ def _count_one(tok, docs: Sequence[tuple[int, str]], batch: _BatchText, opts: _O
         if st.single_token_words:
             part.script_single[name] += st.single_token_words
     return part, (batch.cut_arrays(s, e) if opts.cuts else None)
-
-
-def _worker_batch(docs: Sequence[tuple[int, str]], opts: _Options) -> _BatchResult:
-    return _process_batch(docs, _WORKER_TOKS, opts)
 
 
 # ---------------------------------------------------------------------- merged results
@@ -534,7 +424,7 @@ class TokenizerCorpusStats:
     byte_fallback: int = 0
     lossless_docs: int = 0
     first_loss: tuple[int, int] | None = None
-    lengths: tuple[int, ...] = ()  # tokens per document, in document order
+    length_counts: tuple[tuple[int, int], ...] = ()  # (tokens in a document, documents), by length
     top_ids: tuple[tuple[int, str, int], ...] = ()  # (id, token, count)
     renyi_efficiency: float | None = None
     per_script: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
@@ -557,6 +447,10 @@ class CorpusReport:
     seconds: float
     workers: int
     boundary_f1: dict[str, list[list[float | None]]] | None = None  # `CUT_UNITS` key -> N×N, if counted
+    executor: str = "in-process"
+    skipped: int = 0  # JSON lines / Parquet rows without the string field
+    split: int = 0  # records longer than a piece, cut into pieces (`tokviz.io.shards`)
+    field: str | None = None  # the JSON / Parquet field read, when the corpus has such files
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; every ratio's unit is in its name."""
@@ -577,8 +471,12 @@ class CorpusReport:
                 "words": self.n_word,
                 "token_budget": self.budget,
                 "reference": ref.name if ref is not None else None,
+                "field": self.field,
+                "skipped_records": self.skipped,
+                "split_records": self.split,
                 "seconds": round(self.seconds, 3),
                 "workers": self.workers,
+                "executor": self.executor,
             },
             "tokenizers": rows,
             "most_divergent_documents": list(self.divergent),
@@ -616,12 +514,23 @@ class CorpusReport:
         return buf.getvalue()
 
 
-def _percentile(sorted_values: Sequence[int], q: float) -> int:
-    """Nearest-rank percentile (the smallest value with at least q of the values at or below it)."""
-    if not sorted_values:
+def _percentile(histogram: Sequence[tuple[int, int]], q: float) -> int:
+    """Nearest-rank percentile of a histogram of (value, count) sorted by value: the smallest
+    value with at least q of the values at or below it.
+
+    >>> _percentile([(1, 2), (5, 1), (9, 1)], 0.5), _percentile([(1, 2), (5, 1), (9, 1)], 0.75)
+    (1, 5)
+    """
+    n = sum(c for _, c in histogram)
+    if not n:
         return 0
-    k = max(0, math.ceil(q * len(sorted_values)) - 1)
-    return sorted_values[k]
+    k = max(0, math.ceil(q * n) - 1)  # the index of the value in the sorted list of all values
+    seen = 0
+    for value, count in histogram:
+        seen += count
+        if seen > k:
+            return value
+    return histogram[-1][0]
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -631,7 +540,7 @@ def _ratio(a: float, b: float) -> float | None:
 def _row_json(
     t: TokenizerCorpusStats, rep: CorpusReport, ref: TokenizerCorpusStats | None
 ) -> dict[str, object]:
-    lengths = sorted(t.lengths)
+    lengths = t.length_counts
     return {
         "name": t.name,
         "path": t.path,
@@ -651,13 +560,13 @@ def _row_json(
             None if t.first_loss is None else {"document": t.first_loss[0], "char": t.first_loss[1]}
         ),
         "tokens_per_document": {
-            "min": lengths[0] if lengths else 0,
+            "min": lengths[0][0] if lengths else 0,
             "p50": _percentile(lengths, 0.5),
             "p90": _percentile(lengths, 0.9),
             "p99": _percentile(lengths, 0.99),
-            "max": lengths[-1] if lengths else 0,
+            "max": lengths[-1][0] if lengths else 0,
         },
-        "over_budget_documents": sum(1 for n in lengths if n > rep.budget),
+        "over_budget_documents": sum(c for n, c in lengths if n > rep.budget),
         "top_ids": [{"id": i, "token": s, "count": c} for i, s, c in t.top_ids],
         "renyi_efficiency_2_5": t.renyi_efficiency,
         "per_script": t.per_script,
@@ -674,8 +583,30 @@ def _renyi(counts: np.ndarray, vocab_size: int, alpha: float = 2.5) -> float | N
     return round(h / math.log2(vocab_size), 6)
 
 
-class _Merger:
-    """Accumulates batch results in document order."""
+# ---------------------------------------------------------------------- sums of batches and shards
+@dataclass(frozen=True, slots=True)
+class _Divergent:
+    """A document whose token counts differ most from the reference's (``document`` and ``line``
+    are the shard's until `_Counts.add` places them in the corpus)."""
+
+    delta: int
+    document: int
+    file: str
+    byte_offset: int | None
+    line: int
+    part: int
+    piece: int
+    preview: str
+    tokens: tuple[int | None, ...]  # per tokenizer (None: failed to load)
+
+    def key(self) -> tuple[int, int]:
+        return (-self.delta, self.document)  # largest delta first, then corpus order
+
+
+class _Counts:
+    """Sums of batch results: a shard's (in its worker) or the corpus's (here, shard by shard in
+    corpus order). Every figure is a sum, a histogram or a first/best-k in document order, so the
+    sum does not depend on how the documents were grouped."""
 
     def __init__(self, n_tok: int) -> None:
         self.n_char = self.n_byte = self.n_word = self.n_doc = 0
@@ -684,8 +615,9 @@ class _Merger:
         self.script_words: Counter = Counter()
         self.parts = [_Partial() for _ in range(n_tok)]
         self.cuts = CutTotals(n_tok)
+        self.divergent: list[_Divergent] = []
 
-    def add(self, r: _BatchResult) -> None:
+    def _add_sums(self, r: _BatchResult | _Counts) -> None:
         self.n_char += r.n_char
         self.n_byte += r.n_byte
         self.n_word += r.n_word
@@ -695,27 +627,129 @@ class _Merger:
         self.script_words.update(r.script_words)
         if r.cuts is not None:
             self.cuts.add(r.cuts)
+
+    def add_batch(self, r: _BatchResult, docs: Sequence[Record], first: int, opts: _Options) -> None:
+        """A batch's result (its documents ``docs``, the first numbered ``first`` in the shard)."""
+        self._add_sums(r)
         for acc, p in zip(self.parts, r.partials):
             if p is None:
                 continue
-            acc.n_tok += p.n_tok
-            acc.per_doc.extend(p.per_doc)
-            if p.id_values.size:
-                if p.id_values[-1] >= acc.id_counts.size:  # grow the dense counts to the largest id
-                    grown = np.zeros(max(int(p.id_values[-1]) + 1, 2 * acc.id_counts.size), dtype=np.int64)
-                    grown[: acc.id_counts.size] = acc.id_counts
-                    acc.id_counts = grown
-                acc.id_counts[p.id_values] += p.id_counts
-            acc.unk += p.unk
-            acc.byte_fallback += p.byte_fallback
-            acc.lossless_docs += p.lossless_docs
-            if acc.first_loss is None:
-                acc.first_loss = p.first_loss
-            acc.script_tokens.update(p.script_tokens)
-            acc.script_single.update(p.script_single)
+            values, counts = np.unique(np.frombuffer(p.per_doc, dtype=np.uint32), return_counts=True)
+            acc.lengths.update(dict(zip(values.tolist(), counts.tolist())))
+            _add_partial(acc, p, 0)
+        if opts.divergent_k:
+            self._keep(_divergent_of(r, docs, first, opts), opts.divergent_k)
+
+    def add(self, other: _Counts, place: ShardPlace, k: int) -> None:
+        """A shard's counts, placed in the corpus; ``k``: the most divergent documents kept."""
+        self._add_sums(other)
+        for acc, p in zip(self.parts, other.parts):
+            acc.lengths.update(p.lengths)
+            _add_partial(acc, p, place.first_record)
+        moved = [
+            _Divergent(d.delta, d.document + place.first_record, d.file, d.byte_offset,
+                       d.line + place.line_bases[d.part], d.part, d.piece, d.preview, d.tokens)
+            for d in other.divergent
+        ]
+        self._keep(moved, k)
+
+    def _keep(self, new: list[_Divergent], k: int) -> None:
+        if new:
+            self.divergent = sorted(self.divergent + new, key=_Divergent.key)[:k]
+
+    def sparse(self) -> _Counts:
+        """The same counts with ids as (id, count) columns (what a shard sends back)."""
+        for p in self.parts:
+            if p.id_counts.size and not p.id_values.size:
+                ids = np.flatnonzero(p.id_counts)
+                p.id_values, p.id_counts = ids, p.id_counts[ids]
+        return self
 
 
-def _script_table(m: _Merger, p: _Partial, *, strr: bool) -> dict[str, dict[str, float | int | None]]:
+def _add_partial(acc: _Partial, p: _Partial, first: int) -> None:
+    """Add ``p`` (ids as columns) to ``acc`` (ids dense); ``first``: where p's documents start."""
+    acc.n_tok += p.n_tok
+    if p.id_values.size:
+        if p.id_values[-1] >= acc.id_counts.size:  # grow the dense counts to the largest id
+            grown = np.zeros(max(int(p.id_values[-1]) + 1, 2 * acc.id_counts.size), dtype=np.int64)
+            grown[: acc.id_counts.size] = acc.id_counts
+            acc.id_counts = grown
+        acc.id_counts[p.id_values] += p.id_counts
+    acc.unk += p.unk
+    acc.byte_fallback += p.byte_fallback
+    acc.lossless_docs += p.lossless_docs
+    if acc.first_loss is None and p.first_loss is not None:
+        acc.first_loss = (p.first_loss[0] + first, p.first_loss[1])
+    acc.script_tokens.update(p.script_tokens)
+    acc.script_single.update(p.script_single)
+
+
+def _divergent_of(r: _BatchResult, docs: Sequence[Record], first: int, opts: _Options) -> list[_Divergent]:
+    """The batch's documents that differ from the reference, best ``opts.divergent_k`` first."""
+    ok = [k for k, p in enumerate(r.partials) if p is not None]
+    ref = opts.reference
+    if len(ok) < 2 or ref not in ok:
+        return []
+    per = {k: np.frombuffer(r.partials[k].per_doc, dtype=np.uint32).astype(np.int64) for k in ok}
+    delta = np.max([np.abs(per[k] - per[ref]) for k in ok], axis=0)
+    picked = np.flatnonzero(delta)
+    picked = picked[np.lexsort((picked, -delta[picked]))][: opts.divergent_k]
+    out = []
+    for d in picked.tolist():
+        rec = docs[d]
+        tokens = tuple(int(per[k][d]) if k in per else None for k in range(len(r.partials)))
+        out.append(_Divergent(int(delta[d]), first + d, rec.source, rec.byte_offset, rec.line, rec.part,
+                              rec.piece, rec.text.split("\n", 1)[0][:80], tokens))
+    return out
+
+
+def _batches(records: Iterable[Record]) -> Iterator[list[Record]]:
+    batch: list[Record] = []
+    size = 0
+    for rec in records:
+        batch.append(rec)
+        size += len(rec.text)
+        if size >= BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _count_records(
+    records: Iterable[Record], toks: Sequence, opts: _Options, cancel: CancelToken | None
+) -> _Counts:
+    """Every batch of ``records`` counted for every tokenizer (None = failed to load)."""
+    counts = _Counts(len(toks))
+    first = 0
+    for batch in _batches(records):
+        if cancel is not None and cancel.cancelled:
+            raise CorpusCancelled()
+        r = _process_batch([(first + k, rec.text) for k, rec in enumerate(batch)], toks, opts)
+        counts.add_batch(r, batch, first, opts)
+        first += len(batch)
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusStatsJob(ShardJob):
+    """The corpus statistics as a shard job: the tokenizers of ``specs`` count each shard."""
+
+    specs: tuple[TokenizerSpec, ...]
+    read: ReadOptions
+    opts: _Options
+
+    def key(self) -> tuple[object, ...]:
+        return ("tokenizers", self.specs)
+
+    def prepare(self) -> tuple[list, list[str | None]]:
+        return load_specs(self.specs)
+
+    def map(self, state: tuple[list, list[str | None]], records: ShardReader, cancel: CancelToken | None) -> _Counts:
+        return _count_records(records, state[0], self.opts, cancel).sparse()
+
+
+def _script_table(m: _Counts, p: _Partial, *, strr: bool) -> dict[str, dict[str, float | int | None]]:
     out = {}
     for name in sorted(set(m.script_chars) | set(p.script_tokens), key=lambda n: (-m.script_chars[n], n)):
         st = ScriptStats(
@@ -734,108 +768,154 @@ def _script_table(m: _Merger, p: _Partial, *, strr: bool) -> dict[str, dict[str,
 
 def run_corpus(
     specs: Sequence[TokenizerSpec],
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
     mode: str = "whole",
+    field: str = "text",
+    max_record: int = MAX_RECORD_BYTES,
     workers: int | None = None,
+    scheduler: str | None = None,
+    executor: Executor | None = None,
     reference: int = 0,
     budget: int = 512,
     top_k: int = 20,
     divergent_k: int = 10,
     lossless: bool = True,
     strr: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    cancel: CancelToken | None = None,
     cancelled: Callable[[], bool] | None = None,
     tokenizers: Sequence | None = None,
     cuts: bool = False,
 ) -> CorpusReport:
-    """C9 for every tokenizer of ``specs`` over the corpus at ``path``.
+    """C9 for every tokenizer of ``specs`` over the corpus at ``path`` (files, folders, globs).
 
-    ``workers``: processes (default: every core; 1 runs in this process). Where processes can be
-    forked (`can_fork`), the tokenizers are loaded here once and the workers inherit them;
-    elsewhere each worker loads them once. ``tokenizers``: the specs' tokenizers when they are
-    already loaded (the Compare tab's rows; a None entry is loaded from its spec). A tokenizer
-    that fails to load gets its error in its row; the others go on. ``cancelled()`` is polled
-    between batches and raises `CorpusCancelled`. ``strr`` adds the share of words kept as one
-    token per script (off by default: it needs every token's char span). ``cuts`` adds the
-    micro-averaged boundary F1 matrices (``boundary_f1``, what ``tokviz compare --file`` prints).
+    The executor is ``executor``, else `tokviz.io.executor.executor_for` of ``scheduler`` (a Dask
+    address or ``local:N``) and ``workers`` (processes; 1 runs here; default every core, or here
+    for a small corpus). ``tokenizers``: the specs' tokenizers when they are already loaded (the
+    Compare tab's rows; a None entry is loaded from its spec): the report's token strings come
+    from them and the in-process executor uses them. A tokenizer that fails to load gets its
+    error in its row; the others go on. ``cancel`` (or ``cancelled()``) is polled between
+    batches and shards and raises `CorpusCancelled`; ``progress(stage, done, total)`` reports
+    ``bytes`` and ``documents`` as shards finish. ``strr`` adds the share of words kept as one
+    token per script (it needs every token's char span); ``cuts`` the micro-averaged boundary F1
+    matrices (``boundary_f1``, what ``tokviz compare --file`` prints).
     """
-    _check_mode(mode)
-    opts = _Options(lossless=lossless, strr=strr, cuts=cuts)
     t0 = time.perf_counter()
-    if workers is None:  # every core, unless the corpus is too small to pay for starting processes
-        small = sum(f.stat().st_size for f in corpus_files(path)) < 2 * BATCH_CHARS
-        workers = 1 if small else (os.cpu_count() or 1)
-    n_workers = max(1, workers)
-    merger = _Merger(len(specs))
-    docs_meta = _DocIndex()
-    batches = _batches(iter_documents(path, mode, progress=progress), docs_meta)
-    fork = n_workers > 1 and can_fork()
-    here = _load_all(specs, tokenizers) if n_workers == 1 or fork else None
-    # Every object alive now (the tokenizers' vocabularies above all) is left out of the cyclic
-    # GC while counting: its passes over them cost CPU in this process, and in forked workers
-    # they would also write to every inherited page (copy-on-write) just to visit it. An outer
-    # freeze (the caller's) is left as it was: ``gc.unfreeze`` would release all of it.
-    outer = gc.get_freeze_count() > 0
-    if not outer:
-        gc.freeze()
+    read = ReadOptions(mode=mode, field=field, max_record=max_record)
+    files = corpus_files(path)
+    shards = plan_shards(files, read)
+    opts = _Options(lossless=lossless, strr=strr, cuts=cuts, reference=reference, divergent_k=divergent_k)
+    job = CorpusStatsJob(tuple(specs), read, opts)
+    here = load_specs(specs, tokenizers)
+    if cancel is None and cancelled is not None:
+        cancel = as_token(cancelled)  # type: ignore[assignment]
+    own = executor is None
+    if executor is None:
+        executor = executor_for(scheduler=scheduler, workers=workers, corpus_bytes=sum(s.size for s in shards), state=here)
+    total = _Counts(len(specs))
+    outputs = [0, 0]
     try:
-        if n_workers == 1:
-            _count_here(batches, here[0], opts, merger, cancelled)  # type: ignore[index]
-            infos = _describe(*here, _top_ids(merger, top_k))  # type: ignore[misc]
-        else:
-            pooled = _run_pool(specs, batches, merger, n_workers, opts, cancelled, here, top_k)
-            infos = pooled if pooled is not None else _describe(*here, _top_ids(merger, top_k))  # type: ignore[misc]
+        with _gc_frozen(isinstance(executor, InProcess)):
+            for out, place in run_shards(job, shards, executor, progress=progress, cancel=cancel):
+                total.add(out.partial, place, divergent_k)
+                outputs[0] += sum(st.skipped for st in out.stats)
+                outputs[1] += sum(st.split for st in out.stats)
     finally:
-        if not outer:
-            gc.unfreeze()
-    stats = tuple(
-        _final_stats(s, info, merger, k, top_k, opts) for k, (s, info) in enumerate(zip(specs, infos))
-    )
+        if own:
+            executor.close()
+    stats = tuple(_final_stats(s, tok, err, total, k, top_k, opts) for k, (s, tok, err) in enumerate(zip(specs, *here)))
     ok = [k for k, t in enumerate(stats) if t.error is None]
     return CorpusReport(
-        str(path),
-        mode,
-        merger.n_doc,
-        merger.n_char,
-        merger.n_byte,
-        merger.n_word,
-        budget,
-        reference,
-        stats,
-        _most_divergent(stats, reference, docs_meta, divergent_k),
-        time.perf_counter() - t0,
-        n_workers,
-        {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS} if cuts else None,
+        describe_paths(path), mode, total.n_doc, total.n_char, total.n_byte, total.n_word, budget, reference, stats,
+        _divergent_json(total, stats, reference), time.perf_counter() - t0, executor.workers,
+        {key: total.cuts.f1(key, ok) for key, _, _ in CUT_UNITS} if cuts else None,
+        executor=executor.label, skipped=outputs[0], split=outputs[1],
+        field=read.json_field if any(read.kind_of(str(f))[0] != "text" for f in files) else None,
     )
 
 
-def _count_here(batches: Iterator[list[tuple[int, str]]], toks: list, opts: _Options, merger: _Merger, cancelled) -> None:  # noqa: ANN001
-    for batch in batches:
-        if cancelled is not None and cancelled():
-            raise CorpusCancelled()
-        merger.add(_process_batch(batch, toks, opts))
+class _gc_frozen:
+    """Every object alive now (the tokenizers' vocabularies above all) left out of the cyclic GC
+    while counting in this process: its passes over them cost CPU for nothing. An outer freeze
+    (the caller's) is left as it was: ``gc.unfreeze`` would release all of it."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on and gc.get_freeze_count() == 0
+
+    def __enter__(self) -> None:
+        if self.on:
+            gc.freeze()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.on:
+            gc.unfreeze()
+
+
+def _final_stats(
+    spec: TokenizerSpec, tok: Any, error: str | None, m: _Counts, k: int, top_k: int, opts: _Options
+) -> TokenizerCorpusStats:
+    if tok is None:
+        return TokenizerCorpusStats(spec.name, spec.path, error or "failed to load")
+    p = m.parts[k]
+    size = tok.vocab_size
+    ids, counts = _ranked(p.id_counts, top_k)
+    top = tuple((i, tok.id_to_token(i) or "", c) for i, c in zip(ids.tolist(), counts.tolist()))
+    return TokenizerCorpusStats(
+        spec.name,
+        spec.path,
+        None,
+        n_tok=p.n_tok,
+        vocab_size=size,
+        distinct_ids=int(np.count_nonzero(p.id_counts)),
+        unk=p.unk,
+        byte_fallback=p.byte_fallback,
+        lossless_docs=p.lossless_docs,
+        first_loss=p.first_loss,
+        length_counts=tuple(sorted(p.lengths.items())),
+        top_ids=top,
+        renyi_efficiency=_renyi(p.id_counts, size),
+        per_script=_script_table(m, p, strr=opts.strr),
+    )
+
+
+def _divergent_json(m: _Counts, stats: Sequence[TokenizerCorpusStats], reference: int) -> tuple[dict[str, object], ...]:
+    ok = [k for k, s in enumerate(stats) if s.error is None]
+    if len(ok) < 2 or not (0 <= reference < len(stats)) or stats[reference].error is not None:
+        return ()
+    return tuple(
+        {
+            "document": d.document,
+            "file": d.file,
+            "byte_offset": d.byte_offset,
+            "line": d.line,
+            "piece": d.piece,
+            "preview": d.preview,
+            "max_token_delta": d.delta,
+            "tokens": {stats[k].name: d.tokens[k] for k in ok},
+        }
+        for d in m.divergent
+    )
 
 
 # ---------------------------------------------------------------------- tokviz compare --json
 def compare_report(sides: Sequence[Side], documents: Iterable[str]) -> dict[str, object]:
     """The ``tokviz compare --json`` object over one text or a few documents, in this process
-    (`compare_json` of a `run_corpus` report is the same object for a corpus file, on every core).
+    (`compare_json` of a `run_corpus` report is the same object for a corpus, on any executor).
 
     ``tokens`` exclude special tokens (encoded with ``add_special_tokens=False``); every matrix is
     in the order of ``sides``, with None in the rows and columns of a side that failed to load.
     """
     toks = [s.tokenizer for s in sides]
-    merger = _Merger(len(sides))
-    docs = (Document(k, text, "", 0, 1) for k, text in enumerate(documents))
-    _count_here(_batches(docs, _DocIndex()), toks, _Options(lossless=False, strr=False, cuts=True), merger, None)
+    records = (Record(text, "", 0, 1) for text in documents if text)
+    m = _count_records(records, toks, _Options(lossless=False, strr=False, cuts=True, divergent_k=0), None)
     ok = [k for k, t in enumerate(toks) if t is not None]
     rows = [
-        _compare_row(merger.n_char, merger.n_byte, s, merger.parts[k], _script_table(merger, merger.parts[k], strr=False))
+        _compare_row(m.n_char, m.n_byte, s, m.parts[k], _script_table(m, m.parts[k], strr=False))
         for k, s in enumerate(sides)
     ]
-    f1 = {key: merger.cuts.f1(key, ok) for key, _, _ in CUT_UNITS}
-    text = {"chars": merger.n_char, "bytes": merger.n_byte, "words": merger.n_word, "documents": merger.n_doc}
+    f1 = {key: m.cuts.f1(key, ok) for key, _, _ in CUT_UNITS}
+    text = {"chars": m.n_char, "bytes": m.n_byte, "words": m.n_word, "documents": m.n_doc}
     return _compare_object(sides, text, rows, f1)
 
 
@@ -848,7 +928,7 @@ def compare_json(sides: Sequence[Side], report: CorpusReport) -> dict[str, objec
     return _compare_object(sides, text, rows, report.boundary_f1)
 
 
-def _compare_row(n_char: int, n_byte: int, side: Side, counts, scripts: dict) -> dict[str, object]:  # noqa: ANN001
+def _compare_row(n_char: int, n_byte: int, side: Side, counts, scripts: dict) -> dict[str, object]:
     """One tokenizer's row; ``counts`` has ``n_tok`` (a `_Partial` or `TokenizerCorpusStats`)."""
     error = side.error if side.tokenizer is None else getattr(counts, "error", None)
     if error is not None or side.tokenizer is None:
@@ -878,159 +958,3 @@ def _compare_object(sides: Sequence[Side], text: dict, rows: list, f1: dict) -> 
             [overlap[pos[i]][pos[j]] if i in pos and j in pos else None for j in range(n)] for i in range(n)
         ],
     }
-
-
-class _DocIndex:
-    """Where each document is (file, byte offset, line) in compact arrays: a 100 MB corpus in
-    ``lines`` mode has millions of documents; previews are read back only for the ones reported."""
-
-    def __init__(self) -> None:
-        self.files: list[str] = []
-        self.file_of = array("I")
-        self.offset = array("Q")
-        self.line = array("Q")
-
-    def append(self, d: Document) -> None:
-        if not self.files or self.files[-1] != d.source:
-            self.files.append(d.source)
-        self.file_of.append(len(self.files) - 1)
-        self.offset.append(d.byte_offset)
-        self.line.append(d.line)
-
-    def where(self, k: int) -> tuple[str, int, int, str]:
-        """(file, byte offset, line, a preview of up to 80 chars) of document k."""
-        src, off = self.files[self.file_of[k]], self.offset[k]
-        try:
-            with open(src, "rb") as fh:
-                fh.seek(off)
-                head = fh.read(400).decode("utf-8", "ignore")
-        except OSError:
-            head = ""
-        return src, off, self.line[k], head.split("\n", 1)[0][:80]
-
-
-def _batches(docs: Iterator[Document], meta: _DocIndex) -> Iterator[list[tuple[int, str]]]:
-    batch: list[tuple[int, str]] = []
-    size = 0
-    for d in docs:
-        meta.append(d)
-        batch.append((d.index, d.text))
-        size += len(d.text)
-        if size >= BATCH_CHARS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
-def _run_pool(
-    specs: Sequence[TokenizerSpec],
-    batches: Iterator[list[tuple[int, str]]],
-    merger: _Merger,
-    n_workers: int,
-    opts: _Options,
-    cancelled: Callable[[], bool] | None,
-    loaded: tuple[list, list[str | None]] | None,
-    top_k: int,
-) -> list[_TokInfo] | None:
-    """Count the batches on ``n_workers`` processes, at most two batches each in flight (memory
-    stays flat however long the corpus), merged here in document order. ``loaded``: tokenizers
-    the forked workers inherit; None: spawned workers load ``specs`` themselves, and one of them
-    describes them at the end (returned; the parent never loaded them)."""
-    if loaded is not None:
-        # Forking from a process with other threads (the GUI's) is safe enough here: the child
-        # only runs the pool's worker loop over pure-Python/numpy code, never Qt, and leaves
-        # with os._exit (multiprocessing's fork start), so no inherited lock is ever taken.
-        pool = ProcessPoolExecutor(
-            max_workers=n_workers, mp_context=get_context("fork"), initializer=_init_loaded, initargs=loaded
-        )
-    else:
-        pool = ProcessPoolExecutor(
-            max_workers=n_workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(list(specs),)
-        )
-    pending: dict[int, Future] = {}
-    done: dict[int, _BatchResult] = {}
-    next_merge = submitted = 0
-    try:
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * n_workers:
-                b = next(batches, None)
-                if b is None:
-                    exhausted = True
-                    break
-                pending[submitted] = pool.submit(_worker_batch, b, opts)
-                submitted += 1
-            if not pending:
-                break
-            finished, _ = wait(list(pending.values()), timeout=0.2, return_when=FIRST_COMPLETED)
-            if cancelled is not None and cancelled():
-                raise CorpusCancelled()
-            for k in [k for k, f in pending.items() if f in finished]:
-                try:
-                    done[k] = pending.pop(k).result()
-                except BrokenProcessPool:
-                    raise TokvizFormatError(
-                        "a worker process died (out of memory?); try fewer workers", source="corpus statistics"
-                    ) from None
-            while next_merge in done:  # merge in document order
-                merger.add(done.pop(next_merge))
-                next_merge += 1
-        return None if loaded is not None else pool.submit(_worker_describe, _top_ids(merger, top_k)).result()
-    finally:
-        for f in pending.values():
-            f.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _final_stats(
-    spec: TokenizerSpec, info: _TokInfo, m: _Merger, k: int, top_k: int, opts: _Options
-) -> TokenizerCorpusStats:
-    if info.error is not None:
-        return TokenizerCorpusStats(spec.name, spec.path, info.error)
-    p = m.parts[k]
-    size = info.vocab_size
-    ids, counts = _ranked(p.id_counts, top_k)
-    top = tuple((i, info.tokens.get(i, ""), c) for i, c in zip(ids.tolist(), counts.tolist()))
-    return TokenizerCorpusStats(
-        spec.name,
-        spec.path,
-        None,
-        n_tok=p.n_tok,
-        vocab_size=size,
-        distinct_ids=int(np.count_nonzero(p.id_counts)),
-        unk=p.unk,
-        byte_fallback=p.byte_fallback,
-        lossless_docs=p.lossless_docs,
-        first_loss=p.first_loss,
-        lengths=tuple(p.per_doc),
-        top_ids=top,
-        renyi_efficiency=_renyi(p.id_counts, size),
-        per_script=_script_table(m, p, strr=opts.strr),
-    )
-
-
-def _most_divergent(stats, reference: int, meta: _DocIndex, k: int) -> tuple[dict[str, object], ...]:  # noqa: ANN001
-    ok = [s for s in stats if s.error is None]
-    if len(ok) < 2 or not (0 <= reference < len(stats)) or stats[reference].error is not None:
-        return ()
-    ref = np.asarray(stats[reference].lengths, dtype=np.int64)
-    delta = np.max([np.abs(np.asarray(s.lengths, dtype=np.int64) - ref) for s in ok], axis=0)
-    picked = np.flatnonzero(delta)
-    picked = picked[np.lexsort((picked, -delta[picked]))][:k]  # largest delta first, then document order
-    scored = [(-int(delta[d]), int(d)) for d in picked]
-    out = []
-    for neg, d in scored:
-        src, off, line, preview = meta.where(d)
-        out.append(
-            {
-                "document": d,
-                "file": src,
-                "byte_offset": off,
-                "line": line,
-                "preview": preview,
-                "max_token_delta": -neg,
-                "tokens": {s.name: s.lengths[d] for s in ok},
-            }
-        )
-    return tuple(out)

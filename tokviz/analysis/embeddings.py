@@ -13,7 +13,8 @@ through its ``*.safetensors.index.json`` ``weight_map``. Rows beyond the vocabul
 
 from __future__ import annotations
 
-import json
+import math
+import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.errors import TokvizFormatError
+from ..io.files import open_regular, read_regular
+from ..io.json_text import loads
 from .audit import VocabAudit
 
 __all__ = [
@@ -45,7 +48,7 @@ INPUT_OUTPUT_NAMES: tuple[tuple[str, str | None], ...] = (
     ("transformer.word_embeddings.weight", "lm_head.weight"),
     ("bert.embeddings.word_embeddings.weight", None),
 )
-_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64}
+_FLOAT_DTYPES = ("F32", "F16", "BF16", "F64")
 #: candidates: indicator at or below this percentile of the reachable ordinary tokens (magikarp's 2.0)
 THRESHOLD_PERCENTILE = 2.0
 
@@ -99,39 +102,93 @@ class EmbeddingReport:
 
 
 # ---------------------------------------------------------------------- reading
-def _header(path: Path) -> tuple[dict[str, Any], int]:
-    """The safetensors JSON header and the byte offset where the data starts."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(8)
-            if len(head) != 8:
-                raise TokvizFormatError("too short for a safetensors file", source=str(path))
-            (n,) = struct.unpack("<Q", head)
-            if n > 100_000_000:
-                raise TokvizFormatError(f"header length {n} is implausible", source=str(path))
-            obj = json.loads(f.read(n).decode("utf-8"))
-    except FileNotFoundError:
-        raise TokvizFormatError("no such file", source=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TokvizFormatError(f"the header is not valid JSON ({exc})", source=str(path)) from None
+#: bits per value of the safetensors dtypes (the F4/F6 ones are packed)
+_DTYPE_BITS = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32, "I64": 64, "U64": 64,
+    "F64": 64, "C64": 64,
+}
+_MAX_HEADER = 100_000_000  # the safetensors library's own bound
+
+
+@dataclass(frozen=True, slots=True)
+class _Tensor:
+    """One validated header entry: dtype, shape and byte range inside the data section."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int
+    end: int
+
+
+def _is_count(x: Any) -> bool:
+    return type(x) is int and x >= 0
+
+
+def _tensor_entry(name: str, info: Any, data_len: int, source: str) -> _Tensor:
+    """One header entry checked field by field (every message names the file and the tensor)."""
+    where = f"tensor {name!r}"
+    if not isinstance(info, dict):
+        raise TokvizFormatError(f"expected an object, got {type(info).__name__}", source=source, where=where)
+    dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if not isinstance(dtype, str) or not dtype:
+        raise TokvizFormatError(f"dtype must be a string, got {dtype!r:.60}", source=source, where=where)
+    if not isinstance(shape, list) or not all(map(_is_count, shape)):
+        raise TokvizFormatError(f"shape must be a list of non-negative integers, got {shape!r:.60}",
+                                source=source, where=where)
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))):
+        raise TokvizFormatError(f"data_offsets must be two non-negative integers, got {offsets!r:.60}",
+                                source=source, where=where)
+    begin, end = offsets
+    if begin > end or end > data_len:
+        raise TokvizFormatError(f"data_offsets [{begin}, {end}] are outside the {data_len:,} data bytes",
+                                source=source, where=where)
+    bits = _DTYPE_BITS.get(dtype)
+    count = math.prod(shape)
+    if bits is not None and (count * bits + 7) // 8 != end - begin:
+        raise TokvizFormatError(
+            f"shape {shape} of {dtype} needs {(count * bits + 7) // 8:,} bytes, data_offsets hold {end - begin:,}",
+            source=source, where=where,
+        )
+    return _Tensor(dtype, tuple(shape), begin, end)
+
+
+def _header(path: Path) -> tuple[dict[str, _Tensor], int]:
+    """The validated safetensors header (tensor name -> entry) and the byte offset where the
+    data starts. The header is read through the bounded JSON reader; a FIFO is never opened."""
+    source = str(path)
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(8)
+        if len(head) != 8:
+            raise TokvizFormatError("too short for a safetensors file", source=source)
+        (n,) = struct.unpack("<Q", head)
+        if n > min(_MAX_HEADER, size - 8):
+            raise TokvizFormatError(f"header length {n:,} is implausible for a file of {size:,} bytes", source=source)
+        obj = loads(f.read(n), source=source, where="header")
     if not isinstance(obj, dict):
-        raise TokvizFormatError("the header is not a JSON object", source=str(path))
-    return obj, 8 + n
+        raise TokvizFormatError("the header is not a JSON object", source=source)
+    data_len = size - 8 - n
+    out: dict[str, _Tensor] = {}
+    for name, info in obj.items():
+        if name == "__metadata__":
+            if not (isinstance(info, dict) and all(isinstance(v, str) for v in info.values())):
+                raise TokvizFormatError("__metadata__ must be an object of strings", source=source)
+            continue
+        out[name] = _tensor_entry(name, info, data_len, source)
+    return out, 8 + n
 
 
 def _shards(path: Path) -> dict[str, Path]:
     """tensor name -> file holding it (one file, or the shards of an index json)."""
     if path.name.endswith(".json"):
-        try:
-            index = json.loads(path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise TokvizFormatError(f"cannot read the index ({exc})", source=str(path)) from None
+        index = loads(read_regular(path, limit=_MAX_HEADER), source=str(path))
         wm = index.get("weight_map") if isinstance(index, dict) else None
-        if not isinstance(wm, dict):
-            raise TokvizFormatError('expected a "weight_map" object', source=str(path))
-        return {str(k): path.parent / str(v) for k, v in wm.items()}
+        if not isinstance(wm, dict) or not all(isinstance(v, str) and v for v in wm.values()):
+            raise TokvizFormatError('expected a "weight_map" object of file names', source=str(path))
+        return {str(k): path.parent / v for k, v in wm.items()}
     header, _ = _header(path)
-    return {k: path for k in header if k != "__metadata__"}
+    return dict.fromkeys(header, path)
 
 
 def read_embedding(path: Path, name: str, rows: int | None = None) -> tuple[np.ndarray, str]:
@@ -141,40 +198,35 @@ def read_embedding(path: Path, name: str, rows: int | None = None) -> tuple[np.n
         raise TokvizFormatError(f"no tensor {name!r}", source=str(path))
     header, start = _header(shard)
     info = header.get(name)
-    if not isinstance(info, dict) or len(info.get("shape", ())) != 2:
-        raise TokvizFormatError(f"tensor {name!r} is not a 2-D matrix", source=str(shard))
-    dtype = info.get("dtype")
-    n, dim = (int(x) for x in info["shape"])
+    if info is None:
+        raise TokvizFormatError(f"no tensor {name!r} (the index names this file for it)", source=str(shard))
+    if len(info.shape) != 2:
+        raise TokvizFormatError(f"tensor {name!r} is not a 2-D matrix (shape {list(info.shape)})", source=str(shard))
+    if info.dtype not in _FLOAT_DTYPES:
+        raise TokvizFormatError(f"tensor {name!r} has dtype {info.dtype}; F32, F16, BF16 or F64 expected",
+                                source=str(shard))
+    n, dim = info.shape
     take = n if rows is None else min(rows, n)
-    width = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8}.get(str(dtype))
-    if width is None:
-        raise TokvizFormatError(f"tensor {name!r} has dtype {dtype}; F32, F16, BF16 or F64 expected", source=str(shard))
-    begin, end = (int(x) for x in info.get("data_offsets", (0, 0)))
-    if end - begin != n * dim * width or start + end > shard.stat().st_size:
-        raise TokvizFormatError(
-            f"tensor {name!r}: data_offsets [{begin}, {end}] do not hold {n}x{dim} {dtype} values inside the file",
-            source=str(shard),
-        )
-    if dtype == "BF16":
-        raw = np.memmap(shard, dtype="<u2", mode="r", offset=start + begin, shape=(take, dim))
-        return (raw.astype(np.uint32) << 16).view(np.float32), dtype
+    if info.dtype == "BF16":
+        raw = np.memmap(shard, dtype="<u2", mode="r", offset=start + info.begin, shape=(take, dim))
+        return (raw.astype(np.uint32) << 16).view(np.float32), info.dtype
     from safetensors import safe_open
 
     try:
         with safe_open(str(shard), framework="np") as f:
-            return np.asarray(f.get_slice(name)[0:take], dtype=np.float32), dtype
+            return np.asarray(f.get_slice(name)[0:take], dtype=np.float32), info.dtype
     except Exception as exc:  # noqa: BLE001 - the package's own error type is not a ValueError
         raise TokvizFormatError(f"cannot read tensor {name!r}: {exc}", source=str(shard)) from None
 
 
 def _tensor_shapes(path: Path) -> list[tuple[str, tuple[int, ...]]]:
     out = []
-    cache: dict[Path, dict[str, Any]] = {}
+    cache: dict[Path, dict[str, _Tensor]] = {}
     for name, shard in sorted(_shards(path).items()):
         if shard not in cache:
             cache[shard] = _header(shard)[0] if shard.exists() else {}
-        info = cache[shard].get(name) or {}
-        out.append((name, tuple(int(x) for x in info.get("shape", ()))))
+        info = cache[shard].get(name)
+        out.append((name, info.shape if info is not None else ()))
     return out
 
 
@@ -192,9 +244,9 @@ def _pick(path: Path, tensor: str | None) -> tuple[str, bool]:
             cfg = path.parent / "config.json"
             if untied and cfg.exists():
                 try:
-                    config = json.loads(cfg.read_bytes().decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError):
-                    config = {}
+                    config = loads(read_regular(cfg, limit=_MAX_HEADER), source=str(cfg))
+                except TokvizFormatError:
+                    config = {}  # an unreadable config.json says nothing about tying
                 # HF's default for tie_word_embeddings is true when the key is absent
                 untied = not (isinstance(config, dict) and config.get("tie_word_embeddings", True))
             return inp, not untied

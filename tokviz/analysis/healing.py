@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
-from ..engine.byte_alphabet import bytes_to_proxy, proxy_to_bytes
+from ..engine.byte_alphabet import bytes_to_proxy
 from ..engine.tokenizer import Tokenizer
 from .chat import encode_as_text
+from .facts import TokenizerFacts
 
-__all__ = ["Healing", "HealPreview", "SurfaceIndex", "analyze_caret", "surface_index", "unstable_split"]
+__all__ = ["Healing", "HealPreview", "SurfaceIndex", "analyze_caret", "format_healing", "surface_index", "unstable_split"]
 
 #: most tokens listed per candidate list (counts are always complete)
 LIST_LIMIT = 200
@@ -47,25 +48,20 @@ _WINDOW_CHARS = 256  # the probe window starts at a token boundary at most this 
 
 # ---------------------------------------------------------------------------- surfaces
 class SurfaceIndex:
-    """Every model token's exact bytes, and the tokens sorted by them (for prefix searches).
+    """Every ordinary model token's exact bytes (`TokenizerFacts.surface`), and the tokens sorted by
+    them (for prefix searches). Added, control and unknown tokens are not in it.
 
-    Families: ``byte_level`` (GPT-2 proxy characters), ``sentencepiece`` (``▁`` = space,
-    ``<0xNN>`` = one byte), ``wordpiece`` (``##`` stripped, the token marked continuation).
+    ``family`` is the rule this module applies: ``byte_level`` (byte-level pipelines and rank
+    files), ``wordpiece`` (``##`` continuations), ``sentencepiece`` (every other family).
     """
 
     def __init__(self, tok: Tokenizer) -> None:
-        self.family = _family(tok)
-        prefix = getattr(tok.model, "continuing_subword_prefix", "##") or "##"
-        self.surface: dict[int, bytes] = {}
-        self.continuation: set[int] = set()
-        special = {t.id for t in tok.added_tokens}
-        for token, id_ in tok.model.get_vocab().items():
-            if id_ in special:
-                continue
-            surf, cont = _surface_of(token, self.family, prefix)
-            self.surface[id_] = surf
-            if cont:
-                self.continuation.add(id_)
+        facts = TokenizerFacts.of(tok)
+        self.family: Literal["byte_level", "sentencepiece", "wordpiece"] = (
+            "byte_level" if facts.byte_level else "wordpiece" if facts.family == "wordpiece" else "sentencepiece"
+        )
+        self.surface: dict[int, bytes] = {i: facts.surface(i) for i in facts.ordinary_ids()}
+        self.continuation: set[int] = {i for i in self.surface if facts.is_continuation(i)}
         pairs = sorted((s, i) for i, s in self.surface.items() if s)
         self._sorted = [s for s, _ in pairs]
         self._ids = [i for _, i in pairs]
@@ -92,32 +88,6 @@ class SurfaceIndex:
         return out
 
 
-def _family(tok: Tokenizer) -> Literal["byte_level", "sentencepiece", "wordpiece"]:
-    if getattr(tok.model, "type_name", type(tok.model).__name__) == "WordPiece":
-        return "wordpiece"
-    info = tok.info()["pipeline"]
-    if tok.special_policy == "tiktoken" or "ByteLevel" in str(info.get("pre_tokenizer")) or "ByteLevel" in str(
-        info.get("decoder")
-    ):
-        return "byte_level"
-    return "sentencepiece"
-
-
-def _surface_of(token: str, family: str, prefix: str) -> tuple[bytes, bool]:
-    if family == "byte_level":
-        return proxy_to_bytes(token, strict=False), False
-    if family == "wordpiece":
-        if token.startswith(prefix):
-            return token[len(prefix):].encode("utf-8"), True
-        return token.encode("utf-8"), False
-    if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
-        try:
-            return bytes([int(token[3:5], 16)]), False
-        except ValueError:
-            pass
-    return token.replace("\u2581", " ").encode("utf-8"), False
-
-
 _INDEX: WeakKeyDictionary[Tokenizer, SurfaceIndex] = WeakKeyDictionary()
 
 
@@ -133,7 +103,7 @@ def _token_bytes(tok: Tokenizer, index: SurfaceIndex, id_: int) -> bytes:
     surf = index.surface.get(id_)
     if surf is not None:
         return surf
-    return (tok.id_to_token(id_) or "").encode("utf-8")  # an added token: its literal
+    return TokenizerFacts.of(tok).surface(id_)  # an added, control or unknown token: its literal
 
 
 # ---------------------------------------------------------------------------- results
@@ -168,6 +138,9 @@ class Healing:
     rollback_one: HealPreview | None
     rollback_covering: HealPreview | None
     warnings: tuple[str, ...] = field(default=())
+    #: always False: the prompt is encoded without the post-processor's tokens (no BOS), as a
+    #: continuation is; ``ids`` and ``stable`` number the prompt's own tokens
+    special_tokens_added: bool = False
 
     def completion_examples(self, n: int = 20) -> list[tuple[int, ...]]:
         """The first ``n`` completions, shortest first, then by ids (ranks for tiktoken files)."""
@@ -175,6 +148,7 @@ class Healing:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "special_tokens_added": self.special_tokens_added,
             "ids": list(self.ids),
             "stable": list(self.stable),
             "unstable_hex": self.unstable.hex(),
@@ -360,3 +334,44 @@ def analyze_caret(tok: Tokenizer, text: str, caret: int | None = None, *, allowe
         single_token_completions=tuple(sorted(singles)), prefix_pieces=tuple(index.prefixes_of(unstable)),
         verified=verified, rollback_one=one, rollback_covering=covering, warnings=tuple(warnings),
     )
+
+
+# ---------------------------------------------------------------------------- text
+def _shown(data: bytes) -> str:
+    """Bytes as a quoted string: UTF-8 where it decodes, ``\\xNN`` for a byte that does not."""
+    return repr(data.decode("utf-8", errors="backslashreplace"))
+
+
+def format_healing(h: Healing, tok: Tokenizer, *, examples: int = 20) -> str:
+    """The human-readable ``tokviz heal`` report: the split, the first ``examples`` completions
+    with their text, and each healing preview with its first candidates.
+
+    >>> import tokviz
+    >>> from tokviz.io.embedded import embedded_path
+    >>> tok = tokviz.load(embedded_path("r50k"))
+    >>> print(format_healing(analyze_caret(tok, "hello wor"), tok, examples=2).splitlines()[3])
+      ' wor'  ids [476]
+    """
+    index = surface_index(tok)
+
+    def text_of(ids: tuple[int, ...]) -> str:
+        return _shown(b"".join(_token_bytes(tok, index, i) for i in ids))
+
+    check = "" if h.verified is None else ", verified" if h.verified else ", unverified"
+    lines = [
+        f"stable:   {' '.join(map(str, h.stable))}",
+        f"unstable: {h.unstable!r} ({h.rule} rule{check})",
+        f"completions: {len(h.completions):,} ({len(h.single_token_completions):,} single tokens)",
+    ]
+    shown = h.completion_examples(examples)
+    lines += [f"  {text_of(c)}  ids {list(c)}" for c in shown]
+    if len(h.completions) > len(shown):
+        lines.append(f"  ... {len(h.completions) - len(shown):,} more")
+    for p in (h.rollback_one, h.rollback_covering):
+        if p is not None:
+            first = ", ".join(text_of((i,)) for i in p.candidates[:10])
+            more = ", ..." if p.candidate_count > 10 else ""
+            lines.append(f"heal {p.mode}: roll back {p.k} token(s) {p.removed!r}: {p.candidate_count:,} candidates"
+                         + (f": {first}{more}" if first else ""))
+    lines += [f"warning: {w}" for w in h.warnings]
+    return "\n".join(lines)

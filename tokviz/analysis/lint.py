@@ -1,11 +1,12 @@
-"""The offset linter: find and explain every offset mismatch of one encoding, or of a corpus.
+"""The offset linter: find and explain every offset mismatch of one encoding (a corpus:
+`tokviz.analysis.corpus_jobs.lint_corpus`, which sums `CorpusLint` counts over shards).
 
-tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (spec §3 of the
-wave-2 design notes). This module checks an encoding's spans and says, per finding, which
+tokviz's ``offsets`` are HF's, bit for bit, so they inherit HF's offset bugs (docs/offset-lint.md
+lists them with their checks). This module checks an encoding's spans and says, per finding, which
 tokens, which span, what the original text there is, and *why* ("prepended marker",
 "normalizer composition", "byte split", "deleted by the normalizer", "added token shifted the
 prefix space" ...), using the exact alignment (`Encoding.exact_alignment`) to tell an HF
-artefact from a real loss. The checks (ids as in the spec):
+artefact from a real loss. The checks (ids as in docs/offset-lint.md):
 
 Z1 zero-width content token (error) · Z2 zero-width marker (info) · O1 partial overlap
 (info byte split / error prepended marker / warn) · D1 duplicate span (info byte split or
@@ -28,8 +29,6 @@ those scans as the oracle.
 
 from __future__ import annotations
 
-import json
-import os
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
@@ -39,10 +38,12 @@ from typing import Any
 
 import regex
 
-from ..engine.byte_alphabet import proxy_to_bytes, text_to_proxy
-from ..engine.decoders.basic import _byte_of as _byte_piece  # <0xNN> -> NN (one rule for the engine)
+from ..engine.byte_alphabet import text_to_proxy
 from ..engine.encoding import Encoding
 from ..engine.exact import WHITE_SPACE_RE, ExactAlignment
+from ..engine.tokenizer import Tokenizer
+from .facts import TokenizerFacts
+from ..io import json_text
 
 __all__ = [
     "CHECKS",
@@ -51,7 +52,6 @@ __all__ = [
     "CorpusLint",
     "lint_encoding",
     "lint_text",
-    "lint_corpus",
     "regression_case",
     "surface",
     "SpanIndex",
@@ -121,11 +121,21 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class LintReport:
-    """Findings of one text, in check order then position; ``counts`` per check id."""
+    """Findings of one text, in check order then position; ``counts`` per check id.
+
+    A finding's ``tokens`` are indices into the encoding that was linted, the special tokens a
+    post-processor added (``added_special``: BOS, CLS ...) counted too, as every view of that
+    encoding numbers them; ``special_tokens_added`` says whether there are any.
+    """
 
     text: str
     findings: tuple[Finding, ...]
     exact: bool = False
+    added_special: tuple[int, ...] = ()
+
+    @property
+    def special_tokens_added(self) -> bool:
+        return bool(self.added_special)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -146,29 +156,14 @@ class LintReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "spans": "exact" if self.exact else "hf",
+            "special_tokens_added": self.special_tokens_added,
+            "added_special_tokens": list(self.added_special),
             "findings": [f.to_json() for f in self.findings],
             "counts": self.counts,
         }
 
 
 # ---------------------------------------------------------------------- surfaces
-def _flatten(component: Any, attrs: Sequence[str]) -> list[Any]:
-    if component is None:
-        return []
-    for attr in attrs:
-        children = getattr(component, attr, None)
-        if isinstance(children, (list, tuple)):
-            return [x for c in children for x in _flatten(c, attrs)]
-    return [component]
-
-
-def _is_byte_level(tokenizer: Any) -> bool:
-    return any(
-        getattr(p, "type_name", "") == "ByteLevel"
-        for p in _flatten(tokenizer.pre_tokenizer, ("pretokenizers", "pre_tokenizers"))
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _Surface:
     data: bytes
@@ -178,33 +173,22 @@ class _Surface:
     byte_piece: bool = False
 
 
-def surface(tokenizer: Any, token: str, *, added: bool = False, byte_level: bool | None = None) -> _Surface:
-    """The exact bytes a token stands for (spec §0 ``surface``), never ``decode([t])``.
+def surface(tokenizer: Tokenizer, id_: int, *, added: bool = False) -> _Surface:
+    """Token ``id_`` as the linter reads it: its exact bytes (`TokenizerFacts.surface`) and what
+    kind of token it is. ``added``: the token was matched as an added token in the text.
 
-    >>> from types import SimpleNamespace as N
-    >>> tok = N(pre_tokenizer=None, model=N(type_name="Unigram", unk_token="<unk>"))
-    >>> surface(tok, "\u2581is").data, surface(tok, "<0xE2>").data
-    (b' is', b'\\xe2')
+    >>> import tokviz  # doctest: +SKIP
+    >>> surface(tokviz.load("mistral.json"), 28705).data  # doctest: +SKIP
+    b' '
     """
-    if added:
-        return _Surface(token.encode("utf-8"), special=True)
-    model = tokenizer.model
-    if token == getattr(model, "unk_token", None):
-        return _Surface(b"", unk=True)
-    b = _byte_piece(token)
-    if b is not None:
-        return _Surface(bytes([b]), byte_piece=True)
-    if byte_level is None:
-        byte_level = _is_byte_level(tokenizer)
-    if byte_level:
-        try:
-            return _Surface(proxy_to_bytes(token))
-        except ValueError:
-            pass
-    prefix = getattr(model, "continuing_subword_prefix", None) if getattr(model, "type_name", "") == "WordPiece" else None
-    if prefix and token.startswith(prefix) and token != prefix:
-        return _Surface(token[len(prefix) :].encode("utf-8"), continuation=True)
-    return _Surface(token.replace("\u2581", " ").encode("utf-8"))
+    facts = TokenizerFacts.of(tokenizer)
+    return _Surface(
+        facts.surface(id_),
+        continuation=facts.is_continuation(id_),
+        unk=id_ in facts.unknown_ids,
+        special=added or id_ in facts.added_ids,
+        byte_piece=facts.is_byte_piece(id_),
+    )
 
 
 # ---------------------------------------------------------------------- the linter
@@ -244,6 +228,11 @@ class _Ctx:
     @property
     def text(self) -> str:
         return self.enc.text
+
+    @property
+    def replacement(self) -> str | None:
+        """The character that stands for a space in this tokenizer's vocabulary (``▁``), if any."""
+        return TokenizerFacts.of(self.tokenizer).replacement
 
     def add(self, check: str, severity: str, tokens: Iterable[int], span: tuple[int, int], reason: str) -> None:
         toks = tuple(sorted(set(tokens)))
@@ -329,7 +318,6 @@ class SpanIndex:
 
 def _context(tokenizer: Any, enc: Encoding, exact: bool) -> _Ctx:
     ex = enc.exact_alignment
-    byte_level = _is_byte_level(tokenizer)
     content = [i for i in range(len(enc.ids)) if ex.origins[i] is not None or enc.word_ids[i] is not None]
     surfaces: dict[int, _Surface] = {}
     synthetic: dict[int, int] = {}
@@ -337,7 +325,7 @@ def _context(tokenizer: Any, enc: Encoding, exact: bool) -> _Ctx:
     inserted = frozenset(ex.inserted)
     for i in content:
         o = ex.origins[i]
-        surfaces[i] = surface(tokenizer, enc.tokens[i], added=o is not None and o.chunk is None, byte_level=byte_level)
+        surfaces[i] = surface(tokenizer, enc.ids[i], added=o is not None and o.chunk is None)
         if o is None:
             continue
         n = o.synthetic
@@ -612,10 +600,16 @@ def _cluster_at(text: str, bounds: list[int], cp: int) -> tuple[int, int, str]:
 
 def _in_vocab(ctx: _Ctx, c: str) -> bool:
     t = ctx.tokenizer
-    candidates = [c, "\u2581" + c]
-    if _is_byte_level(t):
+    facts = TokenizerFacts.of(t)
+    if facts.byte_level:
         candidates = [text_to_proxy(c)]
+    else:
+        candidates = [c] + [m + c for m in (facts.replacement, facts.continuation_prefix) if m]
     return any(t.token_to_id(x) is not None for x in candidates)
+
+
+def _spaces(text: str, replacement: str | None) -> str:
+    return text.replace(replacement, " ") if replacement else text
 
 
 def _check_surfaces(ctx: _Ctx) -> None:
@@ -652,8 +646,8 @@ def _check_surfaces(ctx: _Ctx) -> None:
         ranges = [ctx.ex.origins[i].normalized for i in g]  # type: ignore[union-attr]
         a = min(r[0] for r in ranges if r)
         b = max(r[1] for r in ranges if r)
-        want = "".join(norm[c] for c in range(a, b) if c not in inserted).replace("\u2581", " ")
-        if got_text.replace("\u2581", " ") != want:
+        want = _spaces("".join(norm[c] for c in range(a, b) if c not in inserted), ctx.replacement)
+        if _spaces(got_text, ctx.replacement) != want:
             ctx.add("T1", "error", g, _hull([ctx.spans[i] for i in g]), f"surface mismatch: the tokens stand for {got_text!r}, the normalized text there is {want!r}")
 
 
@@ -735,12 +729,15 @@ def lint_encoding(tokenizer: Any, encoding: Encoding, *, exact: bool = False) ->
     _check_normalization(ctx)
     _check_hull(ctx)
     findings = sorted(ctx.findings, key=lambda f: (_ORDER[f.check], f.span, f.tokens))
-    return LintReport(encoding.text, tuple(findings), exact)
+    content = set(ctx.content)
+    added = tuple(i for i in range(len(encoding.ids)) if i not in content)
+    return LintReport(encoding.text, tuple(findings), exact, added)
 
 
-def lint_text(tokenizer: Any, text: str, *, exact: bool = False) -> LintReport:
-    """`lint_encoding` over ``tokenizer.encode(text, add_special_tokens=False)``."""
-    return lint_encoding(tokenizer, tokenizer.encode(text, add_special_tokens=False), exact=exact)
+def lint_text(tokenizer: Tokenizer, text: str, *, exact: bool = False, add_special_tokens: bool = False) -> LintReport:
+    """`lint_encoding` over ``tokenizer.encode(text, add_special_tokens=...)`` (token indices
+    count the added special tokens, see `LintReport`)."""
+    return lint_encoding(tokenizer, tokenizer.encode(text, add_special_tokens=add_special_tokens), exact=exact)
 
 
 # ---------------------------------------------------------------------- corpus
@@ -753,14 +750,17 @@ class CorpusLint:
     """
 
     examples: int = 5
+    add_special_tokens: bool = False  # how every line was encoded
     lines: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     severities: dict[str, dict[str, int]] = field(default_factory=dict)
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     cancelled: bool = False
+    special_tokens_added: bool = False  # some line's encoding holds post-processor tokens
 
     def add(self, line_no: int, report: LintReport) -> None:
         self.lines += 1
+        self.special_tokens_added |= report.special_tokens_added
         for f in report.findings:
             self.counts[f.check] = self.counts.get(f.check, 0) + 1
             sev = self.severities.setdefault(f.check, {})
@@ -772,58 +772,22 @@ class CorpusLint:
     def to_json(self) -> dict[str, Any]:
         return {
             "lines": self.lines,
+            "add_special_tokens": self.add_special_tokens,
             "cancelled": self.cancelled,
+            "special_tokens_added": self.special_tokens_added,
             "counts": dict(sorted(self.counts.items(), key=lambda kv: _ORDER[kv[0]])),
             "severities": self.severities,
             "examples": self.samples,
         }
 
 
-def lint_corpus(
-    tokenizer: Any,
-    path: str | os.PathLike[str],
-    *,
-    exact: bool = False,
-    examples: int = 5,
-    progress: Callable[[int, int], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> CorpusLint:
-    """Lint every line of a UTF-8 file (terminators kept: the text is exactly the file's).
-
-    ``progress(done_bytes, total_bytes)`` after each block; ``cancelled()`` is polled per line
-    and stops the run (the result says ``cancelled``).
-    """
-    from ..io.textfile import iter_text_blocks
-
-    out = CorpusLint(examples=examples)
-    pending = ""
-    line_no = 0
-
-    def lint_lines(lines: list[str]) -> bool:
-        nonlocal line_no
-        for line in lines:
-            if cancelled is not None and cancelled():
-                out.cancelled = True
-                return False
-            line_no += 1
-            if line:
-                out.add(line_no, lint_text(tokenizer, line, exact=exact))
-        return True
-
-    for block in iter_text_blocks(path, progress=progress):
-        lines = (pending + block).splitlines(keepends=True)
-        pending = lines.pop() if lines and not lines[-1].endswith(("\n", "\r")) else ""
-        if not lint_lines(lines):
-            return out
-    if pending:
-        lint_lines([pending])
-    return out
-
-
 # ---------------------------------------------------------------------- export
-def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | None = None) -> dict[str, Any]:
-    """A ready regression test for one text: the tokenizer file, the text, and the spans it
-    must keep (HF-compatible and exact), with the finding that prompted it.
+def regression_case(
+    tokenizer_path: str, encoding: Encoding, finding: Finding | None = None, *, add_special_tokens: bool = False
+) -> dict[str, Any]:
+    """A ready regression test for one text: the tokenizer file, the text, how it was encoded
+    (``add_special_tokens``, as the encoding was made) and the spans it must keep
+    (HF-compatible and exact), with the finding that prompted it.
 
     >>> from tokviz.engine.encoding import empty_encoding
     >>> regression_case("tok.json", empty_encoding(""))["expected"]["offsets"]
@@ -836,7 +800,7 @@ def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | 
     return {
         "tokenizer": str(tokenizer_path),
         "text": encoding.text,
-        "add_special_tokens": False,
+        "add_special_tokens": add_special_tokens,
         "expected": {
             "tokens": list(encoding.tokens),
             "ids": list(encoding.ids),
@@ -848,5 +812,5 @@ def regression_case(tokenizer_path: str, encoding: Encoding, finding: Finding | 
 
 
 def dumps(obj: Any) -> str:
-    """JSON text as tokviz writes it (UTF-8 kept readable)."""
-    return json.dumps(obj, ensure_ascii=False, indent=2)
+    """JSON text as tokviz writes it (UTF-8 kept readable, always valid JSON: `json_text.dumps`)."""
+    return json_text.dumps(obj, indent=2)

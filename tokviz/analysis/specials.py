@@ -3,7 +3,7 @@
 The same typed ``<|endoftext|>`` or ``<s>`` is a control token under one API and plain text under
 another. `scan_literals` lists every occurrence of an added-token literal (and of a
 SentencePiece control / user-defined symbol) with its id and special flag; `mode_matrix` encodes
-the text under each API convention of the spec (§4a):
+the text under each API convention:
 
 ==================  ======================================================================
 tiktoken-default    ``encode(text)``: any special literal is an error (literal + position);
@@ -30,10 +30,12 @@ from typing import Any
 
 from ..engine.tokenizer import Tokenizer
 from .chat import encode_as_text
+from .facts import TokenizerFacts
 
 __all__ = ["LiteralHit", "ModeResult", "SpecialsReport", "MODES", "mode_matrix", "scan_literals", "analyze_specials"]
 
 MODES = ("tiktoken-default", "ordinary", "allowed=all", "hf-default", "hf-split-special", "sentencepiece")
+_ADDS_SPECIAL = frozenset({"hf-default", "hf-split-special"})  # encode(..., add_special_tokens=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,7 @@ class ModeResult:
     ids: tuple[int, ...] | None
     error: str | None
     matched: tuple[bool, ...]  # per hit of the report: did it become its own token
+    special_tokens_added: bool = False  # the mode's ids hold the post-processor's BOS/EOS
 
     @property
     def count(self) -> int | None:
@@ -64,7 +67,8 @@ class ModeResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "native": self.native, "ids": list(self.ids) if self.ids is not None else None,
-                "count": self.count, "error": self.error, "matched": list(self.matched)}
+                "count": self.count, "error": self.error, "matched": list(self.matched),
+                "special_tokens_added": self.special_tokens_added}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +93,14 @@ class SpecialsReport:
 
 def _literals(tok: Tokenizer) -> dict[str, tuple[int | None, bool, str]]:
     """literal -> (id, special, kind) for every literal the tokenizer may treat specially."""
+    facts = TokenizerFacts.of(tok)
     out: dict[str, tuple[int | None, bool, str]] = {}
     for t in tok.added_tokens:
         if t.content:
             out[t.content] = (t.id, t.special, "special" if t.special else "added")
-    extra = tok.config.extra
-    for s in extra.get("control_symbols", ()) or ():
-        out.setdefault(s, (tok.token_to_id(s), True, "control"))
-    for s in extra.get("user_defined_symbols", ()) or ():
-        out.setdefault(s, (tok.token_to_id(s), False, "user-defined"))
+    for ids, special, kind in ((facts.control_ids, True, "control"), (facts.user_defined_ids, False, "user-defined")):
+        for i in sorted(ids):
+            out.setdefault(facts.token(i), (i, special, kind))
     return out
 
 
@@ -170,7 +173,8 @@ def mode_matrix(tok: Tokenizer, text: str, hits: Sequence[LiteralHit] | None = N
         enc, error = _encode_mode(tok, mode, text, hits)
         ids = None if enc is None else tuple(enc.ids if hasattr(enc, "ids") else enc)
         matched = _matched(enc, hits) if enc is not None else tuple(False for _ in hits)
-        out.append(ModeResult(mode, _native(tok, mode), ids, error, matched))
+        added = ids is not None and TokenizerFacts.of(tok).adds_special_tokens(mode in _ADDS_SPECIAL)
+        out.append(ModeResult(mode, _native(tok, mode), ids, error, matched, added))
     return tuple(out)
 
 

@@ -11,7 +11,7 @@ Merges are compared by the surface they produce and their position in the merge 
 merge list of a BPE tokenizer.json, the ranks of a tiktoken file (multi-byte tokens by rank), the
 scores of a SentencePiece BPE model (pieces by descending score), so the three are comparable.
 
-The regression check (seed §4.5 / D08): on a corpus, the documents that encode to other ids under
+The regression check (for a vocabulary extension): on a corpus, the documents that encode to other ids under
 NEW, each with the first differing token; documents that round-tripped under OLD but not NEW;
 special tokens whose literal or id changed.
 
@@ -24,8 +24,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.cancel import CancelToken, ProgressFn, checkpoint
 from ..engine.tokenizer import Tokenizer
-from .compare import surface_ids, surface_table
+from .compare import surface_ids
+from .facts import TokenizerFacts
 
 __all__ = [
     "EntryChange",
@@ -39,6 +41,7 @@ __all__ = [
     "special_map",
     "pipeline_tree",
     "regression_check",
+    "format_diff",
 ]
 
 SAMPLE = 20  # entries listed per category (the counts are always complete)
@@ -131,6 +134,15 @@ class VocabDiff:
             "pipeline": [c.to_json() for c in self.pipeline],
         }
 
+    def to_text(
+        self, regression: RegressionReport | None = None, *, corpus: str = "", mode: str = "lines"
+    ) -> str:
+        """The human-readable diff (`format_diff`), with the regression check on ``corpus`` if given."""
+        out = self.to_json()
+        if regression is not None:
+            out["regression"] = {"corpus": corpus, "mode": mode, **regression.to_json()}
+        return format_diff(out)
+
 
 def _show(b: bytes) -> str:
     """A surface for people: UTF-8 text where it decodes, ``\\xNN`` escapes where it does not."""
@@ -139,34 +151,17 @@ def _show(b: bytes) -> str:
 
 # ---------------------------------------------------------------------- merges
 def merge_order(tok: Tokenizer) -> dict[bytes, int] | None:
-    """Position in the merge order of every merge, keyed by the surface it produces (first merge
-    producing a surface wins); None for models without merges (WordPiece, Unigram)."""
-    model = tok.model
-    mtype = getattr(model, "type_name", type(model).__name__)
-    table = surface_table(tok)
+    """Position in the merge order of every merge result, keyed by its surface (the first token
+    of a surface wins), from `TokenizerFacts.merge_rank`; None for models without merges
+    (WordPiece, Unigram)."""
+    facts = TokenizerFacts.of(tok)
+    merges = facts.merges
+    if merges is None:
+        return None
     out: dict[bytes, int] = {}
-    if mtype == "BPE":
-        if getattr(model, "rank_mode", False):
-            multi = sorted((i, s) for s, i in model.get_vocab().items() if len(table.of(s)[0]) > 1)
-            for _, s in multi:
-                out.setdefault(table.of(s)[0], len(out))
-            return out
-        # dense positions over the surfaces produced: a converted SentencePiece model lists several
-        # merges producing one piece (▁t+he, ▁th+e); only the first one decides when it appears
-        for a, b in model.merges:
-            out.setdefault(table.of(a)[0] + table.of(b)[0], len(out))
-        return out
-    if mtype == "SentencePieceBPE":
-        spm = model.spm
-        ranked = sorted(
-            (-score, i)
-            for i, (p, score, t) in enumerate(zip(spm.pieces, spm.scores, spm.types))
-            if t == 1 and len(p) > 1
-        )
-        for _, i in ranked:
-            out.setdefault(table.of(spm.pieces[i])[0], len(out))
-        return out
-    return None
+    for i in sorted(merges.rank, key=merges.rank.__getitem__):
+        out.setdefault(facts.surface(i), len(out))
+    return out
 
 
 def _merge_diff(old: Tokenizer, new: Tokenizer) -> tuple[dict[str, object], tuple[MergeChange, ...]]:
@@ -191,23 +186,19 @@ def _merge_diff(old: Tokenizer, new: Tokenizer) -> tuple[dict[str, object], tupl
 
 # ---------------------------------------------------------------------- specials and pipeline
 def special_map(tok: Tokenizer) -> dict[str, int]:
-    """Special literals and their ids: special added tokens, plus SentencePiece control and
-    unknown pieces (a ``.model`` keeps ``<s>`` there, its tokenizer.json as an added token)."""
-    out = {t.content: t.id for t in tok.added_tokens if t.special}
-    spm = getattr(tok.model, "spm", None)
-    if spm is not None:
-        for i, (p, t) in enumerate(zip(spm.pieces, spm.types)):
-            if t in (2, 3):  # UNKNOWN, CONTROL
-                out.setdefault(p, i)
-    return out
+    """Special literals and their ids (`TokenizerFacts.special_ids`): special added tokens, plus
+    SentencePiece control and unknown pieces (a ``.model`` keeps ``<s>`` there, its
+    tokenizer.json as an added token)."""
+    facts = TokenizerFacts.of(tok)
+    return {facts.token(i): i for i in sorted(facts.special_ids)}
 
 
 def pipeline_tree(tok: Tokenizer) -> dict[str, Any]:
     """The pipeline as JSON values: every stage's ``to_json()``; the model's options without its
     vocabulary and merges (those are diffed as entries and merges)."""
     tree: dict[str, Any] = {}
-    for stage in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
-        comp = getattr(tok, stage)
+    stages = (tok.normalizer, tok.pre_tokenizer, tok.post_processor, tok.decoder)
+    for stage, comp in zip(("normalizer", "pre_tokenizer", "post_processor", "decoder"), stages):
         tree[stage] = _as_json(comp)
     model = _as_json(tok.model)
     if isinstance(model, dict):
@@ -220,13 +211,10 @@ def pipeline_tree(tok: Tokenizer) -> dict[str, Any]:
 def _as_json(comp: object) -> Any:
     if comp is None:
         return None
-    to_json = getattr(comp, "to_json", None)
-    if to_json is None:
-        return getattr(comp, "type_name", type(comp).__name__)
     try:
-        return to_json()
+        return comp.to_json()  # type: ignore[attr-defined]
     except (TypeError, ValueError, NotImplementedError):
-        return getattr(comp, "type_name", type(comp).__name__)
+        return comp.type_name  # type: ignore[attr-defined]
 
 
 def _tree_diff(a: Any, b: Any, path: str = "") -> list[PipelineChange]:
@@ -287,7 +275,7 @@ def vocab_diff(old: Tokenizer, new: Tokenizer, *, old_name: str = "old", new_nam
     )
 
 
-# ---------------------------------------------------------------------- regression check (D08)
+# ---------------------------------------------------------------------- regression check
 @dataclass(frozen=True, slots=True)
 class RegressionCase:
     """A document that encodes differently under NEW: the first differing token position, its char
@@ -343,14 +331,24 @@ class RegressionReport:
 
 
 def regression_check(
-    old: Tokenizer, new: Tokenizer, documents: Iterable[str], *, limit: int = 50
+    old: Tokenizer,
+    new: Tokenizer,
+    documents: Iterable[str],
+    *,
+    limit: int = 50,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
 ) -> RegressionReport:
     """Re-encode every document with both; list the first ``limit`` that differ (by id), each with
-    its first differing token, and count round-trips lost (seed §4.5 item 5)."""
+    its first differing token, and count the documents whose round trip was lost.
+    ``progress("documents", done, total)`` (total 0: not known) per document; a set ``cancel``
+    raises `Cancelled`."""
     n = changed = lost = 0
     cases: list[RegressionCase] = []
     lost_docs: list[int] = []
+    total = len(documents) if isinstance(documents, Sequence) else 0
     for d, text in enumerate(documents):
+        checkpoint("documents", d, total, progress=progress, cancel=cancel)
         n += 1
         ea = old.encode(text, add_special_tokens=False)
         eb = new.encode(text, add_special_tokens=False)
@@ -374,3 +372,50 @@ def _case(d: int, text: str, ea, eb) -> RegressionCase:  # noqa: ANN001
     offsets: Sequence[tuple[int, int]] = ea.offsets if k < len(ea.ids) else eb.offsets
     char = offsets[k][0] if k < len(offsets) else len(text)
     return RegressionCase(d, text[:80], k, char, at(ea, k), at(eb, k), len(ea.ids), len(eb.ids))
+
+
+# ---------------------------------------------------------------------- text
+def format_diff(out: dict[str, Any]) -> str:
+    """The human-readable diff of `VocabDiff.to_json` (with an optional ``"regression"`` entry, as
+    ``tokviz diff --json`` prints it): counts first, then samples, specials, pipeline, regression."""
+    e, m = out["entries"], out["merges"]
+    lines = [
+        f"old: {out['old']}",
+        f"new: {out['new']}",
+        f"entries ({e['unit']}): old {e['old']:,}, new {e['new']:,}; same {e['same']:,}, "
+        f"added {e['added']:,}, deleted {e['deleted']:,}, remapped {e['remapped']:,}",
+    ]
+    for kind in ("added", "deleted", "remapped"):
+        for c in e[f"{kind}_sample"][:5]:
+            lines.append(f"  {kind:<9} {_quote(c['surface']):<24} ids {c['old_ids']} -> {c['new_ids']}")
+    if m.get("comparable"):
+        lines.append(
+            f"merges: old {m['old']:,}, new {m['new']:,}; same rank {m['same_rank']:,}, "
+            f"rank changed {m['rank_changed']:,}, added {m['added']:,}, deleted {m['deleted']:,}"
+        )
+    else:
+        lines.append(f"merges: not comparable ({m['why']})")
+    sp = out["specials"]
+    lines.append(
+        f"specials: added {sp['added'] or '-'}, deleted {sp['deleted'] or '-'}, remapped {sp['remapped'] or '-'}"
+    )
+    lines.append("pipeline:" + ("" if out["pipeline"] else " unchanged"))
+    for c in out["pipeline"]:
+        lines.append(f"  {c['path']}: {c['old']!r} -> {c['new']!r}")
+    r = out.get("regression")
+    if r is not None:
+        lines.append(
+            f"regression on {r['corpus']} ({r['mode']}): {r['changed']:,} of {r['documents']:,} documents "
+            f"encode differently, {r['roundtrip_lost']:,} lost their round trip -> "
+            f"{'PASS' if r['passed'] else 'FAIL'}"
+        )
+        for c in r["cases"][:10]:
+            lines.append(
+                f"  doc {c['document']} token {c['token_index']} (char {c['char_offset']}): "
+                f"{c['old_token']} -> {c['new_token']}  {c['preview'][:40]!r}"
+            )
+    return "\n".join(lines)
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"

@@ -1,21 +1,21 @@
 """``tokviz compare``: N tokenizers on one text or one corpus file (boundary F1, per-script cost,
 vocabulary overlap), the scripting face of the Compare tab (`tokviz.analysis.compare`).
 
-``--file`` is read once, on every core (`tokviz.analysis.corpus.run_corpus`); ``--stats`` adds
-its C9 statistics to the same pass.
+``--file`` (or ``--corpus``: a file, folder or glob of text, JSON lines or Parquet) is read once,
+on the local cores or a Dask cluster (`tokviz.analysis.corpus.run_corpus`); ``--stats`` adds its
+C9 statistics to the same pass.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import time
 from pathlib import Path
 
 from ..engine.errors import TokvizFormatError
+from ..io.json_text import dumps
+from ._options import add_load_options, load_tokenizer, special_tokens_option
 
-__all__ = ["register", "run", "load_sides"]
+__all__ = ["load_sides", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,27 +25,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("tokenizers", nargs="+", type=Path, metavar="TOK", help="tokenizer files (two or more)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="the text to compare on")
-    src.add_argument("--file", type=Path, help="a UTF-8 file (or folder with --stats) to compare on")
-    p.add_argument(
-        "--mode", default="whole", help="documents of --file: whole, lines, paragraphs or jsonl:FIELD"
+    src.add_argument(
+        "--file", "--corpus", dest="file",
+        help="a corpus to compare on: a file, folder or glob of text, .jsonl or .parquet (.gz/.zst too)",
     )
     p.add_argument("--stats", action="store_true", help="add the corpus statistics (C9) of --file")
-    p.add_argument("--workers", type=int, default=None, help="processes for --file (default: every core)")
     p.add_argument("--strr", action="store_true", help="--stats also counts words kept as one token (slower)")
-    p.add_argument(
-        "--progress", action="store_true", help="report progress on stderr (the default when stderr is a terminal)"
-    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    from ..cli import add_load_options
+    from .corpus_options import add_corpus_options
 
+    add_corpus_options(p, mode="whole")
     add_load_options(p)
     p.set_defaults(func=run)
 
 
-def load_sides(args: argparse.Namespace) -> list:  # noqa: ANN201 - list[Side]
+def load_sides(args: argparse.Namespace) -> list:
     """One `Side` per tokenizer argument; a file that fails to load keeps its error and the row."""
     from ..analysis.compare import Side
-    from ..cli import load_tokenizer
 
     sides = []
     for path in args.tokenizers:
@@ -78,46 +74,36 @@ def run(args: argparse.Namespace) -> int:
         if args.stats:
             report["corpus"] = corpus.to_json()
     if args.json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(dumps(report))
     else:
         print(format_report(report))
     return 0
 
 
-def _corpus_run(args: argparse.Namespace, sides: list):  # noqa: ANN202 - CorpusReport
+def _corpus_run(args: argparse.Namespace, sides: list):
     from ..analysis.corpus import TokenizerSpec, run_corpus
+    from .corpus_options import Progress, read_options
 
-    specials = tuple(json.loads(args.special_tokens).items()) if args.special_tokens else None
+    specials = tuple(special_tokens_option(args.special_tokens).items()) if args.special_tokens else None
     specs = [TokenizerSpec(s.name, s.path, args.pattern, specials) for s in sides]
-    show = args.progress or sys.stderr.isatty()
+    read = read_options(args)
+    show = Progress("compare", args)
     report = run_corpus(
         specs,
         args.file,
-        mode=args.mode,
+        mode=read.mode,
+        field=read.field,
+        max_record=read.max_record,
         workers=args.workers,
+        scheduler=args.scheduler,
         strr=args.strr,
         lossless=args.stats,  # the decode check is a C9 figure: only --stats pays for it
-        tokenizers=[s.tokenizer for s in sides],  # loaded here already: forked workers inherit them
+        tokenizers=[s.tokenizer for s in sides],  # loaded here already (the in-process executor uses them)
         cuts=True,
-        progress=_Progress() if show else None,
+        progress=show,
     )
-    if show:
-        print(f"compare: done in {report.seconds:.1f} s on {report.workers} process(es)", file=sys.stderr)
+    show.finish(report.seconds, report.executor)
     return report
-
-
-class _Progress:
-    """``done of total MB`` on stderr, at most once a second (and at the end)."""
-
-    def __init__(self) -> None:
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last >= 1.0 or done >= total:
-            self.last = now
-            pct = 100 * done / total if total else 100.0
-            print(f"compare: {done / 1e6:,.1f} of {total / 1e6:,.1f} MB read ({pct:.0f} %)", file=sys.stderr, flush=True)
 
 
 def format_report(report: dict) -> str:  # type: ignore[type-arg]

@@ -8,10 +8,11 @@ models folder. Every listed name works as the tokenizer argument of the other co
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
 from ..io.discovery import discover
 from ..io.embedded import embedded_tokenizers
+from ..io.json_text import dumps
 
 __all__ = ["register", "run"]
 
@@ -26,22 +27,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def rows(*, embedded_only: bool = False) -> list[dict[str, str]]:
-    """One row per tokenizer: ``name`` (what the commands accept), ``group``, ``path``, ``title``."""
+def rows(*, embedded_only: bool = False, problems: list[str] | None = None) -> list[dict[str, str]]:
+    """One row per tokenizer: ``name`` (what the commands accept), ``group``, ``path``, ``title``
+    (entries discovery had to skip are described in ``problems``)."""
     out = [
         {"name": e.name, "group": "embedded", "path": str(p), "title": e.title}
         for e, p in embedded_tokenizers()
     ]
     if not embedded_only:
         out += [{"name": d.name, "group": _GROUPS.get(d.source, d.source), "path": str(d.path), "title": ""}
-                for d in discover()]
+                for d in discover(problems=problems)]
     return out
 
 
 def run(args: argparse.Namespace) -> int:
-    table = rows(embedded_only=args.embedded)
+    problems: list[str] = []
+    table = rows(embedded_only=args.embedded, problems=problems)
+    for line in problems:
+        print(f"tokviz: warning: {line}", file=sys.stderr)
     if args.json:
-        print(json.dumps(table, ensure_ascii=False, indent=2))
+        print(dumps(table, indent=2))
         return 0
     width = max([len(r["name"]) for r in table] + [4])
     group = None

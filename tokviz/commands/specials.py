@@ -3,33 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from .heal import add_text_options, read_exact_text
+from ..io.json_text import dumps
+from ._options import TOKENIZER_HELP, add_load_options, add_text_options, load_tokenizer, read_text
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ..cli import add_load_options
-
     p = sub.add_parser("specials", help="special literals in the text and the mode matrix (tiktoken/HF/SentencePiece)")
-    p.add_argument("tokenizer", type=Path)
+    p.add_argument("tokenizer", type=Path, help=TOKENIZER_HELP)
     add_text_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the literals found and the mode matrix as JSON")
     add_load_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.specials import analyze_specials
-    from ..cli import load_tokenizer
 
-    text = read_exact_text(args)
+    text = read_text(args)
     report = analyze_specials(load_tokenizer(args), text)
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(dumps(report.to_json()))
         return 0
     for h in report.hits:
         print(f"{h.start:>6}  {h.literal!r:24} id={h.id} {h.kind}")

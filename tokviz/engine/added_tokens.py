@@ -12,8 +12,10 @@ matchers, one for the raw text and one for the normalized text, and the extracti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+
+import re
 
 import regex
 
@@ -43,30 +45,125 @@ ExtractedSegment = tuple[NormalizedText, "int | None"]
 # module's \w and \s use the same Unicode properties.
 _IS_WORD = regex.compile(r"\w").match
 _IS_SPACE = regex.compile(r"\s").match
+_SPACES_AT = regex.compile(r"\s*").match
+
+
+class _Node:
+    """A node of the radix tree of the literals: edges keyed by their first character."""
+
+    __slots__ = ("edges", "id")
+
+    def __init__(self) -> None:
+        self.edges: dict[str, tuple[str, _Node]] = {}  # first character -> (edge label, child)
+        self.id: int | None = None  # the literal that ends here
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (binary search over C-level
+    comparisons, so a literal of a million characters costs about 20 of them)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _insert(root: _Node, literal: str, id_: int) -> None:
+    node, at = root, 0
+    while True:
+        edge = node.edges.get(literal[at])
+        if edge is None:
+            leaf = _Node()
+            leaf.id = id_
+            node.edges[literal[at]] = (literal[at:], leaf)
+            return
+        label, child = edge
+        k = _common_prefix(label, literal[at : at + len(label)])
+        if k < len(label):  # split the edge where the literal leaves it
+            mid = _Node()
+            mid.edges[label[k]] = (label[k:], child)
+            node.edges[literal[at]] = (label[:k], mid)
+            child = mid
+        at += k
+        if at == len(literal):
+            if child.id is None:
+                child.id = id_
+            return
+        node = child
+
+
+#: at most this many first characters get a class of second characters in the candidate scan
+#: (more, and the scan looks at first characters only: its regex must stay cheap to compile)
+_MAX_PREFIX_BRANCHES = 256
+
+
+def _candidate_scan(root: _Node) -> re.Pattern[str]:
+    """A zero-width regex matching wherever a literal may start: its first two characters
+    (``<[|/t]`` for ``<|im_start|>``, ``</think>``, ``<think>``), or its first character alone
+    when a literal is one character long or the literals start with too many characters."""
+    singles: list[str] = []
+    branches: list[str] = []
+    for first, (label, child) in sorted(root.edges.items()):
+        seconds = {label[1]} if len(label) > 1 else set(child.edges) if child.id is None else set()
+        if not seconds:  # a one-character literal: the first character is enough
+            singles.append(first)
+        else:
+            branches.append(re.escape(first) + "[" + "".join(re.escape(c) for c in sorted(seconds)) + "]")
+    if len(branches) > _MAX_PREFIX_BRANCHES:
+        singles, branches = sorted(root.edges), []
+    if singles:
+        branches.append("[" + "".join(re.escape(c) for c in singles) + "]")
+    return re.compile("(?=" + "|".join(branches) + ")")
 
 
 class _Matcher:
-    """Leftmost-longest, non-overlapping literal matching (HF's Aho-Corasick ``LeftmostLongest``).
+    """Leftmost-longest, non-overlapping literal matching (HF's Aho-Corasick ``LeftmostLongest``):
+    the match that starts first, the longest one there, then the search goes on after it.
 
-    A regex alternation tries alternatives in order at each position, so with the literals
-    sorted longest first the first alternative that matches at the leftmost position is the
-    longest one there, which is exactly leftmost-longest.
+    A radix tree of the literals (built in time linear in their total length, up to a log
+    factor for long ones) finds the longest literal at a position; a scan for the literals'
+    first two characters (`_candidate_scan`) finds, at C speed, the positions where one may
+    start.
     """
 
-    __slots__ = ("_re", "_ids")
+    __slots__ = ("_scan", "_root")
 
     def __init__(self, pairs: Sequence[tuple[str, int]]) -> None:
-        ordered = sorted(pairs, key=lambda p: -len(p[0]))
-        self._ids: dict[str, int] = {}
-        for content, id_ in ordered:
-            self._ids.setdefault(content, id_)
-        pattern = "|".join(regex.escape(c) for c, _ in ordered)
-        self._re = regex.compile(pattern)
+        ids: dict[str, int] = {}
+        for content, id_ in pairs:
+            ids.setdefault(content, id_)  # the same literal twice: the first one's id
+        self._root = _Node()
+        for content, id_ in ids.items():
+            _insert(self._root, content, id_)
+        self._scan = _candidate_scan(self._root)
 
-    def finditer(self, text: str) -> Iterable[tuple[int, int, int]]:
-        ids = self._ids
-        for m in self._re.finditer(text):
-            yield m.start(), m.end(), ids[m.group()]
+    def _longest_at(self, text: str, pos: int) -> tuple[int, int] | None:
+        """(end, id) of the longest literal at ``pos``, or None."""
+        node, at, best, n = self._root, pos, None, len(text)
+        while at < n:
+            edge = node.edges.get(text[at])
+            if edge is None or not text.startswith(edge[0], at):
+                break
+            at += len(edge[0])
+            node = edge[1]
+            if node.id is not None:
+                best = (at, node.id)
+        return best
+
+    def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
+        longest = self._longest_at
+        pos = 0
+        for m in self._scan.finditer(text):  # zero-width: every candidate position, in order
+            start = m.start()
+            if start < pos:
+                continue  # inside the previous match
+            hit = longest(text, start)
+            if hit is not None:
+                yield start, hit[0], hit[1]
+                pos = hit[0]
 
 
 class AddedVocabulary:
@@ -144,13 +241,11 @@ class AddedVocabulary:
             if tok.lstrip:
                 # the whitespace run before the match joins the token (never past the previous piece)
                 new_start = start
-                while new_start > 0 and _IS_SPACE(text[new_start - 1]):
+                while new_start > pos and _IS_SPACE(text[new_start - 1]):
                     new_start -= 1
-                start = max(new_start, pos)
+                start = max(new_start, pos)  # after an rstrip the match may start before pos
             if tok.rstrip:
-                n = len(text)
-                while stop < n and _IS_SPACE(text[stop]):
-                    stop += 1
+                stop = _SPACES_AT(text, stop).end()
             if pos < start:
                 out.append((pos, start, None))
             out.append((start, stop, id_))

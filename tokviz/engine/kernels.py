@@ -7,6 +7,10 @@ pipeline's column loop (`Tokenizer._emit`'s ``emit`` and the chunk cache entries
 included, is Python. When the extension is missing, or ``TOKVIZ_PURE_PYTHON=1`` is set
 before tokviz is imported, the models run their pure-Python kernels, which are the reference.
 
+The scanners of the published split patterns are a second extension, `tokviz.engine._scan`
+(`scan`, used by `tokviz.engine.scanners`); without it, or under ``TOKVIZ_PURE_PYTHON=1``, every
+split pattern runs in the `regex` module.
+
 Models and tokenizers look at `native` when they are built: a model built after
 ``monkeypatch.setattr(kernels, "native", None)`` runs pure Python in the same process (tests
 compare the two that way).
@@ -17,7 +21,7 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-__all__ = ["backend", "native"]
+__all__ = ["backend", "native", "scan"]
 
 
 def _load() -> ModuleType | None:
@@ -32,6 +36,20 @@ def _load() -> ModuleType | None:
 
 #: The native module, or None: pure Python.
 native: ModuleType | None = _load()
+
+
+def _load_scan() -> ModuleType | None:
+    if os.environ.get("TOKVIZ_PURE_PYTHON", "").strip() not in ("", "0"):
+        return None
+    try:
+        from . import _scan
+    except ImportError:
+        return None
+    return _scan
+
+
+#: The native split scanners, or None: every split pattern runs in the `regex` module.
+scan: ModuleType | None = _load_scan()
 
 
 def backend() -> str:

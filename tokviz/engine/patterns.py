@@ -15,6 +15,10 @@ quantifiers and atomic groups. The differences that matter are handled here, onc
 * The `regex` module knows a newer Unicode than Oniguruma: characters HF sees as unassigned
   (`unicode_tables.UNKNOWN_TO_HF_REGEX`) are replaced by a noncharacter before matching
   (same length, so spans are unchanged).
+* A published split pattern (GPT-2, cl100k, o200k, Llama 3, Qwen2, DeepSeek ...: the exact texts
+  of `tokviz.engine.scanners`) runs in its native scanner when `tokviz.engine._scan` is built:
+  `HFRegex.native` is set once, at compile time, and every split helper here reads its matches
+  from it (the same spans the `regex` module finds, hidden characters included).
 
 `find_matches` reproduces HF's ``Pattern::find_matches`` (contiguous ``(start, end, is_match)``
 covering the whole text, in code points), and `split_spans` the five ``SplitDelimiterBehavior``
@@ -28,12 +32,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Literal
 
 import regex
 
 from .errors import TokvizFormatError
-from .unicode_tables import UNKNOWN_TO_HF_REGEX, ranges_class
+from .scanners import scanner_for
+from .unicode_tables import UNKNOWN_HIDDEN_AS, UNKNOWN_TO_HF_REGEX, ranges_class
 
 __all__ = [
     "Behavior",
@@ -47,11 +53,12 @@ __all__ = [
     "search_timeout",
     "hf_regex_view",
     "isolated_spans",
-    "tiling_matches",
-    "isolated_strings",
+    "tiling_chunks",
+    "isolated_chunks",
     "needs_timeout",
     "trust_patterns",
     "HFRegex",
+    "match_spans",
 ]
 
 Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
@@ -169,9 +176,10 @@ def compile_pattern(pattern: str, *, literal: bool = False) -> HFRegex:
     try:
         # V0 keeps the semantics of Python's ``re`` for set syntax (no nested-set surprises);
         # MULTILINE because Oniguruma's Ruby syntax has line anchors for ^ and $.
-        return HFRegex(regex.compile(pattern, regex.MULTILINE | regex.VERSION0))
+        compiled = regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
     except (regex.error, ValueError, TypeError, OverflowError) as exc:
         raise TokvizFormatError(f"pattern {pattern!r} does not compile: {exc}") from None
+    return HFRegex(compiled, native=scanner_for(pattern))
 
 
 def pattern_from_json(obj: Any, *, where: str = "pattern") -> tuple[str, bool]:
@@ -191,7 +199,6 @@ def pattern_to_json(text: str, is_regex: bool) -> dict[str, str]:
 
 
 _UNKNOWN = regex.compile(f"[{ranges_class(UNKNOWN_TO_HF_REGEX)}]")
-_HIDE = "\ufdd0"  # a permanent noncharacter: general category Cn in every engine
 
 
 _FIRST_UNKNOWN = chr(UNKNOWN_TO_HF_REGEX.starts[0])
@@ -210,7 +217,7 @@ def hf_regex_view(text: str) -> str:
     """``text`` with the characters HF's regex engines do not know replaced by a noncharacter."""
     if text.isascii() or not _has_unknown(text):
         return text
-    return _UNKNOWN.sub(_HIDE, text)
+    return _UNKNOWN.sub(UNKNOWN_HIDDEN_AS, text)
 
 
 class HFRegex:
@@ -221,16 +228,20 @@ class HFRegex:
     ``findall`` returns slices of the original), and a timeout is armed only when the pattern
     can backtrack (`needs_timeout`; a caller's ``timeout`` is ignored otherwise). A search that
     times out raises `PatternTimeoutError` from every method here.
+    ``native`` is the pattern's native scanner (`tokviz.engine.scanners.scanner_for`) or None:
+    ``findall`` and the split helpers of this module use it; ``finditer``, ``search`` and ``sub``
+    always run in `regex` (they give match objects).
     Other attributes come from the underlying `regex` pattern.
     """
 
-    __slots__ = ("compiled", "pattern", "groups", "risky")
+    __slots__ = ("compiled", "pattern", "groups", "risky", "native")
 
-    def __init__(self, compiled: regex.Pattern[str]) -> None:
+    def __init__(self, compiled: regex.Pattern[str], *, native: Any = None) -> None:
         self.compiled = compiled
         self.pattern = compiled.pattern
         self.groups = compiled.groups
         self.risky = needs_timeout(compiled.pattern)
+        self.native = native
 
     def _timeout(self, length: int, timeout: float | None) -> float | None:
         if not self.risky:
@@ -254,6 +265,8 @@ class HFRegex:
             raise PatternTimeoutError(self.pattern, len(text)) from None
 
     def findall(self, text: str, timeout: float | None = None) -> list:
+        if self.native is not None:
+            return self.native.findall(text)
         view = hf_regex_view(text)
         t = self._timeout(len(text), timeout)
         try:
@@ -284,6 +297,18 @@ class HFRegex:
         return f"HFRegex({self.pattern!r})"
 
 
+def match_spans(compiled: HFRegex, text: str) -> Iterable[tuple[int, int]]:
+    """The ``(start, end)`` of every match of ``compiled`` in ``text``: the native scanner's when
+    the pattern has one, else `regex`'s (empty matches included: the callers drop the ones
+    Oniguruma never reports)."""
+    if compiled.native is not None:
+        return compiled.native.spans(text)
+    return map(_SPAN, compiled.finditer(text))
+
+
+_SPAN = regex.Match.span
+
+
 def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     """HF ``find_matches`` for a regex: the text cut into match / non-match spans, in order.
 
@@ -297,8 +322,7 @@ def find_matches(compiled: HFRegex, text: str) -> list[tuple[int, int, bool]]:
     prev = 0
     last_end = -1
     try:
-        for m in compiled.finditer(text):
-            s, e = m.span()
+        for s, e in match_spans(compiled, text):
             if s == e and s == last_end:
                 # Oniguruma (like Rust's regex) never reports an empty match right where the
                 # previous match ended; Python's regex does ("b*" on "abbc": (3, 3)).
@@ -328,8 +352,7 @@ def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     prev = 0
     last_end = -1
     try:
-        for m in compiled.finditer(text):
-            s, e = m.span()
+        for s, e in match_spans(compiled, text):
             if s == e and s == last_end:
                 continue  # Oniguruma's empty-match rule, as in find_matches
             last_end = e
@@ -345,25 +368,33 @@ def isolated_spans(compiled: HFRegex, text: str) -> list[tuple[int, int]]:
     return out
 
 
-def isolated_strings(compiled: HFRegex, text: str) -> list[str]:
-    """The non-empty ``Isolated`` pieces of ``text`` as strings that tile it (fastest form).
+def isolated_chunks(compiled: HFRegex, text: str) -> tuple[list[int], list[str]]:
+    """The non-empty ``Isolated`` pieces of ``text`` (they tile it) as chunk columns ``(starts,
+    texts)``, the form `ChunkPlan.from_columns` takes (fastest form).
 
-    One C-level ``findall`` when the matches cover the text (always, for the byte-level patterns);
-    otherwise the pieces of `isolated_spans`. Honours the same timeout policy and Unicode-version
-    hiding as `find_matches`.
+    The native scanner's columns when the pattern has one; else one C-level ``findall`` when the
+    matches cover the text (always, for the byte-level patterns), or the pieces of
+    `isolated_spans`. Honours the same timeout policy and Unicode-version hiding as
+    `find_matches`.
     """
     if not text:
-        return []
-    found = tiling_matches(compiled, text)
+        return [], []
+    if compiled.native is not None:
+        return compiled.native.pieces(text)
+    found = tiling_chunks(compiled, text)
     if found is not None:
         return found
-    return [text[s:e] for s, e in isolated_spans(compiled, text)]
+    spans = isolated_spans(compiled, text)
+    return [s for s, _ in spans], [text[s:e] for s, e in spans]
 
 
-def tiling_matches(compiled: HFRegex, text: str) -> list[str] | None:
-    """The non-empty matches of ``compiled`` in ``text`` when they tile it (one C-level
-    ``findall``), else None. Tiling matches are at once the ``Isolated`` pieces and the pieces
-    ``Removed`` keeps when inverted (tiktoken's split: there is no gap to remove)."""
+def tiling_chunks(compiled: HFRegex, text: str) -> tuple[list[int], list[str]] | None:
+    """The non-empty matches of ``compiled`` in ``text`` as chunk columns ``(starts, texts)`` when
+    they tile it (the native scanner, or one C-level ``findall``), else None. Tiling matches are
+    at once the ``Isolated`` pieces and the pieces ``Removed`` keeps when inverted (tiktoken's
+    split: there is no gap to remove)."""
+    if compiled.native is not None:
+        return compiled.native.tiling(text)
     if compiled.groups != 0:
         return None
     try:
@@ -372,7 +403,9 @@ def tiling_matches(compiled: HFRegex, text: str) -> list[str] | None:
         raise PatternTimeoutError(compiled.pattern, len(text)) from None
     if sum(map(len, found)) != len(text):
         return None
-    return [f for f in found if f] if "" in found else found
+    if "" in found:
+        found = [f for f in found if f]
+    return (list(accumulate(map(len, found[:-1]), initial=0)) if found else []), found
 
 
 def split_spans(matches: Iterable[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:

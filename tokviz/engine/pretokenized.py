@@ -172,12 +172,13 @@ class ChunkPlan:
         return cls(piece, starts, texts, byte_map, whole_is_piece)
 
     @classmethod
-    def from_texts(
-        cls, piece: NormalizedText, texts: list[str], *, byte_map: bool = False, whole_is_piece: bool = False
+    def from_columns(
+        cls, piece: NormalizedText, columns: tuple[list[int], list[str]], *, byte_map: bool = False
     ) -> ChunkPlan:
-        """The plan of chunk strings that tile ``piece.text`` from its start (none empty)."""
-        starts = list(accumulate(map(len, texts[:-1]), initial=0)) if texts else []
-        return make_plan(piece, starts, texts, byte_map, whole_is_piece)
+        """The plan of chunk columns ``(starts, texts)`` over ``piece.text`` (non-empty texts in
+        order, as `tokviz.engine.patterns.tiling_chunks` and `isolated_chunks` give them)."""
+        starts, texts = columns
+        return make_plan(piece, starts, texts, byte_map, False)
 
     @classmethod
     def whole(cls, piece: NormalizedText, *, byte_map: bool = False) -> ChunkPlan:

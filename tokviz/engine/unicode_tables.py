@@ -29,6 +29,7 @@ __all__ = [
     "PUNCTUATION",
     "NUMERIC",
     "UNKNOWN_TO_HF_REGEX",
+    "UNKNOWN_HIDDEN_AS",
     "LOWERCASE_EXTRA",
     "WHITE_SPACE",
     "ranges_class",
@@ -254,6 +255,10 @@ UNKNOWN_TO_HF_REGEX = CharSet((
     "1d280-1d281 1d6a6 1df1f-1df24 1df2b-1df81 1df90-1df96 1dfcd-1dfff 1e6c0-1e6de 1e6e0-1e6f5 "
     "1e6fe-1e6ff 2b73a-2b73f 2b81e 2cea2-2cead 323b0-33479 3d000-3fc3f "
 ))
+
+#: What a character of `UNKNOWN_TO_HF_REGEX` becomes before matching: a permanent
+#: noncharacter (general category Cn in every engine), one code point like the one it replaces.
+UNKNOWN_HIDDEN_AS = "\ufdd0"
 
 #: Rust ``char::to_lowercase`` mappings that Python 3.11's ``str.lower`` lacks (newer Unicode).
 LOWERCASE_EXTRA: dict[str, str] = {

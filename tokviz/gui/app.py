@@ -196,6 +196,7 @@ def run_app(args: argparse.Namespace) -> int:
             return 2
 
     app = create_app()
+    from ..io.embedded import resolve_tokenizer
     from .catalog import sample_text
     from .main_window import MainWindow, default_settings
 
@@ -215,8 +216,9 @@ def run_app(args: argparse.Namespace) -> int:
     elif not window.vm.text:
         window.vm.set_text(sample_text(), from_editor=False)
     tok = getattr(args, "tokenizer", None)
-    if tok is not None:
-        window.load_tokenizer(Path(tok), name=Path(tok).name)
+    tok_path = None if tok is None else resolve_tokenizer(tok)
+    if tok_path is not None:
+        window.load_tokenizer(tok_path, name=Path(tok).name)
     elif not restored:
         window.load_default()
     forced = os.environ.get("TOKVIZ_THEME", "").lower()
@@ -236,6 +238,8 @@ def run_app(args: argparse.Namespace) -> int:
             raise ValueError(f"no tab named {tab!r}; tabs: {', '.join(names)}")
         window.tabs.setCurrentIndex(names.index(tab.lower()))
         if tab.lower() == "compare" and not window.compare_tab.vm.rows:
+            if tok_path is not None:  # the tokenizer asked for comes first, then the embedded ones
+                window.compare_tab.vm.add_tokenizer(tok_path, name=Path(tok).name)
             window.compare_tab.add_defaults(8)
 
     if screenshot is None:

@@ -9,25 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io.discovery import discover, hub_repo_id
+from ..io.embedded import embedded_tokenizers
 from ..resources import resource_path
 
-__all__ = ["Entry", "embedded_bundles", "local_entries", "DEFAULT_BUNDLE", "sample_text", "path_label", "info_label"]
-
-# Bundle file -> display name. Files missing from resources/bundles are simply not listed.
-_BUNDLES: list[tuple[str, str]] = [
-    ("cl100k_base/cl100k_base.tiktoken.gz", "cl100k_base — GPT-4 (tiktoken)"),
-    ("o200k_base/o200k_base.tiktoken.gz", "o200k_base — GPT-4o (tiktoken)"),
-    ("gpt2/r50k_base.tiktoken.gz", "r50k_base — GPT-2 (tiktoken)"),
-    ("qwen3/tokenizer.json.gz", "Qwen3 (tokenizer.json)"),
-    ("claude-legacy/tokenizer.json.gz", "Claude legacy (tokenizer.json)"),
-    ("mistral-7b-v0.1/tokenizer.json.gz", "Mistral 7B v0.1 (tokenizer.json)"),
-    ("mistral-7b-v0.1/tokenizer.model.gz", "Mistral 7B v0.1 (SentencePiece .model)"),
-    ("bert-base-uncased/tokenizer.json.gz", "BERT base uncased (tokenizer.json)"),
-    ("bert-base-uncased/vocab.txt.gz", "BERT base uncased (vocab.txt)"),
-    ("albert-30k-clean/30k-clean.model.gz", "ALBERT 30k clean (SentencePiece Unigram)"),
-    ("sentencepiece-test/test_model.model.gz", "SentencePiece test model"),
-    ("sentencepiece-test/test_ja_model.model.gz", "SentencePiece test model (Japanese)"),
+__all__ = [
+    "Entry", "embedded_bundles", "local_entries", "DEFAULT_BUNDLE", "sample_text", "path_label", "info_label",
+    "format_tag", "load_error",
 ]
+
+#: the bundle the app opens first
 DEFAULT_BUNDLE = "cl100k_base/cl100k_base.tiktoken.gz"
 
 
@@ -39,12 +29,8 @@ class Entry:
 
 
 def embedded_bundles() -> list[Entry]:
-    out = []
-    for rel, name in _BUNDLES:
-        p = resource_path("bundles", *rel.split("/"))
-        if p.is_file():
-            out.append(Entry(name, p, "Embedded"))
-    return out
+    """The embedded tokenizers (`tokviz.io.embedded.EMBEDDED`) whose files are present, by title."""
+    return [Entry(e.title, p, "Embedded") for e, p in embedded_tokenizers()]
 
 
 def local_entries() -> list[Entry]:
@@ -79,6 +65,36 @@ def path_label(path: Path) -> str:
     if base in _GENERIC_NAMES and path.parent.name:
         return f"{path.parent.name} ({path.name})"
     return path.name
+
+
+def format_tag(path: Path | str) -> str:
+    """The file format in a few characters, to tell apart two tokenizers of the same name.
+
+    >>> format_tag("/m/tokenizer.json.gz"), format_tag("/m/tokenizer.model"), format_tag("/m/vocab.txt")
+    ('json', '.model', 'vocab.txt')
+    """
+    name = Path(path).name
+    base = name[: -len(".gz")] if name.endswith(".gz") else name
+    if base.endswith(".json"):
+        return "json"
+    if base in ("vocab.txt", "merges.txt", "vocab.bpe") or "." not in base:
+        return base
+    return base[base.rindex(".") :]
+
+
+def load_error(path: Path | str, message: str) -> str:
+    """The message of a failed tokenizer load, naming the file once (reader errors mostly start
+    with the file already).
+
+    >>> load_error("/m/a.gguf", "/m/a.gguf: tokenizer.ggml.model: 'x' is not supported")
+    "Could not open the tokenizer: /m/a.gguf: tokenizer.ggml.model: 'x' is not supported"
+    >>> load_error("/m/a.gguf", "truncated")
+    'Could not open /m/a.gguf: truncated'
+    """
+    p = str(path)
+    if p in message or Path(p).name in message:
+        return f"Could not open the tokenizer: {message}"
+    return f"Could not open {p}: {message}"
 
 
 def info_label(info: dict) -> str:  # type: ignore[type-arg]

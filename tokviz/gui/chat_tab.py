@@ -23,18 +23,18 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTextEdit,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from .chat_viewmodel import ROLES, ChatView, ChatViewModel
-from .lattice_tab import _header
+from .display import counted
 from .theme import mono_font
+from .widgets.exact_edit import ExactTextEdit
+from .widgets.form import header
 
 __all__ = ["ChatTab", "ROLE_HUES", "tokens_html"]
 
@@ -101,7 +101,21 @@ class ChatTab(QWidget):
         self._timer.setInterval(250)
         self._timer.timeout.connect(self._commit_content)
 
-        # ---------------------------------------------------------------- left: the editor
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self._build_editor())
+        split.addWidget(self._build_results())
+        split.setStretchFactor(1, 3)
+        split.setSizes([330, 900])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(split)
+        self._wire()
+        self._fill_list()
+        self.list.setCurrentRow(0)
+
+    # ------------------------------------------------------------------ building
+    def _build_editor(self) -> QWidget:
+        """The left column: messages, the selected message's role and content, tools, options."""
         self.list = QListWidget()
         self.list.setToolTip("The conversation; select a message to edit it")
         self.list.currentRowChanged.connect(self._on_row)
@@ -110,10 +124,26 @@ class ChatTab(QWidget):
         self.role.setEditable(True)
         self.role.setToolTip("Role of the selected message (type another role if the template knows it)")
         self.role.currentTextChanged.connect(self._on_role)
-        self.content = QPlainTextEdit()
+        self.content = ExactTextEdit()  # the message exactly: CR, CRLF, NBSP, a BOM ... stay
         self.content.setFont(mono_font())
         self.content.setPlaceholderText("Message content")
-        self.content.textChanged.connect(lambda: None if self._loading else self._timer.start())
+        self.content.inserts_dropped_files = True
+        self.content.edited.connect(lambda *_e: None if self._loading else self._timer.start())
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(6, 4, 6, 4)
+        ll.addWidget(header("Messages", "role · content"))
+        ll.addWidget(self.list, 2)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Role"))
+        row.addWidget(self.role, 1)
+        ll.addLayout(row)
+        ll.addWidget(self.content, 2)
+        ll.addLayout(self._build_message_buttons())
+        self._build_options(ll)
+        return left
+
+    def _build_message_buttons(self) -> QHBoxLayout:
         buttons = QHBoxLayout()
         for text, tip, slot in (
             ("Add", "Add a message after the selected one (Ctrl+N)", self._add),
@@ -125,11 +155,16 @@ class ChatTab(QWidget):
             b.setToolTip(tip)
             b.clicked.connect(slot)
             buttons.addWidget(b)
-        self.tools = QPlainTextEdit()
+        return buttons
+
+    def _build_options(self, ll: QVBoxLayout) -> None:
+        """Tools, variables, the generation-prompt options and the template choice, into ``ll``."""
+        self.tools = ExactTextEdit()  # JSON whose strings reach the prompt: kept exactly too
         self.tools.setFont(mono_font())
         self.tools.setPlaceholderText('[{"type": "function", "function": {"name": ..., "parameters": {...}}}]')
         self.tools.setMaximumHeight(90)
-        self.tools.textChanged.connect(lambda: self.vm.set_tools_json(self.tools.toPlainText()))
+        self.tools.inserts_dropped_files = True
+        self.tools.edited.connect(lambda *_e: self.vm.set_tools_json(self.tools.exact_text()))
         self.variables = QLineEdit()
         self.variables.setPlaceholderText('{"enable_thinking": false}')
         self.variables.setToolTip("Extra template variables as a JSON object")
@@ -149,39 +184,30 @@ class ChatTab(QWidget):
         own_tpl = QPushButton("Tokenizer's")
         own_tpl.setToolTip("Back to the tokenizer's own chat_template")
         own_tpl.clicked.connect(lambda: self.vm.set_template(None))
-
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(6, 4, 6, 4)
-        ll.addWidget(_header("Messages", "role · content"))
-        ll.addWidget(self.list, 2)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Role"))
-        row.addWidget(self.role, 1)
-        ll.addLayout(row)
-        ll.addWidget(self.content, 2)
-        ll.addLayout(buttons)
-        ll.addWidget(_header("Tools", "JSON list of schemas"))
+        self.own_pick = QComboBox()  # the folder's named templates, shown when there are several
+        self.own_pick.setToolTip("Which of the tokenizer's chat templates to render with")
+        self.own_pick.activated.connect(lambda _i: self.vm.select_own_template(self.own_pick.currentText()))
+        ll.addWidget(header("Tools", "JSON list of schemas"))
         ll.addWidget(self.tools)
-        ll.addWidget(_header("Variables", "JSON object"))
+        ll.addWidget(header("Variables", "JSON object"))
         ll.addWidget(self.variables)
         ll.addWidget(self.agp)
         ll.addWidget(self.cont)
         trow = QHBoxLayout()
         trow.addWidget(open_tpl)
         trow.addWidget(own_tpl)
+        trow.addWidget(self.own_pick)
         ll.addLayout(trow)
         ll.addWidget(self.template_label)
 
-        # ---------------------------------------------------------------- right: render + lints
-        self.rendered = QTextEdit()
-        self.rendered.setReadOnly(True)
+    def _build_results(self) -> QWidget:
+        """The right column: the rendered and sanitised prompts side by side, the lints below."""
+        self.rendered = QTextBrowser()  # read-only views of the rendered prompt (token cells)
         self.rendered.setFont(mono_font())
-        self.sanitized = QTextEdit()
-        self.sanitized.setReadOnly(True)
+        self.sanitized = QTextBrowser()
         self.sanitized.setFont(mono_font())
-        self.render_head = _header("Rendered", "as apply_chat_template · add_special_tokens=False")
-        self.sanitized_head = _header("Sanitised", "user literals encoded as text")
+        self.render_head = header("Rendered", "as apply_chat_template · add_special_tokens=False")
+        self.sanitized_head = header("Sanitised", "user literals encoded as text")
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.lints = QTextBrowser()  # one wrapped paragraph per lint: id, finding, evidence
@@ -190,7 +216,6 @@ class ChatTab(QWidget):
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setVisible(False)
-
         pair = QSplitter(Qt.Orientation.Horizontal)
         for head, view in ((self.render_head, self.rendered), (self.sanitized_head, self.sanitized)):
             box = QWidget()
@@ -202,7 +227,7 @@ class ChatTab(QWidget):
         lint_box = QWidget()
         lb = QVBoxLayout(lint_box)
         lb.setContentsMargins(0, 0, 0, 0)
-        lb.addWidget(_header("Lints", "what this template does with these messages"))
+        lb.addWidget(header("Lints", "what this template does with these messages"))
         lb.addWidget(self.lints, 1)
         right_split = QSplitter(Qt.Orientation.Vertical)
         right_split.addWidget(pair)
@@ -214,24 +239,30 @@ class ChatTab(QWidget):
         rl.addWidget(self.legend)
         rl.addWidget(self.error)
         rl.addWidget(right_split, 1)
+        return right
 
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(1, 3)
-        split.setSizes([330, 900])
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(split)
-
+    def _wire(self) -> None:
+        if self.vm.inspect is not None:
+            for edit in (self.content, self.tools):
+                edit.error_raised.connect(self.vm.inspect.error_raised)
         self.vm.messages_changed.connect(self._fill_list)
         self.vm.result_changed.connect(self._show)
         self.vm.render_failed.connect(self._show_error)
         self.vm.template_changed.connect(self.template_label.setText)
-        self._fill_list()
-        self.list.setCurrentRow(0)
+        self.vm.own_templates_changed.connect(self._fill_own_templates)
+        self._fill_own_templates(self.vm.own_templates())
 
     # ------------------------------------------------------------------ editor
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        n = counted(len(self.vm.messages), "message")
+        view = self.vm.view
+        if self.error.isVisible() or view is None:
+            return f"Chat: {n} · not rendered" + (" (the template failed, see above)" if self.error.isVisible() else "")
+        r = view.result
+        return (f"Chat: {n} → {counted(len(r.ids), 'token')} ({sum(r.control):,} control) · "
+                f"{view.tokenizer_name} · {view.template_source}")
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -278,7 +309,7 @@ class ChatTab(QWidget):
         try:
             self.role.setCurrentText(str(m.get("role", "")))
             content = m.get("content", "")
-            self.content.setPlainText(content if isinstance(content, str) else str(content))
+            self.content.show_text(content if isinstance(content, str) else str(content))
         finally:
             self._loading = False
 
@@ -294,7 +325,7 @@ class ChatTab(QWidget):
         row = self._row
         if self._loading or not 0 <= row < len(self.vm.messages):
             return
-        text = self.content.toPlainText()
+        text = self.content.exact_text()
         if self.vm.messages[row].get("content") != text:
             self.vm.set_message(row, content=text)
             self._relabel(row)
@@ -322,6 +353,11 @@ class ChatTab(QWidget):
             self.agp.setChecked(False)  # transformers refuses both at once
         self.vm.set_continue_final_message(on)
 
+    def _fill_own_templates(self, names: list[str]) -> None:
+        self.own_pick.clear()
+        self.own_pick.addItems(names)
+        self.own_pick.setVisible(len(names) > 1)
+
     def _open_template(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open chat template", "", "Jinja templates (*.jinja *.j2 *.txt);;All files (*)")
         if path:
@@ -343,8 +379,8 @@ class ChatTab(QWidget):
         pieces = [r.text[s:e] for s, e in r.offsets]
         self.rendered.setHtml(tokens_html(pieces, roles, list(r.control), self.theme))
         n_control = sum(r.control)
-        self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{len(r.ids):,} tokens · "
-                                 f"{n_control} control · {len(r.text):,} chars · add_special_tokens=False</span>")
+        self.render_head.setText(f"<b>Rendered</b>&nbsp;&nbsp;<span style='color:gray'>{counted(len(r.ids), 'token')} · "
+                                 f"{n_control} control · {counted(len(r.text), 'char')} · add_special_tokens=False</span>")
         if r.sanitized_ids is not None:
             self.sanitized.setHtml(tokens_html(list(view.sanitized_pieces), [None] * len(view.sanitized_pieces),
                                                list(view.sanitized_control), self.theme))

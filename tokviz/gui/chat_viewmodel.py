@@ -10,13 +10,13 @@ call its methods and listen to its signals.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from shiboken6 import isValid
 
+from ..io.json_text import loads
 from ._compat import emit
 from .workers import CancelToken, Lanes
 
@@ -60,6 +60,7 @@ class ChatViewModel(QObject):
     result_changed = Signal(object)  # ChatView
     render_failed = Signal(str)  # the template error (one paragraph, with its line)
     template_changed = Signal(str)  # a description of the template in use
+    own_templates_changed = Signal(list)  # the names of the tokenizer's own templates
 
     def __init__(self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None) -> None:
         super().__init__(parent)
@@ -72,10 +73,11 @@ class ChatViewModel(QObject):
         self.continue_final_message = False
         self.template_text: str | None = None  # None: the tokenizer's own
         self.template_label = ""
+        self.own_template_name: str | None = None  # one of the tokenizer's named templates (None: its default)
         self.view: ChatView | None = None
         self.error: str | None = None
         if inspect is not None:
-            inspect.tokenizer_changed.connect(lambda _p: self.refresh())
+            inspect.tokenizer_changed.connect(lambda _p: self._tokenizer_changed())
 
     @property
     def tokenizer(self) -> Any:
@@ -138,6 +140,23 @@ class ChatViewModel(QObject):
         emit(self.template_changed, self.describe_template())
         self.refresh()
 
+    def own_templates(self) -> list[str]:
+        """The names of the tokenizer's own templates (a folder may have several)."""
+        from ..analysis.chat import tokenizer_templates
+
+        tok = self.tokenizer
+        return list(tokenizer_templates(tok)) if tok is not None else []
+
+    def select_own_template(self, name: str | None) -> None:
+        """Render with the tokenizer's template ``name`` (None: the one transformers would pick)."""
+        self.own_template_name = name if name in self.own_templates() else None
+        self.set_template(None)
+
+    def _tokenizer_changed(self) -> None:
+        self.own_template_name = None
+        emit(self.own_templates_changed, self.own_templates())
+        self.refresh()
+
     def load_template_file(self, path: str) -> None:
         from ..analysis.chat import load_template
 
@@ -157,16 +176,22 @@ class ChatViewModel(QObject):
         own = tokenizer_template(tok)
         if own is None:
             return "this tokenizer has no chat_template: open a .jinja file"
+        if self.own_template_name is not None:
+            text = self.own_templates_text().get(self.own_template_name, "")
+            return f"template: the tokenizer's {self.own_template_name!r} template ({len(text):,} chars)"
         return f"template: the tokenizer's chat_template ({len(own):,} chars)"
+
+    def own_templates_text(self) -> dict[str, str]:
+        from ..analysis.chat import tokenizer_templates
+
+        tok = self.tokenizer
+        return tokenizer_templates(tok) if tok is not None else {}
 
     # ------------------------------------------------------------------ render
     def _parse_json(self, text: str, what: str, kind: type) -> Any:
         if not text.strip():
             return None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{what}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        value = loads(text, source=what)  # the bounded reader: a TokvizFormatError is a ValueError
         if not isinstance(value, kind):
             raise ValueError(f"{what}: expected a JSON {'list' if kind is list else 'object'}")
         return value
@@ -185,6 +210,17 @@ class ChatViewModel(QObject):
         messages = [dict(m) for m in self.messages]
         template, agp, cont = self.template_text, self.add_generation_prompt, self.continue_final_message
         label = self.template_label if template is not None else "tokenizer"
+        if template is None:
+            from ..analysis.chat import pick_template
+            from ..analysis.chat_render import ChatTemplateError
+
+            try:
+                template = pick_template(tok, self.own_template_name, tools=tools)
+            except ChatTemplateError as exc:
+                self._fail(str(exc))
+                return
+            if self.own_template_name is not None:
+                label = f"tokenizer ({self.own_template_name})"
         name = getattr(self.inspect, "tokenizer_name", "")
 
         def prepare():  # noqa: ANN202

@@ -9,6 +9,7 @@ mode (progress, cancel, CSV/JSON export). Everything goes through `CompareViewMo
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -35,16 +35,20 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from ..analysis.compare import Analysis
 from .catalog import Entry, embedded_bundles, local_entries
-from .compare_viewmodel import CompareViewModel, OverlapResult, Row
+from .compare_viewmodel import MAX_ROWS, CompareViewModel, OverlapResult, Row
+from .display import counted
 from .theme import mono_font, theme_for
 from .widgets.charts import export_widget
 from .widgets.compare_rows import CompareRows
+from .widgets.exact_edit import ExactTextEdit
+from .widgets.form import choice, table
 from .widgets.overlap_view import SET_COLORS, OverlapView
 
 __all__ = ["CompareTab", "SCRIPT_METRICS"]
@@ -80,38 +84,29 @@ def _item(text: str, *, tip: str = "", align_right: bool = True) -> QTableWidget
     return it
 
 
-def _table(cols: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(cols))
-    t.setHorizontalHeaderLabels(cols)
-    t.verticalHeader().setVisible(False)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.setAlternatingRowColors(True)
-    return t
-
-
-def _choice(label: str, items: list[str], changed) -> tuple[QHBoxLayout, QComboBox]:  # noqa: ANN001
-    """A labelled combo box calling ``changed()`` when the choice changes."""
-    row = QHBoxLayout()
-    row.addWidget(QLabel(label))
-    box = QComboBox()
-    box.addItems(items)
-    box.currentIndexChanged.connect(lambda _i: changed())
-    row.addWidget(box, 1)
-    return row, box
-
-
 class CompareTab(QWidget):
     def __init__(self, inspect_vm: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lanes = getattr(inspect_vm, "_lanes", None)  # share the Inspect lanes: one "busy" for the app
         self.vm = CompareViewModel(self, inspect=inspect_vm, lanes=lanes)
         self.theme = theme_for(False)
-        self._text_edited = False
         self._entries: list[Entry] = []
         self.corpus_report: Any = None
 
-        left = self._build_left()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self._build_left())
+        split.addWidget(self._build_centre())
+        split.setStretchFactor(1, 1)
+        split.setSizes([270, 1000])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(split)
+        self._wire(inspect_vm)
+        self._populate_catalog()
+        self._show_text(self.vm.text)
+
+    def _build_centre(self) -> QSplitter:
+        """The aligned rows above, the detail tabs (agreement, per script, overlap, diff, corpus) below."""
         self.rows_view = CompareRows()
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -141,15 +136,9 @@ class CompareTab(QWidget):
         centre.addWidget(top)
         centre.addWidget(self.details)
         centre.setSizes([430, 300])
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(centre)
-        split.setStretchFactor(1, 1)
-        split.setSizes([270, 1000])
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addWidget(split)
+        return centre
 
+    def _wire(self, inspect_vm: Any) -> None:
         vm = self.vm
         vm.rows_changed.connect(self._on_rows)
         vm.analysis_changed.connect(self._on_analysis)
@@ -164,9 +153,9 @@ class CompareTab(QWidget):
         self.rows_view.clicked.connect(self._on_click)
         if inspect_vm is not None:
             inspect_vm.text_replaced.connect(self._follow_inspect)
+            inspect_vm.encoding_changed.connect(self._follow_inspect)  # edits typed in Inspect
             vm.error_raised.connect(inspect_vm.error_raised)  # one error bar for the window
-        self._populate_catalog()
-        self._show_text(vm.text)
+            self.text_edit.error_raised.connect(inspect_vm.error_raised)
 
     # ------------------------------------------------------------------ left column
     def _build_left(self) -> QWidget:
@@ -206,15 +195,7 @@ class CompareTab(QWidget):
         QShortcut(QKeySequence("Alt+Up"), self.list, lambda: self._move(-1))
         QShortcut(QKeySequence("Alt+Down"), self.list, lambda: self._move(1))
         QShortcut(QKeySequence("Ctrl+Shift+A"), self, self.add_selected)
-        lay.addWidget(QLabel("<b>Text</b>"))
-        self.text_edit = QPlainTextEdit()
-        self.text_edit.setFont(mono_font())
-        self.text_edit.setMaximumHeight(130)
-        self.text_edit.textChanged.connect(self._on_text_edited)
-        lay.addWidget(self.text_edit)
-        self.inspect_text_button = QPushButton("Use the Inspect text")
-        self.inspect_text_button.clicked.connect(self.use_inspect_text)
-        lay.addWidget(self.inspect_text_button)
+        lay.addLayout(self._build_text())
         self.collapse_box = QCheckBox("Collapse whitespace at cuts")
         self.collapse_box.setChecked(True)
         self.collapse_box.setToolTip(
@@ -227,11 +208,40 @@ class CompareTab(QWidget):
         self.text_stats.setStyleSheet("color: gray")
         self.text_stats.setWordWrap(True)
         lay.addWidget(self.text_stats)
+        return w
+
+    def _build_text(self) -> QVBoxLayout:
+        """The text every row tokenizes: an exact editor that follows the Inspect text unless pinned."""
+        box = QVBoxLayout()
+        row = QHBoxLayout()
+        row.addWidget(QLabel("<b>Text</b>"), 1)
+        self.pin_box = QCheckBox("Pin")
+        self.pin_box.setToolTip(
+            "Pinned: this text stays when the Inspect text changes (typing here pins it). "
+            "Unpinned: it follows the Inspect text"
+        )
+        self.pin_box.toggled.connect(self._on_pin)
+        row.addWidget(self.pin_box)
+        box.addLayout(row)
+        self.text_edit = ExactTextEdit()  # keeps CR, CRLF, NBSP, U+2028, a BOM ... (QPlainTextEdit would not)
+        self.text_edit.setFont(mono_font())
+        self.text_edit.setMaximumHeight(130)
+        self.text_edit.inserts_dropped_files = True
+        self.text_edit.edited.connect(self._on_text_edited)
+        box.addWidget(self.text_edit)
+        self.inspect_text_button = QPushButton("Use the Inspect text")
+        self.inspect_text_button.setToolTip("Take the Inspect text now and follow it again (unpins)")
+        self.inspect_text_button.clicked.connect(self.use_inspect_text)
+        box.addWidget(self.inspect_text_button)
         self._text_timer = QTimer(self)
         self._text_timer.setSingleShot(True)
         self._text_timer.setInterval(250)
-        self._text_timer.timeout.connect(lambda: self.vm.set_text(self.text_edit.toPlainText()))
-        return w
+        self._text_timer.timeout.connect(lambda: self.vm.set_text(self.text_edit.exact_text()))
+        self._follow_timer = QTimer(self)  # Inspect edits arrive per key: follow them debounced
+        self._follow_timer.setSingleShot(True)
+        self._follow_timer.setInterval(300)
+        self._follow_timer.timeout.connect(self._follow_now)
+        return box
 
     def _populate_catalog(self) -> None:
         self._entries = embedded_bundles()
@@ -245,7 +255,8 @@ class CompareTab(QWidget):
 
     def add_defaults(self, n: int = 8) -> None:
         """Add the first ``n`` embedded tokenizers, one per bundle (screenshots, first use)."""
-        seen: set[str] = set()
+        have = {Path(r.path) for r in self.vm.rows if r.path}
+        seen = {e.path.parent.name for e in self._entries if e.path in have}  # a bundle already in a row
         for e in self._entries:
             if len(self.vm.rows) >= n:
                 break
@@ -270,30 +281,43 @@ class CompareTab(QWidget):
         self.vm.move(k, delta)
         self.list.setCurrentRow(max(0, min(self.list.count() - 1, k + delta)))
 
-    def _on_text_edited(self) -> None:
-        self._text_edited = True
+    def _on_text_edited(self, *_edit: object) -> None:
+        if not self.pin_box.isChecked():
+            self.pin_box.blockSignals(True)
+            self.pin_box.setChecked(True)  # typing here pins the text: Inspect no longer overwrites it
+            self.pin_box.blockSignals(False)
         self._text_timer.start()
 
     def use_inspect_text(self) -> None:
-        insp = self.vm.inspect
-        if insp is not None:
-            self._text_timer.stop()
-            self._show_text(insp.text)
-            self.vm.set_text(insp.text)
-            self._text_edited = False
+        self.pin_box.setChecked(False)
+        self._follow_now()
+
+    def _on_pin(self, pinned: bool) -> None:
+        if not pinned:
+            self._follow_now()
 
     def _show_text(self, text: str) -> None:
-        """Show ``text`` in the editor without making the editor's copy the source: a
-        QPlainTextEdit turns CR/LF and separators into its own line ends, the view-model keeps
-        the exact text until the user types here."""
-        self.text_edit.blockSignals(True)
-        self.text_edit.setPlainText(text)
-        self.text_edit.blockSignals(False)
+        """Show ``text`` in the exact editor (no edit signal: the view-model has it already)."""
+        self.text_edit.show_text(text)
 
-    def _follow_inspect(self, text: str) -> None:
-        if not self._text_edited:
-            self._show_text(text)
-            self.vm.set_text(text)
+    def _follow_inspect(self, *_args: object) -> None:
+        """The Inspect text changed (replaced or edited): follow it unless pinned, once visible."""
+        if not self.pin_box.isChecked() and self.isVisible():
+            self._follow_timer.start()
+
+    def _follow_now(self) -> None:
+        insp = self.vm.inspect
+        if insp is None or self.pin_box.isChecked():
+            return
+        self._text_timer.stop()
+        self._follow_timer.stop()
+        if insp.text != self.vm.text or insp.text != self.text_edit.exact_text():
+            self._show_text(insp.text)
+            self.vm.set_text(insp.text)
+
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().showEvent(event)
+        self._follow_now()  # Inspect edits made while another tab was shown
 
     def _on_collapse(self, on: bool) -> None:
         self.rows_view.set_vote_unit("char_collapsed" if on else "char_raw")
@@ -323,7 +347,7 @@ class CompareTab(QWidget):
         self._fill_scripts()
         if a is not None:
             self.text_stats.setText(
-                f"{a.n_chars:,} chars (code points) · {a.n_bytes:,} bytes (UTF-8) · {a.n_words:,} words"
+                f"{counted(a.n_chars, 'char')} (code points) · {counted(a.n_bytes, 'byte')} (UTF-8) · {counted(a.n_words, 'word')}"
             )
 
     def _on_click(self, side: int, start: int, end: int) -> None:
@@ -345,7 +369,7 @@ class CompareTab(QWidget):
         w = QWidget()
         lay = QHBoxLayout(w)
         lay.setContentsMargins(2, 2, 2, 2)
-        self.summary = _table(
+        self.summary = table(
             [
                 "tokenizer",
                 "tokens",
@@ -364,7 +388,7 @@ class CompareTab(QWidget):
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        row, self.f1_unit = _choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
+        row, self.f1_unit = choice("Boundary F1", [label for label, _ in _F1_UNITS], self._fill_f1)
         rl.addLayout(row)
         self.f1_table = QTableWidget(0, 0)
         self.f1_table.setToolTip("F1 = 2|A∩B| / (|A|+|B|) over the two cut sets (1 = same boundaries)")
@@ -440,7 +464,7 @@ class CompareTab(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        row, self.script_metric = _choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
+        row, self.script_metric = choice("Show", [label for label, _ in SCRIPT_METRICS], self._fill_scripts)
         ll.addLayout(row)
         self.script_table = QTableWidget(0, 0)
         self.script_table.verticalHeader().setVisible(False)
@@ -454,9 +478,14 @@ class CompareTab(QWidget):
         self.script_chart = pg.PlotWidget()
         self.script_chart.setMinimumWidth(280)
         self.script_chart.showGrid(y=True, alpha=0.25)
-        legend = self.script_chart.addLegend(offset=(4, 4))
-        legend.setBrush(pg.mkBrush(255, 255, 255, 200))
         lay.addWidget(self.script_chart, 2)
+        # the key beside the chart, never over its bars
+        self.script_legend = QLabel()
+        self.script_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.script_legend.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.script_legend.setWordWrap(True)
+        self.script_legend.setMaximumWidth(190)
+        lay.addWidget(self.script_legend)
         return w
 
     def _fill_scripts(self) -> None:
@@ -464,13 +493,14 @@ class CompareTab(QWidget):
         t = self.script_table
         self.script_chart.clear()
         if a is None:
+            self.script_legend.setText("")
             t.setRowCount(0)
             t.setColumnCount(0)
             return
         label, attr = SCRIPT_METRICS[max(0, self.script_metric.currentIndex())]
         scripts: list[str] = []
-        for table in a.scripts:
-            for s in table:
+        for per_script in a.scripts:
+            for s in per_script:
                 if s not in scripts:
                     scripts.append(s)
         first = a.scripts[0] if a.scripts else {}
@@ -511,6 +541,10 @@ class CompareTab(QWidget):
             )
         chart.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(scripts)]])
         chart.setLabel("left", label)
+        self.script_legend.setText("<br>".join(
+            f"<span style='color:{SET_COLORS[k % len(SET_COLORS)]}'>■</span>&nbsp;{html.escape(name)}"
+            for k, name in enumerate(a.names)
+        ))
 
     # ------------------------------------------------------------------ overlap
     def _build_overlap(self) -> QWidget:
@@ -572,8 +606,8 @@ class CompareTab(QWidget):
         self.diff_button.clicked.connect(self.run_diff)
         row.addWidget(self.diff_button)
         lay.addLayout(row)
-        self.diff_text = QPlainTextEdit()
-        self.diff_text.setReadOnly(True)
+        self.diff_text = QTextBrowser()  # a read-only report (no user text is edited here)
+        self.diff_text.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
         self.diff_text.setFont(mono_font())
         lay.addWidget(self.diff_text, 1)
         return w
@@ -598,16 +632,8 @@ class CompareTab(QWidget):
         self.vm.compute_diff(self.diff_old.currentIndex(), self.diff_new.currentIndex(), corpus=corpus)
 
     def _on_diff(self, result: Any) -> None:
-        from ..commands.diff import format_diff
-
         d, reg = result
-        out = d.to_json()
-        out["regression"] = {
-            "corpus": self.diff_corpus.text().strip() or "this text",
-            "mode": "lines",
-            **reg.to_json(),
-        }
-        self.diff_text.setPlainText(format_diff(out))
+        self.diff_text.setPlainText(d.to_text(reg, corpus=self.diff_corpus.text().strip() or "this text"))
 
     # ------------------------------------------------------------------ corpus
     def _build_corpus(self) -> QWidget:
@@ -648,7 +674,7 @@ class CompareTab(QWidget):
         self.corpus_status = QLabel("Statistics of every tokenizer opened from a file, on all cores.")
         self.corpus_status.setStyleSheet("color: gray")
         lay.addWidget(self.corpus_status)
-        self.corpus_table = _table(
+        self.corpus_table = table(
             [
                 "tokenizer",
                 "tokens",
@@ -785,6 +811,16 @@ class CompareTab(QWidget):
         self.overlap_view.set_colors(theme.text, theme.base)
         self.script_chart.setBackground(theme.base)
         self._fill_f1()
+
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        a = self.vm.analysis
+        if a is None or not a.names:
+            return f"Compare: {counted(len(self.vm.rows), 'tokenizer')} · add tokenizers (up to {MAX_ROWS})"
+        k = min(range(len(a.tokens)), key=a.tokens.__getitem__)
+        pinned = "pinned text" if self.pin_box.isChecked() else "the Inspect text"
+        return (f"Compare: {counted(len(a.names), 'tokenizer')} on {pinned} ({counted(a.n_chars, 'char')}) · "
+                f"{min(a.tokens):,}–{max(a.tokens):,} tokens, fewest: {a.names[k]}")
 
     def is_busy(self) -> bool:
         return self.vm.is_busy()

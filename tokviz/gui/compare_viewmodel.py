@@ -27,6 +27,7 @@ from ..analysis.compare import (
     surface_ids,
 )
 from ._compat import emit
+from .catalog import format_tag, load_error
 from .workers import CancelToken, Lanes, to_gui
 
 __all__ = ["CompareViewModel", "Row", "OverlapResult", "MAX_ROWS"]
@@ -39,12 +40,13 @@ class Row:
     """One tokenizer of the comparison. ``tokenizer`` is None while loading or after an error."""
 
     id: int
-    name: str
+    name: str  # unique among the rows: the base name, with the format when two rows share it
     path: str | None
     tokenizer: Any = None
     error: str | None = None
     loading: bool = False
     sigma: frozenset[bytes] | None = field(default=None, repr=False)  # Σ, built by the overlap job
+    base: str = ""  # the name it was added with
 
     @property
     def ready(self) -> bool:
@@ -79,6 +81,7 @@ class CompareViewModel(QObject):
         super().__init__(parent)
         self.inspect = inspect
         self._lanes = lanes or Lanes(self)
+        self.scheduler: str | None = None  # a Dask scheduler address for corpus runs (the settings')
         self._ids = itertools.count(1)
         self.rows: list[Row] = []
         self.text = getattr(inspect, "text", "") or ""
@@ -99,7 +102,7 @@ class CompareViewModel(QObject):
             emit(self.error_raised, f"Compare holds at most {MAX_ROWS} tokenizers; remove one first")
             return -1
         path = Path(path)
-        row = Row(next(self._ids), name or path.name, str(path), loading=True)
+        row = Row(next(self._ids), name or path.name, str(path), loading=True, base=name or path.name)
         self.rows.append(row)
         self._emit_rows()
 
@@ -124,7 +127,7 @@ class CompareViewModel(QObject):
         if len(self.rows) >= MAX_ROWS:
             emit(self.error_raised, f"Compare holds at most {MAX_ROWS} tokenizers; remove one first")
             return -1
-        row = Row(next(self._ids), name, path, tok)
+        row = Row(next(self._ids), name, path, tok, base=name)
         self.rows.append(row)
         self._emit_rows()
         self._schedule()
@@ -147,7 +150,7 @@ class CompareViewModel(QObject):
             return
         self.rows[k] = replace(self.rows[k], error=msg, loading=False)
         self._emit_rows()
-        emit(self.error_raised, f"Could not open {self.rows[k].path}: {msg}")
+        emit(self.error_raised, load_error(self.rows[k].path or self.rows[k].name, msg))
 
     def remove(self, index: int) -> None:
         if 0 <= index < len(self.rows):
@@ -169,7 +172,27 @@ class CompareViewModel(QObject):
         return [r for r in self.rows if r.ready]
 
     def _emit_rows(self) -> None:
+        self._name_rows()
         emit(self.rows_changed, tuple(self.rows))
+
+    def _name_rows(self) -> None:
+        """Give rows that share a name the file format ("Mistral 7B v0.1 · json" / "· .model"),
+        and a number when that is shared too (the same file twice)."""
+        def tagged(r: Row) -> str:
+            base = r.base or r.name
+            if sum((o.base or o.name) == base for o in self.rows) < 2:
+                return base
+            return f"{base} · {format_tag(r.path) if r.path else 'in memory'}"
+
+        names = [tagged(r) for r in self.rows]
+        seen: dict[str, int] = {}
+        for k, r in enumerate(self.rows):
+            n = names[k]
+            if names.count(n) > 1:
+                seen[n] = seen.get(n, 0) + 1
+                n = f"{n} ({seen[n]})"
+            if n != r.name:
+                self.rows[k] = replace(r, name=n)
 
     # ------------------------------------------------------------------ text and analysis
     def set_text(self, text: str) -> None:
@@ -322,7 +345,7 @@ class CompareViewModel(QObject):
 
                 d = vocab_diff(old.tokenizer, new.tokenizer, old_name=old.name, new_name=new.name)
                 docs = (x.text for x in iter_documents(corpus, mode)) if corpus else [text]
-                reg = regression_check(old.tokenizer, new.tokenizer, docs)
+                reg = regression_check(old.tokenizer, new.tokenizer, docs, cancel=token)
                 return d, reg
 
             return job
@@ -339,11 +362,12 @@ class CompareViewModel(QObject):
 
         rows = [r for r in self.rows if r.ready and r.path is not None]
         specs = [TokenizerSpec(r.name, r.path) for r in rows]  # type: ignore[arg-type]
-        loaded = [r.tokenizer for r in rows]  # forked workers inherit them: nothing is loaded again
+        loaded = [r.tokenizer for r in rows]  # counted with in this process; pool workers load their own
         if not specs:
             emit(self.error_raised, "Corpus statistics need tokenizers opened from files")
             return False
         self.corpus_running = True
+        scheduler = self.scheduler
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
@@ -352,7 +376,8 @@ class CompareViewModel(QObject):
                     path,
                     mode=mode,
                     workers=workers,
-                    progress=lambda d, t: to_gui(self, "_corpus_progress", d, t),
+                    scheduler=scheduler if workers is None else None,
+                    progress=lambda stage, d, t: stage == "bytes" and to_gui(self, "_corpus_progress", d, t),
                     cancelled=lambda: token.cancelled,
                     tokenizers=loaded,
                 )

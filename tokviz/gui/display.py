@@ -38,6 +38,7 @@ __all__ = [
     "color_index",
     "neighbour_variant",
     "char_name",
+    "counted",
     "LatticePicture",
     "PALETTE_SIZE",
 ]
@@ -178,6 +179,15 @@ def visible_runs(text: str, style: int = Style.TEXT) -> list[tuple[str, int]]:
     if buf:
         runs.append(("".join(buf), style))
     return runs
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for one: ``counted(1, "finding")`` -> ``'1 finding'``.
+
+    >>> counted(1, "token"), counted(2_048, "match", "matches"), counted(0, "error")
+    ('1 token', '2,048 matches', '0 errors')
+    """
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def hex_bytes(data: bytes) -> str:
@@ -372,11 +382,16 @@ def _build_stand_ins() -> tuple[dict[int, str], dict[int, str]]:
         else:
             to_display[ord(ch)] = chr(astral_next)
             astral_next += 1
+    # one-line editors show LF as a mark too (a stand-in after the others; multi-line ones never hold it)
+    to_display[ord("\n")] = chr(bmp_next)
     return to_display, {ord(v): chr(k) for k, v in to_display.items()}
 
 
 _TO_DISPLAY, _FROM_DISPLAY = _build_stand_ins()
+_TO_LINE_DISPLAY = dict(_TO_DISPLAY)
+del _TO_DISPLAY[ord("\n")]
 _HIDDEN_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _TO_DISPLAY) + "]")
+_LINE_HIDDEN_RE = re.compile("[\n" + "".join(re.escape(chr(c)) for c in _TO_DISPLAY) + "]")
 _STAND_IN_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _FROM_DISPLAY) + "]")
 
 
@@ -397,6 +412,17 @@ def editor_text(text: str) -> str:
     ])
 
 
+def line_editor_text(text: str) -> str:
+    """The display text of a one-line editor: as `editor_text`, and LF a stand-in too (one line).
+
+    >>> line_editor_text("a\\nb") == "a" + stand_in("\\n", one_line=True) + "b"
+    True
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return text.translate(_TO_LINE_DISPLAY)
+
+
 def source_text(display: str) -> str:
     """Inverse of `editor_text`: the user's characters for a display text.
 
@@ -408,24 +434,15 @@ def source_text(display: str) -> str:
     return _STAND_IN_RE.sub(lambda m: _FROM_DISPLAY[ord(m.group())], display)
 
 
-def stand_in(ch: str) -> str:
+def stand_in(ch: str, *, one_line: bool = False) -> str:
     """The stand-in of one character (the character itself when it needs none)."""
-    return _TO_DISPLAY.get(ord(ch), ch)
+    return (_TO_LINE_DISPLAY if one_line else _TO_DISPLAY).get(ord(ch), ch)
 
 
-def stand_in_source(ch: str) -> str | None:
-    """The user's character a stand-in stands for, or None when ``ch`` is no stand-in."""
-    return _FROM_DISPLAY.get(ord(ch))
-
-
-def stand_in_pattern() -> re.Pattern[str]:
-    """A pattern matching any one stand-in (for painters scanning a block of display text)."""
-    return _STAND_IN_RE
-
-
-def hidden_pattern() -> re.Pattern[str]:
-    """A pattern matching any one character the editors show as a stand-in with a mark."""
-    return _HIDDEN_RE
+def hidden_pattern(*, one_line: bool = False) -> re.Pattern[str]:
+    """A pattern matching any one character the editors show as a stand-in with a mark (LF too
+    in a one-line editor)."""
+    return _LINE_HIDDEN_RE if one_line else _HIDDEN_RE
 
 
 def show_piece(piece: str) -> str:

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -33,20 +32,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .display import counted
 from .lattice_viewmodel import LatticeViewModel
 from .theme import mono_font
 from .widgets.charts import Histogram
+from .widgets.exact_edit import ExactLineEdit
+from .widgets.form import header
 from .widgets.lattice_view import LatticeView
 from .widgets.pair_table import show_piece
 
 __all__ = ["LatticeTab"]
-
-
-def _header(title: str, hint: str = "") -> QLabel:
-    lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
-    lab.setContentsMargins(2, 4, 0, 0)
-    lab.setWordWrap(True)
-    return lab
 
 
 class LatticeTab(QWidget):
@@ -56,17 +51,55 @@ class LatticeTab(QWidget):
         self.vm = LatticeViewModel(self, inspect=inspect_vm, lanes=lanes)
         self._seen_tokenizer = False
 
-        # ---------------------------------------------------------------- top row
+        top = self._build_top()
+        self.mode_label = QLabel("")
+        self.mode_label.setStyleSheet("color: gray")
+        self.mode_label.setWordWrap(True)
+        self.summary = QLabel("")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.lattice = LatticeView()
+
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self._build_nbest())
+        bottom.addWidget(self._build_sampling())
+        bottom.setSizes([560, 640])
+        bottom.setChildrenCollapsible(False)
+        lat_box = QWidget()
+        lbl = QVBoxLayout(lat_box)
+        lbl.setContentsMargins(0, 0, 0, 0)
+        lbl.setSpacing(2)
+        lbl.addWidget(self.lattice, 1)
+        self.lattice_box = lat_box
+        vs = QSplitter(Qt.Orientation.Vertical)
+        vs.addWidget(lat_box)
+        vs.addWidget(bottom)
+        vs.setSizes([430, 300])
+        vs.setChildrenCollapsible(False)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.mode_label)
+        lay.addWidget(self.summary)
+        lay.addWidget(vs, 1)
+        self._wire(inspect_vm)
+        self._on_mode(self.vm.mode, self.vm.describe_mode())
+
+    # ------------------------------------------------------------------ building
+    def _build_top(self) -> QHBoxLayout:
+        """The text, From Inspect, the chunk choice, the n-best size and the lattice export."""
         top = QHBoxLayout()
         top.addWidget(QLabel("Text"))
-        self.text_edit = QLineEdit(self.vm.text)
+        self.text_edit = ExactLineEdit(self.vm.text)  # the text exactly, invisible characters marked
         self.text_edit.setFont(mono_font())
         self.text_edit.setToolTip("The text whose lattice is drawn (up to 400 characters)")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(150)
         self._timer.timeout.connect(self._text_edited)
-        self.text_edit.textChanged.connect(lambda _t: self._timer.start())
+        self.text_edit.inserts_dropped_files = True
+        self.text_edit.edited.connect(lambda *_e: self._timer.start())
         top.addWidget(self.text_edit, 1)
         self.from_inspect = QPushButton("From Inspect")
         self.from_inspect.setToolTip("Use the word around the token selected in the Inspect tab")
@@ -88,17 +121,10 @@ class LatticeTab(QWidget):
         self.export_lattice_button = QPushButton("Export lattice…")
         self.export_lattice_button.clicked.connect(lambda: self._export(self.lattice.export, "lattice"))
         top.addWidget(self.export_lattice_button)
-        self.mode_label = QLabel("")
-        self.mode_label.setStyleSheet("color: gray")
-        self.mode_label.setWordWrap(True)
-        self.summary = QLabel("")
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.summary.setWordWrap(True)
+        return top
 
-        # ---------------------------------------------------------------- lattice
-        self.lattice = LatticeView()
-
-        # ---------------------------------------------------------------- n-best
+    def _build_nbest(self) -> QWidget:
+        """The n-best table under its header (selecting a row highlights its path)."""
         self.nbest_table = QTableWidget(0, 4)
         self.nbest_table.setHorizontalHeaderLabels(["#", "log-prob", "p / Z", "segmentation"])
         self.nbest_table.verticalHeader().setVisible(False)
@@ -117,17 +143,31 @@ class LatticeTab(QWidget):
         nl = QVBoxLayout(nb)
         nl.setContentsMargins(0, 0, 0, 0)
         nl.setSpacing(2)
-        self.nbest_header = _header("n-best segmentations", "select one to highlight its path (arrow keys)")
+        self.nbest_header = header("n-best segmentations", "select one to highlight its path (arrow keys)")
         nl.addWidget(self.nbest_header)
         nl.addWidget(self.nbest_table, 1)
+        self.nbest_box = nb
+        return nb
 
-        # ---------------------------------------------------------------- sampling
+    def _build_sampling(self) -> QWidget:
+        """Sampling: its parameters row and the histogram of drawn segmentations."""
         samp = QWidget()
         sl = QVBoxLayout(samp)
         sl.setContentsMargins(0, 0, 0, 0)
         sl.setSpacing(2)
-        self.sample_header = _header("Sampling", "")
+        self.sample_header = header("Sampling", "")
         sl.addWidget(self.sample_header)
+        sl.addLayout(self._build_sampling_row())
+        self.histogram = Histogram()
+        self.histogram.setToolTip("Click a row to see its path in the lattice")
+        self.histogram.row_activated.connect(self._on_sample_row)
+        scroll = QScrollArea()
+        scroll.setWidget(self.histogram)
+        scroll.setWidgetResizable(True)
+        sl.addWidget(scroll, 1)
+        return samp
+
+    def _build_sampling_row(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.param_label = QLabel("α")
         row.addWidget(self.param_label)
@@ -165,40 +205,9 @@ class LatticeTab(QWidget):
         self.export_hist_button.clicked.connect(lambda: self._export(self.histogram.export, "samples"))
         row.addWidget(self.export_hist_button)
         row.addStretch(1)
-        sl.addLayout(row)
-        self.histogram = Histogram()
-        self.histogram.setToolTip("Click a row to see its path in the lattice")
-        self.histogram.row_activated.connect(self._on_sample_row)
-        scroll = QScrollArea()
-        scroll.setWidget(self.histogram)
-        scroll.setWidgetResizable(True)
-        sl.addWidget(scroll, 1)
+        return row
 
-        self.nbest_box = nb
-        bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(nb)
-        bottom.addWidget(samp)
-        bottom.setSizes([560, 640])
-        bottom.setChildrenCollapsible(False)
-        lat_box = QWidget()
-        lbl = QVBoxLayout(lat_box)
-        lbl.setContentsMargins(0, 0, 0, 0)
-        lbl.setSpacing(2)
-        lbl.addWidget(self.lattice, 1)
-        self.lattice_box = lat_box
-        vs = QSplitter(Qt.Orientation.Vertical)
-        vs.addWidget(lat_box)
-        vs.addWidget(bottom)
-        vs.setSizes([430, 300])
-        vs.setChildrenCollapsible(False)
-
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addLayout(top)
-        lay.addWidget(self.mode_label)
-        lay.addWidget(self.summary)
-        lay.addWidget(vs, 1)
-
+    def _wire(self, inspect_vm: Any) -> None:
         for w in (self.alpha, self.dropout, self.count, self.seed):
             w.valueChanged.connect(self._push_sampling)
         self.vm.mode_changed.connect(self._on_mode)
@@ -206,9 +215,20 @@ class LatticeTab(QWidget):
         self.vm.samples_changed.connect(self._on_samples)
         if inspect_vm is not None:
             self.vm.error_raised.connect(inspect_vm.error_raised)
-        self._on_mode(self.vm.mode, self.vm.describe_mode())
+            self.text_edit.error_raised.connect(inspect_vm.error_raised)
 
     # ------------------------------------------------------------------ public
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        res = self.vm.result
+        if res is None:
+            return f"Lattice: {self.vm.describe_mode()}"
+        if res.picture is not None:
+            what = f"{counted(len(res.picture.nodes), 'candidate piece')}, {counted(len(res.nbest), 'best path')}"
+        else:
+            what = f"{counted(len(res.encoded_ids), 'token')} (BPE: dropout sampling)"
+        return f"Lattice: {counted(len(res.text), 'char')} · {what}"
+
     def is_busy(self) -> bool:
         return self.vm.is_busy()
 
@@ -230,9 +250,7 @@ class LatticeTab(QWidget):
 
     def _take_inspect(self) -> None:
         if self.vm.use_inspect_selection():
-            self.text_edit.blockSignals(True)
-            self.text_edit.setText(self.vm.text)
-            self.text_edit.blockSignals(False)
+            self.text_edit.show_text(self.vm.text)
 
     # ------------------------------------------------------------------ updates
     def _on_mode(self, mode: str, description: str) -> None:
@@ -258,9 +276,7 @@ class LatticeTab(QWidget):
 
     def _on_lattice(self, res) -> None:  # noqa: ANN001
         if res is not None and res.text != self.text_edit.text() and not self.text_edit.hasFocus():
-            self.text_edit.blockSignals(True)
-            self.text_edit.setText(res.text)
-            self.text_edit.blockSignals(False)
+            self.text_edit.show_text(res.text)
         if res is None:
             self.lattice.canvas.set_picture(None)
             self.nbest_table.setRowCount(0)
@@ -285,7 +301,7 @@ class LatticeTab(QWidget):
             self.nbest_table.setRowCount(0)
             self.summary.setText(
                 f"Deterministic encoding{cut}: <code>{_h(' | '.join(show_piece(p) for p in res.encoded_pieces))}</code>"
-                f" · {len(res.encoded_ids)} tokens")
+                f" · {counted(len(res.encoded_ids), 'token')}")
             return
         vit = res.viterbi
         unk = self.vm.unk_id
@@ -297,7 +313,7 @@ class LatticeTab(QWidget):
             check = "differs from the encoding (byte fallback or post-processing)"
         pv = math.exp(vit.score - res.log_z) if res.log_z > -1e300 else 0.0
         self.summary.setText(
-            f"<b>{len(res.picture.nodes):,}</b> candidate pieces over {len(res.picture.text)} characters{cut} · "
+            f"<b>{len(res.picture.nodes):,}</b> candidate piece{'' if len(res.picture.nodes) == 1 else 's'} over {counted(len(res.picture.text), 'character')}{cut} · "
             f"Viterbi <code>{_h(' | '.join(show_piece(p) for p in vit.pieces))}</code> score {vit.score:.3f} "
             f"(p = {pv:.3f} of all paths) · {check} · {res.seconds * 1000:.0f} ms")
         self.lattice.canvas.set_picture(res.picture)
@@ -342,7 +358,7 @@ class LatticeTab(QWidget):
         what = "Viterbi" if out.mode == "unigram" else "deterministic"
         param = f"α = {out.param:g}" if out.mode == "unigram" else f"p = {out.param:g}"
         self.histogram.set_rows(list(out.rows), title=(
-            f"{out.total:,} samples · {param} · {out.distinct:,} distinct · gold: the {what} one · "
+            f"{counted(out.total, 'sample')} · {param} · {out.distinct:,} distinct · gold: the {what} one · "
             f"{out.seconds * 1000:.0f} ms"))
         self.histogram.setToolTip(out.description + ("\nClick a row to see its path in the lattice" if out.paths else ""))
 

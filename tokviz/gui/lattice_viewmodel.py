@@ -21,7 +21,9 @@ from typing import Any
 from ._compat import emit
 from PySide6.QtCore import QObject, Signal
 
+from ..analysis.facts import TokenizerFacts
 from ..engine.lattice import Lattice
+from ..engine.tokenizer import Tokenizer
 from .display import LatticePicture, show_piece
 from .workers import CancelToken, Lanes
 
@@ -115,8 +117,9 @@ class LatticeViewModel(QObject):
 
     @property
     def unk_id(self) -> int | None:
-        """The model's unknown-piece id (Unigram), or None."""
-        return getattr(getattr(self.tokenizer, "model", None), "unk_id", None)
+        """The model's unknown-piece id (`TokenizerFacts.unknown_id`), or None."""
+        tok = self.tokenizer
+        return TokenizerFacts.of(tok).unknown_id if isinstance(tok, Tokenizer) else None
 
     def report_error(self, message: str) -> None:
         """Show ``message`` in the error bar (for failures in the tab itself, e.g. an export)."""
@@ -219,12 +222,6 @@ class LatticeViewModel(QObject):
                 self.sample()
 
         self._lanes.submit("lattice", prepare, done, lambda m: emit(self.error_raised, f"Lattice: {m}"))
-
-    def select_path(self, index: int) -> None:
-        """Highlight n-best entry ``index`` (-1: none)."""
-        # The canvas is told directly by the tab; the view-model only validates the index.
-        if self.result is None or not -1 <= index < len(self.result.nbest):
-            raise ValueError(f"no n-best entry {index}")
 
     def is_busy(self) -> bool:
         return self._lanes.is_busy("lattice") or self._lanes.is_busy("sample")

@@ -15,14 +15,15 @@ Never imports widgets.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_corpus, lint_encoding, regression_case
+from ..analysis.corpus import as_token
+from ..analysis.corpus_jobs import lint_corpus
+from ..analysis.lint import CorpusLint, Finding, LintReport, dumps, lint_encoding, regression_case
 from ..engine.encoding import Encoding
 from ._compat import emit
 from .viewmodel import EncodingUpdate, InspectViewModel
@@ -147,7 +148,7 @@ class LintViewModel(QObject):
         self.max_chars = LINT_MAX_CHARS
         self.view: LintView | None = None
         self.corpus: CorpusLint | None = None
-        self._corpus_cancel = threading.Event()
+        self._corpus_cancel = CancelToken()
         vm.encoding_changed.connect(self._on_update)
         vm.tokenizer_changed.connect(lambda _t: self.refresh())
         inspect_lanes = getattr(vm, "_lanes", None)  # the Inspect tab's own lanes: which job started
@@ -232,9 +233,6 @@ class LintViewModel(QObject):
                     tokens[i] = f.severity
         return LintMarks(tuple(spans), tokens, tuple(brackets))
 
-    def findings_by_check(self) -> dict[str, list[Finding]]:
-        return self.view.report(self.exact).by_check() if self.view is not None else {}
-
     def select_finding(self, finding: Finding) -> None:
         """Select the finding's first token in the Inspect panes and highlight its span."""
         view = self.view
@@ -297,15 +295,17 @@ class LintViewModel(QObject):
             emit(self.error_raised, "Load a tokenizer first")
             return
         exact = self.exact
-        self._corpus_cancel = cancel_event = threading.Event()
+        self._corpus_cancel.cancel()  # a run still going is superseded by this one
+        self._corpus_cancel = run = CancelToken()
 
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> CorpusLint:
-                def progress(done: int, total: int) -> None:
-                    to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
+                def progress(stage: str, done: int, total: int) -> None:
+                    if stage == "bytes":
+                        to_gui(self, "_corpus_progress", done / total if total else 1.0, f"{done:,} of {total:,} bytes")
 
-                return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress,
-                                   cancelled=lambda: cancel.cancelled or cancel_event.is_set())
+                stop = as_token(lambda: cancel.cancelled or run.cancelled)
+                return lint_corpus(tok, path, exact=exact, examples=examples, progress=progress, cancel=stop)
 
             return job
 
@@ -316,7 +316,7 @@ class LintViewModel(QObject):
         self._lanes.submit("lint-corpus", prepare, done, lambda msg: emit(self.error_raised, f"Corpus lint failed: {msg}"))
 
     def cancel_corpus(self) -> None:
-        self._corpus_cancel.set()
+        self._corpus_cancel.cancel()
 
     def export_report(self, path: str | Path) -> None:
         """The current findings (or the last corpus lint) as JSON."""

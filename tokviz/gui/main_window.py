@@ -38,11 +38,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, local_entries, path_label, sample_text
-from .display import ViewMode
+from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, load_error, local_entries, path_label, sample_text
+from .display import ViewMode, counted
 from .theme import apply_palette, system_is_dark, theme_for
 from .viewmodel import InspectViewModel
 from .widgets.card import ErrorBar, StatsBar, TokenCard
+from .widgets.form import ElidedLabel, boxed, header_html
 from .widgets.text_panes import NormalizedPane, RawPane
 from .widgets.token_panes import ChunkPane, TokenPane
 
@@ -52,19 +53,7 @@ _TEXT_SUFFIXES = {".txt", ".md", ".rst", ".py", ".js", ".ts", ".c", ".h", ".cpp"
 _MAX_SAVED_TEXT = 1_000_000
 _RECENT_MAX = 8
 _MEMORY = "memory:"  # picker data of a tokenizer that has no file (trained, opened from the Train tab)
-
-
-def _pane(title: str, hint: str, body: QWidget) -> QWidget:
-    w = QWidget()
-    lay = QVBoxLayout(w)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(2)
-    head = QLabel(f"<b>{title}</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
-    head.setContentsMargins(2, 4, 0, 0)
-    lay.addWidget(head)
-    lay.addWidget(body, 1)
-    w.header = head  # type: ignore[attr-defined]
-    return w
+_FAILED = "  [failed]"  # after a picker entry whose file did not load
 
 
 class InspectTab(QWidget):
@@ -80,16 +69,16 @@ class InspectTab(QWidget):
         self.card = TokenCard(vm)
         self.panes = QSplitter(Qt.Orientation.Vertical)
         self.panes.setChildrenCollapsible(False)
-        self.raw_box = _pane("1 · Raw text", "editable · hover a character, select a range", self.raw)
-        self.norm_box = _pane("2 · Normalized", "changed characters tinted · hover for their source", self.normalized)
-        self.chunk_box = _pane("3 · Pre-token chunks", "the model never merges across a box", self.chunks)
-        self.token_box = _pane("4 · Tokens", "one color per token id · click for details", self.tokens)
+        self.raw_box = boxed("1 · Raw text", "editable · hover a character, select a range", self.raw, wrap=False)
+        self.norm_box = boxed("2 · Normalized", "changed characters tinted · hover for their source", self.normalized, wrap=False)
+        self.chunk_box = boxed("3 · Pre-token chunks", "the model never merges across a box", self.chunks, wrap=False)
+        self.token_box = boxed("4 · Tokens", "one color per token id · click for details", self.tokens, wrap=False)
         for box in (self.raw_box, self.norm_box, self.chunk_box, self.token_box):
             self.panes.addWidget(box)
         self.panes.setSizes([220, 110, 160, 260])
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.panes)
-        card_box = _pane("Token", "", self.card)
+        card_box = boxed("Token", "", self.card, wrap=False)
         self.split.addWidget(card_box)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 1)
@@ -108,11 +97,9 @@ class InspectTab(QWidget):
             hint = "identical to the raw text (this tokenizer does not normalize, or nothing changed)"
         else:
             hint = "changed characters tinted · hover for their source"
-        self.norm_box.header.setText(f"<b>2 · Normalized</b>&nbsp;&nbsp;<span style='color:gray'>{hint}</span>")
+        self.norm_box.header.setText(header_html("2 · Normalized", hint))
         n = len(u.encoding.stages.pre_tokens) if u.encoding.stages is not None else 0
-        self.chunk_box.header.setText(
-            f"<b>3 · Pre-token chunks</b>&nbsp;&nbsp;<span style='color:gray'>{n:,} chunks · the model never merges across a box</span>"
-        )
+        self.chunk_box.header.setText(header_html("3 · Pre-token chunks", f"{counted(n, 'chunk')} · the model never merges across a box"))
 
     def set_theme(self, theme) -> None:  # noqa: ANN001
         for w in (self.raw, self.normalized, self.chunks, self.tokens):
@@ -129,8 +116,42 @@ class MainWindow(QMainWindow):
         self._theme_choice = "system"
         self._entries: list[Entry] = []
         self._active_info = ""
+        self._failed: dict[str, str] = {}  # picker data -> why that file did not load
+        self._transient: str | None = None  # a picker entry added only for the load under way
 
-        # ---- top bar
+        top = self._build_top_bar()
+        self.error_bar = ErrorBar()
+        self.inspect = InspectTab(self.vm)
+        self._build_inspect_options(self.inspect.options_row)
+        self._build_tabs()
+        central = QWidget()
+        cl = QVBoxLayout(central)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(2)
+        cl.addWidget(top)
+        eb = QWidget()
+        el = QHBoxLayout(eb)
+        el.setContentsMargins(8, 0, 8, 0)
+        el.addWidget(self.error_bar)
+        cl.addWidget(eb)
+        cl.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self._build_status_bar()
+        self._build_lint()
+        self.replace_button = QPushButton("Decode with U+FFFD")
+        self.replace_button.setToolTip("Open the file anyway, each invalid UTF-8 sequence replaced by U+FFFD (said in the status bar)")
+        self.replace_button.hide()
+        self.replace_button.clicked.connect(self._open_replacing)
+        el.addWidget(self.replace_button)
+        self._undecodable: Path | None = None
+        self._wire()
+        self._build_menus()
+        self._populate_picker()
+        self.apply_theme("system")
+
+    # ------------------------------------------------------------------ building
+    def _build_top_bar(self) -> QWidget:
+        """The tokenizer picker, Open… and the active tokenizer's one-line description."""
         top = QWidget()
         tl = QHBoxLayout(top)
         tl.setContentsMargins(8, 6, 8, 2)
@@ -145,17 +166,13 @@ class MainWindow(QMainWindow):
         self.open_button.setToolTip("Open a tokenizer file (Ctrl+O); you can also drop one on the window")
         self.open_button.clicked.connect(self.open_tokenizer_dialog)
         tl.addWidget(self.open_button)
-        self.tok_info = QLabel()
+        self.tok_info = ElidedLabel()  # elides with a tooltip in a narrow window
         self.tok_info.setStyleSheet("color: gray")
-        self.tok_info.setMinimumWidth(0)
-        from PySide6.QtWidgets import QSizePolicy
-
-        self.tok_info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         tl.addWidget(self.tok_info, 1)
-        self.error_bar = ErrorBar()
-        self.inspect = InspectTab(self.vm)
-        # ---- the Inspect tab's option row: view toggle and special-token options
-        ol = self.inspect.options_row
+        return top
+
+    def _build_inspect_options(self, ol: QHBoxLayout) -> None:
+        """The Inspect tab's option row: the view toggle and the special-token options."""
         ol.addWidget(QLabel("View"))
         self.mode_group = QButtonGroup(self)
         self.mode_group.setExclusive(True)
@@ -181,6 +198,10 @@ class MainWindow(QMainWindow):
         self.special_box.setToolTip("Let the post-processor add BOS/EOS/CLS/SEP tokens")
         self.special_box.toggled.connect(self.vm.set_add_special_tokens)
         ol.addWidget(self.special_box)
+        self.special_hint = QLabel()  # why the box is off, for tokenizers that add no special tokens
+        self.special_hint.setStyleSheet("color: gray")
+        self.special_hint.hide()
+        ol.addWidget(self.special_hint)
         self.literal_box = QCheckBox("Honour special literals")
         self.literal_box.setToolTip(
             "tiktoken-style tokenizers: treat special-token literals typed in the text (e.g. <|endoftext|>) "
@@ -190,7 +211,8 @@ class MainWindow(QMainWindow):
         ol.addWidget(self.literal_box)
         ol.addStretch(1)
 
-
+    def _build_tabs(self) -> None:
+        """The tabs (Inspect, Compare, Vocabulary, Chat, Train, Lattice) and Inspect's side column."""
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.inspect, "Inspect")
@@ -228,20 +250,8 @@ class MainWindow(QMainWindow):
         for k, w in enumerate((self.compare_tab, self.vocab_tab, self.chat_tab), start=1):
             self.tabs.tabBar().moveTab(self.tabs.indexOf(w), k)
 
-        central = QWidget()
-        cl = QVBoxLayout(central)
-        cl.setContentsMargins(0, 0, 0, 0)
-        cl.setSpacing(2)
-        cl.addWidget(top)
-        eb = QWidget()
-        el = QHBoxLayout(eb)
-        el.setContentsMargins(8, 0, 8, 0)
-        el.addWidget(self.error_bar)
-        cl.addWidget(eb)
-        cl.addWidget(self.tabs, 1)
-        self.setCentralWidget(central)
-
-        # ---- status bar
+    def _build_status_bar(self) -> None:
+        """The status bar: the numbers, a busy indicator and Cancel."""
         self.stats = StatsBar(self.vm)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
@@ -252,8 +262,11 @@ class MainWindow(QMainWindow):
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Stop waiting for the running work; the last result stays")
         self.cancel_button.clicked.connect(self.vm.cancel)
+        self.tab_status = ElidedLabel()  # the status of the tab shown, when it is not Inspect
+        self.tab_status.hide()
         sb = self.statusBar()
         sb.addWidget(self.stats, 1)
+        sb.addWidget(self.tab_status, 1)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self._set_busy(False)
@@ -262,36 +275,47 @@ class MainWindow(QMainWindow):
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(250)
         self._busy_timer.timeout.connect(lambda: self._set_busy(self.vm.is_busy()))
+        self._status_timer = QTimer(self)  # the other tabs' status lines are read while they are shown
+        self._status_timer.setInterval(400)
+        self._status_timer.timeout.connect(self._show_tab_status)
+        self.tabs.currentChanged.connect(lambda _i: self._show_tab_status())
 
-        # ---- wiring
-        self.vm.error_raised.connect(self.error_bar.show_error)
-        # ---- the offset lint panel, under the Inspect panes
+    def _show_tab_status(self) -> None:
+        """The status bar describes the tab shown: Inspect's numbers there, each tab's own line elsewhere."""
+        tab = self.tabs.currentWidget()
+        inspect = tab is self.inspect or not hasattr(tab, "status_text")
+        self.stats.setVisible(inspect)
+        self.tab_status.setVisible(not inspect)
+        if inspect:
+            self._status_timer.stop()
+            return
+        self.tab_status.setText(tab.status_text())
+        if not self._status_timer.isActive():
+            self._status_timer.start()
+
+    def _build_lint(self) -> None:
+        """The offset lint panel, as the fifth Inspect pane."""
         from .lint_viewmodel import LintViewModel
         from .widgets.lint_panel import LintPanel
 
         self.lint_vm = LintViewModel(self.vm, self)
         self.lint_panel = LintPanel(self.lint_vm)
-        self.lint_vm.error_raised.connect(self.error_bar.show_error)
-        self.inspect.panes.addWidget(_pane("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel))
+        self.inspect.panes.addWidget(boxed("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel, wrap=False))
         self.inspect.panes.setSizes([150, 90, 110, 170, 260])
+
+    def _wire(self) -> None:
+        """Connect the Inspect view-model's signals to the window."""
+        self.vm.error_raised.connect(self.error_bar.show_error)
+        self.lint_vm.error_raised.connect(self.error_bar.show_error)
         self.vm.busy_changed.connect(self._on_busy)
         self.vm.tokenizer_changed.connect(self._on_tokenizer)
         self.vm.pattern_needed.connect(self._on_pattern_needed)
         self.vm.tokenizer_loading.connect(lambda name: self.tok_info.setText(f"loading {name}…"))
         self.vm.tokenizer_load_failed.connect(self._on_load_failed)
         self.inspect.raw.files_dropped.connect(self.open_dropped)
-        self.replace_button = QPushButton("Decode with U+FFFD")
-        self.replace_button.setToolTip("Open the file anyway, each invalid UTF-8 sequence replaced by U+FFFD (said in the status bar)")
-        self.replace_button.hide()
-        self.replace_button.clicked.connect(self._open_replacing)
-        el.addWidget(self.replace_button)
         self.error_bar.dismissed.connect(self.replace_button.hide)
-        self._undecodable: Path | None = None
         self.vm.view_mode_changed.connect(self._on_mode)
         self.vm.options_changed.connect(self._sync_options)
-        self._build_menus()
-        self._populate_picker()
-        self.apply_theme("system")
 
     # ------------------------------------------------------------------ menus
     def _act(self, menu, text: str, slot, shortcut=None, *, tip: str = "") -> QAction:  # noqa: ANN001
@@ -323,6 +347,8 @@ class MainWindow(QMainWindow):
         self._act(e, "&Clear text", lambda: self.vm.set_text("", from_editor=False))
         self._act(e, "Focus &raw text", lambda: self.inspect.raw.setFocus(), "Alt+1")
         self._act(e, "Focus &tokens", lambda: self.inspect.tokens.setFocus(), "Alt+4")
+        e.addSeparator()
+        self._act(e, "Dask scheduler for corpus jobs…", self._ask_corpus_scheduler)
         v = mb.addMenu("&View")
         self.mode_actions: dict[ViewMode, QAction] = {}
         group = QActionGroup(self)
@@ -404,13 +430,31 @@ class MainWindow(QMainWindow):
         self.tok_info.setText(self._active_info)
 
     def _on_load_failed(self, payload) -> None:  # noqa: ANN001
+        """A failed file leaves no entry that looks loadable: one added just for this load goes,
+        a listed one (embedded, cache, recent) is marked failed and keeps its error."""
+        path, msg = payload
+        data = str(path)
+        i = self.picker.findData(data)
+        if i >= 0 and data == self._transient:
+            self.picker.removeItem(i)
+        elif i >= 0:
+            self._failed[data] = load_error(path, msg)
+            text = self.picker.itemText(i)
+            if not text.endswith(_FAILED):
+                self.picker.setItemText(i, text + _FAILED)
+            self.picker.setItemData(i, self._failed[data], Qt.ItemDataRole.ToolTipRole)
+        self._transient = None
+        self._forget_recent(Path(path))
         self._show_active_in_picker()
 
     def _on_pick(self, index: int) -> None:
         data = self.picker.itemData(index)
-        if data and not str(data).startswith(_MEMORY):
-            name = self.picker.itemText(index)
-            self.vm.load_tokenizer(Path(data), name=name)
+        if data in self._failed:  # no silent re-parse: say why it failed (Open… tries again)
+            self.error_bar.show_error(f"{self._failed[data]} (choose it with Open… to try again)")
+            self._show_active_in_picker()
+        elif data and not str(data).startswith(_MEMORY):
+            self._transient = None
+            self.vm.load_tokenizer(Path(data), name=self.picker.itemText(index))
         elif data:
             self._show_active_in_picker()  # an in-memory tokenizer can only be the active one
 
@@ -423,8 +467,19 @@ class MainWindow(QMainWindow):
             self.load_tokenizer(self._entries[0].path, name=self._entries[0].name)
 
     def load_tokenizer(self, path: Path, *, name: str | None = None) -> None:
+        """Load ``path`` (an explicit choice: a file that failed before is tried again)."""
+        data = str(Path(path))
+        self._transient = data if self.picker.findData(data) < 0 else None
+        self._unmark_failed(data)
         self._select_in_picker(Path(path))
         self.vm.load_tokenizer(path, name=name or path_label(Path(path)))
+
+    def _unmark_failed(self, data: str) -> None:
+        if self._failed.pop(data, None) is not None:
+            i = self.picker.findData(data)
+            if i >= 0:
+                self.picker.setItemText(i, self.picker.itemText(i).removesuffix(_FAILED))
+                self.picker.setItemData(i, data, Qt.ItemDataRole.ToolTipRole)
 
     def _on_tokenizer(self, payload) -> None:  # noqa: ANN001
         name, path, info = payload
@@ -435,9 +490,10 @@ class MainWindow(QMainWindow):
                 info = {}
         self._active_info = info_label(info)
         self.tok_info.setText(self._active_info)
-        self.setWindowTitle(f"tokviz — {name}")
+        self.setWindowTitle(f"{name} — tokviz")  # ends with the display name: Qt appends nothing
         tiktoken_like = self.vm.is_tiktoken_like
         self.literal_box.setEnabled(tiktoken_like)
+        self._sync_special_box(path)
         if path is None:
             self._select_in_picker(_MEMORY + name)
             return
@@ -445,6 +501,31 @@ class MainWindow(QMainWindow):
         self.picker.setItemData(self.picker.currentIndex(), f"{path}\n{self._active_info}", Qt.ItemDataRole.ToolTipRole)
         if not any(e.path == Path(path) for e in self._entries if e.group == "Embedded"):
             self._add_recent(Path(path))
+
+    def _sync_special_box(self, path: Path | str | None) -> None:
+        """"Add special tokens" only where it changes something; elsewhere disabled, saying why."""
+        adds = self.vm.adds_special_tokens
+        tip = "Let the post-processor add BOS/EOS/CLS/SEP tokens"
+        hint = ""
+        if not adds:
+            name = Path(path).name.removesuffix(".gz") if path is not None else ""
+            if name.endswith(".model"):
+                hint = "no BOS/EOS: a SentencePiece .model encodes as sp.encode() does"
+                tip = ("This SentencePiece .model is encoded as sentencepiece's encode() does, without BOS/EOS "
+                       "(its add_bos/add_eos options are not applied); tokenizer.json files of the same model "
+                       "add them through their post-processor")
+            elif self.vm.is_tiktoken_like:
+                hint = "tiktoken adds no special tokens"
+                tip = "tiktoken encodings add no BOS/EOS: special tokens appear only where the text has them"
+            else:
+                hint = "this tokenizer adds no special tokens"
+                tip = "This tokenizer has no post-processor that adds special tokens"
+        self.special_box.setEnabled(adds)
+        self.special_action.setEnabled(adds)
+        self.special_box.setToolTip(tip)
+        self.special_hint.setText(hint)
+        self.special_hint.setToolTip(tip)
+        self.special_hint.setVisible(bool(hint))
 
     # ------------------------------------------------------------------ recent files / settings
     def _recent(self) -> list[Path]:
@@ -463,6 +544,12 @@ class MainWindow(QMainWindow):
         self.settings.setValue("recent", [str(p) for p in rec[:_RECENT_MAX]])
         self._rebuild_recent_menu()
 
+    def _forget_recent(self, path: Path) -> None:
+        """A file that failed to load is no recent tokenizer (the menu would offer it again)."""
+        if self.settings is not None and path in self._recent():
+            self.settings.setValue("recent", [str(p) for p in self._recent() if p != path])
+            self._rebuild_recent_menu()
+
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()
         rec = self._recent()
@@ -470,6 +557,23 @@ class MainWindow(QMainWindow):
             a = self.recent_menu.addAction(str(p))
             a.triggered.connect(lambda _c=False, q=p: self.load_tokenizer(q))
         self.recent_menu.setEnabled(bool(rec))
+
+    def set_corpus_scheduler(self, address: str, *, save: bool = True) -> None:
+        """The Dask scheduler address the corpus jobs of the Compare and Vocabulary tabs run on
+        ("" : the local processes, or $TOKVIZ_DASK_SCHEDULER); kept in the settings."""
+        address = address.strip()
+        self.compare_tab.vm.scheduler = self.vocab_tab.vm.scheduler = address or None
+        if save and self.settings is not None:
+            self.settings.setValue("corpus/scheduler", address)
+
+    def _ask_corpus_scheduler(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        current = self.compare_tab.vm.scheduler or ""
+        text, ok = QInputDialog.getText(self, "Corpus jobs", "Dask scheduler address (tcp://host:8786 or local:N; "
+                                        "empty: the local processes):", text=current)
+        if ok:
+            self.set_corpus_scheduler(text)
 
     def restore_settings(self) -> bool:
         """Restore geometry, options, last tokenizer and text; True when a tokenizer was restored."""
@@ -486,6 +590,7 @@ class MainWindow(QMainWindow):
             v = s.value(key)
             if isinstance(v, QByteArray):
                 splitter.restoreState(v)
+        self.set_corpus_scheduler(str(s.value("corpus/scheduler", "") or ""), save=False)
         mode = s.value("viewMode")
         if mode in {m.value for m in ViewMode}:
             self.vm.set_view_mode(mode)
@@ -589,7 +694,7 @@ class MainWindow(QMainWindow):
             self,
             "Open tokenizer",
             "",
-            "Tokenizer files (*.json *.tiktoken *.model *.gguf *.txt *.gz *.bpe);;All files (*)",
+            "Tokenizer files (*.json *.tiktoken *.model *.gguf *.txt *.gz *.bpe *.js *.cjs);;All files (*)",
         )
         if path:
             self.load_tokenizer(Path(path), name=Path(path).name)
@@ -717,7 +822,7 @@ class MainWindow(QMainWindow):
         gen.setSize(QSize(w, h))
         gen.setViewBox(QRectF(0, 0, w, h))
         gen.setTitle("tokviz tokens")
-        gen.setDescription(f"{self.vm.tokenizer_name}: {len(self.vm.encoding.ids)} tokens")
+        gen.setDescription(f"{self.vm.tokenizer_name}: {counted(len(self.vm.encoding.ids), 'token')}")
         p = QPainter(gen)
         self._paint_tokens(p, w, h)
         p.end()
@@ -725,7 +830,7 @@ class MainWindow(QMainWindow):
 
 def text_file_summary(tf) -> str:  # noqa: ANN001 - a tokviz.io.textfile.TextFile
     """The status-bar line for an opened text file: what was kept exactly, what was replaced."""
-    parts = [f"{Path(tf.path).name}: {len(tf.text):,} characters, {tf.size_bytes:,} bytes, read exactly"]
+    parts = [f"{Path(tf.path).name}: {counted(len(tf.text), 'character')}, {counted(tf.size_bytes, 'byte')}, read exactly"]
     if tf.bom:
         parts.append("BOM kept as U+FEFF")
     if tf.crlf:

@@ -4,7 +4,7 @@ A tiktoken rank file that is not one of the published encodings carries no pre-t
 pattern and no special tokens. The GUI asks for them once (`pattern_dialog.PatternDialog`) and
 remembers the answer per file in the app's settings, so reopening the file (picker, recent
 files, drag and drop) just works. This module is the dialog's model: no widgets, no engine
-calls beyond the rank-file facts; the settings object only needs ``value``/``setValue``/``remove``
+calls beyond the rank-file facts and the pattern's split of a test text (`split_preview`); the settings object only needs ``value``/``setValue``/``remove``
 (QSettings in the app, a dict-backed stand-in in tests).
 """
 
@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..io.tiktoken_ranks import PATTERN_PRESETS, pattern_preset, preset_name_of
+from ..io.json_text import try_loads
+from ..io.tiktoken_ranks import PATTERN_PRESETS, RankFileGuess, pattern_preset, preset_name_of
 
 __all__ = ["RankPatternChoice", "RankFileFacts", "rank_file_facts", "remembered_choice", "remember_choice",
-           "forget_choice", "check_choice", "PRESET_ITEMS", "CUSTOM"]
+           "forget_choice", "check_choice", "split_preview", "PRESET_ITEMS", "CUSTOM"]
 
 CUSTOM = "custom"
 # (preset name, title) for the dialog's combo box, then the custom entry
@@ -54,10 +55,7 @@ class RankPatternChoice:
 
     @classmethod
     def from_json(cls, text: str) -> RankPatternChoice | None:
-        try:
-            obj = json.loads(text)
-        except (TypeError, ValueError):
-            return None
+        obj = try_loads(text) if isinstance(text, (str, bytes)) else None
         if not isinstance(obj, dict) or not isinstance(obj.get("pattern"), str):
             return None
         specials = obj.get("special_tokens") or {}
@@ -81,6 +79,7 @@ class RankFileFacts:
 
     entries: int
     max_rank: int
+    guess: RankFileGuess | None = None  # what the content says the file is (Qwen's 151,643 ranks ...)
 
     @property
     def next_free_id(self) -> int:
@@ -90,15 +89,16 @@ class RankFileFacts:
 def rank_file_facts(path: Path) -> RankFileFacts | None:
     """Count the ranks of a rank file (None when it does not parse: loading will say why)."""
     from ..engine.errors import TokvizFormatError
-    from ..io.detect import read_bytes, resolve_path
-    from ..io.tiktoken_ranks import parse_ranks
+    from ..io.files import read_bytes, resolve_path
+    from ..io.tiktoken_ranks import parse_ranks, recognise_ranks
 
     try:
         p = resolve_path(path)
-        table = parse_ranks(read_bytes(p.read_bytes(), source=str(p)), source=str(p))
+        data = read_bytes(p.read_bytes(), source=str(p))
+        table = parse_ranks(data, source=str(p))
     except (OSError, TokvizFormatError):
         return None
-    return RankFileFacts(len(table), table.max_rank)
+    return RankFileFacts(len(table), table.max_rank, recognise_ranks(data, entries=len(table)))
 
 
 def _key(path: Path) -> str:
@@ -165,3 +165,24 @@ def check_choice(
             return None, f"two special tokens have id {id_}"
         specials[literal] = id_
     return RankPatternChoice(pattern, specials), ""
+
+
+def split_preview(pattern: str, text: str) -> list[tuple[int, int]] | None:
+    """The chunks (code point spans) the rank-file tokenizer would make of ``text`` with
+    ``pattern``: the engine's Split as the rank-file loader builds it (tiktoken keeps the
+    matches and drops the text between them). None when the pattern does not compile.
+
+    >>> split_preview(r"\\w+", "ab, c")
+    [(0, 2), (4, 5)]
+    """
+    import regex
+
+    from ..engine.errors import TokvizFormatError
+    from ..engine.pre_tokenizers.split import Split
+    from ..io.tiktoken_ranks import engine_pattern
+
+    try:
+        split = Split(pattern=engine_pattern(pattern), is_regex=True, behavior="Removed", invert=True)
+    except (regex.error, TokvizFormatError, ValueError):
+        return None
+    return [span for _piece, span in split.pre_tokenize_str(text)]

@@ -41,34 +41,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .display import counted
 from .theme import mono_font
 from .train_viewmodel import ALGORITHMS, TrainConfig, TrainViewModel
 from .widgets.charts import SeriesChart
-from .widgets.exact_edit import ExactTextEdit
+from .widgets.exact_edit import ExactLineEdit, ExactTextEdit
+from .widgets.form import boxed, header
 from .widgets.merge_slider import MergeSlider
 from .widgets.pair_table import PairTable, PruneTable, show_piece
 from .widgets.segments import ProbeView, WordsView
 
 __all__ = ["TrainTab"]
-
-
-def _header(title: str, hint: str = "") -> QLabel:
-    lab = QLabel(f"<b>{title}</b>" + (f"&nbsp;&nbsp;<span style='color:gray'>{hint}</span>" if hint else ""))
-    lab.setContentsMargins(2, 4, 0, 0)
-    lab.setWordWrap(True)
-    return lab
-
-
-def _boxed(title: str, hint: str, body: QWidget) -> QWidget:
-    w = QWidget()
-    lay = QVBoxLayout(w)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(2)
-    head = _header(title, hint)
-    lay.addWidget(head)
-    lay.addWidget(body, 1)
-    w.header = head  # type: ignore[attr-defined]
-    return w
 
 
 class TrainTab(QWidget):
@@ -80,15 +63,45 @@ class TrainTab(QWidget):
         self._land_on_first = False
         self.pairs_step = 0  # the pair table shows counts after this many merges
 
-        # ---------------------------------------------------------------- left: corpus and options
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 4, 0)
+        ll.addWidget(self._build_corpus(), 1)
+        ll.addWidget(self._build_options())
+        ll.addWidget(self._build_export())
+        left.setMinimumWidth(300)
+        left.setMaximumWidth(420)
+
+        self.right = QTabWidget()
+        self.right.setDocumentMode(True)
+        self.right.addTab(self._build_run(), "Training run")
+        self.right.addTab(self._build_cutoff(), "Rank cutoff (Inspect tokenizer)")
+        self.right.currentChanged.connect(self._on_right_tab)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([340, 940])
+        split.setChildrenCollapsible(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(split)
+
+        QShortcut(QKeySequence("Ctrl+Return"), self, activated=self.start_training)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.vm.cancel)
+        self._wire(inspect_vm)
+        self._on_algo()
+        self._live_merges = 0
+
+    # ------------------------------------------------------------------ building
+    def _build_corpus(self) -> QGroupBox:
+        """The corpus box: toy corpus and Open buttons, the exact corpus editor, its size."""
         corpus_box = QGroupBox("Corpus")
         cl = QVBoxLayout(corpus_box)
         row = QHBoxLayout()
         self.toy_button = QPushButton("Toy corpus")
-        self.toy_button.setToolTip("The shipped toy corpus: the seed's hand examples (abab/abac, low/lower/newest, hug/pug …)")
+        self.toy_button.setToolTip("The shipped toy corpus: small hand-checkable examples (abab/abac, low/lower/newest, hug/pug …)")
         self.toy_button.clicked.connect(self.vm.load_toy_corpus)
         self.open_button = QPushButton("Open files…")
         self.open_button.setToolTip("Train on UTF-8 text files (e.g. botchan.txt, wagahaiwa_nekodearu.txt)")
@@ -101,12 +114,15 @@ class TrainTab(QWidget):
         self.corpus_edit.setPlaceholderText("Paste a corpus here (one text per line), or open files")
         self.corpus_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.corpus_edit.edited.connect(self._on_corpus_edited)
+        self.corpus_edit.files_dropped.connect(self.vm.load_corpus_files)  # read exactly, as Open files… does
         cl.addWidget(self.corpus_edit, 1)
         self.corpus_info = QLabel("empty")
         self.corpus_info.setStyleSheet("color: gray")
         cl.addWidget(self.corpus_info)
-        ll.addWidget(corpus_box, 1)
+        return corpus_box
 
+    def _build_options(self) -> QGroupBox:
+        """The training options form, Train / Cancel, the progress bar and the status line."""
         opts = QGroupBox("Training")
         form = QFormLayout(opts)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -140,6 +156,19 @@ class TrainTab(QWidget):
         self.em_iters.setValue(2)
         self.em_label = QLabel("EM iterations")
         form.addRow(self.em_label, self.em_iters)
+        form.addRow(self._build_run_buttons())
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(10)
+        form.addRow(self.progress)
+        self.status = QLabel("Not trained yet.")
+        self.status.setWordWrap(True)
+        self.status.setStyleSheet("color: gray")
+        form.addRow(self.status)
+        return opts
+
+    def _build_run_buttons(self) -> QHBoxLayout:
         buttons = QHBoxLayout()
         self.train_button = QPushButton("Train")
         self.train_button.setDefault(True)
@@ -151,18 +180,9 @@ class TrainTab(QWidget):
         self.cancel_button.clicked.connect(self.vm.cancel)
         buttons.addWidget(self.train_button)
         buttons.addWidget(self.cancel_button)
-        form.addRow(buttons)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
-        form.addRow(self.progress)
-        self.status = QLabel("Not trained yet.")
-        self.status.setWordWrap(True)
-        self.status.setStyleSheet("color: gray")
-        form.addRow(self.status)
-        ll.addWidget(opts)
+        return buttons
 
+    def _build_export(self) -> QGroupBox:
         export = QGroupBox("Trained tokenizer")
         el = QHBoxLayout(export)
         self.save_button = QPushButton("Save tokenizer.json…")
@@ -174,39 +194,58 @@ class TrainTab(QWidget):
         el.addWidget(self.inspect_button)
         for b in (self.save_button, self.inspect_button):
             b.setEnabled(False)
-        ll.addWidget(export)
-        left.setMinimumWidth(300)
-        left.setMaximumWidth(420)
+        return export
 
-        # ---------------------------------------------------------------- right: the run
+    def _build_run(self) -> QWidget:
+        """The "Training run" sub-tab: slider, headline, tables, probe and chart."""
         self.slider = MergeSlider()
         self.slider.value_changed.connect(self.vm.set_step)
         self.headline = QLabel("Train on a corpus, then step through the merges.")
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setWordWrap(True)
         self.headline.setMinimumHeight(40)
+        vsplit = QSplitter(Qt.Orientation.Vertical)
+        vsplit.addWidget(self._build_tables())
+        vsplit.addWidget(self._build_probe())
+        vsplit.addWidget(self._build_chart())
+        vsplit.setSizes([380, 120, 220])
+        vsplit.setChildrenCollapsible(False)
+        run = QWidget()
+        rl = QVBoxLayout(run)
+        rl.setContentsMargins(4, 4, 4, 0)
+        rl.addWidget(self.slider)
+        rl.addWidget(self.headline)
+        rl.addWidget(vsplit, 1)
+        return run
+
+    def _build_tables(self) -> QSplitter:
+        """The pair-count (or pruning) table beside the segmented corpus words."""
         self.pairs = PairTable()
         self.pairs.activated.connect(lambda index: self.jump_to_pair(index.row()))  # double-click or Enter
         self.prunes = PruneTable()
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.pairs)
         self.table_stack.addWidget(self.prunes)
-        self.table_box = _boxed("Pair counts", "", self.table_stack)
+        self.table_box = boxed("Pair counts", "", self.table_stack)
         self.words = WordsView()
-        self.words_box = _boxed("Corpus words", "", self.words)
+        self.words_box = boxed("Corpus words", "", self.words)
         mid = QSplitter(Qt.Orientation.Horizontal)
         mid.addWidget(self.table_box)
         mid.addWidget(self.words_box)
         mid.setSizes([520, 420])
         mid.setChildrenCollapsible(False)
-        self.probe_edit = QLineEdit(self.vm.probe_text)
+        return mid
+
+    def _build_probe(self) -> QWidget:
+        self.probe_edit = ExactLineEdit(self.vm.probe_text)  # the probe exactly, marks included
         self.probe_edit.setFont(mono_font())
         self.probe_edit.setToolTip("Any text: tokenized with the first k merges of the trained tokenizer")
         self._probe_timer = QTimer(self)
         self._probe_timer.setSingleShot(True)
         self._probe_timer.setInterval(120)
         self._probe_timer.timeout.connect(lambda: self.vm.set_probe(self.probe_edit.text()))
-        self.probe_edit.textChanged.connect(lambda _t: self._probe_timer.start())
+        self.probe_edit.inserts_dropped_files = True
+        self.probe_edit.edited.connect(lambda *_e: self._probe_timer.start())
         self.probe_view = ProbeView()
         self.probe_view.setMaximumHeight(70)
         self.probe_info = QLabel("")
@@ -216,16 +255,19 @@ class TrainTab(QWidget):
         pl.setContentsMargins(0, 0, 0, 0)
         pl.setSpacing(2)
         prow = QHBoxLayout()
-        prow.addWidget(_header("Probe", ""))
+        prow.addWidget(header("Probe", ""))
         prow.addWidget(self.probe_edit, 1)
         pl.addLayout(prow)
         pl.addWidget(self.probe_view)
         pl.addWidget(self.probe_info)
+        return probe
+
+    def _build_chart(self) -> QWidget:
         self.chart = SeriesChart()
         self.export_chart_button = QPushButton("Export chart…")
         self.export_chart_button.setToolTip("Save the chart as PNG or SVG")
         self.export_chart_button.clicked.connect(self.export_chart_dialog)
-        self.chart_header = _header("Chart", "")
+        self.chart_header = header("Chart", "")
         self.chart_box = QWidget()
         chl = QVBoxLayout(self.chart_box)
         chl.setContentsMargins(0, 0, 0, 0)
@@ -235,21 +277,10 @@ class TrainTab(QWidget):
         head.addWidget(self.export_chart_button)
         chl.addLayout(head)
         chl.addWidget(self.chart, 1)
+        return self.chart_box
 
-        vsplit = QSplitter(Qt.Orientation.Vertical)
-        vsplit.addWidget(mid)
-        vsplit.addWidget(probe)
-        vsplit.addWidget(self.chart_box)
-        vsplit.setSizes([380, 120, 220])
-        vsplit.setChildrenCollapsible(False)
-        run = QWidget()
-        rl = QVBoxLayout(run)
-        rl.setContentsMargins(4, 4, 4, 0)
-        rl.addWidget(self.slider)
-        rl.addWidget(self.headline)
-        rl.addWidget(vsplit, 1)
-
-        # ---------------------------------------------------------------- right: rank cutoff
+    def _build_cutoff(self) -> QWidget:
+        """The "Rank cutoff" sub-tab: the Inspect tokenizer cut at its first k merges."""
         cut = QWidget()
         cl2 = QVBoxLayout(cut)
         cl2.setContentsMargins(4, 4, 4, 0)
@@ -265,27 +296,10 @@ class TrainTab(QWidget):
         self.cut_view = ProbeView()
         self.cut_view.placeholder = "The Inspect text, tokenized with only the first k merges, appears here."
         cl2.addWidget(self.cut_view, 1)
+        return cut
 
-        self.right = QTabWidget()
-        self.right.setDocumentMode(True)
-        self.right.addTab(run, "Training run")
-        self.right.addTab(cut, "Rank cutoff (Inspect tokenizer)")
-        self.right.currentChanged.connect(self._on_right_tab)
-
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(self.right)
-        split.setStretchFactor(1, 1)
-        split.setSizes([340, 940])
-        split.setChildrenCollapsible(False)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addWidget(split)
-
-        QShortcut(QKeySequence("Ctrl+Return"), self, activated=self.start_training)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.vm.cancel)
-
-        # ---------------------------------------------------------------- wiring
+    def _wire(self, inspect_vm: Any) -> None:
+        """Connect the view-model's signals to this tab (and to the Inspect view-model)."""
         vm = self.vm
         vm.corpus_changed.connect(self._set_corpus_text)
         vm.training_started.connect(self._on_started)
@@ -300,16 +314,22 @@ class TrainTab(QWidget):
         vm.cutoff_changed.connect(self._on_cutoff)
         if inspect_vm is not None:
             vm.error_raised.connect(inspect_vm.error_raised)
+            self.probe_edit.error_raised.connect(inspect_vm.error_raised)
             # the cut view follows edits of the Inspect text (debounced, only while it is shown)
             self._cut_timer = QTimer(self)
             self._cut_timer.setSingleShot(True)
             self._cut_timer.setInterval(300)
             self._cut_timer.timeout.connect(self._refresh_cut)
             inspect_vm.encoding_changed.connect(lambda _u: self._cut_timer.start())
-        self._on_algo()
-        self._live_merges = 0
 
     # ------------------------------------------------------------------ public helpers
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        run = self.vm.run
+        if run is None or not run.is_merge_based:
+            return f"Train: {self.status.text()}"
+        return f"Train: {self.status.text()} · showing step {self.slider.value():,}"
+
     def is_busy(self) -> bool:
         """Training or a step query still running (the screenshot waits for this)."""
         return self.vm.is_training() or self.vm.step_busy() or self.vm._lanes.is_busy("cutoff")
@@ -320,7 +340,7 @@ class TrainTab(QWidget):
             # First visit: show something real right away (the toy corpus trains in milliseconds).
             self._auto_started = True
             self.vm.load_toy_corpus()
-            # character BPE reads best on the toy corpus (the seed's low/lower/newest examples)
+            # character BPE reads best on the toy corpus (its low/lower/newest examples)
             self.algo.setCurrentIndex(self.algo.findData("bpe-char"))
             self.vocab.setValue(100)
             self._land_on_first = True  # show merge 1 and the counts that chose it
@@ -352,7 +372,7 @@ class TrainTab(QWidget):
         text = self.vm.corpus
         lines = text.count("\n") + 1 if text else 0
         name = f"{self.vm.corpus_name} · " if self.vm.corpus_name else ""
-        self.corpus_info.setText(f"{name}{len(text):,} chars · {len(text.encode('utf-8')):,} bytes · {lines:,} lines")
+        self.corpus_info.setText(f"{name}{counted(len(text), 'char')} · {counted(len(text.encode('utf-8')), 'byte')} · {counted(lines, 'line')}")
 
     def open_corpus_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", "Text files (*.txt *.md *.py);;All files (*)")
@@ -401,7 +421,7 @@ class TrainTab(QWidget):
         algo = ALGORITHMS[run.config.algorithm][0]
         if run.is_merge_based:
             self.status.setText(
-                f"{algo}: {res.num_merges:,} merges, vocab {len(res.vocab):,}, {len(res.words):,} distinct words "
+                f"{algo}: {counted(res.num_merges, 'merge')}, vocab {len(res.vocab):,}, {len(res.words):,} distinct words "
                 f"in {run.seconds * 1000:,.0f} ms"
             )
             self.slider.set_maximum(res.num_merges)
@@ -510,7 +530,7 @@ class TrainTab(QWidget):
         covered = sum(e - s for s, e in enc.offsets)
         dropped = sum(1 for ch in enc.text if not ch.isspace()) - covered
         note = f" · {dropped} chars outside the alphabet dropped (no unk token)" if dropped > 0 else ""
-        self.probe_info.setText(f"{n:,} tokens · {chars / n if n else 0:.2f} chars/token{note} · "
+        self.probe_info.setText(f"{counted(n, 'token')} · {chars / n if n else 0:.2f} chars/token{note} · "
                                 f"{res.seconds * 1000:.0f} ms")
 
     def _probe_unk_id(self) -> int | None:

@@ -77,7 +77,7 @@ class TrainConfig:
 def make_trainer(cfg: TrainConfig) -> Any:
     """The trainer for ``cfg`` (the CLI's `make_trainer`, plus the GUI-only options)."""
     from ..engine.errors import TokvizFormatError
-    from ..training.cli import make_trainer as cli_trainer
+    from ..training.factory import make_trainer as cli_trainer
 
     specials = list(cfg.special_tokens)
     if cfg.algorithm == "bpe-byte":
@@ -253,9 +253,6 @@ class TrainViewModel(QObject):
         from ..resources import resource_path
 
         self.load_corpus_files([resource_path("corpora", "toy.txt")])
-
-    def set_config(self, cfg: TrainConfig) -> None:
-        self.config = cfg
 
     def set_probe(self, text: str) -> None:
         if text != self.probe_text:

@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from ._compat import emit
 
+from ..analysis.facts import TokenizerFacts
 from ..engine.encoding import Encoding, Token
 from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.pretokenized import PreTokens, pre_token_spans
 from ..engine.text import NormalizedText, OffsetMap, check_text
+from .catalog import load_error
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .workers import CancelToken, Lanes, to_gui
 
@@ -93,20 +95,12 @@ class TokenDetails:
 
 
 def unknown_token_id(tok: Any) -> int | None:
-    """The id of the model's unknown token (WordPiece / BPE / WordLevel ``unk_token``, SentencePiece
-    and Unigram ``unk_id``), or None when the model has none."""
-    model = getattr(tok, "model", None)
-    uid = getattr(model, "unk_id", None)
-    if isinstance(uid, int) and uid >= 0:
-        return uid
-    name = getattr(model, "unk_token", None) or getattr(getattr(tok, "config", None), "unk_token", None)
-    if isinstance(name, str) and name:
-        try:
-            found = tok.token_to_id(name)
-        except (KeyError, ValueError, AttributeError):
-            return None
-        return found if isinstance(found, int) else None
-    return None
+    """The id of the model's unknown token, or None: `TokenizerFacts.unknown_id`, the one rule
+    Inspect, Compare and the corpus statistics share (a tokenizer_config ``unk_token`` the model
+    never emits does not count)."""
+    from ..engine.tokenizer import Tokenizer
+
+    return TokenizerFacts.of(tok).unknown_id if isinstance(tok, Tokenizer) else None
 
 
 def compute_stats(text: str, text_bytes: bytes, enc: Encoding, om: OffsetMap) -> Stats:
@@ -225,7 +219,7 @@ class InspectViewModel(QObject):
         def failed(msg: str) -> None:
             self._loading = None
             emit(self.tokenizer_load_failed, (path, msg))
-            emit(self.error_raised, f"Could not open {path}: {msg}")
+            emit(self.error_raised, load_error(path, msg))
 
         self._loading = path
         emit(self.tokenizer_loading, label)
@@ -313,6 +307,13 @@ class InspectViewModel(QObject):
     def is_tiktoken_like(self) -> bool:
         """The tokenizer follows tiktoken's special-token policy (typed literals are plain text by default)."""
         return self.tokenizer is not None and self.tokenizer.special_policy == "tiktoken"
+
+    @property
+    def adds_special_tokens(self) -> bool:
+        """The tokenizer's post-processor adds special tokens (BOS/EOS/CLS/SEP) to an encoding:
+        only then does "Add special tokens" change anything."""
+        post = getattr(self.tokenizer, "post_processor", None)
+        return post is not None and post.added_tokens(False) > 0
 
     def _allowed_special(self) -> str | None:
         if self.is_tiktoken_like:

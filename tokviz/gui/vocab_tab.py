@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._compat import emit
+from .display import counted
 from .theme import mono_font
 from .vocab_viewmodel import FACETS, VocabViewModel
 from .widgets.vocab_widgets import VocabCard, VocabCharts
@@ -38,6 +39,7 @@ _GROUPS = (
     ("Bytes", ("partial-utf8", "single-byte", "never-valid", "duplicate-byte")),
     ("Reachability", ("unreachable", "stage-N", "stage-P", "stage-A", "stage-M")),
     ("Other", ("lookalike", "fragment-k1", "fragment-k64", "special", "embedding-candidate")),
+    ("Corpus", ("never-seen", "rarely-seen")),
 )
 
 
@@ -48,8 +50,45 @@ class VocabTab(QWidget):
         super().__init__(parent)
         lanes = getattr(inspect_vm, "_lanes", None)
         self.vm = VocabViewModel(self, inspect=inspect_vm, lanes=lanes)
+        top = self._build_top()
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.charts = VocabCharts()
+        mid = QSplitter(Qt.Orientation.Horizontal)
+        mid.addWidget(self._build_facets())
+        mid.addWidget(self._build_table())
+        mid.addWidget(self._build_card())
+        mid.setStretchFactor(1, 3)
+        mid.setStretchFactor(2, 1)
+        mid.setSizes([170, 900, 340])
+        vsplit = QSplitter(Qt.Orientation.Vertical)
+        vsplit.addWidget(mid)
+        vsplit.addWidget(self.charts)
+        vsplit.setStretchFactor(0, 3)
+        vsplit.setStretchFactor(1, 1)
+        vsplit.setSizes([480, 250])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.summary)
+        lay.addWidget(vsplit, 1)
+        self.emb_note = QLabel("")
+        self.emb_note.setWordWrap(True)
+        self.emb_note.setStyleSheet("color: gray")
+        lay.insertWidget(2, self.emb_note)
+        self.emb_note.setVisible(False)
+        self.corpus_note = QLabel("")
+        self.corpus_note.setWordWrap(True)
+        self.corpus_note.setStyleSheet("color: gray")
+        lay.insertWidget(3, self.corpus_note)
+        self.corpus_note.setVisible(False)
+        self._wire()
+        self._on_audit(None)
 
-        # ---------------------------------------------------------------- top row
+    # ------------------------------------------------------------------ building
+    def _build_top(self) -> QHBoxLayout:
+        """Search, the count shown, export, the audit's progress and cancel, embeddings, re-run."""
         top = QHBoxLayout()
         top.addWidget(QLabel("Search"))
         self.search = QLineEdit()
@@ -69,11 +108,15 @@ class VocabTab(QWidget):
         self.export_button.setToolTip("Save the rows shown (after search and facets) as CSV or JSON")
         self.export_button.clicked.connect(self._export)
         top.addWidget(self.export_button)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.setFormat("%p% %v")
+        self.progress = QProgressBar()  # the percentage in the bar, the phase and counts beside it
+        self.progress.setMaximumWidth(140)
+        self.progress.setFormat("%p%")
         self.progress.setVisible(False)
         top.addWidget(self.progress)
+        self.progress_label = QLabel("")
+        self.progress_label.setStyleSheet("color: gray")
+        self.progress_label.setVisible(False)
+        top.addWidget(self.progress_label)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.vm.cancel)
@@ -83,16 +126,19 @@ class VocabTab(QWidget):
                                    ".index.json) for the under-trained-token indicator")
         self.emb_button.clicked.connect(self._pick_embeddings)
         top.addWidget(self.emb_button)
+        self.corpus_button = QPushButton("Corpus counts…")
+        self.corpus_button.setToolTip("Count every entry over a corpus file (text, .jsonl, .parquet; lines) on the "
+                                      "local cores or the Dask scheduler of the settings: never / rarely seen entries")
+        self.corpus_button.clicked.connect(self._pick_corpus)
+        top.addWidget(self.corpus_button)
         self.rerun_button = QPushButton("Audit")
         self.rerun_button.setToolTip("Run the audit again")
         self.rerun_button.clicked.connect(self.vm.refresh)
         top.addWidget(self.rerun_button)
+        return top
 
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-
-        # ---------------------------------------------------------------- facets
+    def _build_facets(self) -> QWidget:
+        """One check box per audit category, grouped."""
         facets = QWidget()
         fl = QVBoxLayout(facets)
         fl.setContentsMargins(0, 0, 4, 0)
@@ -112,8 +158,10 @@ class VocabTab(QWidget):
         hint.setWordWrap(True)
         fl.addWidget(hint)
         fl.addStretch(1)
+        return facets
 
-        # ---------------------------------------------------------------- table
+    def _build_table(self) -> QTableView:
+        """The table of every token (uniform rows: 200k rows scroll smoothly)."""
         self.table = QTableView()
         self.table.setModel(self.vm.table)
         self.table.setFont(mono_font())
@@ -135,8 +183,9 @@ class VocabTab(QWidget):
             self.table.setColumnWidth(c, w)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.vm.select_row(cur.row()))
         self.table.doubleClicked.connect(lambda _i: self._open_in_inspect())
+        return self.table
 
-        # ---------------------------------------------------------------- card
+    def _build_card(self) -> QWidget:
         side = QWidget()
         sl = QVBoxLayout(side)
         sl.setContentsMargins(4, 0, 0, 0)
@@ -147,28 +196,9 @@ class VocabTab(QWidget):
         self.inspect_button.setEnabled(False)
         self.inspect_button.clicked.connect(self._open_in_inspect)
         sl.addWidget(self.inspect_button)
+        return side
 
-        # ---------------------------------------------------------------- layout
-        self.charts = VocabCharts()
-        mid = QSplitter(Qt.Orientation.Horizontal)
-        mid.addWidget(facets)
-        mid.addWidget(self.table)
-        mid.addWidget(side)
-        mid.setStretchFactor(1, 3)
-        mid.setStretchFactor(2, 1)
-        mid.setSizes([170, 900, 340])
-        vsplit = QSplitter(Qt.Orientation.Vertical)
-        vsplit.addWidget(mid)
-        vsplit.addWidget(self.charts)
-        vsplit.setStretchFactor(0, 3)
-        vsplit.setStretchFactor(1, 1)
-        vsplit.setSizes([480, 250])
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
-        lay.addLayout(top)
-        lay.addWidget(self.summary)
-        lay.addWidget(vsplit, 1)
-
+    def _wire(self) -> None:
         self.vm.audit_started.connect(self._on_started)
         self.vm.audit_progress.connect(self._on_progress)
         self.vm.audit_changed.connect(self._on_audit)
@@ -178,12 +208,8 @@ class VocabTab(QWidget):
         self.vm.error_raised.connect(self._on_error)
         self.vm.embeddings_changed.connect(self._on_embeddings)
         self.vm.tensor_needed.connect(self._ask_tensor)
-        self.emb_note = QLabel("")
-        self.emb_note.setWordWrap(True)
-        self.emb_note.setStyleSheet("color: gray")
-        lay.insertWidget(2, self.emb_note)
-        self.emb_note.setVisible(False)
-        self._on_audit(None)
+        self.vm.counts_changed.connect(self._on_counts)
+        self.vm.counts_progress.connect(self._on_counts_progress)
 
     # ------------------------------------------------------------------ visibility
     def showEvent(self, event) -> None:  # noqa: ANN001, N802
@@ -193,6 +219,15 @@ class VocabTab(QWidget):
     def hideEvent(self, event) -> None:  # noqa: ANN001, N802
         super().hideEvent(event)
         self.vm.set_active(False)
+
+    def status_text(self) -> str:
+        """One line for the status bar while this tab is shown."""
+        audit = self.vm.audit
+        if audit is None:
+            return "Vocabulary: auditing…" if self.vm.is_busy() else "Vocabulary: no audit yet"
+        s = audit.summary()
+        return (f"Vocabulary: {audit.name} · {s['entries']:,} entries · showing {len(self.vm.rows):,} · "
+                f"{s['unreachable']:,} unreachable · {s['partial_utf8']:,} partial UTF-8")
 
     def is_busy(self) -> bool:
         return self.vm.is_busy()
@@ -208,10 +243,11 @@ class VocabTab(QWidget):
     def _on_progress(self, phase: str, done: int, total: int) -> None:
         self.progress.setMaximum(max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{phase} %v / %m")
+        self.progress_label.setText(f"{phase} {done:,} / {total:,}")
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
+        self.progress_label.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.rerun_button.setEnabled(not busy)
 
@@ -222,7 +258,7 @@ class VocabTab(QWidget):
         for k, box in self.facet_boxes.items():
             n = self.vm.counts.get(k, 0)
             box.setText(f"{FACETS[k]} ({n:,})" if audit is not None else FACETS[k])
-            box.setEnabled(audit is not None)
+            box.setEnabled(audit is not None and (k not in ("never-seen", "rarely-seen") or self.vm.corpus_counts is not None))
         if audit is None:
             if not self.vm.is_busy():
                 self.summary.setText("<span style='color:gray'>No audit yet: the audit runs when this tab is shown "
@@ -246,7 +282,7 @@ class VocabTab(QWidget):
 
     def _on_rows(self) -> None:
         total = len(self.vm.audit.tokens) if self.vm.audit is not None else 0
-        self.shown.setText(f"{len(self.vm.rows):,} of {total:,} tokens")
+        self.shown.setText(f"{len(self.vm.rows):,} of {counted(total, 'token')}")
         if self.vm.rows:
             self.table.selectionModel().setCurrentIndex(
                 self.vm.table.index(0, 0),
@@ -285,6 +321,31 @@ class VocabTab(QWidget):
         if ok and item:
             self.vm.load_embeddings(path, tensor=tensors[names.index(item)][0])
 
+    def _pick_corpus(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Corpus to count", "",
+                                              "Corpus (*.txt *.jsonl *.ndjson *.parquet *.gz *.zst);;All files (*)")
+        if path:
+            self.vm.load_corpus_counts(path)
+
+    def _on_counts_progress(self, done: int, total: int) -> None:
+        self.progress.setMaximum(max(total // 1000, 1))
+        self.progress.setValue(done // 1000)
+        self.progress.setFormat("corpus %v / %m KB")
+
+    def _on_counts(self, counts: Any) -> None:
+        for k in ("never-seen", "rarely-seen"):
+            n = self.vm.counts.get(k, 0)
+            self.facet_boxes[k].setText(f"{FACETS[k]} ({n:,})" if counts is not None else FACETS[k])
+            self.facet_boxes[k].setEnabled(counts is not None)
+        if counts is None:
+            self.corpus_note.setVisible(False)
+            return
+        self.corpus_note.setText(
+            f"corpus {counts.path}: {counts.documents:,} documents, {counts.tokens:,} tokens; "
+            f"{self.vm.counts.get('never-seen', 0):,} entries never seen, {self.vm.counts.get('rarely-seen', 0):,} "
+            f"seen 1 to 2 times ({counts.executor})")
+        self.corpus_note.setVisible(True)
+
     def _on_embeddings(self, r: Any) -> None:
         self.facet_boxes["embedding-candidate"].setText(
             f"{FACETS['embedding-candidate']} ({self.vm.counts.get('embedding-candidate', 0):,})")
@@ -314,4 +375,4 @@ class VocabTab(QWidget):
             except OSError as exc:
                 self._on_error(f"export: {exc}")
                 return
-            self.shown.setText(f"{n:,} rows written to {path}")
+            self.shown.setText(f"{counted(n, 'row')} written to {path}")

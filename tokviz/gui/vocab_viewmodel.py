@@ -6,6 +6,9 @@ a tokenizer never pays for it otherwise. The table is a `VocabTableModel` over t
 list: rows are computed on demand (no per-row objects beyond the audit's own records), so 200k
 rows scroll like 20. Search matches the vocab string, the surface text, the surface hex or the id;
 facets keep the tokens of any checked category. Export writes the filtered list as CSV or JSON.
+Corpus counts (`load_corpus_counts`: `tokviz.analysis.corpus_jobs.token_counts` in the ``corpus``
+lane, on the local pool or the Dask scheduler of ``scheduler``) add each entry's frequency (the
+``corpus`` column) and the never / rarely seen facets.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 
-from ..analysis.audit import AuditCancelled, TokenAudit, VocabAudit, audit_vocabulary, superstrings
+from ..analysis.audit import TokenAudit, VocabAudit, audit_vocabulary, superstrings
+from ..engine.cancel import Cancelled
 from ._compat import emit
 from .display import hex_bytes, show_piece
 from .workers import CancelToken, Lanes, to_gui
@@ -44,10 +48,15 @@ FACETS: dict[str, str] = {
     "fragment-k64": "fragment F₆₄",
     "special": "special / added",
     "embedding-candidate": "embedding candidate",
+    "never-seen": "never seen in the corpus",
+    "rarely-seen": "rarely seen in the corpus",
 }
 COLUMNS: tuple[str, ...] = (
     "id", "vocab string", "surface", "bytes", "len", "rank", "categories", "parents", "children", "embedding",
+    "corpus",
 )
+#: entries seen at most this often (and at least once) are "rarely seen" (as ``tokviz audit --rare``)
+RARE = 2
 _BADGE = {
     "partial-utf8": "partial", "single-byte": "1B", "ascii": "ascii", "utf8-lead": "lead",
     "utf8-continuation": "cont", "never-valid": "never-valid", "duplicate-byte": "dup-byte",
@@ -62,7 +71,7 @@ def _label(audit: VocabAudit, id_: int) -> str:
     t = audit.get(id_)
     if t is None:
         return str(id_)
-    return t.surface_text if audit.family == "byte-level" else t.vocab
+    return t.surface_text if audit.byte_level else t.vocab
 
 
 def _facet_keys(t: TokenAudit) -> set[str]:
@@ -98,6 +107,8 @@ class VocabViewModel(QObject):
     error_raised = Signal(str)
     busy_changed = Signal(bool)
     embeddings_changed = Signal(object)  # EmbeddingReport or None
+    counts_changed = Signal(object)  # TokenCounts of the current audit's tokenizer, or None
+    counts_progress = Signal(int, int)  # bytes read, bytes in the corpus
     tensor_needed = Signal(str, object)  # path, [(name, shape)]: no known embedding tensor, pick one
 
     def __init__(self, parent: QObject | None = None, *, inspect: Any = None, lanes: Lanes | None = None) -> None:
@@ -116,6 +127,8 @@ class VocabViewModel(QObject):
         self.counts: Counter[str] = Counter()
         self._facet_sets: dict[str, frozenset[int]] = {}
         self.embeddings: Any = None  # EmbeddingReport of the current audit
+        self.corpus_counts: Any = None  # TokenCounts of the current audit's tokenizer
+        self.scheduler: str | None = None  # a Dask scheduler address for corpus jobs (the settings')
         self.table = VocabTableModel(self)
         if inspect is not None:
             inspect.tokenizer_changed.connect(lambda _p: self._tokenizer_changed())
@@ -152,7 +165,7 @@ class VocabViewModel(QObject):
             def job(token: CancelToken) -> tuple[Any, VocabAudit | None]:
                 try:
                     return tok, audit_vocabulary(tok, progress=lambda *p: to_gui(self, "_on_progress", *p), cancel=token)
-                except AuditCancelled:
+                except Cancelled:
                     return tok, None
 
             return job
@@ -172,10 +185,73 @@ class VocabViewModel(QObject):
 
     def cancel(self) -> None:
         self._lanes.cancel("audit")
+        self._lanes.cancel("corpus")
 
     def _on_busy(self, lane: str, busy: bool) -> None:
-        if lane in ("audit", "embeddings"):
-            emit(self.busy_changed, self.is_busy() or self._lanes.is_busy("embeddings"))
+        if lane in ("audit", "embeddings", "corpus"):
+            emit(self.busy_changed, self.is_busy() or self._lanes.is_busy("embeddings") or self._lanes.is_busy("corpus"))
+
+    # ------------------------------------------------------------------ corpus counts
+    def load_corpus_counts(self, path: str | Path, *, mode: str = "lines") -> None:
+        """Count every entry over a corpus (file, folder or glob) in a worker: on the Dask
+        scheduler of ``scheduler`` when set, else the local pool (in this process for a
+        tokenizer without a file the workers could load)."""
+        tok, audit = self._audited, self.audit
+        if audit is None or tok is None:
+            emit(self.error_raised, "corpus counts: run the audit first")
+            return
+        from ..analysis.corpus import TokenizerSpec, as_token
+        from ..analysis.corpus_jobs import token_counts
+        from ..io.shards import ReadOptions
+
+        source = getattr(tok, "source", None)
+        loadable = bool(source) and Path(str(source)).exists()
+        spec = TokenizerSpec(getattr(tok, "name", "") or "tokenizer", str(source or ""))
+        scheduler = self.scheduler
+
+        def prepare():  # noqa: ANN202
+            def job(token: CancelToken) -> Any:
+                def progress(stage: str, done: int, total: int) -> None:
+                    if stage == "bytes":
+                        to_gui(self, "_on_counts_progress", done, total)
+
+                return tok, token_counts(tok, path, spec=spec, read=ReadOptions(mode=mode), progress=progress,
+                                         scheduler=scheduler if loadable else None,
+                                         workers=None if loadable else 1, cancel=as_token(lambda: token.cancelled))
+
+            return job
+
+        def done(result: tuple[Any, Any]) -> None:
+            if result[0] is self._audited:
+                self._set_counts(result[1])
+
+        self._lanes.submit("corpus", prepare, done, lambda msg: emit(self.error_raised, f"corpus counts: {msg}"))
+
+    def _on_counts_progress(self, done: int, total: int) -> None:
+        emit(self.counts_progress, done, total)
+
+    def cancel_corpus_counts(self) -> None:
+        self._lanes.cancel("corpus")
+
+    def _set_counts(self, counts: Any) -> None:  # noqa: ANN401 - TokenCounts or None
+        self.corpus_counts = counts
+        never: set[int] = set()
+        rare: set[int] = set()
+        if counts is not None and self.audit is not None:
+            for n, t in enumerate(self.audit.tokens):
+                if t.kind in ("special", "added", "marker"):
+                    continue  # (expected never to occur in text: not counted as never seen)
+                c = counts.count(t.id)
+                (never if c == 0 else rare if c <= RARE else set()).add(n)
+        for key, picked in (("never-seen", never), ("rarely-seen", rare)):
+            self._facet_sets[key] = frozenset(picked)
+            self.counts[key] = len(picked)
+        emit(self.counts_changed, counts)
+        self._refilter()
+
+    def corpus_count(self, id_: int) -> int | None:
+        c = self.corpus_counts
+        return None if c is None else c.count(id_)
 
     # ------------------------------------------------------------------ embeddings (G8)
     def load_embeddings(self, path: str | Path, *, tensor: str | None = None) -> None:
@@ -227,6 +303,7 @@ class VocabViewModel(QObject):
         self._facet_sets = {}
         self.counts = Counter()
         self.embeddings = None
+        self.corpus_counts = None
         if audit is not None:
             sets: dict[str, set[int]] = {k: set() for k in FACETS}
             for n, t in enumerate(audit.tokens):
@@ -236,6 +313,7 @@ class VocabViewModel(QObject):
             self.counts = Counter({k: len(v) for k, v in sets.items()})
         emit(self.detail_changed, None)
         emit(self.embeddings_changed, None)
+        emit(self.counts_changed, None)
         emit(self.audit_changed, audit)
         self._refilter()
 
@@ -283,6 +361,10 @@ class VocabViewModel(QObject):
         toks = self.audit.tokens
         if self.sort_column == 0 and not self.sort_descending:
             self.rows.sort()
+            return
+        if self.sort_column == len(_SORT_KEYS) + 1:  # the corpus count (rows without one first)
+            count = self.corpus_count
+            self.rows.sort(key=lambda n: (count(toks[n].id) or 0, toks[n].id), reverse=self.sort_descending)
             return
         if self.sort_column == len(_SORT_KEYS):  # the embedding indicator (rows without one last)
             value = self.embedding_value
@@ -436,7 +518,7 @@ class VocabTableModel(QAbstractTableModel):
         c = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return _cell(t, c, self.vm)
-        if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 8, 9):
+        if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 8, 9, 10):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and c == 6:
             return ", ".join(t.categories()) or "ordinary, reachable"
@@ -475,4 +557,7 @@ def _cell(t: TokenAudit, c: int, vm: VocabViewModel) -> str:
     if c == 9:
         v = vm.embedding_value(t.id)
         return "" if v is None else f"{v:.4f}"
+    if c == 10:
+        n = vm.corpus_count(t.id)
+        return "" if n is None else f"{n:,}"
     return ""

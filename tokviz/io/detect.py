@@ -3,45 +3,45 @@
 The file name is never trusted: a ``.json`` may be a vocab.json or a tokenizer_config.json, a
 ``.model`` may be anything. gzip is undone first (by its magic bytes), then the content decides:
 
-===========================  ===============================================================
-content                      loader
-===========================  ===============================================================
-JSON object with "model"     HF tokenizer.json (`hf_json`), with tokenizer_config.json beside it
-JSON object str -> int       GPT-2 vocab.json, needs merges.txt beside it (`gpt2_files`)
-``<base64> <int>`` lines     tiktoken rank file (`tiktoken_ranks`)
-protobuf ModelProto          SentencePiece .model (`sentencepiece`)
-``GGUF`` magic               GGUF model or vocab file (`gguf`; memory-mapped, header only)
-one token per line           BERT vocab.txt (`wordpiece_vocab`)
-===========================  ===============================================================
+===============================  ===========================================================
+content                          loader
+===============================  ===========================================================
+JSON object with "model"         HF tokenizer.json (`hf_json`)
+JSON object str -> int           GPT-2 vocab.json, needs merges.txt beside it (`gpt2_files`)
+JSON with "config" + "vocab"     Mistral tekken.json (`tekken`)
+JSON (or JS module) bpe_ranks    js-tiktoken rank JSON, claude.json (`tiktoken_json`)
+``<base64> <int>`` lines         tiktoken rank file (`tiktoken_ranks`)
+protobuf ModelProto              SentencePiece .model (`sentencepiece`)
+``GGUF`` magic                   GGUF model or vocab file (`gguf`; memory-mapped, header only)
+CLIP merges (``</w>``)            CLIP's bpe_simple_vocab, vocabulary derived (`clip`)
+one token per line               BERT vocab.txt (`wordpiece_vocab`)
+===============================  ===========================================================
 
-A directory is searched for tokenizer.json, tokenizer.model, vocab.json + merges.txt, a
-``*.tiktoken`` file, vocab.txt and a ``*.gguf`` file, in that order (each possibly ``.gz``).
-A GGUF file is recognised by its first four bytes before anything else is read: model files
-are gigabytes, and only their header is needed.
+A directory is searched for tokenizer.json, tekken.json, tokenizer.model, vocab.json +
+merges.txt, a ``*.tiktoken`` file, vocab.txt, a ``*.gguf`` file and CLIP's bpe_simple_vocab, in
+that order (each possibly ``.gz``), then for a rank JSON by its content. The configuration files
+of a Hugging Face folder (tokenizer_config.json, special_tokens_map.json, chat templates:
+`hf_config`) apply to the formats such a folder holds. A GGUF file is recognised by its first four
+bytes before anything else is read: model files are gigabytes, and only their header is needed.
 """
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.errors import TokvizFormatError
+from .files import open_regular, read_bytes, read_file, resolve_path, sibling
 from .json_text import loads, try_loads
 
 if TYPE_CHECKING:
     from ..engine.tokenizer import Tokenizer
 
-__all__ = ["load", "sniff", "read_bytes", "format_details", "resolve_path"]
-
-GZIP_MAGIC = b"\x1f\x8b"
+__all__ = ["load", "sniff", "format_details"]
 
 _JSON_KIND = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
-# What a folder may hold, in order of preference (the first found wins).
-_DIR_CANDIDATES = ("tokenizer.json", "tokenizer.model", "vocab.json", "*.tiktoken", "vocab.txt", "*.gguf")
 
 
 def load(
@@ -71,23 +71,18 @@ def load(
     source = str(p)
     if _file_is_gguf(p):
         return _load_gguf(p, source=source, pattern=pattern, special_tokens=special_tokens)
-    data = read_bytes(_read_file(p), source=source)
+    data = read_bytes(read_file(p), source=source)
     return _load_data(data, source=source, folder=p.parent, pattern=pattern, special_tokens=special_tokens)
-
-
-def resolve_path(path: Path) -> Path:
-    """The file `load` reads for ``path``: the path itself, or the tokenizer file a folder holds."""
-    return _pick_in_folder(path) if path.is_dir() else path
 
 
 def _file_is_gguf(p: Path) -> bool:
     from .gguf import GGUF_MAGIC
 
     try:
-        with p.open("rb") as f:
+        with open_regular(p) as f:  # never blocks on a FIFO
             return f.read(4) == GGUF_MAGIC
-    except OSError:
-        return False  # `_read_file` says why
+    except (OSError, TokvizFormatError):
+        return False  # `read_file` says why
 
 
 def _load_gguf(
@@ -114,16 +109,6 @@ def _load_gguf_bytes(data: bytes, *, source: str) -> Tokenizer:
         os.unlink(name)
 
 
-def read_bytes(data: bytes, *, source: str) -> bytes:
-    """The content of a file's bytes: gunzipped when they start with the gzip magic."""
-    if data[:2] != GZIP_MAGIC:
-        return data
-    try:
-        return gzip.decompress(data)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise TokvizFormatError(f"truncated or corrupt gzip data ({exc})", source=source) from None
-
-
 def sniff(data: bytes) -> str:
     """Name the format of (decompressed) content: ``"hf-json"``, ``"vocab-json"``,
     ``"tokenizer-config"``, ``"json"``, ``"tiktoken"``, ``"sentencepiece"``, ``"merges"``,
@@ -144,6 +129,13 @@ def _classify(data: bytes) -> tuple[str, Any]:
         return "empty", None
     if head[:1] == b"{":
         return _sniff_json(data)
+    if head[:1] in (b"e", b"m"):
+        from .tiktoken_json import js_module_json, looks_like_tiktoken_json
+
+        body = js_module_json(head)
+        obj = try_loads(body) if body is not None else None
+        if looks_like_tiktoken_json(obj):
+            return "tiktoken-json", obj
     if head[:1] == b"[":
         # a JSON array is no tokenizer, but "[PAD]" opens every BERT vocab.txt
         kind, obj = _sniff_json(data)
@@ -165,6 +157,10 @@ def _classify(data: bytes) -> tuple[str, Any]:
         return "binary", None
     from .gpt2_files import looks_like_merges
 
+    from .clip import looks_like_clip_merges
+
+    if looks_like_clip_merges(text, data.count(b"\n")):
+        return "clip-merges", None
     if looks_like_merges(text):
         return "merges", None
     # vocab.txt: one token per line; tokens never hold spaces. Prose or code has them on most
@@ -184,6 +180,14 @@ def _sniff_json(data: bytes) -> tuple[str, Any]:
         # "model" is also an ordinary token of GPT-2's vocab.json: only an object counts
         if isinstance(obj.get("model"), dict):
             return "hf-json", obj
+        from .tiktoken_json import looks_like_tiktoken_json
+
+        if looks_like_tiktoken_json(obj):
+            return "tiktoken-json", obj
+        from .tekken import looks_like_tekken
+
+        if looks_like_tekken(obj):
+            return "tekken", obj
         if obj and all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in obj.items()
         ):
@@ -212,50 +216,51 @@ def _looks_like_model_proto(data: bytes) -> bool:
     return 0 < length and i < len(data) and data[i] in (0x0A, 0x15, 0x18)
 
 
-def _read_file(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise TokvizFormatError("no such file", source=str(p)) from None
-    except IsADirectoryError:
-        raise TokvizFormatError("is a directory", source=str(p)) from None
-    except OSError as exc:
-        raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
-
-
-def _sibling(folder: Path | None, name: str) -> Path | None:
-    """``folder/name`` or ``folder/name.gz`` when it is a file."""
-    if folder is None:
-        return None
-    for candidate in (folder / name, folder / (name + ".gz")):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _pick_in_folder(folder: Path) -> Path:
-    for name in _DIR_CANDIDATES:
-        if name.startswith("*"):
-            found = sorted([*folder.glob(name), *folder.glob(name + ".gz")])
-            if found:
-                return found[0]
-            continue
-        found_one = _sibling(folder, name)
-        if found_one is not None:
-            if name == "vocab.json" and _sibling(folder, "merges.txt") is None:
-                continue
-            return found_one
-    wanted = ", ".join(n for n in _DIR_CANDIDATES)
-    raise TokvizFormatError(
-        f"no tokenizer file in this folder (looked for {wanted}, also .gz)", source=str(folder)
-    )
-
-
 def _decode_text(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise TokvizFormatError(f"not valid UTF-8 text (byte {exc.start})", source=source) from None
+
+
+def _load_hf_folder_format(kind: str, data: bytes, parsed: Any, *, source: str, folder: Path | None) -> Tokenizer | None:
+    """The formats a Hugging Face model folder holds (their configuration files apply), or None."""
+    if kind == "hf-json":
+        from .hf_json import load_hf_json
+
+        return load_hf_json(parsed, source=source)
+    if kind == "vocab-json":
+        from .gpt2_files import load_gpt2_files
+
+        merges_path = sibling(folder, "merges.txt")
+        if merges_path is None:
+            raise TokvizFormatError(
+                "this is a GPT-2 style vocab.json; it needs merges.txt in the same folder "
+                "(load the folder or the vocab.json path, not its bytes)",
+                source=source,
+            )
+        merges = read_bytes(read_file(merges_path), source=str(merges_path))
+        return load_gpt2_files(
+            parsed, _decode_text(merges, str(merges_path)), source=source, merges_source=str(merges_path)
+        )
+    if kind == "clip-merges":
+        if sibling(folder, "vocab.json") is not None:
+            raise TokvizFormatError(
+                "this is a merges.txt with a vocab.json beside it; load the vocab.json (or the folder) instead",
+                source=source,
+            )
+        from .clip import load_clip_merges
+
+        return load_clip_merges(_decode_text(data, source), source=source)
+    if kind == "sentencepiece":
+        from .sentencepiece import load_sentencepiece_model
+
+        return load_sentencepiece_model(data, source=source)
+    if kind == "vocab-txt":
+        from .wordpiece_vocab import load_wordpiece_vocab
+
+        return load_wordpiece_vocab(_decode_text(data, source), source=source)
+    return None
 
 
 def _load_data(
@@ -275,45 +280,27 @@ def _load_data(
         from .tiktoken_ranks import load_tiktoken_ranks
 
         return load_tiktoken_ranks(data, source=source, pattern=pattern, special_tokens=special_tokens)
+    if kind == "tiktoken-json":
+        from .tiktoken_json import load_tiktoken_json
+
+        return load_tiktoken_json(parsed, source=source, pattern=pattern, special_tokens=special_tokens)
     if pattern is not None or special_tokens is not None:
         raise TokvizFormatError(
             "pattern= and special_tokens= only apply to tiktoken rank files", source=source
         )
-    if kind == "hf-json":
-        from .hf_json import load_hf_json
+    if kind == "tekken":
+        from .tekken import load_tekken
 
-        config_path = _sibling(folder, "tokenizer_config.json")
-        config: Any = None
-        if config_path is not None:
-            config = read_bytes(_read_file(config_path), source=str(config_path))
-        return load_hf_json(
-            parsed,
-            source=source,
-            config=config,
-            config_source=str(config_path) if config_path is not None else None,
-        )
-    if kind == "vocab-json":
-        from .gpt2_files import load_gpt2_files
+        return load_tekken(parsed, source=source)
+    tok = _load_hf_folder_format(kind, data, parsed, source=source, folder=folder)
+    if tok is not None:
+        if folder is not None:
+            from .hf_config import apply_folder_config, read_folder_config
 
-        merges_path = _sibling(folder, "merges.txt")
-        if merges_path is None:
-            raise TokvizFormatError(
-                "this is a GPT-2 style vocab.json; it needs merges.txt in the same folder "
-                "(load the folder or the vocab.json path, not its bytes)",
-                source=source,
-            )
-        merges = read_bytes(_read_file(merges_path), source=str(merges_path))
-        return load_gpt2_files(
-            parsed, _decode_text(merges, str(merges_path)), source=source, merges_source=str(merges_path)
-        )
-    if kind == "sentencepiece":
-        from .sentencepiece import load_sentencepiece_model
-
-        return load_sentencepiece_model(data, source=source)
-    if kind == "vocab-txt":
-        from .wordpiece_vocab import load_wordpiece_vocab
-
-        return load_wordpiece_vocab(_decode_text(data, source), source=source)
+            fc = read_folder_config(folder)
+            if fc is not None:
+                tok = apply_folder_config(tok, fc)
+        return tok
     if kind == "json":
         obj = loads(data, source=source)
         raise TokvizFormatError(
@@ -350,6 +337,31 @@ _DETAILS = {
         ("pattern_preset", "pattern preset"),
         ("n_vocab", "n_vocab"),
     ),
+    "clip-merges": (
+        ("merges", "merges used"),
+        ("derived_vocab", "derived vocabulary"),
+    ),
+    "tekken": (
+        ("tekken_version", "tekken version"),
+        ("num_special_tokens", "special ids"),
+        ("control_tokens", "control tokens"),
+        ("vocab_entries", "vocabulary"),
+        ("multimodal", "multimodal config"),
+    ),
+    "tiktoken-json": (
+        ("published_as", "recognised as"),
+        ("pattern_preset", "pattern preset"),
+        ("n_vocab", "n_vocab"),
+        ("explicit_n_vocab", "explicit_n_vocab"),
+    ),
+}
+
+
+# what `tokviz info` calls a format the file's name does not say
+_FORMAT_NAMES = {
+    "tiktoken-json": "js-tiktoken rank JSON (pat_str, special_tokens, compressed bpe_ranks)",
+    "tekken": "Mistral tekken.json (mistral-common's Tekkenizer)",
+    "clip-merges": "CLIP merges (bpe_simple_vocab): vocabulary derived from bytes, </w> and merges",
 }
 
 
@@ -362,10 +374,16 @@ def format_details(tok: Tokenizer) -> dict[str, Any]:
     extra = tok.config.extra
     fmt = extra.get("format")
     out: dict[str, Any] = {}
+    if fmt in _FORMAT_NAMES:
+        out["format"] = _FORMAT_NAMES[fmt]
     for key, label in _DETAILS.get(fmt, ()):  # type: ignore[arg-type]
         value = extra.get(key)
         if value is not None:
             out[label] = value
+    if extra.get("config_sources"):
+        from .hf_config import config_details
+
+        out.update(config_details(extra, tok.config))
     if fmt == "gguf":
         out["add_bos / add_eos"] = f"{tok.config.add_bos_token} / {tok.config.add_eos_token}"
         out["chat template"] = "yes" if tok.config.chat_template else "no"

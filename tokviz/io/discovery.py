@@ -1,8 +1,11 @@
 """Find tokenizer files already on this machine: the Hugging Face hub cache, the tiktoken cache,
 Ollama's model store and LM Studio's models folder.
 
-Read-only and offline: it lists files, reads at most a few bytes to recognise a tiktoken cache
-entry (and Ollama's small JSON manifests), and never downloads or writes anything. GGUF model
+Read-only and offline: it lists files, reads a tiktoken cache entry (a few MB) to recognise it by
+content (and Ollama's small JSON manifests, through the bounded JSON reader), and never downloads
+or writes anything. Only regular files are listed or opened (a FIFO would block a reader
+forever: `tokviz.io.files`); a manifest that is not a readable JSON object of the expected
+shape is skipped with a warning, so a broken entry never fails the listing. GGUF model
 files are only listed here; loading one maps its header, never its weights. The app shows what it finds next to the
 embedded bundles; loading goes through `tokviz.load` like any other file.
 
@@ -13,17 +16,21 @@ embedded bundles; loading goes through `tokviz.load` like any other file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..engine.errors import TokvizFormatError
+from .files import is_regular_file, open_regular, read_regular
+from .json_text import loads
 
 __all__ = ["Discovered", "discover", "hf_hub_dir", "tiktoken_cache_dir", "ollama_models_dir", "lmstudio_models_dirs",
            "find_discovered"]
 
 # File names a hub snapshot may hold, best first; one entry per snapshot.
-_HF_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
+_HF_FILES = ("tokenizer.json", "tekken.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
 _TIKTOKEN_NAMES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 _MAX_SNAPSHOTS = 500
@@ -71,6 +78,13 @@ def hub_repo_id(path: Path) -> str | None:
     return None
 
 
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def _hf_entries(hub: Path) -> list[Discovered]:
     out: list[Discovered] = []
     try:
@@ -81,13 +95,13 @@ def _hf_entries(hub: Path) -> list[Discovered]:
         repo_name = hub_repo_id(repo / "snapshots" / "x" / "f") or repo.name
         snaps = repo / "snapshots"
         try:
-            revisions = sorted(snaps.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+            revisions = sorted(snaps.iterdir(), key=_mtime, reverse=True)
         except OSError:
             continue
         for rev in revisions[:1]:  # the newest snapshot is what the library would load
             for fname in _HF_FILES:
                 for cand in (rev / fname, *sorted(rev.glob(f"*/{fname}"))):
-                    if cand.is_file():
+                    if is_regular_file(cand):
                         sub = cand.parent.relative_to(rev).as_posix()
                         label = f"{repo_name}" + (f"/{sub}" if sub != "." else "") + f" ({fname})"
                         out.append(Discovered(label, cand, "hf-cache"))
@@ -102,9 +116,9 @@ def _hf_entries(hub: Path) -> list[Discovered]:
 
 def _looks_like_ranks(path: Path) -> bool:
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             head = f.read(256)
-    except OSError:
+    except (OSError, TokvizFormatError):
         return False
     line = head.split(b"\n", 1)[0].split()
     return len(line) == 2 and line[1].isdigit() and all(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=" for c in line[0])
@@ -115,15 +129,27 @@ def _tiktoken_entries(cache: Path) -> list[Discovered]:
     known = {hashlib.sha1(_TIKTOKEN_URL.format(n).encode()).hexdigest(): n for n in _TIKTOKEN_NAMES}
     out: list[Discovered] = []
     try:
-        files = sorted(p for p in cache.iterdir() if p.is_file())
+        files = sorted(p for p in cache.iterdir() if is_regular_file(p))
     except OSError:
         return out
     for f in files:
         if f.suffix or not _looks_like_ranks(f):
             continue
-        name = known.get(f.name, f"rank file {f.name[:8]}")
+        name = known.get(f.name) or _recognised_name(f) or f"rank file {f.name[:8]}"
         out.append(Discovered(f"{name} (tiktoken cache)", f, "tiktoken-cache"))
     return out
+
+
+def _recognised_name(path: Path) -> str | None:
+    """The encoding a cache entry's content is (tiktoken names entries by the hash of the URL
+    they came from, which says nothing when the URL was not one of the four known ones)."""
+    from .tiktoken_ranks import recognise_ranks
+
+    try:
+        guess = recognise_ranks(read_regular(path, limit=64 << 20))
+    except (OSError, TokvizFormatError):
+        return None
+    return guess.name if guess is not None else None
 
 
 def ollama_models_dir() -> Path:
@@ -151,34 +177,48 @@ def _ollama_name(parts: tuple[str, ...]) -> str:
     return "/".join([*prefix, model]) + f":{tag}"
 
 
-def _ollama_entries(models: Path) -> list[Discovered]:
+_DIGEST = re.compile(r"[a-z0-9]+:[0-9a-f]{16,128}")
+
+
+def _ollama_manifest(f: Path, problems: list[str]) -> str | None:
+    """The digest of the model layer of one manifest, or None (with a warning when the file is
+    not a JSON object of the expected shape)."""
+    try:
+        manifest = loads(read_regular(f, limit=1 << 20), source=str(f))
+    except TokvizFormatError as exc:
+        problems.append(f"{exc}; skipped")
+        return None
+    layers = manifest.get("layers") if isinstance(manifest, dict) else None
+    if not isinstance(layers, list):
+        problems.append(f'{f}: not an Ollama manifest (no "layers" list); skipped')
+        return None
+    for layer in layers:
+        if isinstance(layer, dict) and layer.get("mediaType") == _OLLAMA_MODEL_LAYER:
+            digest = layer.get("digest")
+            if isinstance(digest, str) and _DIGEST.fullmatch(digest):
+                return digest
+            problems.append(f"{f}: the model layer's digest {str(digest)[:80]!r} is not a digest; skipped")
+            return None
+    return None  # a manifest without a model layer (an adapter, a projector): nothing to list
+
+
+def _ollama_entries(models: Path, problems: list[str]) -> list[Discovered]:
     """manifests/<registry>/<namespace>/<model>/<tag> (JSON) -> the GGUF blob of its model layer."""
     manifests = models / "manifests"
     out: list[Discovered] = []
     try:
-        files = sorted(p for p in manifests.rglob("*") if p.is_file())
+        files = sorted(p for p in manifests.rglob("*") if not p.is_dir())
     except OSError:
         return out
     for f in files[:_MAX_SNAPSHOTS]:
         parts = f.relative_to(manifests).parts
         if len(parts) < 3:
             continue
-        try:
-            if f.stat().st_size > 1 << 20:
-                continue
-            manifest = json.loads(f.read_bytes())
-        except (OSError, ValueError):
-            continue
-        layers = manifest.get("layers") if isinstance(manifest, dict) else None
-        for layer in layers if isinstance(layers, list) else []:
-            if not isinstance(layer, dict) or layer.get("mediaType") != _OLLAMA_MODEL_LAYER:
-                continue
-            digest = layer.get("digest")
-            if isinstance(digest, str) and ":" in digest:
-                blob = models / "blobs" / digest.replace(":", "-", 1)
-                if blob.is_file():
-                    out.append(Discovered(_ollama_name(parts), blob, "ollama"))
-            break
+        digest = _ollama_manifest(f, problems)
+        if digest is not None:
+            blob = models / "blobs" / digest.replace(":", "-", 1)
+            if is_regular_file(blob):
+                out.append(Discovered(_ollama_name(parts), blob, "ollama"))
     return out
 
 
@@ -191,7 +231,7 @@ def _lmstudio_entries(folders: list[Path]) -> list[Discovered]:
         except OSError:
             continue
         for f in files[:_MAX_SNAPSHOTS]:
-            if f.name.lower().startswith("mmproj") or not f.is_file():
+            if f.name.lower().startswith("mmproj") or not is_regular_file(f):
                 continue
             out.append(Discovered(f"{f.relative_to(root).as_posix()} (LM Studio)", f, "lmstudio"))
     return out
@@ -203,12 +243,18 @@ def discover(
     tiktoken_dir: Path | None = None,
     ollama_dir: Path | None = None,
     lmstudio_dirs: list[Path] | tuple[Path, ...] | None = None,
+    problems: list[str] | None = None,
 ) -> list[Discovered]:
-    """Tokenizer files in the local caches and model stores (empty when there are none)."""
+    """Tokenizer files in the local caches and model stores (empty when there are none).
+
+    Entries that cannot be listed (a broken Ollama manifest) are skipped; one line per such
+    entry is appended to ``problems`` when it is given.
+    """
+    skipped: list[str] = problems if problems is not None else []
     return (
         _hf_entries(hf_hub or hf_hub_dir())
         + _tiktoken_entries(tiktoken_dir or tiktoken_cache_dir())
-        + _ollama_entries(ollama_dir or ollama_models_dir())
+        + _ollama_entries(ollama_dir or ollama_models_dir(), skipped)
         + _lmstudio_entries(list(lmstudio_dirs) if lmstudio_dirs is not None else lmstudio_models_dirs())
     )
 

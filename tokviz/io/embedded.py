@@ -1,9 +1,10 @@
 """The tokenizers shipped inside tokviz (resources/bundles), by short name.
 
-``tokviz encode cl100k "text"`` and ``tokviz list`` use these names; a name is only listed when
-its file is present. The GUI's picker has its own display titles (tokviz.gui.catalog).
+``tokviz encode cl100k "text"``, ``tokviz.load("cl100k")`` and ``tokviz list`` use these names; a
+name is only listed when its file is present. The GUI's picker lists the same tokenizers under
+their titles (`tokviz.gui.catalog`).
 
->>> embedded_path("cl100k").name  # doctest: +SKIP
+>>> embedded_path("cl100k").name
 'cl100k_base.tiktoken.gz'
 """
 
@@ -17,6 +18,8 @@ __all__ = ["EmbeddedTokenizer", "EMBEDDED", "embedded_path", "embedded_tokenizer
 
 @dataclass(frozen=True, slots=True)
 class EmbeddedTokenizer:
+    """One shipped tokenizer: its name (and aliases) on the command line, its file, its title."""
+
     name: str
     rel: str  # path under resources/bundles
     title: str
@@ -24,9 +27,9 @@ class EmbeddedTokenizer:
 
 
 EMBEDDED: tuple[EmbeddedTokenizer, ...] = (
-    EmbeddedTokenizer("cl100k", "cl100k_base/cl100k_base.tiktoken.gz", "cl100k_base, GPT-4 (tiktoken)", ("cl100k_base",)),
-    EmbeddedTokenizer("o200k", "o200k_base/o200k_base.tiktoken.gz", "o200k_base, GPT-4o (tiktoken)", ("o200k_base",)),
-    EmbeddedTokenizer("r50k", "gpt2/r50k_base.tiktoken.gz", "r50k_base, GPT-2 (tiktoken)", ("r50k_base", "gpt2")),
+    EmbeddedTokenizer("cl100k", "cl100k_base/cl100k_base.tiktoken.gz", "cl100k_base — GPT-4 (tiktoken)", ("cl100k_base",)),
+    EmbeddedTokenizer("o200k", "o200k_base/o200k_base.tiktoken.gz", "o200k_base — GPT-4o (tiktoken)", ("o200k_base",)),
+    EmbeddedTokenizer("r50k", "gpt2/r50k_base.tiktoken.gz", "r50k_base — GPT-2 (tiktoken)", ("r50k_base", "gpt2")),
     EmbeddedTokenizer("qwen3", "qwen3/tokenizer.json.gz", "Qwen3 (tokenizer.json)"),
     EmbeddedTokenizer("claude-legacy", "claude-legacy/tokenizer.json.gz", "Claude legacy (tokenizer.json)"),
     EmbeddedTokenizer("mistral-7b-v0.1", "mistral-7b-v0.1/tokenizer.json.gz", "Mistral 7B v0.1 (tokenizer.json)",

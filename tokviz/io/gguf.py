@@ -4,8 +4,8 @@ A GGUF file is a header of typed key/value metadata, tensor descriptions, then t
 tokenizer lives in the ``tokenizer.*`` keys: ``tokenizer.ggml.model`` names the algorithm,
 ``.tokens``/``.scores``/``.token_type``/``.merges`` hold the vocabulary, ``.pre`` names the
 pre-tokenizer (see `gguf_pre`), ``.bos_token_id`` ... the special ids and
-``tokenizer.chat_template`` the chat template. The file is read with the PyPI package ``gguf``
-(llama.cpp's own reader), memory-mapped: only the header pages are touched, never the weights.
+``tokenizer.chat_template`` the chat template. The file is read by `gguf_file` in one bounded
+pass, memory-mapped: only the header pages are touched, never the weights.
 
 How each ``tokenizer.ggml.model`` becomes a pipeline (the components other loaders use, so every
 stage shows in the GUI as for any other file):
@@ -43,11 +43,10 @@ from typing import Any
 from ..engine.added_tokens import AddedToken
 from ..engine.errors import TokvizFormatError
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
+from .gguf_file import GGUF_MAGIC, TYPE_NAMES, GGUFValue, read_gguf_metadata
 from .gguf_pre import PreSpec, pre_spec
 
 __all__ = ["GGUF_MAGIC", "GGUFVocab", "looks_like_gguf", "read_gguf_vocab", "load_gguf", "gguf_model_names"]
-
-GGUF_MAGIC = b"GGUF"
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
@@ -80,6 +79,8 @@ _MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "gpt2": {"ids": {"bos": 11, "eos": 11}, "add_bos": False, "add_eos": False},
     "t5": {"ids": {"eos": 1, "unk": 2, "pad": 0}, "add_bos": False, "add_eos": True},
+    # every special id comes from the file; the pre-tokenizer is always gemma4's
+    "gemma4": {"ids": {}, "add_bos": False, "add_eos": False},
 }
 
 _PAD_ENTRY = re.compile(r"\[PAD(\d+)\]")
@@ -114,177 +115,18 @@ class GGUFVocab:
 
 
 # ---------------------------------------------------------------------- reading
-def _mapped_reader_class() -> type:
-    import numpy as np
-    from gguf import GGUFReader
-
-    class MappedReader(GGUFReader):
-        """``GGUFReader`` over a plain ndarray view of its memory map.
-
-        The reader slices its ``np.memmap`` once per value (hundreds of thousands of times for
-        a 150k-token vocabulary), and every memmap slice runs memmap's ``__array_finalize__``.
-        A base-class view of the same mapping reads the same pages without that per-slice
-        cost (about 3.5x faster on qwen2's header); nothing else of the reader changes.
-        """
-
-        @property
-        def data(self) -> Any:
-            return self._plain_data
-
-        @data.setter
-        def data(self, value: Any) -> None:
-            self._plain_data = value.view(np.ndarray)
-
-    return MappedReader
-
-
-def _open_reader(path: Path, source: str) -> Any:
-    """A ``gguf.GGUFReader`` over ``path``; any failure inside the reader becomes a
-    `TokvizFormatError` naming the key where it stopped."""
-    _MappedReader = _mapped_reader_class()
-
-    try:
-        if path.stat().st_size < 24:  # magic, version, tensor count, kv count
-            with path.open("rb") as f:
-                head = f.read(4)
-            if head[:4] != GGUF_MAGIC:
-                raise TokvizFormatError("not a GGUF file (wrong magic)", source=source)
-            raise TokvizFormatError("truncated GGUF header", source=source, where="header")
-        with path.open("rb") as f:
-            if f.read(4) != GGUF_MAGIC:
-                raise TokvizFormatError("not a GGUF file (wrong magic)", source=source)
-    except OSError as exc:
-        raise TokvizFormatError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    _check_counts(path, source)
-    reader = _MappedReader.__new__(_MappedReader)
-    try:
-        reader.__init__(str(path))  # split so the fields read before a failure can be inspected
-    except Exception as exc:  # noqa: BLE001 - the reader raises ValueError, IndexError, KeyError ...
-        raise TokvizFormatError(_reader_failure(reader, exc), source=source, where=_failing_key(reader)) from None
-    return reader
-
-
-#: bytes of one GGUF scalar by value type (8 = STRING, 9 = ARRAY are walked)
-_SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-_MAX_ARRAY_NESTING = 8
-
-
-def _check_counts(path: Path, source: str) -> None:
-    """Walk the metadata once and refuse any count the rest of the file cannot hold.
-
-    The gguf reader trusts every count: at the end of the mapping a scalar reads as an empty view
-    of 0 bytes, so a damaged array length makes it append views forever (memory without bound)
-    instead of failing. Here each string, array and key count is checked against the bytes left,
-    without recursion past a small nesting depth; the reader then only sees counts that fit.
-    """
-    import mmap
-    import struct
-
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        size = len(m)
-        version = struct.unpack_from("<I", m, 4)[0]
-        bo = ">" if version & 0xFFFF == 0 and version else "<"  # a big-endian file, as the reader allows
-        pos = 8
-
-        def take(fmt: str, where: str) -> int:
-            nonlocal pos
-            n = struct.calcsize(fmt)
-            if pos + n > size:
-                raise TokvizFormatError("truncated GGUF file (it ends inside this entry)", source=source, where=where)
-            (v,) = struct.unpack_from(bo + fmt, m, pos)
-            pos += n
-            return v
-
-        def need(count: int, each: int, what: str, where: str) -> None:
-            if count * each > size - pos:
-                raise TokvizFormatError(
-                    f"truncated or damaged GGUF file: {what} count {count:,} does not fit in the"
-                    f" {size - pos:,} bytes left",
-                    source=source,
-                    where=where,
-                )
-
-        def string(where: str) -> bytes:
-            nonlocal pos
-            n = take("Q", where)
-            need(n, 1, "string byte", where)
-            pos += n
-            return bytes(m[pos - n : pos])
-
-        def value(vtype: int, where: str, depth: int = 0) -> None:
-            nonlocal pos
-            if vtype in _SCALAR_BYTES:
-                need(1, _SCALAR_BYTES[vtype], "value byte", where)
-                pos += _SCALAR_BYTES[vtype]
-            elif vtype == 8:
-                string(where)
-            elif vtype == 9:
-                if depth >= _MAX_ARRAY_NESTING:
-                    raise TokvizFormatError("arrays nested too deep", source=source, where=where)
-                itype, count = take("I", where), take("Q", where)
-                if itype in _SCALAR_BYTES:
-                    need(count, _SCALAR_BYTES[itype], "array item", where)
-                    pos += count * _SCALAR_BYTES[itype]
-                    return
-                need(count, 8 if itype == 8 else 12, "array item", where)
-                for _ in range(count):
-                    value(itype, where, depth + 1)
-            else:
-                raise TokvizFormatError(f"unknown GGUF value type ({vtype})", source=source, where=where)
-
-        tensors = take("Q", "header")
-        kv_count = take("Q", "header")
-        need(kv_count, 12, "metadata key", "header")
-        need(tensors, 24, "tensor", "header")
-        key = ""
-        for _ in range(kv_count):
-            key = string(f"the key after {key!r}" if key else "the first key").decode("utf-8", "replace")
-            value(take("I", f"key {key!r}"), f"key {key!r}")
-
-
-def _reader_failure(reader: Any, exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    # numpy's complaints about a view past the end of the mapping are the file ending early
-    truncated = ("out of bounds", "larger than", "divisor of the total size")
-    if isinstance(exc, (IndexError, OverflowError)) or any(t in text for t in truncated):
-        return "truncated GGUF file (it ends inside this entry)"
-    if "field type" in text or "is not a valid GGUFValueType" in text:
-        return f"unknown GGUF value type ({text})"
-    return f"malformed GGUF file ({type(exc).__name__}: {text})"
-
-
-def _failing_key(reader: Any) -> str:
-    """The metadata key the reader was reading when it failed: the one after the last it stored."""
-    fields = getattr(reader, "fields", None)
-    if not fields:
-        return "header"
-    last = next(reversed(fields.values()))
-    if last.name.startswith("GGUF."):
-        if last.name != "GGUF.kv_count":
-            return "header"
-    try:
-        offset = last.offset + sum(int(p.nbytes) for p in last.parts)
-        length, name = reader._get_str(offset)
-        key = bytes(name).decode("utf-8", "replace")
-        if key and len(name) < int(length[0]):
-            return f"key {key + '...'!r} (its name is cut off)"
-        if key:
-            return f"key {key!r}"
-    except Exception:  # noqa: BLE001 - the key's own name may be what is cut off
-        pass
-    return f"the key after {last.name!r}"
-
-
-def _field(reader: Any, key: str) -> Any:
-    return reader.fields.get(key)
-
-
-def _scalar(reader: Any, key: str, kinds: tuple[type, ...], source: str) -> Any:
-    fld = _field(reader, key)
+def _scalar(fields: dict[str, GGUFValue], key: str, kinds: tuple[type, ...], source: str) -> Any:
+    fld = fields.get(key)
     if fld is None:
         return None
-    value = _contents(fld, key, source)
-    if isinstance(value, list) or not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+    value = fld.value
+    if isinstance(value, list):
+        raise TokvizFormatError(
+            f"expected {'/'.join(k.__name__ for k in kinds)}, got an array of {TYPE_NAMES.get(fld.item_type or 0, '?')}",
+            source=source,
+            where=key,
+        )
+    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
         raise TokvizFormatError(
             f"expected {'/'.join(k.__name__ for k in kinds)}, got {type(value).__name__} {value!r:.60}",
             source=source,
@@ -293,67 +135,86 @@ def _scalar(reader: Any, key: str, kinds: tuple[type, ...], source: str) -> Any:
     return value
 
 
-def _contents(fld: Any, key: str, source: str) -> Any:
-    try:
-        return fld.contents()
-    except UnicodeDecodeError as exc:
-        raise TokvizFormatError(f"string is not valid UTF-8 (byte {exc.start})", source=source, where=key) from None
-    except Exception as exc:  # noqa: BLE001 - the reader's own failures, never a crash
-        raise TokvizFormatError(f"unreadable value ({type(exc).__name__}: {exc})", source=source, where=key) from None
+_ARRAY_ITEMS = {
+    "string": {8},
+    "float": {6, 12, 5},
+    "int": {0, 1, 2, 3, 4, 5, 10, 11},
+    "bytes": {0, 1},
+}
 
 
-def _array(reader: Any, key: str, item: str, source: str) -> list[Any] | None:
-    """The array at ``key`` whose items are ``item`` ("string", "float", "int"), or None."""
-    from gguf import GGUFValueType as T
-
-    fld = _field(reader, key)
+def _array(fields: dict[str, GGUFValue], key: str, item: str, source: str) -> list[Any] | None:
+    """The array at ``key`` whose items are ``item`` ("string", "float", "int", "bytes"), or None."""
+    fld = fields.get(key)
     if fld is None:
         return None
-    types = list(fld.types)
-    if not types or types[0] != T.ARRAY:
-        raise TokvizFormatError(f"expected an array, got {types[0].name if types else 'nothing'}", source=source, where=key)
-    allowed = {
-        "string": {T.STRING},
-        "float": {T.FLOAT32, T.FLOAT64, T.INT32},
-        "int": {T.INT32, T.UINT32, T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT64, T.UINT64},
-        "bytes": {T.INT8, T.UINT8},
-    }[item]
-    if len(types) > 1 and types[-1] not in allowed:
-        raise TokvizFormatError(f"expected an array of {item}s, got an array of {types[-1].name}", source=source, where=key)
+    if fld.item_type is None:
+        raise TokvizFormatError(f"expected an array, got {TYPE_NAMES.get(fld.type, '?')}", source=source, where=key)
+    if fld.item_type not in _ARRAY_ITEMS[item]:
+        raise TokvizFormatError(
+            f"expected an array of {item}s, got an array of {TYPE_NAMES.get(fld.item_type, '?')}", source=source, where=key
+        )
     if item == "bytes":
-        import numpy as np
-
-        parts = [fld.parts[i] for i in fld.data]
-        return list(np.concatenate(parts).astype(np.uint8).tobytes()) if parts else []
+        return [v & 0xFF for v in fld.value]
     if item == "string":
-        out: list[str] = []
-        for k, idx in enumerate(fld.data):
-            try:
-                out.append(fld.parts[idx].tobytes().decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise TokvizFormatError(
-                    f"entry {k} is not valid UTF-8 (byte {exc.start})", source=source, where=key
-                ) from None
-        return out
-    return _contents(fld, key, source)
+        return _decode_strings(fld.value, key, source)
+    return list(fld.value)
 
 
-def read_gguf_vocab(path: str | Path, *, source: str | None = None) -> GGUFVocab:
-    """Read the tokenizer metadata of a GGUF file (memory-mapped; weights are never read)."""
+def _decode_strings(items: list[bytes], key: str, source: str) -> list[str]:
+    """UTF-8 entries of a string array: one decode of the NUL-joined entries (an entry holding a
+    NUL shows as one split too many), else entry by entry, which also names a bad entry."""
+    try:
+        out = b"\x00".join(items).decode("utf-8").split("\x00")
+        if len(out) == len(items):
+            return out
+    except UnicodeDecodeError:
+        pass
+    out = []
+    for k, raw in enumerate(items):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise TokvizFormatError(f"entry {k} is not valid UTF-8 (byte {exc.start})", source=source, where=key) from None
+    return out
+
+
+def _refuse_unsupported(source: str) -> Any:
+    """A `read_gguf_metadata` stop: an unknown ``tokenizer.ggml.model`` is refused at its key,
+    before the token list after it is read."""
+
+    def stop(key: str, value: GGUFValue) -> None:
+        if key == "tokenizer.ggml.model" and isinstance(value.value, str) and value.value not in _MODEL_DEFAULTS:
+            raise TokvizFormatError(
+                f"tokenizer model {value.value!r} is not supported (tokviz builds {', '.join(gguf_model_names())})",
+                source=source,
+                where="tokenizer.ggml.model",
+            )
+
+    return stop
+
+
+def read_gguf_vocab(path: str | Path, *, source: str | None = None, supported_only: bool = False) -> GGUFVocab:
+    """Read the tokenizer metadata of a GGUF file (memory-mapped; weights are never read).
+
+    With ``supported_only`` a model type `load_gguf` cannot build is refused as soon as its key
+    is read.
+    """
     p = Path(path)
     source = source or str(p)
-    reader = _open_reader(p, source)
-    model = _scalar(reader, "tokenizer.ggml.model", (str,), source)
+    meta = read_gguf_metadata(p, source=source, stop=_refuse_unsupported(source) if supported_only else None)
+    fields = meta.fields
+    model = _scalar(fields, "tokenizer.ggml.model", (str,), source)
     if model is None:
         raise TokvizFormatError("no tokenizer in this GGUF file", source=source, where="tokenizer.ggml.model")
-    tokens = _array(reader, "tokenizer.ggml.tokens", "string", source)
+    tokens = _array(fields, "tokenizer.ggml.tokens", "string", source)
     if tokens is None:
         raise TokvizFormatError("the token list is missing", source=source, where="tokenizer.ggml.tokens")
     if not tokens:
         raise TokvizFormatError("the token list is empty", source=source, where="tokenizer.ggml.tokens")
     n = len(tokens)
-    scores = _array(reader, "tokenizer.ggml.scores", "float", source)
-    types = _array(reader, "tokenizer.ggml.token_type", "int", source)
+    scores = _array(fields, "tokenizer.ggml.scores", "float", source)
+    types = _array(fields, "tokenizer.ggml.token_type", "int", source)
     for key, arr in (("tokenizer.ggml.scores", scores), ("tokenizer.ggml.token_type", types)):
         if arr is not None and len(arr) != n:
             raise TokvizFormatError(
@@ -363,7 +224,7 @@ def read_gguf_vocab(path: str | Path, *, source: str | None = None) -> GGUFVocab
             )
     specials: dict[str, int] = {}
     for name, key in _SPECIAL_KEYS.items():
-        v = _scalar(reader, f"tokenizer.ggml.{key}", (int,), source)
+        v = _scalar(fields, f"tokenizer.ggml.{key}", (int,), source)
         if v is None:
             continue
         if not 0 <= v < n:
@@ -372,33 +233,27 @@ def read_gguf_vocab(path: str | Path, *, source: str | None = None) -> GGUFVocab
         specials[name] = v
     flags: dict[str, bool] = {}
     for flag in ("add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix", "remove_extra_whitespaces"):
-        v = _scalar(reader, f"tokenizer.ggml.{flag}", (bool,), source)
+        v = _scalar(fields, f"tokenizer.ggml.{flag}", (bool,), source)
         if v is not None:
             flags[flag.removesuffix("_token")] = v
-    charsmap = _array(reader, "tokenizer.ggml.precompiled_charsmap", "bytes", source)
-    general = {k: _scalar(reader, f"general.{k}", (str,), source) for k in ("name", "architecture")}
+    charsmap = _array(fields, "tokenizer.ggml.precompiled_charsmap", "bytes", source)
+    general = {k: _scalar(fields, f"general.{k}", (str,), source) for k in ("name", "architecture")}
+    shape = meta.tensor_shapes.get("token_embd.weight")
     return GGUFVocab(
         model=model,
-        pre=_scalar(reader, "tokenizer.ggml.pre", (str,), source),
+        pre=_scalar(fields, "tokenizer.ggml.pre", (str,), source),
         tokens=tokens,
         scores=[float(s) for s in scores] if scores is not None else None,
         token_types=[int(t) for t in types] if types is not None else None,
-        merges=_array(reader, "tokenizer.ggml.merges", "string", source),
+        merges=_array(fields, "tokenizer.ggml.merges", "string", source),
         special_ids=specials,
         flags=flags,
-        chat_template=_scalar(reader, "tokenizer.chat_template", (str,), source),
+        chat_template=_scalar(fields, "tokenizer.chat_template", (str,), source),
         precompiled_charsmap=bytes(charsmap) if charsmap else None,
-        embedding_rows=_embedding_rows(reader),
+        # rows of the token embedding matrix (its description only; the weights stay unread)
+        embedding_rows=int(shape[-1]) if shape is not None and len(shape) >= 2 else None,
         general={k: v for k, v in general.items() if v is not None},
     )
-
-
-def _embedding_rows(reader: Any) -> int | None:
-    """Rows of the token embedding matrix (its description only; the weights stay unread)."""
-    for t in getattr(reader, "tensors", ()):
-        if t.name == "token_embd.weight" and len(t.shape) >= 2:
-            return int(t.shape[-1])  # gguf lists ggml's ne order: [n_embd, n_vocab]
-    return None
 
 
 # ---------------------------------------------------------------------- building
@@ -410,7 +265,7 @@ def load_gguf(path: str | Path, *, source: str | None = None) -> Tokenizer:
     [9707, 1879]
     """
     source = source or str(path)
-    vocab = read_gguf_vocab(path, source=source)
+    vocab = read_gguf_vocab(path, source=source, supported_only=True)
     defaults = _MODEL_DEFAULTS.get(vocab.model)
     if defaults is None:
         raise TokvizFormatError(
@@ -420,9 +275,13 @@ def load_gguf(path: str | Path, *, source: str | None = None) -> Tokenizer:
         )
     types = vocab.token_types or [NORMAL] * len(vocab.tokens)
     padding = _padding_ids(vocab.tokens, types)
-    if vocab.model == "gpt2":
-        spec = pre_spec(vocab.pre, source=source)
-        tok = _build_bpe(vocab, types, padding, spec, source)
+    if vocab.model in ("gpt2", "gemma4"):
+        # llama.cpp sets gemma4's pre-tokenizer itself, whatever the file's .pre says
+        spec = pre_spec("gemma4" if vocab.model == "gemma4" else vocab.pre, source=source)
+        if spec.escape_whitespaces:
+            tok = _build_spm_bpe(vocab, types, padding, spec, source)
+        else:
+            tok = _build_bpe(vocab, types, padding, spec, source)
     elif vocab.model in ("llama", "t5"):
         spec = None
         tok = _build_spm(vocab, types, padding, defaults, source)
@@ -431,6 +290,8 @@ def load_gguf(path: str | Path, *, source: str | None = None) -> Tokenizer:
         tok = _build_wpm(vocab, types, padding, source)
     ids = _special_ids(vocab, defaults)
     add_bos = vocab.flags.get("add_bos", spec.add_bos if spec is not None and spec.add_bos else defaults["add_bos"])
+    if spec is not None and spec.kind == "gemma4":
+        add_bos = True  # llama.cpp overrides the file's add_bos_token for gemma4 (its PR 21500)
     add_eos = vocab.flags.get("add_eos", defaults["add_eos"])
     add_sep = vocab.flags.get("add_sep", defaults.get("add_sep", False) or (spec is not None and spec.add_sep))
     for flag, on, role in (("add_bos", add_bos, "bos"), ("add_eos", add_eos, "eos"), ("add_sep", add_sep, "sep")):
@@ -518,6 +379,75 @@ def _build_bpe(vocab: GGUFVocab, types: list[int], padding: frozenset[int], spec
         },
     }
     return load_hf_json(obj, source=source)
+
+
+def _build_spm_bpe(
+    vocab: GGUFVocab, types: list[int], padding: frozenset[int], spec: PreSpec, source: str
+) -> Tokenizer:
+    """gemma4 / sarvam-moe: llama.cpp's BPE session with ``escape_whitespaces`` and no byte
+    encoding. Each space becomes U+2581, the text is split into runs of newlines and the lines
+    between them, each run is merged by rank from single UTF-8 characters, and a final piece
+    that is not a token becomes its ``<0xXX>`` byte tokens (a byte without one is dropped).
+    No dummy prefix, no unknown token. In HF terms: a Replace normalizer, one Split, BPE with
+    byte fallback; decoding undoes the U+2581 and the byte tokens (Replace, ByteFallback, Fuse)."""
+    from .hf_json import load_hf_json
+
+    if vocab.merges is None:
+        raise TokvizFormatError(f"a {vocab.model} (BPE) tokenizer needs merges", source=source, where="tokenizer.ggml.merges")
+    token_ids = _vocab_dict(vocab.tokens, padding, source)
+    byte_tokens = sum(1 for b in range(256) if f"<0x{b:02X}>" in token_ids)
+    if byte_tokens not in (0, 256):
+        # llama.cpp drops just the missing bytes of a piece; HF's byte fallback would give the
+        # unknown token or drop the whole character: no pipeline reproduces the mix
+        raise TokvizFormatError(
+            f"the vocabulary has {byte_tokens} of the 256 <0xXX> byte tokens; tokviz reproduces llama.cpp's "
+            "byte fallback only with all of them or none",
+            source=source,
+            where="tokenizer.ggml.tokens",
+        )
+    obj = {
+        "version": "1.0",
+        "added_tokens": _added_tokens(vocab.tokens, types, padding),
+        "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": False} for r in spec.regexes
+            ],
+        },
+        "post_processor": None,
+        "decoder": {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "ByteFallback"},
+                {"type": "Fuse"},
+            ],
+        },
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": byte_tokens == 256,
+            "ignore_merges": False, "vocab": token_ids, "merges": vocab.merges,
+        },
+    }
+    tok = load_hf_json(obj, source=source)
+    if spec.whole_newline_runs:
+        _check_newline_runs(tok, token_ids, source)
+    return tok
+
+
+def _check_newline_runs(tok: Tokenizer, token_ids: dict[str, int], source: str) -> None:
+    """llama.cpp emits a run of newlines that is itself a token whole, where plain BPE would
+    merge it by rank. Both agree when the merges build every such token from its newlines (as
+    in Gemma 4's vocabulary); a file where they do not is refused rather than approximated."""
+    for token, id_ in token_ids.items():
+        if token and token.strip("\n") == "" and [t[0] for t in tok.model.tokenize(token)] != [id_]:
+            raise TokvizFormatError(
+                f"the merges do not build the newline token {token!r} (id {id_}) from its newlines; llama.cpp "
+                "emits such a run whole and tokviz's BPE would not",
+                source=source,
+                where="tokenizer.ggml.merges",
+            )
 
 
 def _vocab_dict(tokens: Sequence[str], padding: frozenset[int], source: str) -> dict[str, int]:
@@ -625,25 +555,13 @@ _GPT2_SPEC_REGEX = pre_spec("gpt-2").regexes[0]
 
 def _post_processor(tokens: Sequence[str], ids: dict[str, int], *, add_bos: bool, add_eos: bool, add_sep: bool) -> Any:
     """What ``add_special_tokens=True`` adds, as llama.cpp does: BOS first, EOS (or SEP) last."""
-    from ..engine.processors import post_processor_from_json
+    from .post_processing import around_processor
 
     first = [ids["bos"]] if add_bos and "bos" in ids else []
     last = [ids["eos"]] if add_eos and "eos" in ids else []
     if add_sep and "sep" in ids:
         last.append(ids["sep"])
-    if not first and not last:
-        return None
-
-    def piece(i: int) -> dict[str, Any]:
-        return {"SpecialToken": {"id": tokens[i], "type_id": 0}}
-
-    single = [*map(piece, first), {"Sequence": {"id": "A", "type_id": 0}}, *map(piece, last)]
-    pair = [*single, *map(piece, first), {"Sequence": {"id": "B", "type_id": 1}}, *map(piece, last)]
-    specials = {tokens[i]: {"id": tokens[i], "ids": [i], "tokens": [tokens[i]]} for i in {*first, *last}}
-    return post_processor_from_json(
-        {"type": "TemplateProcessing", "single": single, "pair": pair, "special_tokens": specials},
-        where="gguf post_processor",
-    )
+    return around_processor([(i, tokens[i]) for i in first], [(i, tokens[i]) for i in last], where="gguf post_processor")
 
 
 def _config(

@@ -13,8 +13,9 @@ own regex engine), the original is used here: the engine's Split reads HF's rege
 the original is what the model's own tokenizer.json runs.
 
 A few names are tokenized by custom C++ in llama.cpp rather than by regexes (``kimi-k2``,
-``afmoe``, ``gemma4``, ``sarvam-moe``, ``whitespace`` ...): those are refused with a message
-saying so, never approximated.
+``afmoe``, ``whitespace``): those are refused with a message saying so, never approximated.
+``gemma4`` and ``sarvam-moe`` are SentencePiece-style BPE (spaces escaped to U+2581, raw UTF-8
+pieces, ``<0xXX>`` byte tokens): their `PreSpec` says so and `gguf` builds that pipeline.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ class PreSpec:
     ignore_merges: bool = False  # a chunk that is itself a token is emitted whole
     add_bos: bool = False  # llama.cpp's default before the GGUF's add_bos_token key
     add_sep: bool = False
+    # SentencePiece-style BPE (gemma4, sarvam-moe): spaces become U+2581 before the split, the
+    # pieces stay raw UTF-8 (no GPT-2 byte alphabet) and byte tokens are spelled <0xXX>
+    escape_whitespaces: bool = False
+    # gemma4 only: a chunk of newlines that is itself a token is emitted whole
+    whole_newline_runs: bool = False
 
 
 # The GPT-2 regex (llama.cpp leaves out HF's final "|\s+": an unmatched whitespace character
@@ -107,6 +113,8 @@ _DEEPSEEK_LLM_LETTERS = (
     "\U00010cc0-\U00010cf2\U000118a0-\U000118df\U0001e900-\U0001e943"
     "]+"
 )
+# SentencePiece-style BPE runs over whole lines: only runs of newlines are split off
+_NEWLINE_RUNS = r"[^\n]+|[\n]+"
 _KANA_HAN = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"
 _BLOOM = r" ?[^(\s|.,!?…。，、।۔،)]+"
 
@@ -171,6 +179,12 @@ def _specs() -> dict[str, PreSpec]:
         (("poro-chat", "bloom", "gpt3-finnish"), bloom),
         (("viking",), PreSpec("viking", (_BLOOM, r"\p{N}"))),
         (("tekken",), PreSpec("tekken", (_TEKKEN,), ignore_merges=True, add_bos=True)),
+        # llama.cpp also forces add_bos on for gemma4 after the file's key (see `gguf`)
+        (
+            ("gemma4", "granite-embed-multi-311m"),
+            PreSpec("gemma4", (_NEWLINE_RUNS,), escape_whitespaces=True, whole_newline_runs=True),
+        ),
+        (("sarvam-moe",), PreSpec("sarvam_moe", (_NEWLINE_RUNS,), escape_whitespaces=True)),
         (
             ("chameleon",),
             PreSpec(
@@ -240,7 +254,7 @@ SPECS: Mapping[str, PreSpec] = MappingProxyType(_specs())
 
 # Names llama.cpp knows but tokenizes with hand-written code (no regex list reproduces them).
 CUSTOM_CODE: frozenset[str] = frozenset(
-    {"kimi-k2", "afmoe", "gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"}
+    {"kimi-k2", "afmoe", "whitespace"}
 )
 
 

@@ -41,12 +41,16 @@ from ..engine.byte_alphabet import BYTE_TO_CHAR, proxy_to_bytes
 from ..engine.errors import TokvizFormatError
 from ..engine.patterns import trust_patterns
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
+from .files import read_bytes, resolve_path
 
 __all__ = [
     "TiktokenPreset",
     "PRESETS",
     "RankTable",
     "parse_ranks",
+    "rank_table",
+    "check_pattern",
+    "check_specials",
     "looks_like_ranks",
     "preset_for",
     "load_tiktoken_ranks",
@@ -56,6 +60,10 @@ __all__ = [
     "pattern_preset",
     "preset_name_of",
     "needs_pattern",
+    "RankFileGuess",
+    "recognise_ranks",
+    "preset_special_tokens",
+    "qwen_specials",
 ]
 
 ENDOFTEXT = "<|endoftext|>"
@@ -291,6 +299,68 @@ PRESETS: Mapping[str, TiktokenPreset] = MappingProxyType(
 )
 
 
+def qwen_specials(n_base: int) -> dict[str, int]:
+    """Qwen's (qwen.tiktoken) specials after its ranks: ``<|endoftext|>``, ``<|im_start|>``,
+    ``<|im_end|>``, then ``<|extra_0|>`` ... ``<|extra_204|>`` (its tokenization_qwen.py)."""
+    names = [ENDOFTEXT, "<|im_start|>", "<|im_end|>", *(f"<|extra_{i}|>" for i in range(205))]
+    return {t: n_base + i for i, t in enumerate(names)}
+
+
+# the special tokens a family puts after its ranks, as a function of their number
+_FAMILY_SPECIALS = {"qwen": qwen_specials, "llama3": _llama3_specials, "llama4": _llama4_specials,
+                    "whisper": whisper_specials}
+# rank files recognised by their size (no published hash): ranks -> pattern preset
+_KNOWN_SIZES = {151_643: ("qwen", "Qwen's qwen.tiktoken")}
+
+
+def preset_special_tokens(name: str, n_ranks: int) -> dict[str, int]:
+    """The special tokens of the pattern preset ``name``'s family for a rank file of ``n_ranks``
+    ranks (ids from ``n_ranks`` on): Qwen's, Llama 3's, Llama 4's, Whisper's; ``{}`` for the
+    OpenAI patterns, whose special ids are not a function of the rank count.
+
+    >>> list(preset_special_tokens("qwen", 151643).items())[:2]
+    [('<|endoftext|>', 151643), ('<|im_start|>', 151644)]
+    """
+    preset = pattern_preset(name)
+    make = _FAMILY_SPECIALS.get(preset.name) if preset is not None else None
+    return make(n_ranks) if make is not None else {}
+
+
+@dataclass(frozen=True, slots=True)
+class RankFileGuess:
+    """What a rank file's content says it is: a published encoding (by hash) or a known family's
+    file (by its number of ranks), with the pattern preset and special tokens to use."""
+
+    name: str
+    pattern_preset: str  # a `PATTERN_PRESETS` key
+    special_tokens: Mapping[str, int]
+    by: str  # "content hash" or "rank count"
+
+    @property
+    def exact(self) -> bool:
+        return self.by == "content hash"
+
+
+def recognise_ranks(data: bytes, *, entries: int | None = None) -> RankFileGuess | None:
+    """What the (decompressed) rank file ``data`` is, when its content says: the published
+    encoding with this sha256, or a family whose file has exactly ``entries`` ranks (counted
+    from ``data`` when not given). The GUI pre-selects the guess; `load_tiktoken_ranks` takes
+    only a published hash as settled.
+
+    >>> recognise_ranks(b"YQ== 0\n") is None
+    True
+    """
+    preset = preset_for(data)
+    if preset is not None:
+        return RankFileGuess(preset.name, preset_name_of(preset.pattern) or "custom", preset.special_tokens, "content hash")
+    n = entries if entries is not None else data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    known = _KNOWN_SIZES.get(n)
+    if known is None:
+        return None
+    pattern, name = known
+    return RankFileGuess(name, pattern, MappingProxyType(preset_special_tokens(pattern, n)), "rank count")
+
+
 def preset_for(data: bytes) -> TiktokenPreset | None:
     """The published encoding whose rank file is exactly ``data``, if any."""
     return PRESETS.get(hashlib.sha256(data).hexdigest())
@@ -299,8 +369,6 @@ def preset_for(data: bytes) -> TiktokenPreset | None:
 def needs_pattern(path: str | Path) -> bool:
     """True when ``path`` (a file or a folder) is a tiktoken rank file that no published
     encoding matches, so that loading it needs a pattern (the GUI then asks for one)."""
-    from .detect import read_bytes, resolve_path
-
     try:
         p = resolve_path(Path(path))
         if p.stat().st_size > _NEEDS_PATTERN_MAX_BYTES:
@@ -372,6 +440,11 @@ def parse_ranks(data: bytes, *, source: str = "<bytes>") -> RankTable:
         raw, ranks = _parse_slow(data, source)
     if not raw:
         raise TokvizFormatError("empty rank file (expected lines of '<base64 token> <rank>')", source=source)
+    return rank_table(raw, ranks, source=source)
+
+
+def rank_table(raw: list[bytes], ranks: list[int], *, source: str = "<bytes>") -> RankTable:
+    """The `RankTable` of token bytes ``raw[i]`` with rank ``ranks[i]`` (duplicates refused)."""
     # One bulk decode of all token bytes into the byte-level alphabet (an 8-bit charmap codec,
     # C speed), then slicing: far cheaper than one translate per token for 200k entries.
     joined = codecs.charmap_decode(b"".join(raw), "strict", _CHARMAP)[0]
@@ -494,18 +567,27 @@ def load_tiktoken_ranks(
         pattern = named.pattern
     if pattern is None:
         if preset is None:
+            guess = recognise_ranks(data, entries=len(table))
+            hint = (f"; its {len(table):,} ranks are {guess.name}'s: pattern={guess.pattern_preset!r} (CLI: --pattern "
+                    f"{guess.pattern_preset}) gives its pattern and special tokens" if guess is not None else "")
             raise TokvizFormatError(
                 "not a published tiktoken encoding (r50k, p50k, cl100k, o200k, Meta's Llama 3 / 4, "
                 "Whisper's multilingual): give its pre-tokenizer regex or a preset name with pattern= "
                 f"(CLI: --pattern; presets: {', '.join(PATTERN_PRESETS)}) and its special tokens with "
-                "special_tokens=",
+                "special_tokens=" + hint,
                 source=source,
             )
         pattern = preset.pattern
     if special_tokens is None:
-        special_tokens = preset.special_tokens if preset is not None else {}
-    _check_pattern(pattern, source)
-    specials = _check_specials(special_tokens, table, source)
+        if preset is not None:
+            special_tokens = preset.special_tokens
+        elif named is not None:
+            # a family preset by name brings its specials, placed after this file's ranks
+            special_tokens = preset_special_tokens(named.name, table.max_rank + 1)
+        else:
+            special_tokens = {}
+    check_pattern(pattern, source)
+    specials = check_specials(special_tokens, table, source)
     return build_tiktoken_tokenizer(
         table,
         pattern=pattern,
@@ -646,7 +728,7 @@ def engine_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def _check_pattern(pattern: str, source: str) -> None:
+def check_pattern(pattern: str, source: str) -> None:
     import regex
 
     try:
@@ -655,7 +737,7 @@ def _check_pattern(pattern: str, source: str) -> None:
         raise TokvizFormatError(f"bad pre-tokenizer pattern {pattern!r}: {exc}", source=source) from None
 
 
-def _check_specials(special_tokens: Mapping[str, int], table: RankTable, source: str) -> dict[str, int]:
+def check_specials(special_tokens: Mapping[str, int], table: RankTable, source: str) -> dict[str, int]:
     out: dict[str, int] = {}
     n = len(table)
     # published files use ranks 0..n-1: then "is a rank" is a bounds check, no set needed

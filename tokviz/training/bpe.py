@@ -42,8 +42,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .base import Trainer, run_to_result
 from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
+from .merges import MergeState, pair_queue
 from .words import PipelineSpec, byte_level_spec
 
 __all__ = ["BpeTrainer", "BpeResult", "PairRow", "run_to_result"]
@@ -107,256 +110,120 @@ class BpeTrainer(Trainer):
         kw.setdefault("initial_alphabet", [BYTES_TO_UNICODE[b] for b in range(256)])
         return cls(vocab_size=vocab_size, spec=byte_level_spec(add_prefix_space=add_prefix_space), **kw)
 
-    # -- entry points -------------------------------------------------------------------------
-
-
-    # -- the algorithm ------------------------------------------------------------------------
+    # -- the phases (tokviz.training.merges) ------------------------------------------------
 
     def train_from_counts(self, counts: Mapping[str, int], *, cancel: CancelToken | None = None) -> Iterator[Event]:
-        prefix = self.continuing_subword_prefix
-        suffix = self.end_of_word_suffix
-        max_len = self.max_token_length if self.max_token_length is not None else 1 << 62
-        limited = self.max_token_length is not None
-
-        id_to_token: list[str] = []
-        token_to_id: dict[str, int] = {}
-
-        def add(tok: str) -> int:
-            i = token_to_id.get(tok)
-            if i is None:
-                i = len(id_to_token)
-                id_to_token.append(tok)
-                token_to_id[tok] = i
-            return i
-
-        # 1. special tokens
-        for tok in self.special_tokens:
-            add(tok)
-        # 2. alphabet (by code point), after limit_alphabet
+        """Events of training on word counts: specials, alphabet, words, pairs, merges, result."""
+        state = MergeState(self.special_tokens, record=self.record_history)
         word_list = [w for w in counts if counts[w] > 0]
         word_counts = [int(counts[w]) for w in word_list]
-        if self.alphabet_order is not None:
-            for tok in self.alphabet_order:
-                add(tok)
-            allowed = {t for t in self.alphabet_order if len(t) == 1}
-        else:
-            freq: Counter[str] = Counter()
-            for w, c in zip(word_list, word_counts):
-                for ch, k in Counter(w).items():
-                    freq[ch] += k * c
-            inf = float("inf")
-            kept: dict[str, float] = {ch: f for ch, f in freq.items()}
-            for ch in self.initial_alphabet:
-                kept[ch] = inf
-            if self.limit_alphabet is not None and len(kept) > self.limit_alphabet:
-                drop = len(kept) - self.limit_alphabet
-                by_freq = sorted(kept.items(), key=lambda kv: (kv[1], kv[0]))
-                for ch, _ in by_freq[:drop]:
-                    del kept[ch]
-            for ch in sorted(kept):
-                add(ch)
-            allowed = set(kept)
-        n_alphabet_ids = len(id_to_token)
+        chars = _Chars.of(word_list)
+        allowed = self._alphabet(state, chars, word_counts)
+        state.mark_base()
         yield Progress("tokenize words", 0.0, f"{len(word_list)} distinct words")
-
-        # 3. words -> symbol ids (chars outside the alphabet are dropped, as HF does)
-        words: list[list[int]] = []
-        sym_len: dict[int, int] = {}
-        for w in word_list:
-            syms: list[int] = []
-            last = len(w) - 1
-            for j, ch in enumerate(w):
-                if ch not in allowed:
-                    continue
-                s = ch
-                if j and prefix:
-                    s = prefix + s
-                if j == last and suffix:
-                    s = s + suffix
-                i = token_to_id.get(s)
-                if i is None:
-                    i = add(s)
-                sym_len[i] = 1
-                syms.append(i)
-            words.append(syms)
+        symbols = self._symbols(state, word_list, allowed, chars)
         if cancel is not None and cancel.cancelled:
             yield Cancelled("tokenize words")
             return
+        state.set_words(word_list, word_counts, symbols)
+        queue = pair_queue(symbols, word_counts, [1] * len(state.id_to_token), self.max_token_length)
+        yield Progress("count pairs", 1.0, f"{len(queue)} pairs")
+        for event in self._merges(state, queue, cancel):
+            yield event
+            if isinstance(event, Cancelled):
+                return
+        yield Progress("merges", 1.0, f"{len(state.merges)} merges")
+        yield Done(state.result(BpeResult, self, None if state.record else queue.segments()))
 
-        # 4. pair counts and where each pair occurs
-        pair_counts: dict[tuple[int, int], int] = {}
-        where: dict[tuple[int, int], set[int]] = {}
-        for wi, syms in enumerate(words):
-            c = word_counts[wi]
-            for p in zip(syms, syms[1:]):
-                pair_counts[p] = pair_counts.get(p, 0) + c
-                s = where.get(p)
-                if s is None:
-                    where[p] = {wi}
-                else:
-                    s.add(wi)
-        seq = 0
-        heap: list[tuple[int, int, int, int, set[int]]] = []
-        for p, pos in where.items():
-            cnt = pair_counts[p]
-            if cnt > 0:
-                heap.append((-cnt, p[0], p[1], seq, pos))
-                seq += 1
-        heapq.heapify(heap)
-        where = {}
-        yield Progress("count pairs", 1.0, f"{len(pair_counts)} pairs")
+    def _alphabet(self, state: MergeState, chars: _Chars, counts: list[int]) -> set[str]:
+        """Add the alphabet (by code point, after ``limit_alphabet``); the characters kept."""
+        if self.alphabet_order is not None:
+            for tok in self.alphabet_order:
+                state.add(tok)
+            return {t for t in self.alphabet_order if len(t) == 1}
+        kept: dict[str, float] = dict(chars.frequencies(counts))
+        for ch in self.initial_alphabet:
+            kept[ch] = float("inf")
+        if self.limit_alphabet is not None and len(kept) > self.limit_alphabet:
+            drop = len(kept) - self.limit_alphabet
+            for ch, _ in sorted(kept.items(), key=lambda kv: (kv[1], kv[0]))[:drop]:
+                del kept[ch]
+        for ch in sorted(kept):
+            state.add(ch)
+        return set(kept)
 
-        initial_words = [tuple(s) for s in words]
-        record = self.record_history
-        hist_k: list[list[int]] = [[] for _ in words] if record else []
-        hist_seg: list[list[tuple[int, ...]]] = [[] for _ in words] if record else []
-        touched_by: list[list[int]] = []
-        total_tokens = sum(len(s) * c for s, c in zip(words, word_counts))
-        tokens_after: list[int] = [total_tokens]
-        merges: list[tuple[int, int, int]] = []  # (left id, right id, new id)
-        duplicate_flags: list[bool] = []
-        merge_counts: list[int] = []
+    def _symbols(self, state: MergeState, words: list[str], allowed: set[str], chars: _Chars) -> list[list[int]]:
+        """Each word as symbol ids (characters outside the alphabet dropped, as HF does); the
+        ``##x`` / ``x</w>`` forms get ids in order of first appearance."""
+        prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
+        if not prefix and not suffix:
+            return chars.ids(state.token_to_id, allowed)
+        out = []
+        for w in words:
+            syms: list[int] = []
+            last = len(w) - 1
+            for j, ch in enumerate(w):
+                if ch in allowed:
+                    s = prefix + ch if j and prefix else ch
+                    syms.append(state.add(s + suffix if j == last and suffix else s))
+            out.append(syms)
+        return out
 
-        vocab_size = self.vocab_size
-        min_freq = self.min_frequency
-        heappop, heappush = heapq.heappop, heapq.heappush
-        target = max(1, vocab_size - len(id_to_token))
-        progress_every = max(1, target // 100)
-
-        # 5. merges
-        while len(id_to_token) < vocab_size and heap:
+    def _merges(self, state: MergeState, queue: Any, cancel: CancelToken | None) -> Iterator[Event]:  # noqa: ANN401
+        """Pop the best pair, record it, apply it to its words, until the vocabulary is full."""
+        target = max(1, self.vocab_size - len(state.id_to_token))
+        every = max(1, target // 100)
+        while len(state.id_to_token) < self.vocab_size:
             if cancel is not None and cancel.cancelled:
                 yield Cancelled("merges")
                 return
-            neg, a, b, _, pos = heappop(heap)
-            p = (a, b)
-            cur = pair_counts[p]
-            if -neg != cur:
-                # Lazy invalidation: push back with the current count, keeping the entry's words.
-                heappush(heap, (-cur, a, b, seq, pos))
-                seq += 1
-                continue
-            if cur < 1 or min_freq > cur:
+            top = queue.pop()
+            if top is None or top[2] < 1 or self.min_frequency > top[2]:
                 break
-            left = id_to_token[a]
-            right = id_to_token[b]
-            if prefix and right.startswith(prefix):
-                right = right[len(prefix):]
-            new_tok = left + right
-            new_id = token_to_id.get(new_tok)
-            duplicate = new_id is not None
-            if new_id is None:
-                new_id = add(new_tok)
-            sym_len[new_id] = sym_len.get(a, 1) + sym_len.get(b, 1)
-            new_len = sym_len[new_id]
-            k = len(merges)
-            merges.append((a, b, new_id))
-            duplicate_flags.append(duplicate)
-            merge_counts.append(cur)
-
-            # Apply the merge in the entry's words with exactly the neighbour-pair changes HF's
-            # Word::merge reports. HF sums all changes before reading any count, so applying them
-            # to pair_counts as we go is equivalent. (The merged pair's own count is left alone,
-            # as in HF; see the module docstring.)
-            touched = 0
-            removed = 0
-            changed: list[int] = []
-            pc = pair_counts
-            pcget = pc.get
-            wget = where.get
-            for wi in pos:
-                w = words[wi]
-                if a not in w:
-                    continue
-                c = word_counts[wi]
-                i = 0
-                hit = 0
-                windex = w.index
-                while True:
-                    try:
-                        i = windex(a, i)
-                    except ValueError:
-                        break
-                    if i + 1 < len(w) and w[i + 1] == b:
-                        hit += 1
-                        if i > 0:
-                            pv = w[i - 1]
-                            q = (pv, a)
-                            pc[q] = pcget(q, 0) - c  # may go below 0 with max_token_length, as in HF
-                            if not limited or sym_len.get(pv, 1) + new_len < max_len:
-                                q = (pv, new_id)
-                                pc[q] = pcget(q, 0) + c
-                                st = wget(q)
-                                if st is None:
-                                    where[q] = {wi}
-                                else:
-                                    st.add(wi)
-                        w[i] = new_id
-                        del w[i + 1]
-                        if i < len(w) - 1:
-                            nx = w[i + 1]
-                            q = (b, nx)
-                            pc[q] = pcget(q, 0) - c
-                            if not limited or sym_len.get(nx, 1) + new_len < max_len:
-                                q = (new_id, nx)
-                                pc[q] = pcget(q, 0) + c
-                                st = wget(q)
-                                if st is None:
-                                    where[q] = {wi}
-                                else:
-                                    st.add(wi)
-                    i += 1
-                if hit:
-                    touched += 1
-                    removed += hit * c
-                    if record:
-                        hist_k[wi].append(k)
-                        hist_seg[wi].append(tuple(w))
-                        changed.append(wi)
-            if record:
-                touched_by.append(changed)
-            for q, st in where.items():
-                cnt = pc[q]
-                if cnt > 0:
-                    heappush(heap, (-cnt, q[0], q[1], seq, st))
-                    seq += 1
-            where = {}
-            tokens_after.append(tokens_after[-1] - removed)
+            a, b, count = top
+            new_tok, new_id, duplicate = state.merged(a, b, self.continuing_subword_prefix)
+            k = state.record_merge(a, b, new_id, count, duplicate)
+            touched, removed, changed = queue.merge(a, b, new_id, changed=state.record)
+            state.record_words(k, changed, [queue.word(wi) for wi in changed], removed)
+            t = state.id_to_token
             yield MergeEvent(
-                rank=k,
-                left=id_to_token[a],
-                right=id_to_token[b],
-                left_id=a,
-                right_id=b,
-                new_token=new_tok,
-                new_id=new_id,
-                count=cur,
-                words_touched=touched,
-                occurrences=removed,
-                vocab_size=len(id_to_token),
-                duplicate=duplicate,
+                rank=k, left=t[a], right=t[b], left_id=a, right_id=b, new_token=new_tok, new_id=new_id,
+                count=count, words_touched=touched, occurrences=removed, vocab_size=len(t), duplicate=duplicate,
             )
-            if k % progress_every == 0:
-                yield Progress("merges", min(1.0, (len(id_to_token) - n_alphabet_ids) / target), f"{k + 1} merges")
+            if k % every == 0:
+                yield Progress("merges", min(1.0, (len(t) - state.n_base) / target), f"{k + 1} merges")
 
-        result = BpeResult(
-            trainer=self,
-            id_to_token=tuple(id_to_token),
-            merge_ids=tuple(merges),
-            merge_counts=tuple(merge_counts),
-            duplicate_flags=tuple(duplicate_flags),
-            n_base=n_alphabet_ids,
-            words=tuple(word_list),
-            word_counts=tuple(word_counts),
-            initial_words=tuple(initial_words),
-            hist_k=hist_k,
-            hist_seg=hist_seg,
-            tokens_after=tuple(tokens_after),
-            touched_by=touched_by,
-            final_words=None if record else tuple(tuple(w) for w in words),
-        )
-        yield Progress("merges", 1.0, f"{len(merges)} merges")
-        yield Done(result)
+
+class _Chars:
+    """The characters of the distinct words as columns: each distinct code point once, and every
+    word's characters as indices into those (the alphabet's counts and the words' symbol ids
+    become array operations instead of a loop per character)."""
+
+    def __init__(self, words: list[str], uniq: np.ndarray, inverse: np.ndarray, lengths: np.ndarray) -> None:
+        self.words, self.uniq, self.inverse, self.lengths = words, uniq, inverse, lengths
+
+    @classmethod
+    def of(cls, words: list[str]) -> _Chars:
+        cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        uniq, inverse = np.unique(cps, return_inverse=True)
+        return cls(words, uniq, inverse, np.fromiter(map(len, words), dtype=np.int64, count=len(words)))
+
+    def frequencies(self, counts: list[int]) -> dict[str, int]:
+        """Character -> occurrences over the corpus (each word weighted by its count)."""
+        weights = np.repeat(np.asarray(counts, dtype=np.int64), self.lengths)
+        freq = np.zeros(self.uniq.size, dtype=np.int64)
+        np.add.at(freq, self.inverse, weights)
+        return dict(zip(map(chr, self.uniq.tolist()), freq.tolist()))
+
+    def ids(self, token_to_id: Mapping[str, int], allowed: set[str]) -> list[list[int]]:
+        """Every word as the ids of its characters, the ones outside ``allowed`` dropped."""
+        table = np.array([token_to_id[chr(u)] if chr(u) in allowed else -1 for u in self.uniq.tolist()], dtype=np.int64)
+        flat = table[self.inverse].tolist()
+        bounds = np.concatenate(([0], np.cumsum(self.lengths))).tolist()
+        out = [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+        if len(allowed) < self.uniq.size:
+            out = [[i for i in w if i >= 0] for w in out]
+        return out
 
 
 class BpeResult:

@@ -6,8 +6,8 @@ Each step merges the adjacent pair with the highest
 
 where f counts symbols and pairs over the current segmentation of the corpus words (weighted
 by word counts). Its log is log f(xy) - log f(x) - log f(y), a PMI-like "stickiness": a pair
-whose parts rarely occur apart wins over a pair that is merely frequent (the seed's q/u example:
-``q ##u`` beats the far more frequent ``a ##b`` because ``a`` and ``##b`` mostly occur apart).
+whose parts rarely occur apart wins over a pair that is merely frequent (the q/u example of the
+toy corpus: ``q ##u`` beats the far more frequent ``a ##b`` because ``a`` and ``##b`` mostly occur apart).
 Ties: higher score, then higher pair count, then the smaller pair of ids.
 
 Non-initial symbols carry the ``##`` continuation prefix (``u`` inside a word is ``##u``); the
@@ -17,7 +17,7 @@ word ``[UNK]`` (not the matched prefix plus ``[UNK]``).
 
 How this differs from HF tokenizers: HF's ``WordPieceTrainer`` actually runs its BPE trainer
 (frequency-ranked merges) with a ``##`` prefix and only stores the vocab. We implement the
-score the WordPiece literature and the seed describe, because showing *why* WordPiece picks a
+score the WordPiece literature describes, because showing *why* WordPiece picks a
 different pair than BPE is the point of the Train tab; the vocabularies therefore differ from
 HF's. The exported tokenizer.json is still a standard HF WordPiece model, and HF encodes it
 identically to tokviz.
@@ -37,6 +37,7 @@ from typing import Any
 from .base import Trainer
 from .bpe import BpeResult, PairRow
 from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
+from .merges import MergeState
 from .words import PipelineSpec
 
 __all__ = ["WordPieceTrainer", "WordPieceResult", "default_wordpiece_spec"]
@@ -78,186 +79,158 @@ class WordPieceTrainer(Trainer):
         self.spec = spec or default_wordpiece_spec()
         self.record_history = record_history
 
-
     def train_from_counts(self, counts: Mapping[str, int], *, cancel: CancelToken | None = None) -> Iterator[Event]:
-        prefix = self.continuing_subword_prefix
-        id_to_token: list[str] = []
-        token_to_id: dict[str, int] = {}
-
-        def add(tok: str) -> int:
-            i = token_to_id.get(tok)
-            if i is None:
-                i = len(id_to_token)
-                id_to_token.append(tok)
-                token_to_id[tok] = i
-            return i
-
-        for tok in self.special_tokens:
-            add(tok)
+        """Events of training on word counts: specials, alphabet, words, pairs, merges, result."""
+        state = MergeState(self.special_tokens, record=self.record_history)
         # Words longer than the model's limit always encode to [UNK]; do not learn from them.
         word_list = [w for w in counts if counts[w] > 0 and len(w) <= self.max_input_chars_per_word]
         word_counts = [int(counts[w]) for w in word_list]
-        # alphabet: initial forms sorted, then continuation forms sorted (deterministic ids)
-        initial_chars = sorted({w[0] for w in word_list})
-        cont_chars = sorted({c for w in word_list for c in w[1:]})
-        for c in initial_chars:
-            add(c)
-        for c in cont_chars:
-            add(prefix + c)
-        n_base = len(id_to_token)
-        words: list[list[int]] = [
-            [token_to_id[w[0]], *(token_to_id[prefix + c] for c in w[1:])] for w in word_list
-        ]
-        initial_words = [tuple(s) for s in words]
+        self._alphabet(state, word_list)
+        state.mark_base()
+        ids, prefix = state.token_to_id, self.continuing_subword_prefix
+        words = [[ids[w[0]], *(ids[prefix + c] for c in w[1:])] for w in word_list]
+        state.set_words(word_list, word_counts, words)
+        pairs = _ScoredPairs(words, word_counts)
+        yield Progress("count pairs", 1.0, f"{len(pairs.counts)} pairs")
+        for event in self._merges(state, pairs, cancel):
+            yield event
+            if isinstance(event, Cancelled):
+                return
+        result = state.result(WordPieceResult, self, None if state.record else words)
+        result.merge_scores = tuple(state.scores)
+        yield Progress("merges", 1.0, f"{len(state.merges)} merges")
+        yield Done(result)
 
-        sym_freq: dict[int, int] = {}
-        pair_counts: dict[tuple[int, int], int] = {}
-        where: dict[tuple[int, int], set[int]] = {}
-        pairs_of: dict[int, set[tuple[int, int]]] = {}
-        for wi, syms in enumerate(words):
-            c = word_counts[wi]
-            for s in syms:
-                sym_freq[s] = sym_freq.get(s, 0) + c
-            for p in zip(syms, syms[1:]):
-                pair_counts[p] = pair_counts.get(p, 0) + c
-                where.setdefault(p, set()).add(wi)
-                pairs_of.setdefault(p[0], set()).add(p)
-                pairs_of.setdefault(p[1], set()).add(p)
+    def _alphabet(self, state: MergeState, words: list[str]) -> None:
+        """Initial forms sorted, then continuation forms sorted (deterministic ids)."""
+        for c in sorted({w[0] for w in words}):
+            state.add(c)
+        for c in sorted({c for w in words for c in w[1:]}):
+            state.add(self.continuing_subword_prefix + c)
 
-        def score(p: tuple[int, int], cnt: int) -> float:
-            return cnt / (sym_freq[p[0]] * sym_freq[p[1]])
-
-        heap = [(-score(p, c), -c, p[0], p[1]) for p, c in pair_counts.items() if c > 0]
-        heapq.heapify(heap)
-        yield Progress("count pairs", 1.0, f"{len(pair_counts)} pairs")
-
-        record = self.record_history
-        hist_k: list[list[int]] = [[] for _ in words] if record else []
-        hist_seg: list[list[tuple[int, ...]]] = [[] for _ in words] if record else []
-        touched_by: list[list[int]] = []
-        tokens_after = [sum(len(s) * c for s, c in zip(words, word_counts))]
-        merges: list[tuple[int, int, int]] = []
-        merge_counts: list[int] = []
-        merge_scores: list[float] = []
-        dup_flags: list[bool] = []
-        target = max(1, self.vocab_size - n_base)
-        progress_every = max(1, target // 100)
-        plen = len(prefix)
-
-        while len(id_to_token) < self.vocab_size and heap:
+    def _merges(self, state: MergeState, pairs: _ScoredPairs, cancel: CancelToken | None) -> Iterator[Event]:
+        """Pop the best-scoring pair, record it, apply it to its words, until the vocabulary is full."""
+        target = max(1, self.vocab_size - state.n_base)
+        every = max(1, target // 100)
+        while len(state.id_to_token) < self.vocab_size:
             if cancel is not None and cancel.cancelled:
                 yield Cancelled("merges")
                 return
-            neg_s, neg_c, a, b = heapq.heappop(heap)
-            p = (a, b)
-            cnt = pair_counts.get(p, 0)
+            top = pairs.pop(self.min_frequency)
+            if top is None:
+                break
+            a, b, cnt, score = top
+            new_tok, new_id, dup = state.merged(a, b, self.continuing_subword_prefix)
+            k = state.record_merge(a, b, new_id, cnt, dup, score)
+            touched, removed, changed = pairs.merge(a, b, new_id)
+            state.record_words(k, changed, [pairs.words[wi] for wi in changed], removed)
+            t = state.id_to_token
+            yield MergeEvent(
+                rank=k, left=t[a], right=t[b], left_id=a, right_id=b, new_token=new_tok, new_id=new_id,
+                count=cnt, words_touched=touched, occurrences=removed, vocab_size=len(t), score=score, duplicate=dup,
+            )
+            if k % every == 0:
+                yield Progress("merges", min(1.0, (len(t) - state.n_base) / target), f"{k + 1} merges")
+
+
+class _ScoredPairs:
+    """WordPiece's pairs phase: pair and symbol counts, pair -> words and symbol -> pairs indexes,
+    and a heap of (-score, -count, left, right) re-validated on pop."""
+
+    def __init__(self, words: list[list[int]], counts: list[int]) -> None:
+        self.words, self.word_counts = words, counts
+        self.sym_freq: dict[int, int] = {}
+        self.counts: dict[tuple[int, int], int] = {}
+        self.where: dict[tuple[int, int], set[int]] = {}
+        self.pairs_of: dict[int, set[tuple[int, int]]] = {}
+        for wi, syms in enumerate(words):
+            c = counts[wi]
+            for sym in syms:
+                self.sym_freq[sym] = self.sym_freq.get(sym, 0) + c
+            for p in zip(syms, syms[1:]):
+                self.counts[p] = self.counts.get(p, 0) + c
+                self._index(p, wi)
+        self.heap = [(-self.score(p, c), -c, p[0], p[1]) for p, c in self.counts.items() if c > 0]
+        heapq.heapify(self.heap)
+
+    def score(self, p: tuple[int, int], cnt: int) -> float:
+        return cnt / (self.sym_freq[p[0]] * self.sym_freq[p[1]])
+
+    def _index(self, p: tuple[int, int], wi: int) -> None:
+        self.where.setdefault(p, set()).add(wi)
+        self.pairs_of.setdefault(p[0], set()).add(p)
+        self.pairs_of.setdefault(p[1], set()).add(p)
+
+    def pop(self, min_frequency: int) -> tuple[int, int, int, float] | None:
+        """(left, right, count, score) of the best current pair; None when none is left."""
+        while self.heap:
+            neg_s, neg_c, a, b = heapq.heappop(self.heap)
+            cnt = self.counts.get((a, b), 0)
             if cnt <= 0:
                 continue
-            s = score(p, cnt)
+            s = self.score((a, b), cnt)
             if s != -neg_s or cnt != -neg_c:
-                heapq.heappush(heap, (-s, -cnt, a, b))
+                heapq.heappush(self.heap, (-s, -cnt, a, b))
                 continue
-            if cnt < self.min_frequency:
+            if cnt < min_frequency:
                 # Scores are not monotone in count, so a rare pair may still beat frequent
                 # ones; skip it (it cannot become frequent again without a merge creating it).
                 continue
-            left, right = id_to_token[a], id_to_token[b]
-            new_tok = left + (right[plen:] if right.startswith(prefix) else right)
-            new_id = token_to_id.get(new_tok)
-            dup = new_id is not None
-            if new_id is None:
-                new_id = add(new_tok)
-            k = len(merges)
-            merges.append((a, b, new_id))
-            merge_counts.append(cnt)
-            merge_scores.append(s)
-            dup_flags.append(dup)
+            return a, b, cnt, s
+        return None
 
-            touched_pairs: set[tuple[int, int]] = set()
-            removed = 0
-            touched = 0
-            changed: list[int] = []
-            for wi in where.pop(p, ()):
-                w = words[wi]
-                c = word_counts[wi]
-                old = list(zip(w, w[1:]))
-                i = 0
-                hit = 0
-                out: list[int] = []
-                n = len(w)
-                while i < n:
-                    if i + 1 < n and w[i] == a and w[i + 1] == b:
-                        out.append(new_id)
-                        i += 2
-                        hit += 1
-                    else:
-                        out.append(w[i])
-                        i += 1
-                if not hit:
-                    continue
-                touched += 1
-                removed += hit * c
-                words[wi] = out
-                for q in old:
-                    pair_counts[q] -= c
-                    touched_pairs.add(q)
-                for q in zip(out, out[1:]):
-                    pair_counts[q] = pair_counts.get(q, 0) + c
-                    touched_pairs.add(q)
-                    where.setdefault(q, set()).add(wi)
-                    pairs_of.setdefault(q[0], set()).add(q)
-                    pairs_of.setdefault(q[1], set()).add(q)
-                sym_freq[a] -= hit * c
-                sym_freq[b] -= hit * c
-                sym_freq[new_id] = sym_freq.get(new_id, 0) + hit * c
-                if record:
-                    hist_k[wi].append(k)
-                    hist_seg[wi].append(tuple(out))
-                    changed.append(wi)
-            if record:
-                touched_by.append(changed)
-            # every live pair of a symbol whose frequency changed gets a fresh entry
-            for sym in (a, b, new_id):
-                live = set()
-                for q in pairs_of.get(sym, ()):
-                    if pair_counts.get(q, 0) > 0:
-                        live.add(q)
-                        touched_pairs.add(q)
-                pairs_of[sym] = live
-            for q in touched_pairs:
-                cq = pair_counts.get(q, 0)
-                if cq > 0:
-                    heapq.heappush(heap, (-score(q, cq), -cq, q[0], q[1]))
-                else:
-                    where.pop(q, None)
-            tokens_after.append(tokens_after[-1] - removed)
-            yield MergeEvent(
-                rank=k, left=left, right=right, left_id=a, right_id=b, new_token=new_tok, new_id=new_id,
-                count=cnt, words_touched=touched, occurrences=removed, vocab_size=len(id_to_token),
-                score=s, duplicate=dup,
-            )
-            if k % progress_every == 0:
-                yield Progress("merges", min(1.0, (len(id_to_token) - n_base) / target), f"{k + 1} merges")
+    def merge(self, a: int, b: int, new_id: int) -> tuple[int, int, list[int]]:
+        """Apply (a, b) -> new_id everywhere it occurs: (words touched, tokens removed, words changed)."""
+        touched_pairs: set[tuple[int, int]] = set()
+        removed = 0
+        changed: list[int] = []
+        for wi in self.where.pop((a, b), ()):
+            hit = self._merge_word(wi, a, b, new_id, touched_pairs)
+            if hit:
+                removed += hit * self.word_counts[wi]
+                changed.append(wi)
+        # every live pair of a symbol whose frequency changed gets a fresh entry: removing
+        # occurrences of a and b raises the score of their other pairs
+        for sym in (a, b, new_id):
+            live = {q for q in self.pairs_of.get(sym, ()) if self.counts.get(q, 0) > 0}
+            touched_pairs |= live
+            self.pairs_of[sym] = live
+        for q in touched_pairs:
+            cq = self.counts.get(q, 0)
+            if cq > 0:
+                heapq.heappush(self.heap, (-self.score(q, cq), -cq, q[0], q[1]))
+            else:
+                self.where.pop(q, None)
+        return len(changed), removed, changed
 
-        result = WordPieceResult(
-            trainer=self,
-            id_to_token=tuple(id_to_token),
-            merge_ids=tuple(merges),
-            merge_counts=tuple(merge_counts),
-            duplicate_flags=tuple(dup_flags),
-            n_base=n_base,
-            words=tuple(word_list),
-            word_counts=tuple(word_counts),
-            initial_words=tuple(initial_words),
-            hist_k=hist_k,
-            hist_seg=hist_seg,
-            tokens_after=tuple(tokens_after),
-            touched_by=touched_by,
-            final_words=None if record else tuple(tuple(w) for w in words),
-        )
-        result.merge_scores = tuple(merge_scores)
-        yield Progress("merges", 1.0, f"{len(merges)} merges")
-        yield Done(result)
+    def _merge_word(self, wi: int, a: int, b: int, new_id: int, touched: set[tuple[int, int]]) -> int:
+        """Merge (a, b) in word ``wi``, updating every count; how many times it occurred."""
+        w, c = self.words[wi], self.word_counts[wi]
+        out: list[int] = []
+        i = hit = 0
+        n = len(w)
+        while i < n:
+            if i + 1 < n and w[i] == a and w[i + 1] == b:
+                out.append(new_id)
+                i += 2
+                hit += 1
+            else:
+                out.append(w[i])
+                i += 1
+        if not hit:
+            return 0
+        for q in zip(w, w[1:]):
+            self.counts[q] -= c
+            touched.add(q)
+        for q in zip(out, out[1:]):
+            self.counts[q] = self.counts.get(q, 0) + c
+            touched.add(q)
+            self._index(q, wi)
+        self.sym_freq[a] -= hit * c
+        self.sym_freq[b] -= hit * c
+        self.sym_freq[new_id] = self.sym_freq.get(new_id, 0) + hit * c
+        self.words[wi] = out
+        return hit
 
 
 class WordPieceResult(BpeResult):

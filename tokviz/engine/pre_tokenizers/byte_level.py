@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..byte_alphabet import ByteLevelOptions
 from ..normalizers.basic import prepend
-from ..patterns import compile_pattern, isolated_spans, isolated_strings, trust_patterns
+from ..patterns import compile_pattern, isolated_chunks, isolated_spans, trust_patterns
 from ..pretokenized import ChunkPlan, Gathered, to_byte_level
 from ..text import NormalizedText, split_piece
 from . import PreTokenizer
@@ -78,7 +78,7 @@ class ByteLevel(ByteLevelOptions, PreTokenizer):
         piece = self._prepared(piece)
         if not self.use_regex:
             return ChunkPlan.whole(piece, byte_map=True)
-        return ChunkPlan.from_texts(piece, isolated_strings(self._compiled, piece.text), byte_map=True)
+        return ChunkPlan.from_columns(piece, isolated_chunks(self._compiled, piece.text), byte_map=True)
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]] | None:
         if self.add_prefix_space:

@@ -3,8 +3,9 @@ slicing helper every splitting pre-tokenizer shares.
 
 The slicing helper, `split_piece`, lives in `tokviz.engine.text` (re-exported here).
 
-`Split.plan` cuts with one C-level ``findall`` when the matches tile the piece (`tiling_matches`:
-then they are the Isolated pieces, and the Removed-inverted pieces of tiktoken's split).
+`Split.plan` takes the chunk columns of `isolated_chunks` for Isolated, and of `tiling_chunks`
+for tiktoken's Removed-inverted split when the matches tile the piece (then they are the pieces
+it keeps): the native scanner of a published pattern, else one C-level ``findall``.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from ..patterns import (
     BEHAVIORS,
     compile_pattern,
     find_matches,
+    isolated_chunks,
     isolated_spans,
     pattern_from_json,
     pattern_to_json,
     split_spans,
-    tiling_matches,
+    tiling_chunks,
 )
 from ..pretokenized import ChunkPlan
 from ..text import NormalizedText, split_piece
@@ -53,11 +55,13 @@ class Split(PreTokenizer):
         self._compiled = compile_pattern(pattern, literal=not is_regex)
 
     def plan(self, piece: NormalizedText) -> ChunkPlan:
-        if self.behavior == "Isolated" or (self.behavior == "Removed" and self.invert):
-            # tiling matches are the pieces of both (tiktoken's split: matches kept, no gaps)
-            found = tiling_matches(self._compiled, piece.text) if piece.text else []
+        if self.behavior == "Isolated":  # (invert changes nothing for Isolated)
+            return ChunkPlan.from_columns(piece, isolated_chunks(self._compiled, piece.text))
+        if self.behavior == "Removed" and self.invert and piece.text:
+            # tiling matches are the pieces it keeps (tiktoken's split: matches kept, no gaps)
+            found = tiling_chunks(self._compiled, piece.text)
             if found is not None:
-                return ChunkPlan.from_texts(piece, found)
+                return ChunkPlan.from_columns(piece, found)
         return ChunkPlan.from_spans(piece, self.chunk_spans(piece.text))
 
     def chunk_spans(self, text: str) -> list[tuple[int, int]]:

@@ -15,8 +15,9 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QToolBu
 from .._compat import emit
 
 from ...engine.encoding import BpeTrace, UnigramTrace, WordPieceTrace
-from ..display import hex_bytes, label_text, visible_runs
+from ..display import counted, hex_bytes, label_text, visible_runs
 from ..viewmodel import InspectViewModel, Stats, TokenDetails
+from .form import ElidedLabel
 
 __all__ = ["TokenCard", "StatsBar", "ErrorBar", "card_html", "stats_text"]
 
@@ -48,7 +49,7 @@ def card_html(d: TokenDetails, *, total: int, pattern: str | None = None) -> str
         ("UTF-16 units", _mono(f"{d.utf16[0]} – {d.utf16[1]}")),
     ]
     def _short(c: str) -> str:
-        return c if len(c) <= 160 else c[:100] + f" … ({len(c):,} chars)"
+        return c if len(c) <= 160 else c[:100] + f" … ({counted(len(c), 'char')})"
 
     if d.chunk_original is not None:
         rows.append(("chunk", _mono(_vis(_short(d.chunk_original)))))
@@ -91,7 +92,7 @@ def _trace_html(d: TokenDetails) -> str:
             f"<li>rank {_mono(str(m.rank))}: {_mono(_vis(m.left))} + {_mono(_vis(m.right))} → {_mono(_vis(m.merged))}</li>"
             for m in tr.merges
         )
-        return f"<p>BPE, starting from {len(tr.initial)} symbols: {init}</p><p>merges in the order applied:</p><ol>{items}</ol>"
+        return f"<p>BPE, starting from {counted(len(tr.initial), 'symbol')}: {init}</p><p>merges in the order applied:</p><ol>{items}</ol>"
     if isinstance(tr, UnigramTrace):
         return f"<p>Unigram: on the best (Viterbi) path with log-probability score {_mono(f'{tr.score:.4f}')}.</p>"
     if isinstance(tr, WordPieceTrace):
@@ -135,22 +136,22 @@ class TokenCard(QTextBrowser):
 
 def stats_text(s: Stats) -> str:
     return (
-        f"{s.tokens:,} tokens · {s.chars:,} chars · {s.bytes:,} bytes · {s.words:,} words · "
+        f"{counted(s.tokens, 'token')} · {counted(s.chars, 'char')} · {counted(s.bytes, 'byte')} · {counted(s.words, 'word')} · "
         f"{s.bytes_per_token:.2f} bytes/token · {s.tokens_per_char:.3f} tokens/char"
     )
 
 
-class StatsBar(QLabel):
+class StatsBar(ElidedLabel):
+    """The Inspect numbers in the status bar (elided with a tooltip when the window is narrow)."""
+
     def __init__(self, vm: InspectViewModel, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setText("no encoding yet")
+        super().__init__("no encoding yet", parent)
         vm.encoding_changed.connect(self._on_update)
 
     def _on_update(self, u) -> None:  # noqa: ANN001
         ms = u.seconds * 1000
         if u.partial:
-            self.setText(f"preview: the first {u.stats.chars:,} chars ({u.stats.tokens:,} tokens) — encoding the whole text…")
+            self.setText(f"preview: the first {counted(u.stats.chars, 'char')} ({counted(u.stats.tokens, 'token')}) — encoding the whole text…")
             return
         how = "re-encoded window" if u.splice is not None else "encoded"
         self.setText(stats_text(u.stats) + f"   ({how} in {ms:.1f} ms)")
@@ -180,6 +181,7 @@ class ErrorBar(QFrame):
         lay.addWidget(self.label, 1)
         lay.addWidget(self.close_button)
         self.count = 0
+        self._last = ""
         self.hide()
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.dismiss, context=Qt.ShortcutContext.WindowShortcut)
 
@@ -187,13 +189,18 @@ class ErrorBar(QFrame):
         self.setStyleSheet(f"#ErrorBar {{ background: {bg}; border-radius: 4px; }} #ErrorBar QLabel {{ color: {fg}; }}")
 
     def show_error(self, message: str) -> None:
-        self.count += 1
-        extra = f"  ({self.count} errors)" if self.count > 1 else ""
+        """Show ``message``; an error already shown is not counted again."""
+        if self.isHidden() or message != self._last:
+            self.count += 1
+        self._last = message
+        extra = f"  (the latest of {self.count} errors; Esc dismisses)" if self.count > 1 else ""
         self.label.setText(message + extra)
+        self.setToolTip(message)
         self.show()
 
     def dismiss(self) -> None:
         self.count = 0
+        self._last = ""
         self.hide()
         emit(self.dismissed)
 

@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from .._compat import emit
+from ..display import counted
 from ..theme import mono_font
 
 __all__ = ["SeriesChart", "Histogram", "export_widget"]
@@ -100,11 +101,13 @@ class SeriesChart(pg.GraphicsLayoutWidget):
             p.setMenuEnabled(False)
             p.setMouseEnabled(x=False, y=False)
             p.hideButtons()
-            p.getAxis("left").setWidth(84)
+            p.getAxis("left").setWidth(64)
             for ax in ("left", "bottom"):
                 p.getAxis(ax).setPen(pg.mkPen(self._fg))
                 p.getAxis(ax).setTextPen(pg.mkPen(self._fg))
-            p.setLabel("left", y_labels[gi] if gi < len(y_labels) else "")
+            # the y unit goes in the title line with the key (a rotated axis title longer than a
+            # short plot was drawn over itself and over its neighbour's)
+            unit = y_labels[gi] if gi < len(y_labels) else ""
             if gi == len(groups) - 1:
                 p.setLabel("bottom", x_label)
             else:
@@ -115,9 +118,9 @@ class SeriesChart(pg.GraphicsLayoutWidget):
                 p.plot(list(x), list(ys), pen=pg.mkPen(color, width=2), name=name)
                 keys.append(f"<span style='color:{color}'>━ {name}</span>")
                 ci += 1
-            if len(group) > 1:
-                # the key goes in the title, where it never hides a curve
-                p.setTitle("&nbsp;&nbsp;".join(keys), size="9pt")
+            # the key goes in the title, where it never hides a curve
+            unit_html = f"<span style='color:{self._fg.name()}'>{unit}:</span>&nbsp;&nbsp;" if unit else ""
+            p.setTitle(unit_html + "&nbsp;&nbsp;".join(keys), size="9pt", justify="left")
             if len(x):
                 p.setXRange(min(x), max(x), padding=0.01)
             if first is None:
@@ -225,7 +228,7 @@ class Histogram(QWidget):
         if i >= 0:
             label, count, is_best = self.rows[i]
             extra = " (the Viterbi / deterministic segmentation)" if is_best else ""
-            QToolTip.showText(event.globalPosition().toPoint(), f"{count:,} of {self.total:,} samples{extra}\n{label}", self)
+            QToolTip.showText(event.globalPosition().toPoint(), f"{count:,} of {counted(self.total, 'sample')}{extra}\n{label}", self)
 
     def row_at(self, y: float) -> int:
         rh = self._row_h()

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from ...analysis.compare import Analysis
 from .._compat import emit
-from ..display import Style, color_index, neighbour_variant, visible_runs
+from ..display import Style, color_index, counted, neighbour_variant, visible_runs
 from ..theme import Theme, mono_font, theme_for
 
 __all__ = ["CompareRows", "cell_width", "vote_color"]
@@ -198,12 +198,6 @@ class CompareRows(QWidget):
             self._paint_block(p, k, k * bh)
         p.end()
 
-    def paint_all(self, p: QPainter) -> None:
-        """Paint every line (exports)."""
-        p.fillRect(QRect(0, 0, self.width(), self.height()), self.theme.base)
-        for k in range(len(self._lines)):
-            self._paint_block(p, k, k * self._block_h())
-
     def _paint_block(self, p: QPainter, k: int, y0: int) -> None:
         a = self.analysis
         assert a is not None
@@ -347,8 +341,24 @@ class CompareRows(QWidget):
             return r, j
         return None
 
+    def row_at(self, pos: QPoint) -> int | None:
+        """The tokenizer row whose label column holds ``pos`` (labels elide: their tooltip is whole)."""
+        if self.analysis is None or not self._lines or pos.x() >= LABEL_W:
+            return None
+        _cw, rh, strip, _ = self._metrics()
+        k = pos.y() // self._block_h()
+        r = (pos.y() - k * self._block_h() - strip) // rh - 1
+        return r if 0 <= k < len(self._lines) and 0 <= r < self._n_rows() else None
+
     def mouseMoveEvent(self, event) -> None:  # noqa: ANN001, N802
-        h = self.hit(event.position().toPoint())
+        pos = event.position().toPoint()
+        r = self.row_at(pos)
+        if r is not None:
+            a = self.analysis
+            QToolTip.showText(event.globalPosition().toPoint(), f"{a.names[r]} · {counted(a.tokens[r], 'token')}", self)  # type: ignore[union-attr]
+            emit(self.hovered, None)
+            return
+        h = self.hit(pos)
         if h is None:
             emit(self.hovered, None)
             QToolTip.hideText()

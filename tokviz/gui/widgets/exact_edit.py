@@ -9,23 +9,33 @@ point for code point), paints a boxed mark over every stand-in (CR, CRLF as one 
 BOM, controls by code point ...) and a return arrow at each LF, and reports every edit as
 ``edited(start, end, text)`` in code points of the text:
 
-- typed keys, pastes, drops and input-method commits are intercepted and inserted as the exact
-  characters the user gave (``insertFromMimeData`` takes ``QMimeData.text()`` as it is);
-- deletions and anything else Qt does to the document are read back by diffing the document
-  against the display text and mapping stand-ins back (`source_text`);
-- copy / drag out give the exact characters of the selection; undo / redo replay the exact edits.
+- typed keys, Enter, pastes, drops and input-method commits are inserted as the exact characters
+  the user gave; Backspace / Delete (and their word variants) are applied to the mirror directly;
+- anything else Qt does to the document (cut, a drag-move's source) is read back by diffing the
+  document against the display text and mapping stand-ins back (`source_text`);
+- copy / drag out give the exact characters of the selection; undo / redo replay the exact edits
+  (typed characters are one undo step until the caret moves or something else is done).
+
+Line ends are LF and CRLF; a CRLF is one line end for the caret and the selection under every key
+and mouse action: the caret never rests between its CR and its LF (End, a click past the line end
+and Up/Down stop before the CR; Right and Ctrl+Right from there go past the LF), Backspace after it
+and Delete before it remove both characters, and Enter inserts the text's own line end
+(`line_end_of`). A lone CR is an ordinary character shown as a mark inside its line; U+2028 /
+U+2029 likewise. Everything else (grapheme steps, word moves, Up/Down by x position) is Qt's.
+`ExactLineEdit` is the one-line variant, showing LF as a mark as well.
 
 Qt positions cross into code points only through `OffsetMap`.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, Signal
+import regex
+
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -40,15 +50,46 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QWidget
 
 from ...engine.text import OffsetMap
 from .._compat import emit
-from ..display import editor_text, hidden_pattern, mark_name, source_text, stand_in
+from ..display import editor_text, hidden_pattern, line_editor_text, mark_name, source_text, stand_in
 
-__all__ = ["ExactTextEdit", "mime_text", "text_mime"]
+__all__ = ["ExactLineEdit", "ExactTextEdit", "line_end_of", "mime_text", "text_mime"]
 
 _CR_STAND_IN_NAME = "CR"
+_GRAPHEME = regex.compile(r"\X")
+#: how far around the caret grapheme clusters are looked at (a cluster is never this long in a
+#: real text; a longer one is cut there, and only a caret step inside it is affected)
+_WINDOW = 256
+_Op = QTextCursor.MoveOperation
+_SK = QKeySequence.StandardKey
+#: caret steps that go past a CRLF's LF when taken from before its CR
+_STEPS_FORWARD = (_Op.NextCharacter, _Op.NextWord)
+#: deleting keys -> the caret moves whose span they delete when nothing is selected (two moves:
+#: the span between them, the selection ignored)
+_DELETE_KEYS = (
+    (_SK.DeleteStartOfWord, (_Op.PreviousWord,)),
+    (_SK.DeleteEndOfWord, (_Op.NextWord,)),
+    (_SK.DeleteEndOfLine, (_Op.EndOfLine,)),
+    (_SK.DeleteCompleteLine, (_Op.StartOfBlock, _Op.EndOfBlock)),
+    (_SK.Delete, (_Op.NextCharacter,)),  # one grapheme cluster forward (as Qt)
+)
+#: arrow keys, as (forward in a left-to-right line, extends the selection)
+_ARROWS = (
+    (_SK.MoveToNextChar, True, False),
+    (_SK.MoveToPreviousChar, False, False),
+    (_SK.SelectNextChar, True, True),
+    (_SK.SelectPreviousChar, False, True),
+)
+#: keys that take the caret to the end of its line: there it stops before a CRLF's CR
+_TO_LINE_END = (
+    QKeySequence.StandardKey.MoveToEndOfLine,
+    QKeySequence.StandardKey.SelectEndOfLine,
+    QKeySequence.StandardKey.MoveToEndOfBlock,
+    QKeySequence.StandardKey.SelectEndOfBlock,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +122,22 @@ def text_mime(text: str) -> QMimeData:
     md = QMimeData()
     md.setData("text/plain", QByteArray(text.encode("utf-8")))
     return md
+
+
+def line_end_of(text: str) -> str:
+    """The line end Enter inserts in ``text``: the one it uses most (LF or CRLF; a lone CR is no
+    line end in these editors, it shows as a mark inside its line), on a tie the one it uses
+    first, and LF in a text without line ends.
+
+    >>> line_end_of("a\\r\\nb\\r\\nc\\n"), line_end_of("a\\nb\\r\\n"), line_end_of("a\\rb")
+    ('\\r\\n', '\\n', '\\n')
+    """
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    if crlf != lf:
+        return "\r\n" if crlf > lf else "\n"
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def _mark_font(base: QFont) -> QFont:
@@ -132,6 +189,13 @@ class ExactTextEdit(QPlainTextEdit):
     # object, not str: PySide drops a leading U+FEFF of every str it hands to Qt (signals included)
     edited = Signal(int, int, object)
     files_dropped = Signal(list)  # [Path]: local files dropped on the editor (the owner opens them)
+    error_raised = Signal(str)  # a dropped file could not be read (inserts_dropped_files)
+
+    #: True: a dropped file's text is inserted at the drop, read byte-exact by `tokviz.io.textfile`
+    #: (as File > Open reads); False: ``files_dropped`` tells the owner
+    inserts_dropped_files = False
+
+    _one_line = False  # ExactLineEdit: LF is a stand-in too, the document is one block
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -141,12 +205,17 @@ class ExactTextEdit(QPlainTextEdit):
         self._guard = 0
         self._undo: list[_Edit] = []
         self._redo: list[_Edit] = []
+        self._typing = False  # the last edit was typed and the caret has not moved since
+        self._edits = 0  # edits made so far (a key that edited places the caret itself)
         self.mark_color = QColor("#8a6d00")
         self.mark_bg = QColor(255, 200, 0, 60)
         self.setUndoRedoEnabled(False)
-        self._hidden = hidden_pattern()
+        self._hidden = hidden_pattern(one_line=self._one_line)
         self._formats = _StandInFormats(self)
         self.document().contentsChanged.connect(self._on_document_changed)
+
+    def _display_of(self, text: str) -> str:
+        return line_editor_text(text) if self._one_line else editor_text(text)
 
     # ------------------------------------------------------------------ text in and out
     def exact_text(self) -> str:
@@ -168,9 +237,10 @@ class ExactTextEdit(QPlainTextEdit):
         if text == self._source and self.document().characterCount() - 1 == self.offset_map().to_utf16(len(text)):
             return
         self._source = text
-        self._display = editor_text(text)
+        self._display = self._display_of(text)
         self._undo.clear()
         self._redo.clear()
+        self._typing = False
         self._guard += 1
         try:
             self.setPlainText(self._display)
@@ -180,6 +250,10 @@ class ExactTextEdit(QPlainTextEdit):
     def replace_shown(self, start: int, end: int, text: str) -> None:
         """Replace code points ``[start, end)`` of the shown text (from the owner; no signal)."""
         self._replace(start, end, text, move_cursor=False)
+
+    def line_end(self) -> str:
+        """What Enter inserts here: the text's own line end (`line_end_of`)."""
+        return line_end_of(self._source)
 
     def set_mark_colors(self, fg: QColor, bg: QColor) -> None:
         self.mark_color, self.mark_bg = QColor(fg), QColor(bg)
@@ -205,12 +279,128 @@ class ExactTextEdit(QPlainTextEdit):
         out: list[tuple[int, int, str, str]] = []
         for m in self._hidden.finditer(self._source, c0, c1):
             i = m.start()
-            name = mark_name(m.group()) or "?"
+            ch = m.group()
+            name = "LF" if ch == "\n" else mark_name(ch) or "?"
             if name == _CR_STAND_IN_NAME and i == c1 - 1 and self._source.startswith("\n", c1):
                 name = "CRLF"
             a, b = om.span_to_utf16(i, i + 1)
-            out.append((a - u0, b - u0, name, stand_in(m.group())))
+            out.append((a - u0, b - u0, name, stand_in(ch, one_line=self._one_line)))
         return out
+
+    # ------------------------------------------------------------------ CRLF is one line end
+    def _in_crlf(self, u: int) -> bool:
+        """Whether Qt position ``u`` lies between the CR and the LF of a CRLF."""
+        if u <= 0:
+            return False
+        c = self.offset_map().from_utf16(u)
+        return self._source.startswith("\r\n", c - 1)
+
+    def _snap(self, *, forward_from: int | None = None) -> None:
+        """Move a caret (or selection end) that rests inside a CRLF out of it: past the LF when it
+        stepped there from before the CR (``forward_from``, Qt positions), else before the CR."""
+        cur = self.textCursor()
+        pos, anchor = cur.position(), cur.anchor()
+        if not (self._in_crlf(pos) or self._in_crlf(anchor)):
+            return
+        collapsed = pos == anchor
+        if self._in_crlf(pos):
+            pos += 1 if forward_from == pos - 1 else -1
+        if collapsed:
+            anchor = pos
+        elif self._in_crlf(anchor):
+            anchor -= 1
+        cur.setPosition(anchor)
+        cur.setPosition(pos, QTextCursor.MoveMode.KeepAnchor)
+        self.setTextCursor(cur)
+
+    def _block_start(self, p: int) -> int:
+        """The code point where the block holding code point ``p`` starts (at most a window back)."""
+        return max(self._display.rfind("\n", 0, p) + 1, p - _WINDOW)
+
+    def _grapheme_step(self, u: int, forward: bool) -> int:
+        """The next (previous) grapheme-cluster boundary after (before) Qt position ``u``.
+
+        Clusters are Unicode's extended grapheme clusters of the display text (so every marked
+        character is one), from the ``regex`` module: Qt's own cursor steps split a flag that
+        follows an emoji.
+        """
+        om = self.offset_map()
+        p, d = om.from_utf16(u), self._display
+        if forward:
+            if p >= len(d) or d[p] == "\n":
+                return om.to_utf16(min(p + 1, len(d)))
+            m = next((m for m in _GRAPHEME.finditer(d, self._block_start(p), min(len(d), p + _WINDOW)) if m.end() > p), None)
+            return om.to_utf16(m.end() if m else p + 1)
+        if p == 0 or d[p - 1] == "\n":
+            return om.to_utf16(max(p - 1, 0))
+        last = p - 1
+        for m in _GRAPHEME.finditer(d, self._block_start(p), p):
+            last = m.start()
+        return om.to_utf16(last)
+
+    def _at_boundary(self, u: int, *, forward: bool) -> int:
+        """Qt position ``u``, or the nearest cluster boundary after (before) it if it is inside one."""
+        om = self.offset_map()
+        p, d = om.from_utf16(u), self._display
+        start = self._block_start(p)
+        if p <= start or p >= len(d) or d[p] == "\n":
+            return u
+        for m in _GRAPHEME.finditer(d, start, min(len(d), p + _WINDOW)):
+            if m.end() == p:
+                return u
+            if m.end() > p:
+                return om.to_utf16(m.end() if forward else m.start())
+        return u
+
+    def _step_end(self, cur: QTextCursor, op: QTextCursor.MoveOperation) -> int:
+        """Where ``op`` takes the caret of ``cur`` (a copy moves), on a cluster boundary and out of
+        a CRLF; in code points."""
+        start = cur.position()
+        if op == _Op.NextCharacter:
+            u = self._grapheme_step(start, True)
+        else:
+            c = QTextCursor(cur)
+            c.clearSelection()
+            c.movePosition(op)
+            u = self._at_boundary(c.position(), forward=c.position() > start)
+        if self._in_crlf(u):
+            u += 1 if u - 1 == start and op in _STEPS_FORWARD else -1
+        return self.offset_map().from_utf16(u)
+
+    def _move_caret(self, u: int, *, keep_anchor: bool) -> None:
+        cur = self.textCursor()
+        if u != cur.position():
+            self._typing = False
+        cur.setPosition(u, QTextCursor.MoveMode.KeepAnchor if keep_anchor else QTextCursor.MoveMode.MoveAnchor)
+        self.setTextCursor(cur)
+        self.ensureCursorVisible()
+
+    def _arrow(self, forward: bool, extend: bool) -> None:
+        """Left / Right (with Shift): one grapheme cluster, a CRLF at once; without Shift a
+        selection collapses to its side. In a right-to-left line the keys go the other way."""
+        cur = self.textCursor()
+        if cur.block().textDirection() == Qt.LayoutDirection.RightToLeft:
+            forward = not forward
+        if cur.hasSelection() and not extend:
+            self._move_caret(cur.selectionEnd() if forward else cur.selectionStart(), keep_anchor=False)
+            return
+        u = self._grapheme_step(cur.position(), forward)
+        if self._in_crlf(u):
+            u += 1 if forward else -1
+        self._move_caret(u, keep_anchor=extend)
+
+    def _settle(self, before: int, *, step: bool = False) -> None:
+        """After Qt moved the caret (word moves, Up/Down, Home/End, the mouse): onto a cluster
+        boundary in the direction it moved, and out of a CRLF (past its LF only for a ``step``
+        forward from before its CR)."""
+        cur = self.textCursor()
+        u = cur.position()
+        if u != before:
+            self._typing = False
+        b = self._at_boundary(u, forward=u > before)
+        if b != u:
+            self._move_caret(b, keep_anchor=cur.hasSelection())
+        self._snap(forward_from=before if step else None)
 
     # ------------------------------------------------------------------ applying edits
     def _replace(self, start: int, end: int, text: str, *, move_cursor: bool) -> None:
@@ -219,7 +409,7 @@ class ExactTextEdit(QPlainTextEdit):
         cur = QTextCursor(self.document())
         cur.setPosition(a)
         cur.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
-        shown = editor_text(text)
+        shown = self._display_of(text)
         # the mirror first: the marks of the changed blocks are computed from it during the insert
         self._source = self._source[:start] + text + self._source[end:]
         self._display = self._display[:start] + shown + self._display[end:]
@@ -232,7 +422,13 @@ class ExactTextEdit(QPlainTextEdit):
         finally:
             self._guard -= 1
         if move_cursor:
+            # the caret goes after what was inserted (after the cluster it joined: typing a base
+            # before a combining mark), or where text was removed (before the cluster that made,
+            # and before a CRLF that made)
+            u = self._at_boundary(cur.position(), forward=bool(text))
+            cur.setPosition(u)
             self.setTextCursor(cur)
+            self._snap(forward_from=u - 1 if text else None)
 
     def _user_edit(self, start: int, end: int, text: str, *, typed: bool = False, record: bool = True) -> None:
         old = self._source[start:end]
@@ -241,12 +437,14 @@ class ExactTextEdit(QPlainTextEdit):
         self._replace(start, end, text, move_cursor=True)
         if record:
             self._record(_Edit(start, old, text, typed))
+        self._typing = typed and record
+        self._edits += 1
         emit(self.edited, start, end, text)
 
     def _record(self, e: _Edit) -> None:
         self._redo.clear()
         prev = self._undo[-1] if self._undo else None
-        if prev is not None and e.typed and prev.typed and not e.old and prev.start + len(prev.new) == e.start:
+        if self._typing and prev is not None and e.typed and prev.typed and not e.old and prev.start + len(prev.new) == e.start:
             self._undo[-1] = _Edit(prev.start, prev.old, prev.new + e.new, True)  # one undo step per typed run
         else:
             self._undo.append(e)
@@ -273,7 +471,7 @@ class ExactTextEdit(QPlainTextEdit):
             self._undo.append(e)
 
     def _on_document_changed(self) -> None:
-        """A change Qt made itself (deletions, drag-move source): read it back exactly."""
+        """A change Qt made itself (cut, a drag-move's source): read it back exactly."""
         if self._guard:
             return
         from ...engine.incremental import diff_edit
@@ -295,6 +493,9 @@ class ExactTextEdit(QPlainTextEdit):
                 finally:
                     self._guard -= 1
         self._record(_Edit(d.start, old, new))
+        self._typing = False
+        self._edits += 1
+        self._snap()
         emit(self.edited, d.start, d.old_end, new)
 
     # ------------------------------------------------------------------ Qt input paths
@@ -308,9 +509,11 @@ class ExactTextEdit(QPlainTextEdit):
         if event.matches(QKeySequence.StandardKey.Redo):
             self.redo()
             return
+        if self._delete_key(event):
+            return
         mods = event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not mods:
-            self.insert_exact("\n", typed=True)  # Qt would make Shift+Enter a U+2028
+            self._enter(event)
             return
         if event.key() == Qt.Key.Key_Tab and not mods and not self.tabChangesFocus():
             self.insert_exact("\t", typed=True)
@@ -321,7 +524,59 @@ class ExactTextEdit(QPlainTextEdit):
             self.insert_exact(text, typed=True)
             self.ensureCursorVisible()
             return
-        super().keyPressEvent(event)  # navigation, deletion, copy / cut / paste / select all
+        arrow = next(((f, x) for k, f, x in _ARROWS if event.matches(k)), None)
+        if arrow is not None:
+            self._arrow(*arrow)
+            return
+        before, edits = self.textCursor().position(), self._edits
+        super().keyPressEvent(event)  # other navigation, copy / cut / paste / select all
+        if self._edits == edits:  # (an edit placed the caret itself)
+            self._settle(before, step=not any(event.matches(k) for k in _TO_LINE_END))
+
+    def _enter(self, event: QKeyEvent) -> None:
+        """Enter (and Shift+Enter, which Qt would make a U+2028) inserts the text's own line end."""
+        self.insert_exact(self.line_end(), typed=True)
+
+    def _delete_key(self, event: QKeyEvent) -> bool:
+        """Backspace / Delete and their word and line variants, applied to the mirror (a CRLF goes
+        whole; deleting to the line end keeps the line end)."""
+        mods = event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)
+        ops = next((o for k, o in _DELETE_KEYS if event.matches(k)), None)
+        if ops is None and event.key() == Qt.Key.Key_Backspace and not mods:
+            ops = ()  # one code point back (as Qt does), a CRLF whole
+        if ops is None:
+            return False
+        cur = self.textCursor()
+        om = self.offset_map()
+        a, b = om.from_utf16(cur.selectionStart()), om.from_utf16(cur.selectionEnd())
+        if a == b and not ops:
+            a = max(a - (2 if a >= 2 and self._source.startswith("\r\n", a - 2) else 1), 0)
+        elif a == b or len(ops) == 2:
+            ends = [self._step_end(cur, op) for op in ops] + ([] if len(ops) == 2 else [a])
+            a, b = min(ends), max(ends)
+        self._user_edit(a, b, "")
+        return True
+
+    def mousePressEvent(self, event) -> None:  # noqa: ANN001, N802
+        before = self.textCursor().position()
+        super().mousePressEvent(event)
+        self._typing = False
+        self._settle(before)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: ANN001, N802
+        before = self.textCursor().position()
+        super().mouseMoveEvent(event)
+        self._settle(before)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: ANN001, N802
+        before = self.textCursor().position()
+        super().mouseReleaseEvent(event)
+        self._settle(before)
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().mouseDoubleClickEvent(event)
+        self._typing = False
+        self._snap()  # a word next to a CRLF is selected without the CR
 
     def inputMethodEvent(self, event: QInputMethodEvent) -> None:  # noqa: N802
         commit = event.commitString()
@@ -337,12 +592,29 @@ class ExactTextEdit(QPlainTextEdit):
 
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802
         files = [Path(u.toLocalFile()) for u in source.urls() if u.isLocalFile()] if source.hasUrls() else []
+        if files and self.inserts_dropped_files:
+            self.insert_files(files)
+            return
         if files:
             emit(self.files_dropped, files)
             return
         text = mime_text(source)
         if text is not None:
             self.insert_exact(text)
+
+    def insert_files(self, paths: list[Path]) -> None:
+        """Insert the text of ``paths`` (one after the other) exactly as the files hold it; an
+        unreadable file inserts nothing and says why (``error_raised``)."""
+        from ...io.textfile import read_text_file
+
+        parts = []
+        for p in paths:
+            try:
+                parts.append(read_text_file(p).text)
+            except (OSError, ValueError) as exc:  # TokvizFormatError names the file and the byte offset
+                emit(self.error_raised, f"Could not insert the dropped file: {exc}")
+                return
+        self.insert_exact("".join(parts))
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802
         cur = self.textCursor()
@@ -424,3 +696,44 @@ class ExactTextEdit(QPlainTextEdit):
         path.lineTo(at.x(), mid)
         path.lineTo(at.x() + 3, mid + 3)
         p.drawPath(path)
+
+
+class ExactLineEdit(ExactTextEdit):
+    """A one-line exact editor (for a probe or a short text): one row high, no wrapping, LF shown
+    as a mark like CR; Enter emits ``return_pressed`` instead of inserting a line end (a pasted
+    text keeps its line ends exactly). Tab moves the focus."""
+
+    return_pressed = Signal()
+    _one_line = True
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTabChangesFocus(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._fit_height()
+        if text:
+            self.show_text(text)
+
+    def text(self) -> str:
+        """The exact text (as ``QLineEdit.text``)."""
+        return self._source
+
+    def setFont(self, font: QFont) -> None:  # noqa: N802 - Qt override: the height follows the font
+        super().setFont(font)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        margins = self.contentsMargins()
+        line = QFontMetricsF(self.font()).lineSpacing()
+        doc = self.document().documentMargin()
+        self.setFixedHeight(int(line + 2 * doc + margins.top() + margins.bottom() + 2))
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(super().sizeHint().width(), self.height())
+
+    def _enter(self, event: QKeyEvent) -> None:
+        emit(self.return_pressed)
+        event.ignore()

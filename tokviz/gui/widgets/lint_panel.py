@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QTextCharFormat
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from ...analysis.lint import CHECKS, Finding, SpanIndex
 from .._compat import emit
+from ..display import counted
 from ..lint_viewmodel import SEVERITY_RANK, LintMarks, LintView, LintViewModel
 
 __all__ = ["LintPanel", "paint_marks", "chunk_marks", "lint_selections", "normalized_lint_selections", "severity_color"]
@@ -181,6 +182,19 @@ class LintPanel(QWidget):
         self._open_dialog: Callable[[str, str], str] = lambda title, filt: QFileDialog.getOpenFileName(self, title, "", filt)[0]
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
+        lay.addLayout(self._build_toolbar())
+        lay.addWidget(self._build_trees(), 1)
+        self.corpus_label = QLabel("")
+        self.corpus_label.setWordWrap(True)
+        self.corpus_label.hide()
+        lay.addWidget(self.corpus_label)
+        lint_vm.view_changed.connect(self._on_view)
+        lint_vm.corpus_progress.connect(self._on_progress)
+        lint_vm.corpus_finished.connect(self._on_corpus)
+        lint_vm.vm.selection_changed.connect(self._on_selection)
+
+    def _build_toolbar(self) -> QHBoxLayout:
+        """The span toggle, the summary, corpus lint with its progress, and the exports."""
         row = QHBoxLayout()
         self.exact_box = QCheckBox("Exact spans")
         self.exact_box.setToolTip(
@@ -212,7 +226,10 @@ class LintPanel(QWidget):
         self.test_button.setToolTip("Save the selected finding as a regression test (tokenizer, text, expected spans)")
         self.test_button.clicked.connect(self._export_test)
         row.addWidget(self.test_button)
-        lay.addLayout(row)
+        return row
+
+    def _build_trees(self) -> QSplitter:
+        """The findings by check beside the selected token's stage trace."""
         split = QSplitter(Qt.Orientation.Horizontal)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(5)
@@ -230,22 +247,19 @@ class LintPanel(QWidget):
         self.stages.setColumnCount(4)
         self.stages.setHeaderLabels(["Stage", "HF span", "Exact span", "Text"])
         self.stages.setRootIsDecorated(False)
+        self.stages.setWordWrap(True)
+        self.stages.header().setStretchLastSection(True)
         self.stages.setToolTip("Which stage moved this offset: the selected token's span at every stage")
         split.addWidget(self.stages)
         split.setSizes([640, 360])
-        lay.addWidget(split, 1)
-        self.corpus_label = QLabel("")
-        self.corpus_label.setWordWrap(True)
-        self.corpus_label.hide()
-        lay.addWidget(self.corpus_label)
-        lint_vm.view_changed.connect(self._on_view)
-        lint_vm.corpus_progress.connect(self._on_progress)
-        lint_vm.corpus_finished.connect(self._on_corpus)
-        lint_vm.vm.selection_changed.connect(self._on_selection)
+        return split
 
     # ------------------------------------------------------------------ findings
     def _on_view(self, view: LintView | None) -> None:
         self.tree.clear()
+        # the trace belongs to the previous encoding (another tokenizer or text): redo it for the
+        # token selected now, or leave it empty
+        self._on_selection(self.lvm.vm.selected if view is not None else -1)
         self._groups: dict[str, list[Finding]] = {}
         self._view = view
         if view is None:
@@ -254,7 +268,7 @@ class LintPanel(QWidget):
         report = view.report(self.lvm.exact)
         errors = sum(1 for f in report.findings if f.severity == "error")
         kind = "exact" if self.lvm.exact else "HF-compatible"
-        text = f"{len(report.findings):,} findings · {errors:,} errors · {kind} spans" if report.findings else f"no findings · {kind} spans"
+        text = f"{counted(len(report.findings), 'finding')} · {counted(errors, 'error')} · {kind} spans" if report.findings else f"no findings · {kind} spans"
         if view.partial:
             text += f" · linted the first {view.linted:,} of {view.total:,} characters"
         self.summary.setText(text)
@@ -267,7 +281,7 @@ class LintPanel(QWidget):
                 counts[f.severity] = counts.get(f.severity, 0) + 1
             worst = min(counts, key=SEVERITY_RANK.__getitem__)
             top = QTreeWidgetItem([f"{check} · {CHECKS[check]} ({len(items):,})", "", "", "",
-                                   " · ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
+                                   " · ".join(counted(n, {"warn": "warning"}.get(s, s), "info" if s == "info" else None) for s, n in sorted(counts.items(), key=lambda kv: SEVERITY_RANK[kv[0]]))])
             top.setForeground(0, QBrush(severity_color(worst)))
             # rows are made when the group is opened, a page at a time: thousands of byte-split
             # infos on CJK text would otherwise cost seconds of item creation per lint
@@ -312,7 +326,9 @@ class LintPanel(QWidget):
             f.reason,
         ])
         child.setForeground(0, QBrush(severity_color(f.severity)))
-        child.setToolTip(4, f.reason)
+        child.setToolTip(4, f.reason)  # the cells elide; their tooltips hold the whole text
+        child.setToolTip(3, repr(f.original))
+        child.setToolTip(1, "token numbers as in the Tokens pane: " + child.text(1))
         child.setToolTip(2, "token spans, HF-compatible: " + ", ".join(map(_span, f.token_spans))
                          + "\nexact: " + ", ".join(map(_span, f.token_exact)))
         child.setData(0, _FINDING, f)
@@ -337,9 +353,9 @@ class LintPanel(QWidget):
         self.stages.clear()
         for r in self.lvm.stage_rows(index):
             item = QTreeWidgetItem([r.stage, _span(r.hf), _span(r.exact), repr(r.text)])
+            item.setToolTip(3, repr(r.text) + (f"\n{r.note}" if r.note else ""))
             if r.note:
                 item.setToolTip(0, r.note)
-                item.setToolTip(3, r.note)
             if r.moved:
                 for c in (1, 2):
                     item.setForeground(c, QBrush(severity_color("error")))
@@ -347,7 +363,13 @@ class LintPanel(QWidget):
             if r.note:
                 note = QTreeWidgetItem(["", "", "", r.note])
                 note.setForeground(3, QBrush(QColor("#888888")))
+                note.setToolTip(3, r.note)
                 self.stages.addTopLevelItem(note)
+                # the note spans the row and wraps (a cell would cut it)
+                self.stages.setFirstColumnSpanned(self.stages.indexOfTopLevelItem(note), QModelIndex(), True)
+                note.setText(0, r.note)
+                note.setText(3, "")
+                note.setForeground(0, QBrush(QColor("#888888")))
         for c in range(3):
             self.stages.resizeColumnToContents(c)
 
@@ -375,7 +397,7 @@ class LintPanel(QWidget):
         data = result.to_json()
         counts = ", ".join(f"{c} {n}" for c, n in data["counts"].items()) or "no findings"
         state = " (cancelled)" if result.cancelled else ""
-        self.corpus_label.setText(f"Corpus: {result.lines:,} lines linted{state} · {counts}")
+        self.corpus_label.setText(f"Corpus: {counted(result.lines, 'line')} linted{state} · {counts}")
 
     def _export(self) -> None:
         path = self._save_dialog("Export lint report", "JSON (*.json)")

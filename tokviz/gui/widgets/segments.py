@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..display import Style, ViewMode, token_label, token_line_ends, visible_runs
+from ..display import Style, ViewMode, counted, token_label, token_line_ends, visible_runs
 from .span_view import FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 
 __all__ = ["WordsView", "ProbeView"]
@@ -57,7 +57,7 @@ class WordsView(SpanView):
         r = self._rows[self._item_word[i]]
         seg = " | ".join(r.pieces)
         if not self._item_piece[i]:
-            return f"{r.word!r} occurs {r.count:,} times\n{len(r.ids)} tokens: {seg}"
+            return f"{r.word!r} occurs {counted(r.count, 'time')}\n{counted(len(r.ids), 'token')}: {seg}"
         k = self._keys[i]
         return f"{self._item_piece[i]!r} (id {k})\nin {r.word!r}: {seg}"
 

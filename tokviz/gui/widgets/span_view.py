@@ -322,9 +322,6 @@ class SpanView(QAbstractScrollArea):
     def _avail_width(self) -> float:
         return max(self.viewport().width() - 8.0, 40.0)
 
-    def _estimate_rows(self, count: int) -> int:
-        return max(1, int(count * self._avg_w // self._avail_width()) + 1) if count else 1
-
     def _reset_layout(self) -> None:
         self._drop_pixmaps()
         self._layout_width = self._avail_width()

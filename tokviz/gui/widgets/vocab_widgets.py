@@ -26,11 +26,12 @@ _STAGE_WHY = {
     "P": "the pre-tokenizer splits the surface into several chunks",
     "M": "one chunk, but the model prefers other tokens (merge order, Viterbi, longest match)",
 }
-_FAMILY_CONTEXT = {
-    "byte-level": "the surface on its own (no special-token extraction)",
-    "sentencepiece": "'▁w' pieces: w at text start; others: after a probe stem («, the, a, …)",
+_FAMILY_CONTEXT = {  # keyed by `TokenizerFacts.family`
+    "byte-level": "the surface on its own",
+    "rank-file": "the surface on its own (no special-token extraction)",
+    "metaspace": "'▁w' pieces: w at text start, then ' w'; others: after a probe stem («, the, a, …)",
     "wordpiece": "word-initial: the word; '##x': a letter a…z followed by x",
-    "plain": "the surface on its own",
+    "char": "the surface on its own; a word-inner piece: followed by a letter a…z",
 }
 
 
