@@ -84,3 +84,18 @@ class TestClearCaches:
         shared.put("x", 1)
         clear_shared_caches()
         assert not shared
+
+
+class TestLongChunksSkipTheCache:
+    def test_a_chunk_above_the_limit_is_encoded_but_not_cached(self) -> None:
+        from tokviz.engine.tokenizer import CHUNK_CACHE_MAX_CHARS
+
+        tok = byte_level_tokenizer()
+        long_word = "hello" * (CHUNK_CACHE_MAX_CHARS // 5 + 1)  # one ByteLevel chunk (letters only)
+        assert len(long_word) > CHUNK_CACHE_MAX_CHARS
+        enc = tok.encode(f"{long_word} hello")
+        # GPT-2's split: the long run of letters, then " hello" (its space becomes "Ġ")
+        assert enc.tokens == ["hello"] * (len(long_word) // 5) + ["Ġ", "hello"]
+        cached = set(tok._plain_cache) | set(tok._mapped_cache)
+        assert cached and all(len(k) <= CHUNK_CACHE_MAX_CHARS for k in cached)
+        assert tok.encode(f"{long_word} hello").ids == enc.ids  # (the same without the cache)

@@ -1,6 +1,6 @@
 """Tokens, encodings and stage snapshots: what a pipeline run returns (data, never prints).
 
-An `Encoding` is a frozen value over `TokenColumns` (int64 arrays, `tokviz.engine.columns`), so
+An `Encoding` is a frozen value over `TokenColumns` (int32 arrays, `tokviz.engine.columns`), so
 that encoding a megabyte does not build a million objects. Its HF-style columns (``ids``,
 ``offsets``, ...) are Python lists built on first read and kept; `Encoding.token(i)` and
 iteration give a `Token` view on demand. `Stages` keeps every intermediate value of the run
