@@ -37,14 +37,13 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
-import regex
-
 from ..engine.added_tokens import AddedToken
 from ..engine.byte_alphabet import BYTE_TO_CHAR
 from ..engine.errors import TokvizFormatError
 from ..engine.normalizers import Normalizer
 from ..engine.normalizers.basic import old_alignment, replace_matches, splice
 from ..engine.normalizers.unicode import NFC
+from ..engine.patterns import compile_pattern
 from ..engine.text import NormalizedText
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 
@@ -54,7 +53,7 @@ SOT, EOT = "<|startoftext|>", "<|endoftext|>"
 #: simple_tokenizer.py's pattern without its two special alternatives (those are added tokens)
 CLIP_PATTERN = r"""(?i)'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 _N_MERGES = 49152 - 256 - 2  # simple_tokenizer.py's merges[1:49152-256-2+1]
-_SPACES = regex.compile(r"\s+")
+_SPACES = compile_pattern(r"\s+")  # (an HFRegex, as `replace_matches` reads it)
 _NFC = NFC()
 _PRINTABLE = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
 
