@@ -16,6 +16,11 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# tiktoken caches every file it reads under the SHA-1 of its path, so each reference encoding
+# built from a tmp file would leave a multi-MB entry behind, and the app's discovery (which lists
+# that cache in every window's picker) would read them all: an empty value switches the cache off
+# for tiktoken and for discovery alike. Tests that exercise the cache set their own folder.
+os.environ["TIKTOKEN_CACHE_DIR"] = ""
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import session_reports  # noqa: E402

@@ -65,6 +65,15 @@ class TestDiscover:
         monkeypatch.setenv("HF_HOME", str(tmp_path / "hfhome"))
         assert hf_hub_dir() == tmp_path / "hfhome" / "hub"
 
+    def test_empty_tiktoken_cache_dir_means_no_cache(self, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+        # tiktoken's load.read_file_cached reads TIKTOKEN_CACHE_DIR="" as "cache nothing"
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+        monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path))
+        (tmp_path / ("0" * 40)).write_text("IQ== 0\n", encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        assert tiktoken_cache_dir() is None
+        assert discover(hf_hub=tmp_path / "none", ollama_dir=tmp_path / "none", lmstudio_dirs=[]) == []
+
 
 def _ollama_store(root, name_parts: tuple[str, ...], blob: bytes) -> None:  # noqa: ANN001
     digest = hashlib.sha256(blob).hexdigest()

@@ -55,11 +55,13 @@ def hf_hub_dir() -> Path:
     return home.expanduser() / "hub"
 
 
-def tiktoken_cache_dir() -> Path:
-    """tiktoken's cache directory (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the temp dir)."""
+def tiktoken_cache_dir() -> Path | None:
+    """tiktoken's cache directory (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the temp dir),
+    or None when ``TIKTOKEN_CACHE_DIR`` is set and empty: tiktoken then caches nothing."""
     for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if os.environ.get(var):
-            return Path(os.environ[var]).expanduser()
+        if var in os.environ:
+            value = os.environ[var]
+            return Path(value).expanduser() if value else None
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
@@ -124,10 +126,12 @@ def _looks_like_ranks(path: Path) -> bool:
     return len(line) == 2 and line[1].isdigit() and all(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=" for c in line[0])
 
 
-def _tiktoken_entries(cache: Path) -> list[Discovered]:
+def _tiktoken_entries(cache: Path | None) -> list[Discovered]:
     # tiktoken names a cache entry by the SHA-1 of the URL it came from.
     known = {hashlib.sha1(_TIKTOKEN_URL.format(n).encode()).hexdigest(): n for n in _TIKTOKEN_NAMES}
     out: list[Discovered] = []
+    if cache is None:
+        return out
     try:
         files = sorted(p for p in cache.iterdir() if is_regular_file(p))
     except OSError:
@@ -140,16 +144,26 @@ def _tiktoken_entries(cache: Path) -> list[Discovered]:
     return out
 
 
+# (path, size, mtime) -> the recognised name: every window lists the cache for its pickers, and a
+# cache that tiktoken filled with entries for local files holds hundreds of multi-MB files.
+_RECOGNISED: dict[tuple[str, int, int], str | None] = {}
+
+
 def _recognised_name(path: Path) -> str | None:
     """The encoding a cache entry's content is (tiktoken names entries by the hash of the URL
-    they came from, which says nothing when the URL was not one of the four known ones)."""
+    they came from, which says nothing when the URL was not one of the four known ones); read
+    once per file version in a process."""
     from .tiktoken_ranks import recognise_ranks
 
     try:
-        guess = recognise_ranks(read_regular(path, limit=64 << 20))
+        st = path.stat()
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key not in _RECOGNISED:
+            guess = recognise_ranks(read_regular(path, limit=64 << 20))
+            _RECOGNISED[key] = guess.name if guess is not None else None
     except (OSError, TokvizFormatError):
         return None
-    return guess.name if guess is not None else None
+    return _RECOGNISED[key]
 
 
 def ollama_models_dir() -> Path:
