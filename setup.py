@@ -52,9 +52,12 @@ class OptionalBuildExt(build_ext):
             _warn(error)
 
 
+# One extension, one source file per kernel family, one shared header (table.h).
+_SOURCES = [f"tokviz/engine/_native/{name}.c" for name in ("module", "bpe", "unigram", "spm", "columns")]
+
 setup(
     ext_modules=[
-        Extension("tokviz.engine._native", ["tokviz/engine/_native.c"], optional=True),
+        Extension("tokviz.engine._native", _SOURCES, depends=["tokviz/engine/_native/table.h"], optional=True),
         Extension("tokviz.engine._scan", ["tokviz/engine/_scan.c"], depends=["tokviz/engine/_scan_tables.h"], optional=True),
         # BPE training's pair queue (tokviz.training.merges.PyPairQueue is its pure-Python twin)
         Extension("tokviz.training._count", ["tokviz/training/_count.c"], optional=True),

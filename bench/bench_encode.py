@@ -11,11 +11,13 @@ so the "cold" column is the honest first-encode speed. Then:
 * trace: ``trace=False`` (the default) vs ``trace=True`` on a sample, showing tracing costs only
   when asked for.
 
-Targets (issue 28, with the native core, on the mixed corpus and the held-out mix): cold
-tokviz/ref >= 2.0 vs HF tokenizers and >= 0.5 vs tiktoken's encode_ordinary; warm >= 3.0 vs HF
-and >= 1.0 vs tiktoken.
+Targets (issue 28, with the native core): cold tokviz/ref >= 2.0 vs HF tokenizers and >= 0.5 vs
+tiktoken's encode_ordinary; warm >= 3.0 vs HF and >= 1.0 vs tiktoken.
 
-    python bench/bench_encode.py                       # full corpus (~2.9 MB), all bundles
+    python bench/bench_encode.py                       # the tuning mix (~2.9 MB), all bundles
+    python bench/bench_encode.py --corpus heldout      # the held-out mix
+    python bench/bench_encode.py --corpus my_texts/    # your own files, one document each
+    python bench/bench_encode.py --memory              # peak RSS of one 20 MB encode, per input byte
     python bench/bench_encode.py --scale 0.1 --only o200k_base qwen3
     python bench/bench_encode.py --corpus heldout --only gpt2 cl100k_base o200k_base
 """
@@ -31,13 +33,17 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import Corpus, corpus_named, shared_dir  # noqa: E402
+from corpus import Corpus, add_corpus_args, corpus_from_args, shared_dir  # noqa: E402
 
 HF_BUNDLES = {
     "qwen3": "qwen3/tokenizer.json",
     "claude-legacy": "claude-legacy/tokenizer.json",
     "mistral-7b-v0.1": "mistral-7b-v0.1/tokenizer.json",
     "bert-base-uncased": "bert-base-uncased/tokenizer.json",
+}
+MODEL_BUNDLES = {
+    "mistral.model": "mistral-7b-v0.1/tokenizer.model",
+    "albert.model": "albert-30k-clean/30k-clean.model",
 }
 RANK_BUNDLES = {
     "gpt2": "gpt2/r50k_base.tiktoken",
@@ -84,33 +90,102 @@ def tiktoken_ref(path: Path):  # noqa: ANN201
     )
 
 
+_MEMORY_PROBE = r"""
+import gc, random, sys, time
+sys.path.insert(0, sys.argv[4])
+import tokviz
+from corpus import corpus_from_args, add_corpus_args
+import argparse
+
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+
+
+path, kind, mb = sys.argv[1], sys.argv[2], float(sys.argv[3])
+tok = tokviz.load(path)
+tok.encode("warm up 日本 x")
+n = int(mb * 1e6)
+if kind == "one-chunk":  # letters only: one pre-token chunk under every split pattern
+    rng = random.Random(28)
+    text = "".join(rng.choices("etaoinshrdlucmfwypvbgkjqxz", k=n))
+else:
+    ap = argparse.ArgumentParser()
+    add_corpus_args(ap)
+    base = corpus_from_args(ap.parse_args(sys.argv[5:])).text
+    text = (base * (n // len(base.encode("utf-8")) + 1))[:n]
+n_bytes = len(text.encode("utf-8"))
+gc.collect()
+before = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")  # (resets VmHWM, the peak, to the current RSS)
+t = time.perf_counter()
+enc = tok.encode(text)
+dt = time.perf_counter() - t
+peak = status("VmHWM")
+print(n_bytes, len(enc), peak - before, dt)
+"""
+
+
+def memory(args: argparse.Namespace, rows: list[tuple[str, str, Path]]) -> None:
+    """Peak RSS growth of one encode per input byte, each in a fresh interpreter (Linux)."""
+    import subprocess
+
+    here = str(Path(__file__).resolve().parent)
+    extra = ["--corpus", str(args.corpus), "--scale", str(args.scale)]
+    print(f"memory: peak RSS growth of one encode of {args.memory_mb:g} MB (target <= 40 bytes per input byte)")
+    print(f"{'tokenizer':<18} {'text':<10} {'MB':>6} {'tokens':>10} {'peak MB':>9} {'B/byte':>7} {'time':>7}")
+    for name, _, path in rows:
+        for kind in ("document", "one-chunk"):
+            out = subprocess.run(
+                [sys.executable, "-c", _MEMORY_PROBE, str(path), kind, str(args.memory_mb), here, *extra],
+                capture_output=True, text=True, check=False,
+            )
+            if out.returncode != 0:
+                print(f"{name:<18} {kind:<10} failed: {out.stderr.strip().splitlines()[-1:]}")
+                continue
+            n_bytes, n_tok, grow, dt = out.stdout.split()
+            per = int(grow) / int(n_bytes)
+            print(f"{name:<18} {kind:<10} {int(n_bytes) / 1e6:>6.1f} {int(n_tok):>10,} {int(grow) / 1e6:>9.1f} "
+                  f"{per:>7.1f} {float(dt):>6.2f}s {'met' if per <= 40 else 'MISSED'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
-        description="tokviz encode speed vs HF tokenizers / tiktoken on the mixed corpus"
+        description="tokviz encode speed vs HF tokenizers / tiktoken on a corpus mix"
     )
-    ap.add_argument("--scale", type=float, default=1.0, help="fraction of each corpus part (default: all)")
+    add_corpus_args(ap)
     ap.add_argument("--only", nargs="*", default=None, help="bundle names to run (default: all)")
     ap.add_argument(
         "--repeat", type=int, default=1,
         help="runs of each side, alternating (best of); every tokviz cold run uses a freshly loaded tokenizer",
     )
     ap.add_argument("--trace-chars", type=int, default=20000, help="sample size for the trace comparison")
-    ap.add_argument("--corpus", choices=("mixed", "heldout"), default="mixed", help="which mix (bench/corpus.py)")
+    ap.add_argument("--memory", action="store_true", help="measure peak RSS per input byte instead of speed")
+    ap.add_argument("--memory-mb", type=float, default=20.0, help="text size of the memory measurement (MB)")
+    ap.add_argument("--models", action="store_true", help="also the SentencePiece .model bundles (memory)")
     args = ap.parse_args()
 
     import tokviz
 
-    corpus: Corpus = corpus_named(args.corpus, scale=args.scale)
+    corpus: Corpus = corpus_from_args(args)
     docs = [t for _, t in corpus.parts]
     n_bytes = sum(len(d.encode("utf-8")) for d in docs)
     mb = n_bytes / 1e6
-    print(f"{args.corpus} corpus: {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
+    print(f"corpus ({args.corpus}): {corpus.describe().splitlines()[-1].removeprefix('total: ')}")
     print(f"tokviz {tokviz.__file__}, kernels: {tokviz.engine.backend()}")
     bundles = shared_dir() / "bundles"
     rows = [(n, "tokenizers", bundles / r) for n, r in HF_BUNDLES.items()]
     rows += [(n, "tiktoken", bundles / r) for n, r in RANK_BUNDLES.items()]
+    if args.models or args.memory:
+        rows += [(n, "sentencepiece", bundles / r) for n, r in MODEL_BUNDLES.items()]
     if args.only:
         rows = [r for r in rows if r[0] in args.only]
+    if args.memory:
+        memory(args, rows)
+        return
+    rows = [r for r in rows if r[1] != "sentencepiece"]  # (their speed: bench_sentencepiece.py)
 
     header = (
         f"{'tokenizer':<18} {'ref':<16} {'tokviz':>8} {'ref':>8} {'tokviz/ref':>10} {'target':>7}  "

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import random
 
-__all__ = ["Corpus", "mixed_corpus", "heldout_corpus", "corpus_named", "shared_dir", "python_source",
-           "generated_code", "generated_cjk"]
+__all__ = ["Corpus", "mixed_corpus", "heldout_corpus", "corpus_named", "files_corpus", "add_corpus_args",
+           "corpus_from_args", "shared_dir", "python_source", "generated_code", "generated_cjk"]
 
 PYTHON_BUDGET = 1_500_000  # bytes of Python source
 
@@ -235,12 +235,39 @@ def corpus_named(name: str, *, scale: float = 1.0) -> Corpus:
     return mixed_corpus(scale=scale)
 
 
+def files_corpus(path: Path, *, scale: float = 1.0) -> Corpus:
+    """Every regular file under ``path`` (sorted), or ``path`` itself, one document each (UTF-8)."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    parts = []
+    for f in files:
+        try:
+            text = f.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SystemExit(f"{f}: not readable as UTF-8 text ({exc})") from None
+        parts.append((f.name, text[: int(len(text) * scale)] if scale < 1.0 else text))
+    if not parts:
+        raise SystemExit(f"{path}: no files")
+    return Corpus(tuple(parts))
+
+
+def add_corpus_args(ap: argparse.ArgumentParser) -> None:
+    """The ``--corpus`` / ``--scale`` options every encode bench takes."""
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of each corpus part (default: all)")
+    ap.add_argument("--corpus", default="mixed", metavar="mixed|heldout|PATH",
+                    help="a built-in mix (the tuning mix 'mixed', or 'heldout'), or a file or folder of UTF-8 files")
+
+
+def corpus_from_args(args: argparse.Namespace) -> Corpus:
+    """The corpus ``add_corpus_args``' options name."""
+    if args.corpus in ("mixed", "heldout"):
+        return corpus_named(args.corpus, scale=args.scale)
+    return files_corpus(Path(args.corpus), scale=args.scale)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=1.0, help="fraction of each part to keep")
-    ap.add_argument("--corpus", choices=("mixed", "heldout"), default="mixed")
-    args = ap.parse_args()
-    print(corpus_named(args.corpus, scale=args.scale).describe())
+    add_corpus_args(ap)
+    print(corpus_from_args(ap.parse_args()).describe())
 
 
 if __name__ == "__main__":

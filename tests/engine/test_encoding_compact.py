@@ -1,22 +1,29 @@
-"""Compact encodings: what a kept short-line `Encoding` costs the cycle collector, and that its
-lazily built columns and derived stages are the very values a kept run gives."""
+"""`Encoding` over `TokenColumns`: a plain frozen dataclass whose HF-style columns are lists built
+from int32 arrays on first read; what a kept encoding costs the cycle collector; explicit stages
+(``keep_stages``, `Tokenizer.stages`); pickling without the tokenizer."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
+import pickle
+from array import array
 
 import pytest
 from support import bundle_path, corpus_text
 
 import tokviz
 from tokviz.engine import tokenizer as tokenizer_module
-from tokviz.engine.encoding import COLUMNS, Encoding, with_columns
+from tokviz.engine.columns import TokenColumns
+from tokviz.engine.encoding import COLUMNS, Encoding
+from tokviz.engine.processors._common import surround, with_type_ids
 from tokviz.engine.tokenizer import Tokenizer
 
 # SentencePiece Unigram (precompiled normalizer), a template post-processor (BERT), byte-level BPE
 BUNDLES = ["albert-30k-clean/30k-clean.model", "bert-base-uncased/tokenizer.json", "qwen3/tokenizer.json"]
 IDS = [b.split("/")[0] for b in BUNDLES]
+
 
 @functools.cache
 def bundle_tok(rel: str) -> Tokenizer:
@@ -33,97 +40,95 @@ def tracked_ids() -> set[int]:
     return {id(o) for o in gc.get_objects()}
 
 
-def assert_same_encoding(got: Encoding, kept: Encoding) -> None:
+def assert_same_encoding(got: Encoding, want: Encoding) -> None:
     for name in COLUMNS:
         value = getattr(got, name)
         assert type(value) is list, f"{name} is a {type(value).__name__}"
-        assert value == getattr(kept, name), f"{name} differs on {got.text[:40]!r}"
-    assert got.stages == kept.stages
-    assert got.stages.normalized.text == kept.stages.normalized.text
-    assert [(s.start, s.end, s.added_id, s.special) for s in got.stages.segments] == [
-        (s.start, s.end, s.added_id, s.special) for s in kept.stages.segments]
-    assert tuple(got.stages.pre_tokens) == tuple(kept.stages.pre_tokens)
-    assert got.exact_offsets == kept.exact_offsets
+        assert value == getattr(want, name), f"{name} differs on {got.text[:40]!r}"
 
 
 @pytest.mark.parametrize("rel", BUNDLES, ids=IDS)
-class TestCompactEncoding:
-    def test_kept_short_lines_hold_almost_nothing_tracked(self, rel: str) -> None:
+class TestColumns:
+    def test_columns_equal_the_reference_path(self, rel: str) -> None:
+        tok = bundle_tok(rel)
+        for t in lines()[:60]:
+            got = tok.encode(t)
+            assert_same_encoding(got, tok.encode(t, trace=True))
+            assert [tok_.id for tok_ in got] == got.ids and len(got) == len(got.ids)
+            assert got.token(len(got) - 1).end == got.offsets[-1][1] if len(got) else True
+
+    def test_int_columns_are_int32_arrays_and_lists_are_built_once(self, rel: str) -> None:
+        enc = bundle_tok(rel).encode("Hello there, world! 日本語")
+        c = enc.columns
+        for col in (c.ids, c.starts, c.ends, c.byte_starts, c.byte_ends, c.word_ids):
+            assert type(col) is array and col.typecode == "i"
+        assert enc.ids is enc.ids and enc.offsets is enc.offsets and enc.word_ids is enc.word_ids
+        assert enc.stages is enc.stages
+
+    def test_kept_lines_without_stages_hold_almost_nothing_tracked(self, rel: str) -> None:
         tok = bundle_tok(rel)
         texts = lines()
         for t in texts:  # fill the chunk caches first: cache entries are the tokenizer's, not the results'
             tok.encode(t)
         before = tracked_ids()
-        kept = [tok.encode(t) for t in texts]
-        for _ in range(3):  # (each pass untracks one more level of nested tuples of atoms)
+        kept = [tok.encode(t, keep_stages=False) for t in texts]
+        for _ in range(3):  # (each pass untracks one more level of tuples of atoms)
             gc.collect()
         new = [o for o in gc.get_objects() if id(o) not in before and o is not kept]
         kinds = sorted({type(o).__name__ for o in new})
-        # Each kept encoding is one tracked object (the Encoding: its columns are tuples of
-        # atoms, which the collector untracks); a kept run used to add about 20 (seven column
-        # lists, boxes, the stages' segment, plan and text objects).
-        assert len(new) <= len(kept) + 20, kinds  # (+ the tokenizer's `_LastRun`: the last text's run)
+        # Per kept encoding, whatever its length: the Encoding, its memo dict, its TokenColumns
+        # with six arrays (tracked, but with nothing inside to visit) and its list of token
+        # strings; no object per token (the encodings here have 20-40 tokens each).
+        assert len(new) <= 11 * len(kept) + 20, kinds
+        assert all(e.stages is None for e in kept)
 
-    def test_reading_builds_the_kept_values(self, rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_stages_are_explicit(self, rel: str) -> None:
         tok = bundle_tok(rel)
-        texts = lines()[:40]
-        compact = [tok.encode(t) for t in texts]
-        monkeypatch.setattr(tokenizer_module, "_KEEP_RUN_CHARS", 0)  # every run keeps what it built
-        for got, t in zip(compact, texts):
-            kept = tok.encode(t)
-            assert kept._pending is None
-            assert_same_encoding(got, kept)
-            assert len(got) == len(kept.ids)
-
-    def test_allowed_special_is_the_run_s(self, rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
-        tok = bundle_tok(rel)
-        text = "<s> [CLS] <|im_start|>x<|im_end|> </s>"
+        text = "<s> [CLS] <|im_start|>Hello<|im_end|> wörld </s>"
         allowed = set(tok._added.special_contents) & {"<s>", "[CLS]", "<|im_start|>"}
-        got = tok.encode(text, allowed_special=allowed)
-        allowed.clear()  # the caller's set changing later must not change the derived stages
-        monkeypatch.setattr(tokenizer_module, "_KEEP_RUN_CHARS", 0)
-        kept = tok.encode(text, allowed_special=set(tok._added.special_contents) & {"<s>", "[CLS]", "<|im_start|>"})
-        assert_same_encoding(got, kept)
-
-    def test_columns_are_built_once(self, rel: str) -> None:
-        enc = bundle_tok(rel).encode("Hello there, world!")
-        assert enc.ids is enc.ids and enc.offsets is enc.offsets
-        assert enc.stages is enc.stages
-        assert [t.id for t in enc] == enc.ids
+        kept = tok.encode(text, allowed_special=allowed)
+        assert tok.stages(text, allowed_special=allowed) == kept.stages
+        assert kept.stages == tok.encode(text, allowed_special=allowed, trace=True).stages
+        assert tok.encode(text, allowed_special=allowed, keep_stages=False).stages is None
+        assert tok.encode(text, keep_stages=False).exact_alignment.note == "no stages kept"
 
 
-class TestLastRun:
-    def test_stages_read_right_after_the_encode_reuse_its_run(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        tok = bundle_tok("bert-base-uncased/tokenizer.json")
-        calls: list[str] = []
-        runs = tok._runs
-        monkeypatch.setattr(tok, "_runs", lambda text, allowed: calls.append(text) or runs(text, allowed))
-        first = tok.encode("Héllo there!")
-        last = tok.encode("General Kenobi.")
-        assert calls == ["Héllo there!", "General Kenobi."]
-        assert [c.text for c in last.stages.pre_tokens] == ["general", "kenobi", "."]
-        assert len(calls) == 2  # the last run answered
-        assert [c.text for c in first.stages.pre_tokens] == ["hello", "there", "!"]
-        assert calls[2:] == ["Héllo there!"]  # an earlier encoding derives its own
+class TestEncodingValue:
+    def test_a_frozen_dataclass_without_hidden_attributes(self) -> None:
+        enc = Encoding.of_lists("ab", [1, 2], ["a", "b"], [(0, 1), (1, 2)], [(0, 1), (1, 2)], word_ids=[0, None])
+        assert dataclasses.is_dataclass(enc)
+        assert [f.name for f in dataclasses.fields(enc)] == ["text", "columns", "stages", "traces", "source", "_memo"]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            enc.text = "x"  # type: ignore[misc]
+        with pytest.raises(AttributeError):
+            enc.no_such_column  # noqa: B018
+        assert not hasattr(Encoding, "__getattr__")
+        assert (enc.word_ids, enc.special_tokens_mask, enc.type_ids) == ([0, None], [0, 0], [0, 0])
 
+    def test_post_processor_helpers_keep_the_columns_typed(self) -> None:
+        enc = Encoding.of_lists("ab", [1, 2], ["a", "b"], [(0, 1), (1, 2)], [(0, 1), (1, 2)], word_ids=[0, 1])
+        out = surround(with_type_ids(enc, 1), [(101, "[CLS]", 0)], [(102, "[SEP]", 1)])
+        assert out.ids == [101, 1, 2, 102] and out.tokens == ["[CLS]", "a", "b", "[SEP]"]
+        assert out.offsets == [(0, 0), (0, 1), (1, 2), (0, 0)]
+        assert out.special_tokens_mask == [1, 0, 0, 1] and out.type_ids == [0, 1, 1, 1]
+        assert out.word_ids == [None, 0, 1, None]
+        assert enc.ids == [1, 2]  # (values: the input is unchanged)
 
-class TestWithColumns:
-    def test_a_kept_encoding_stays_list_valued(self) -> None:
-        enc = Encoding("ab", [1, 2], ["a", "b"], [(0, 1), (1, 2)], [(0, 1), (1, 2)], [0, 0], [0, 0], [0, 1])
-        out = with_columns(enc, type_ids=(1, 1))
-        assert out.type_ids == [1, 1] and type(out.type_ids) is list
-        assert out.ids is enc.ids and out.stages is None
-
-    def test_a_pair_through_the_template(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_a_pair_through_the_template(self) -> None:
         tok = bundle_tok("bert-base-uncased/tokenizer.json")
         a, b = "Hello there!", "General Kenobi."
-        got = tok.post_processor.process(tok.encode(a, add_special_tokens=False), tok.encode(b, add_special_tokens=False))
-        monkeypatch.setattr(tokenizer_module, "_KEEP_RUN_CHARS", 0)
-        kept = tok.post_processor.process(tok.encode(a, add_special_tokens=False), tok.encode(b, add_special_tokens=False))
-        for name in COLUMNS:
-            assert getattr(got, name) == getattr(kept, name)
-        assert got.type_ids.count(1) == len(tok.encode(b, add_special_tokens=False)) + 1  # b's tokens and its [SEP]
-        assert got.stages == kept.stages
+        ea, eb = tok.encode(a, add_special_tokens=False), tok.encode(b, add_special_tokens=False)
+        got = tok.post_processor.process(ea, eb)
+        assert got.tokens == ["[CLS]", *ea.tokens, "[SEP]", *eb.tokens, "[SEP]"]
+        assert got.type_ids.count(1) == len(eb) + 1  # b's tokens and its [SEP]
+        assert got.special_tokens_mask == [1] + [0] * len(ea) + [1] + [0] * len(eb) + [1]
+
+    def test_columns_concat(self) -> None:
+        a = TokenColumns.of_lists([1], ["x"], [(0, 1)], [(0, 1)], word_ids=[0])
+        b = TokenColumns.of_lists([2], ["y"], [(1, 2)], [(1, 3)], special_tokens_mask=[1], word_ids=[None])
+        c = TokenColumns.concat([a, b])
+        assert (c.ids_list(), c.byte_offsets_list(), c.special_list(), c.word_ids_list()) == (
+            [1, 2], [(0, 1), (1, 3)], [0, 1], [0, None])
 
 
 class _RecordingGc:
@@ -165,18 +170,18 @@ class TestGcPause:
 @pytest.mark.parametrize("rel", BUNDLES, ids=IDS)
 @pytest.mark.parametrize("long_text", [False, True], ids=["short", "long"])
 def test_pickled_encoding_is_its_values_without_the_tokenizer(rel: str, long_text: bool) -> None:
-    """A pickled encoding (compact or not) comes back with equal columns and stages, and does not
+    """A pickled encoding comes back with equal columns, stages and exact spans, and does not
     carry its tokenizer (a native model does not pickle, and it would be megabytes)."""
-    import pickle
-
     tok = bundle_tok(rel)
     text = "".join(lines()) if long_text else lines()[3]
     enc = tok.encode(text)
+    exact = enc.exact_offsets
     data = pickle.dumps(enc)
     back = pickle.loads(data)
     for name in COLUMNS:
         assert getattr(back, name) == getattr(enc, name), name
     assert back.stages == enc.stages
-    assert back._source is None
+    assert back.source is None
+    assert back.exact_offsets == exact  # (computed before pickling: it travels)
     assert back.offset_map.to_utf8(len(text)) == len(text.encode("utf-8"))
     assert len(data) < 64 * len(text.encode("utf-8")) + 4096  # (values only: no vocabulary inside)

@@ -280,4 +280,4 @@ class TestFallbackReasons:
 def _columns(text: str, offsets: list[tuple[int, int]], *, special: list[int] | None = None) -> Encoding:
     n = len(offsets)
     mask = special or [0] * n
-    return Encoding(text, list(range(n)), ["x"] * n, offsets, offsets, mask, [0] * n, [0] * n)
+    return Encoding.of_lists(text, list(range(n)), ["x"] * n, offsets, offsets, mask, [0] * n, [0] * n)

@@ -23,10 +23,9 @@ from support import bundle_bytes, corpus_text, require_module
 from tokviz.engine.byte_alphabet import text_to_proxy
 from tokviz.engine.encoding import BpeTrace, MergeStep
 from tokviz.engine.errors import TokvizFormatError
-from tokviz.engine.models import bpe as bpe_module
 from tokviz.engine.models import model_from_json
-from tokviz.engine import kernels
-from tokviz.engine.models.bpe import BPE
+from tokviz.engine.models._py_fast import BpeLongChunks
+from tokviz.engine.models.bpe import BPE, merge_flat, merge_heap
 
 # any text without lone surrogates (those are the pipeline's error, never a chunk)
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
@@ -315,38 +314,23 @@ class TestBpeCacheAndLongChunks:
         m = _toy_model()
         heap = m.tokenize(text)
         assert heap == m.tokenize_traced(text)[0]
-        # the flat-list algorithm on the same symbols gives the same merges
-        assert [m.id_to_token(i) for i, _, _ in heap] == m._merge_list(text)
+        # the flat-list kernel on the same symbols gives the same merges
+        assert [m.id_to_token(i) for i, _, _ in heap] == merge_flat(list(text), m._pairs).symbols
 
-    def test_cuts_never_change_results(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Chunks cut where no merge can cross give the same symbols as merging them whole."""
-        monkeypatch.setattr(bpe_module, "_CUT_MIN", 24)  # cut Japanese clauses too
-        monkeypatch.setattr(kernels, "native", None)  # the Python cut (the native core never cuts)
-        from tokviz.io.hf_json import load_hf_json
+    @given(st.text(alphabet="abcd", max_size=40))
+    def test_flat_and_heap_kernels_agree_in_merges_mode(self, text: str) -> None:
+        m = _toy_model()
+        flat = merge_flat(list(text), m._pairs)
+        heap = merge_heap(list(text), m._pairs)
+        assert (flat.symbols, flat.firsts) == (heap.symbols, heap.firsts)
 
-        texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:200] + [t for _, t in TRICKY]
-        chunks = [text_to_proxy(c) for c in _chunks(texts)]
-        fresh = load_hf_json(bundle_bytes("claude-legacy/tokenizer.json"), source="claude-legacy").model
-        fresh._long_seen = bpe_module._CUT_AFTER  # build the cut tables on the first long chunk
-        for c in chunks:
-            whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
-            assert fresh._merge_plain(c) == whole, c
-        assert fresh._junctions  # cutting stayed enabled on Japanese
-        whole_chunks = set(chunks)
-        assert any(p not in whole_chunks for p in fresh._piece_cache)  # some chunks were really cut
-
-    def test_rank_mode_does_not_cut_by_default(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(bpe_module, "_CUT_MIN", 24)
-        ours, _ = _rank_models("cl100k_base")
-        texts = corpus_text("wagahaiwa_nekodearu.txt").splitlines()[:100]
-        chunks = [text_to_proxy(c) for c in _chunks(texts)]
-        fresh = BPE.from_ranks(ours.get_vocab())
-        fresh._long_seen = bpe_module._CUT_AFTER
-        for c in chunks:
-            whole = fresh._merge_list(c) if len(c) <= 24 else fresh._merge_heap_plain(c)
-            assert fresh._merge_plain(c) == whole, c
-        assert fresh._junctions == ()  # no cut tables were built
-        assert not fresh._piece_cache  # and no pieces cached beside the chunk cache
+    @given(st.text(alphabet="abcd", max_size=40))
+    def test_flat_and_heap_kernels_agree_in_rank_mode(self, text: str) -> None:
+        # ranks chosen so that a fresh pair can outrank the next occurrence of the best pair
+        m = BPE.from_ranks({b"a": 0, b"b": 1, b"c": 2, b"d": 3, b"bc": 4, b"ab": 5, b"abc": 6, b"cd": 7, b"dab": 8, b"da": 9})
+        flat = merge_flat(list(text), m._pairs)
+        heap = merge_heap(list(text), m._pairs)
+        assert (flat.symbols, flat.firsts) == (heap.symbols, heap.firsts)
 
     def test_long_chunk_matches_hf(self) -> None:
         obj = json.loads(_bundle_json("qwen3"))["model"]
@@ -358,8 +342,7 @@ class TestBpeCacheAndLongChunks:
 
 class TestLongChunksWithUnknownChars:
     """A long chunk with chars outside the vocab (a whole document, when there is no
-    pre-tokenizer) is cut where no merge can cross and its pieces are tokenized alone: the
-    result must equal HF's on the uncut chunk, in every fallback mode."""
+    pre-tokenizer): the result must equal HF's, in every fallback mode."""
 
     @staticmethod
     def _toy(**options: Any) -> dict[str, Any]:
@@ -386,17 +369,33 @@ class TestLongChunksWithUnknownChars:
     def test_toy_equals_hf(self, options: dict[str, Any]) -> None:
         obj = self._toy(**options)
         same_as_hf(obj, self.TEXTS)
-        ours = BPE.from_json(obj)
-        assert ours._cuttable and ours._inert_fallback
-        assert ours._tokenize_cut(self.TEXTS[0]) is not None  # it really was cut
+
+    @pytest.mark.parametrize(
+        "options",
+        [{"byte_fallback": True, "unk_token": "<unk>"}, {"unk_token": "<unk>", "fuse_unk": True}, {"unk_token": "<unk>"}],
+        ids=["byte-fallback", "fused-unk", "unk"],
+    )
+    def test_tuned_cut_equals_the_reference_merge(self, options: dict[str, Any]) -> None:
+        """The pure-Python backend's long-chunk cut (`_py_fast.BpeLongChunks`) gives what the
+        reference kernel gives on the uncut chunk, and really cuts."""
+        ours = BPE.from_json(self._toy(**options))
+        cutter = BpeLongChunks.of(ours)
+        assert cutter is not None
+        for text in self.TEXTS:
+            got = cutter.tokenize(text)
+            assert got is not None  # it really was cut
+            assert got == ours._merge_chunk(text)
+        assert BpeLongChunks.of(BPE.from_json({**self._toy(**options), "ignore_merges": True})) is None
 
     def test_fallback_that_merges_is_not_masked(self) -> None:
         """When a byte piece takes part in a merge the unknown char's neighbours stay joined."""
         obj = self._toy(byte_fallback=True)
         obj["vocab"]["<0x0A>▁"] = len(obj["vocab"])
         obj["merges"].insert(0, ["<0x0A>", "▁"])
-        assert not BPE.from_json(obj)._inert_fallback
         same_as_hf(obj, self.TEXTS)
+        ours = BPE.from_json(obj)
+        assert not BpeLongChunks.of(ours).inert_fallback
+        assert all(BpeLongChunks.of(ours).tokenize(t) in (None, ours._merge_chunk(t)) for t in self.TEXTS)
 
     def test_mistral_documents_equal_hf(self) -> None:
         obj = json.loads(_bundle_json("mistral-7b-v0.1"))["model"]

@@ -25,8 +25,9 @@ from tokviz.engine.models.bpe import BPE
 from tokviz.engine.reference import BYTE_PIECES
 from tokviz.engine.text import OffsetMap
 from tokviz.engine.chunk_cache import (
-    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_IRREGULAR, emit_columns, entry_of,
+    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_IRREGULAR, Block, OutColumns, emit_columns, entry_of,
 )
+from tokviz.engine.columns import int_column
 
 native = kernels.native
 needs_native = pytest.mark.skipif(native is None, reason="native core not built or TOKVIZ_PURE_PYTHON=1")
@@ -161,6 +162,8 @@ def blocks(draw: st.DrawFn) -> dict:
     """A block of chunks over an original text: entries, chunk starts that tile a piece, the
     piece's alignment (identity or arrays), the UTF-8 table (ASCII or not) and a byte rule."""
     entries = [entry_of(*cols, BYTE_PIECES) for cols in draw(st.lists(chunk_columns(), min_size=1, max_size=8))]
+    if draw(st.booleans()):  # the int columns as int32 arrays (an entry of a chunk too long to cache)
+        entries = [tuple(int_column(x) if k in (0, 2, 3, 4, 5, 6) else x for k, x in enumerate(e)) for e in entries]
     widths = [max([1, *e[3]]) for e in entries]  # a chunk is as long as its last stop (at least 1)
     starts = list(accumulate(widths[:-1], initial=draw(st.integers(0, 3))))
     n_piece = starts[-1] + widths[-1] + draw(st.integers(0, 2))
@@ -187,11 +190,27 @@ def blocks(draw: st.DrawFn) -> dict:
             "rule": rule, "bases": bases, "holds": holds, "word": draw(st.integers(0, 1000))}
 
 
+def _block(block: dict) -> Block:
+    return Block(*[block[k] for k in Block._fields])
+
+
+def _out() -> OutColumns:
+    out = OutColumns()  # (appended to, not replaced: one token there already)
+    for col, v in ((out.ids, 7), (out.starts, 0), (out.ends, 0), (out.byte_starts, 0), (out.byte_ends, 0), (out.word_ids, -1)):
+        col.append(v)
+    out.tokens.append("pre")
+    return out
+
+
+def _lists(out: OutColumns) -> tuple:
+    return (list(out.ids), out.tokens, list(zip(out.starts, out.ends)), list(zip(out.byte_starts, out.byte_ends)),
+            list(out.word_ids))
+
+
 def _run(kernel, block: dict) -> tuple:  # noqa: ANN001 - either kernel
-    outs: tuple[list, ...] = ([7], ["pre"], [(0, 0)], [(0, 0)], [None])  # (appended to, not replaced)
-    irregular = kernel(block["entries"], block["starts"], block["orig"], block["p_starts"], block["p_ends"], block["u8"],
-                       block["rule"], block["bases"], block["holds"], block["word"], *outs)
-    return (list(irregular), *outs)
+    out = _out()
+    irregular = kernel(block["entries"], _block(block), out)
+    return (list(irregular), *_lists(out))
 
 
 @needs_native
@@ -221,15 +240,27 @@ class TestEmit:
         e = entry_of([1], ["x"], [0], [1], [0], [1], False, BYTE_PIECES)
         block = {"entries": [e], "starts": [3], "orig": 0, "p_starts": [0, 1], "p_ends": [1, 2], "u8": None,
                  "rule": RULE_CHARS, "bases": None, "holds": False, "word": 0}
-        outs: tuple[list, ...] = ([9], ["t"], [(0, 1)], [(0, 1)], [0])
+        out = _out()
+        before = _lists(out)
         with pytest.raises(IndexError):
-            native.emit(*[block[k] for k in ("entries", "starts", "orig", "p_starts", "p_ends", "u8", "rule",  # type: ignore[union-attr]
-                                             "bases", "holds", "word")], *outs)
-        assert outs == ([9], ["t"], [(0, 1)], [(0, 1)], [0])
+            native.emit(block["entries"], _block(block), out)  # type: ignore[union-attr]
+        assert _lists(out) == before
 
     def test_malformed_entry_is_a_type_error(self) -> None:
         with pytest.raises(TypeError, match="tuple layout"):
-            native.emit([(1, 2)], [0], 0, None, None, None, RULE_CHARS, None, False, 0, [], [], [], [], [])  # type: ignore[union-attr]
+            native.emit([(1, 2)], Block([0], 0, None, None, None, RULE_CHARS, None, False, 0), OutColumns())  # type: ignore[union-attr]
+
+    def test_the_layout_is_checked_at_import(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from types import SimpleNamespace
+
+        from tokviz.engine import chunk_cache
+
+        chunk_cache._check_native_layout()  # the built core matches
+        wrong = SimpleNamespace(**{k: getattr(native, k) for k in dir(native) if k.isupper()})
+        wrong.ENTRY_LAST += 1
+        monkeypatch.setattr(kernels, "native", wrong)
+        with pytest.raises(ImportError, match="ENTRY_LAST"):
+            chunk_cache._check_native_layout()
 
 
 @needs_native

@@ -1,4 +1,4 @@
-"""The native SentencePiece kernels (``spm_normalize``, ``spm_bpe_encode`` in _native.c) against
+"""The native SentencePiece kernels (``spm_normalize``, ``spm_bpe_encode`` in _native/spm.c) against
 their pure-Python references, which must give identical results: the normalized text and its
 ``norm_to_orig`` for every whitespace flag, charsmap and user-defined symbol set; the BPE
 pieces of real and toy models; and the Python fallback wherever the C declines (a charsmap the

@@ -108,7 +108,7 @@ class TestPreTokens:
         # stage's items read one by one on a fresh encode, and its columns on another, equal the
         # reference path's pre-tokens
         tok = _r50k()
-        ref = tuple(reference.encode(tok, parts, allowed_special="all").stages.pre_tokens)
+        ref = tuple(reference.encode(tok.pipeline, parts, allowed_special="all").stages.pre_tokens)
         pts = tok.encode(parts, allowed_special="all").stages.pre_tokens
         assert tuple(pts[i] for i in range(len(pts))) == ref and pts[1:-1] == ref[1:-1]
         fresh = tok.encode(parts, allowed_special="all").stages.pre_tokens

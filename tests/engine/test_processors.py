@@ -24,7 +24,7 @@ from tokviz.engine.byte_alphabet import BYTE_TO_CHAR
 
 def _enc(tokens: list[str], offsets: list[tuple[int, int]]) -> Encoding:
     n = len(tokens)
-    return Encoding("", list(range(10, 10 + n)), tokens, offsets, list(offsets), [0] * n, [0] * n, list(range(n)))
+    return Encoding.of_lists("", list(range(10, 10 + n)), tokens, offsets, list(offsets), [0] * n, [0] * n, list(range(n)))
 
 
 def byte_level_json(post_processor: dict[str, Any] | None, *, add_prefix_space: bool = True) -> dict[str, Any]:

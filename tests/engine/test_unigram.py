@@ -9,14 +9,21 @@ import random
 import pytest
 from support import bundle_bytes, corpus_text, require_module
 
+from tokviz.engine import kernels
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.lattice import Lattice
+from tokviz.engine.models._py_fast import SpmBpeChunks, UnigramChunks
 from tokviz.engine.models._spm import PieceType
 from tokviz.engine.models.sentencepiece_bpe import SentencePieceBPE
 from tokviz.engine.models.unigram import Unigram
 
 N, U, C, UD, UNUSED, B = (PieceType.NORMAL, PieceType.UNKNOWN, PieceType.CONTROL, PieceType.USER_DEFINED,
                           PieceType.UNUSED, PieceType.BYTE)
+
+
+def _chunked(fast: UnigramChunks, text: str) -> list[tuple[int, int, int]]:
+    """The tuned kernel's path as ``(id, start, end)`` nodes (compared with `Unigram._viterbi`)."""
+    return list(zip(*fast.columns(text)))
 
 
 def _python_text(n: int) -> str:
@@ -130,9 +137,10 @@ class TestUnigramSentencePiece:
         tok = load_sentencepiece_model(bundle_bytes("sentencepiece-test/test_model.model"), source="t")
         m = tok.model
         text = tok.normalizer.normalize_str("the quick brown fox " * 40 + "...... ." * 30)
-        assert m._chunker is not None
-        assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]
-        assert m._sp_chunked(text) == m._sp_chunked(text)  # second run from the cache
+        fast = UnigramChunks.of(m)
+        assert fast is not None
+        assert _chunked(fast, text) == m._viterbi(text, float32=True)[0]
+        assert _chunked(fast, text) == _chunked(fast, text)  # second run from the cache
 
     def test_composed_cap_accounts_for_the_scores_before_a_part(self) -> None:
         # "x" * 100 + "ab": no piece holds "xx" or "xa", so the chunk is composed of 101 parts.
@@ -142,9 +150,10 @@ class TestUnigramSentencePiece:
         vocab = [("<unk>", 0.0), ("x", -30.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0001)]
         m = Unigram(vocab, piece_types=[U, N, N, N, N], sentencepiece=True)
         text = "x" * 100 + "ab"
-        assert m._chunk_path(text)[2] < 0  # no |T| makes the cached path safe
+        fast = UnigramChunks.of(m)
+        assert fast._chunk_path(text)[2] < 0  # no |T| makes the cached path safe
         assert toks(m, text) == ["x"] * 100 + ["ab"]
-        assert m.viterbi(text) == m._dp_sp(text, 0.0)[0]
+        assert _chunked(fast, text) == m._viterbi(text, float32=True)[0]
         assert toks(m, "ab") == ["a", "b"]  # from T = 0 the exact path holds
 
     def test_cached_paths_hold_for_every_state_under_their_cap(self) -> None:
@@ -159,10 +168,11 @@ class TestUnigramSentencePiece:
             "The quick brown fox's re-entry; naïve co-operation!! x=f(a,b)**2 -- self.assertEqual(1e-10, 0x1F) "
             "Ｆｕｌｌ width and 日本語のテキスト 1234567 ..." + corpus_text("botchan.txt")[:6000] + _python_text(6000)
         )
-        chunks = [c for c in dict.fromkeys(m._chunker.findall(text)) if c[0] in m._piece_chars]
-        assert any(len(m._chunk_path(c)[0]) > 2 for c in chunks)
+        fast = UnigramChunks.of(m)
+        chunks = [c for c in dict.fromkeys(fast.chunker.findall(text)) if c[0] in fast.piece_chars]
+        assert any(len(fast._chunk_path(c)[0]) > 2 for c in chunks)
         for c in chunks:
-            for entry in (m._chunk_path(c), m._chunk_dp(c)):
+            for entry in (fast._chunk_path(c), fast._chunk_dp(c)):
                 ids, lens, cap, _, _ = entry
                 ends = list(itertools.accumulate(lens))
                 if cap <= 0:
@@ -171,7 +181,7 @@ class TestUnigramSentencePiece:
                     t32 = array("f", [t])[0]
                     if abs(t32) >= cap:
                         continue
-                    path, _ = m._dp_sp(c, t32)
+                    path, _ = m._viterbi(c, float32=True, start_score=t32)
                     assert [p[0] for p in path] == list(ids), (c, t32)
                     assert [p[2] for p in path] == list(ends), (c, t32)
 
@@ -181,11 +191,12 @@ class TestUnigramSentencePiece:
 
         tok = load_sentencepiece_model(bundle_bytes("albert-30k-clean/30k-clean.model"), source="a")
         m = tok.model
+        fast = UnigramChunks.of(m)
         for raw in (corpus_text("botchan.txt")[:60_000], _python_text(40_000)):
             text = tok.normalizer.normalize_str(raw)
-            m.clear_cache()
-            assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]
-            assert m._sp_chunked(text) == m._dp_sp(text, 0.0)[0]  # again, from the caches
+            fast.cache.clear()
+            assert _chunked(fast, text) == m._viterbi(text, float32=True)[0]
+            assert _chunked(fast, text) == m._viterbi(text, float32=True)[0]  # again, from the caches
 
     def test_columns_equal_tokenize(self) -> None:
         m = self.model()
@@ -211,17 +222,17 @@ class TestChunkCacheLimit:
     def test_cache_cleared_during_one_text(self, rel: str, monkeypatch) -> None:  # noqa: ANN001
         # a cache that fills up in the middle of a text is cleared; hits found before the clear
         # and chunks computed after it must all still be used
-        import tokviz.engine.models.sentencepiece_bpe as bpe_module
-        import tokviz.engine.models.unigram as unigram_module
+        import tokviz.engine.models._py_fast as fast_module
         from tokviz.io.sentencepiece import load_sentencepiece_model
 
         text = corpus_text("botchan.txt")[:20_000]
         want = load_sentencepiece_model(bundle_bytes(rel), source=rel).model
         norm = load_sentencepiece_model(bundle_bytes(rel), source=rel).normalizer.normalize_str(text)
         expected = want.tokenize_columns(norm)
-        monkeypatch.setattr(unigram_module, "_CACHE_LIMIT", 7)
-        monkeypatch.setattr(bpe_module, "_CACHE_LIMIT", 7)
+        monkeypatch.setattr(fast_module, "_CACHE_LIMIT", 7)
+        monkeypatch.setattr(kernels, "native", None)  # (the tuned kernels run without the native core)
         m = load_sentencepiece_model(bundle_bytes(rel), source=rel).model
+        assert m._fast is not None and m._fast.cache.limit == 7
         half = norm[: len(norm) // 2]
         m.tokenize_columns(half)  # (the cache holds some chunks when the whole text comes)
         assert m.tokenize_columns(norm) == expected
@@ -258,12 +269,15 @@ class TestSentencePieceBPE:
         from tokviz.io.sentencepiece import load_sentencepiece_model
 
         m = load_sentencepiece_model(bundle_bytes("mistral-7b-v0.1/tokenizer.model"), source="m").model
+        fast = SpmBpeChunks(m)  # (the tuned pure-Python kernel, whichever backend runs)
         rng = random.Random(2)
         words = ["self", ".", "assert", "Equal", "(", "x", ",", "▁", "吾輩", "は", "猫", "::", "0x1F", "龘", "'s"]
         for _ in range(200):
             text = "".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
-            assert m.tokenize(text) == tuple(m.spm.finish(text, m._encode(text, None))), text
-            assert m.tokenize(text) == tuple(m.spm.finish(text, m._encode(text, None))), text  # cached
+            want = m._encode(text, None)
+            assert list(zip(*fast.columns(text))) == want, text
+            assert list(zip(*fast.columns(text))) == want, text  # cached
+            assert m.tokenize(text) == tuple(m.spm.finish(text, want)), text
 
     def test_higher_score_first_then_leftmost(self) -> None:
         m = self.model()

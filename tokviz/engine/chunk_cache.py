@@ -1,31 +1,35 @@
-"""The chunk cache of `Tokenizer`'s production path: one entry per chunk text, and the column
-kernel that turns a block of entries into the output columns.
+"""The chunk cache entries of `Tokenizer`'s production path, and the column kernel that turns a
+block of entries into the output columns.
 
 An entry holds everything about a chunk that depends on its text alone (slots below), as a
 tuple of atoms; `entry_of` builds one and `emit_columns` appends the tokens of a block of
-entries to the output columns. Both are the pure-Python twins of the native core's ``entry``
-and ``emit`` (_native.c), with the same arguments and results; `tokviz.engine.tokenizer` picks
-one pair at construction. The offsets rules of irregular chunks (empty tokens, byte-fallback
-pieces) stay in the tokenizer, next to the reference's `chunk_offsets` they call.
+entries (laid out by a `Block`) to the growing output (`OutColumns`). Both are the pure-Python
+twins of the native core's ``entry`` and ``emit`` (tokviz/engine/_native/columns.c, whose
+ENTRY_* and RULE_* numbers `tokviz.engine.kernels` checks against SLOT_* and RULE_* here at
+import), with the same arguments and results; `tokviz.engine.tokenizer` picks one pair at
+construction. The offsets rules of irregular chunks (empty tokens, byte-fallback pieces) stay
+in the tokenizer, next to the reference's `chunk_offsets` they call.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import add, eq, is_, itemgetter
+from operator import add, eq, itemgetter
+from typing import NamedTuple
 
-from .models.bpe import _evict_half
+from . import kernels
+from .columns import TokenColumns, int_column
 from .text import pick
 
 __all__ = [
     "CACHE_LIMIT", "RULE_CHARS", "RULE_EXACT", "RULE_HELD", "SLOT_BYTE_PIECES", "SLOT_EMPTIES",
     "SLOT_FIRST", "SLOT_IDS", "SLOT_IRREGULAR", "SLOT_LAST", "SLOT_MODEL_ENDS", "SLOT_MODEL_STARTS", "SLOT_STOP",
-    "SLOT_TOKENS", "ChunkCache", "emit_columns", "entry_of", "ids_of",
+    "SLOT_TOKENS", "Block", "OutColumns", "emit_columns", "entry_of", "ids_of",
 ]
 
-# Chunk texts kept per cache table (`ChunkCache`); when full, the older half is dropped.
+#: Chunk texts kept per cache table of the pipeline (`tokviz.engine.caching.BoundedCache`).
 CACHE_LIMIT = 200_000
 
 _MINUS_ONE = (-1).__add__
@@ -36,57 +40,64 @@ _MINUS_ONE = (-1).__add__
 # alignment adds the first, any other alignment looks the last up), the model's spans in the
 # text it saw (byte proxies: byte positions), and the tokens with their own offset rule: the
 # positions of empty tokens and of byte-fallback pieces ``<0xNN>``, and whether there is any.
-# The native ``entry`` and ``emit`` (_native.c, ENTRY_*) read and build entries by these slots.
+# The native ``entry`` and ``emit`` (columns.c, ENTRY_*) read and build entries by these slots.
 SLOT_IDS, SLOT_TOKENS, SLOT_FIRST, SLOT_STOP, SLOT_LAST, SLOT_MODEL_STARTS, SLOT_MODEL_ENDS, SLOT_EMPTIES, SLOT_BYTE_PIECES, SLOT_IRREGULAR = range(10)
 ids_of, _tokens_of_entry, _first_of, _stop_of, _last_of, _mstarts_of, _mends_of = map(itemgetter, range(7))
 _irregular_of = itemgetter(SLOT_IRREGULAR)
-# How a token's bytes are found (`emit_columns`; _native.c's RULE_*): from its chars; its
+# How a token's bytes are found (`emit_columns`; columns.c's RULE_*): from its chars; its
 # chunk's first byte plus the model's span, in every chunk; the same in the chunks that hold
 # their original bytes, from the chars elsewhere.
 RULE_CHARS, RULE_EXACT, RULE_HELD = range(3)
 
 
-class ChunkCache:
-    """Chunk text -> entry (see the entry slots above), one table per chunk text map (plain
-    text; byte proxies), each bounded: when full, the older half is dropped."""
+class Block(NamedTuple):
+    """Where the tokens of a block of chunks go (`emit_columns`' layout; a tuple in this order
+    is what the native ``emit`` reads, BLOCK_* in columns.c).
 
-    __slots__ = ("plain", "mapped")
+    Chunk ``k`` starts at piece char ``starts[k]``; its tokens get the word id ``word + k``. A
+    token's chars: ``orig + starts[k] + first .. + stop`` when the piece's alignment is the
+    identity (``p_starts`` None), else ``p_starts[starts[k] + first] .. p_ends[starts[k] +
+    last]``. Its bytes by ``rule``: `RULE_CHARS` the UTF-8 positions ``u8`` of its chars (None:
+    ASCII, the very char span); `RULE_EXACT` its chunk's first byte plus the model's span;
+    `RULE_HELD` the same with the first bytes ``bases`` in the chunks flagged in ``holds``, the
+    char rule elsewhere."""
+
+    starts: Sequence[int]
+    orig: int
+    p_starts: Sequence[int] | None
+    p_ends: Sequence[int] | None
+    u8: Sequence[int] | None
+    rule: int
+    bases: Sequence[int] | None
+    holds: bool | list[bool]
+    word: int
+
+
+class OutColumns:
+    """The growing output of one encode: int32 columns (`tokviz.engine.columns`) and the token
+    strings, appended to by `emit_columns` (or the native ``emit``) and by added tokens; the
+    positions of special added tokens. `finish` makes the `TokenColumns`."""
+
+    __slots__ = ("byte_ends", "byte_starts", "ends", "ids", "specials", "starts", "tokens", "word_ids")
 
     def __init__(self) -> None:
-        self.plain: dict[str, tuple] = {}
-        self.mapped: dict[str, tuple] = {}
+        self.ids: array = int_column()
+        self.tokens: list[str] = []
+        self.starts: array = int_column()
+        self.ends: array = int_column()
+        self.byte_starts: array = int_column()
+        self.byte_ends: array = int_column()
+        self.word_ids: array = int_column()
+        self.specials: list[int] = []  # positions of special added tokens (the special mask)
 
-    def clear(self) -> None:
-        self.plain.clear()
-        self.mapped.clear()
-
-    @staticmethod
-    def entries(table: dict[str, tuple] | None, texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
-        """The entry of every chunk text; a missing one is ``make(text)``, stored. C-level
-        passes only (lookups, then ``make`` over the distinct missing texts). No ``table``:
-        every occurrence is made anew (a model that samples, e.g. BPE dropout)."""
-        if table is None:
-            return list(map(make, texts))
-        if len(texts) == 1:  # (a short line: one lookup, and no column passes over one text)
-            entry = table.get(texts[0])
-            if entry is None:
-                entry = make(texts[0])
-                if len(table) >= CACHE_LIMIT:
-                    _evict_half(table)
-                table[texts[0]] = entry
-            return [entry]
-        entries = list(map(table.get, texts))
-        if None in entries:
-            at = list(compress(range(len(texts)), map(is_, entries, repeat(None))))
-            missing = list(map(texts.__getitem__, at))
-            fresh = dict.fromkeys(missing)  # (a chunk text may be missing several times)
-            fresh = dict(zip(fresh, map(make, fresh)))
-            if len(table) + len(fresh) > CACHE_LIMIT:
-                _evict_half(table)
-            table.update(fresh)
-            deque(map(entries.__setitem__, at, map(fresh.__getitem__, missing)), maxlen=0)
-        return entries  # type: ignore[return-value]
-
+    def finish(self) -> TokenColumns:
+        special = None
+        if self.specials:
+            special = int_column(repeat(0, len(self.ids)))
+            for i in self.specials:
+                special[i] = 1
+        return TokenColumns(self.ids, self.tokens, self.starts, self.ends, self.byte_starts, self.byte_ends,
+                            self.word_ids, special)
 
 
 def entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop: Sequence[int],
@@ -108,29 +119,19 @@ def entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop
             empties, pieces, bool(empties or pieces))
 
 
-def emit_columns(
-    entries: list[tuple], starts: Sequence[int], orig: int, p_starts: Sequence[int] | None,
-    p_ends: Sequence[int] | None, u8: Sequence[int] | None, rule: int, bases: Sequence[int] | None,
-    holds: bool | list[bool], word: int, ids: list[int], tokens: list[str], offsets: list[tuple[int, int]],
-    byte_offsets: list[tuple[int, int]], word_ids: list[int | None],
-) -> list[int]:
-    """Append the tokens of a block of chunks (cache ``entries``, chunk ``k`` at piece char
-    ``starts[k]``) to the five output columns; the indexes of the irregular chunks. The
-    pure-Python twin of the native ``emit`` (same arguments, same results).
-
-    A token's chars: ``orig + starts[k] + first .. + stop`` (identity alignment: ``p_starts``
-    None), else ``p_starts[starts[k] + first] .. p_ends[starts[k] + last]``. Its bytes by
-    ``rule``: `RULE_CHARS` the UTF-8 positions ``u8`` of its chars (None: ASCII, the very char
-    span); `RULE_EXACT` its chunk's first byte plus the model's span; `RULE_HELD` the same with
-    the first bytes ``bases`` in the chunks flagged in ``holds``, the char rule elsewhere."""
+def emit_columns(entries: list[tuple], block: Block, out: OutColumns) -> list[int]:
+    """Append the tokens of a block of chunks (their cache ``entries``, laid out by ``block``) to
+    ``out``; the indexes of the irregular chunks. The pure-Python twin of the native ``emit``
+    (same arguments, same results)."""
+    starts, orig, p_starts, p_ends, u8, rule, bases, holds, word = block
     if len(entries) == 1:  # (a short line: no chaining over chunks)
         counts = [len(entries[0][SLOT_IDS])]
-        ids.extend(entries[0][SLOT_IDS])
-        tokens.extend(entries[0][SLOT_TOKENS])
+        out.ids.extend(entries[0][SLOT_IDS])
+        out.tokens.extend(entries[0][SLOT_TOKENS])
     else:
         counts = list(map(len, map(ids_of, entries)))
-        ids.extend(chain.from_iterable(map(ids_of, entries)))
-        tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
+        out.ids.extend(chain.from_iterable(map(ids_of, entries)))
+        out.tokens.extend(chain.from_iterable(map(_tokens_of_entry, entries)))
     if p_starts is None:
         shift = list(chain.from_iterable(map(repeat, map(orig.__add__, starts), counts)))
         cs = list(map(add, chain.from_iterable(map(_first_of, entries)), shift))
@@ -142,27 +143,46 @@ def emit_columns(
         shift = list(chain.from_iterable(map(repeat, starts, counts)))
         cs = pick(p_starts, list(map(add, chain.from_iterable(map(_first_of, entries)), shift)))
         ce = pick(p_ends, list(map(add, chain.from_iterable(map(_last_of, entries)), shift)))  # type: ignore[arg-type]
-    spans = list(zip(cs, ce))
+    at0 = len(out.starts)
+    out.starts.extend(cs)
+    out.ends.extend(ce)
     if rule == RULE_CHARS:
-        offsets.extend(spans)
-        byte_offsets.extend(spans if u8 is None else zip(pick(u8, cs), pick(u8, ce)))
+        out.byte_starts.extend(cs if u8 is None else pick(u8, cs))
+        out.byte_ends.extend(ce if u8 is None else pick(u8, ce))
     else:
         if rule == RULE_EXACT:
             bases = list(map(orig.__add__, starts))
             bases = bases if u8 is None else pick(u8, bases)
         shift = list(chain.from_iterable(map(repeat, bases, counts)))  # type: ignore[arg-type]
-        bs = map(add, chain.from_iterable(map(_mstarts_of, entries)), shift)
-        be = map(add, chain.from_iterable(map(_mends_of, entries)), shift)
-        own = list(zip(bs, be))
+        bs = int_column(map(add, chain.from_iterable(map(_mstarts_of, entries)), shift))
+        be = int_column(map(add, chain.from_iterable(map(_mends_of, entries)), shift))
         if rule == RULE_HELD and not all(holds):  # type: ignore[arg-type]
             at = list(accumulate(counts, initial=0))
             for k in compress(range(len(entries)), map(eq, holds, repeat(False))):  # type: ignore[arg-type]
                 i, j = at[k], at[k + 1]
-                own[i:j] = spans[i:j] if u8 is None else zip(pick(u8, cs[i:j]), pick(u8, ce[i:j]))
-        offsets.extend(spans)
-        byte_offsets.extend(own)
+                bs[i:j] = int_column(out.starts[at0 + i : at0 + j] if u8 is None else pick(u8, cs[i:j]))
+                be[i:j] = int_column(out.ends[at0 + i : at0 + j] if u8 is None else pick(u8, ce[i:j]))
+        out.byte_starts.extend(bs)
+        out.byte_ends.extend(be)
     if len(entries) == 1:
-        word_ids.extend(repeat(word, counts[0]))
+        out.word_ids.extend(repeat(word, counts[0]))
         return [0] if entries[0][SLOT_IRREGULAR] else []
-    word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+    out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
     return list(compress(range(len(entries)), map(_irregular_of, entries)))
+
+
+def _check_native_layout() -> None:
+    """The native core's ENTRY_*, RULE_* and BLOCK_* numbers (columns.c) are this module's."""
+    native = kernels.native
+    if native is None:
+        return
+    ours = {f"ENTRY_{name.removeprefix('SLOT_')}": value for name, value in globals().items() if name.startswith("SLOT_")}
+    ours |= {"ENTRY_SLOTS": SLOT_IRREGULAR + 1, "RULE_CHARS": RULE_CHARS, "RULE_EXACT": RULE_EXACT,
+             "RULE_HELD": RULE_HELD, "BLOCK_FIELDS": len(Block._fields)}
+    theirs = {name: getattr(native, name, None) for name in ours}
+    if theirs != ours:
+        differ = sorted(name for name in ours if theirs[name] != ours[name])
+        raise ImportError(f"tokviz's native core was built for another chunk cache layout ({', '.join(differ)}); rebuild it")
+
+
+_check_native_layout()

@@ -37,19 +37,50 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import regex
 
 from .text import NormalizedText
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .encoding import Encoding
-    from .tokenizer import Tokenizer
-
-__all__ = ["TokenOrigin", "ExactAlignment", "exact_alignment", "WHITE_SPACE_RE"]
+__all__ = ["SPACES", "ExactAlignment", "ExactSource", "TokenOrigin", "WHITE_SPACE_RE", "exact_alignment", "space_counts"]
 
 WHITE_SPACE_RE = regex.compile(r"\p{White_Space}")
+# Rust's char::is_whitespace is the Unicode White_Space property (not Python's str.isspace,
+# which also accepts U+001C..U+001F); with Ġ, the byte-level proxy of b" "
+SPACES = "".join(sorted({chr(c) for c in range(0x3000 + 1) if WHITE_SPACE_RE.match(chr(c))} | {"\u0120"}))
+
+
+def space_counts(token: str) -> tuple[int, int]:
+    """Leading and trailing space characters (``Ġ`` or White_Space) of a token string: what HF's
+    ByteLevel ``process_offsets`` trims.
+
+    >>> space_counts("ĠĠhi ")
+    (2, 1)
+    """
+    n = len(token)
+    return n - len(token.lstrip(SPACES)), n - len(token.rstrip(SPACES))
+
+
+class ExactSource(Protocol):
+    """What exact spans read from the pipeline that made an encoding
+    (`tokviz.engine.pipeline.Pipeline` is one)."""
+
+    normalizer: Any
+    pre_tokenizer: Any
+    model: Any
+    post_processor: Any
+    added: Any  # an `AddedVocabulary`
+    byte_level: bool
+
+
+class _EncodingLike(Protocol):
+    text: str
+    stages: Any
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    word_ids: list[int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +383,7 @@ def _hull(points: Sequence[tuple[int, int]]) -> tuple[int, int]:
     return (min(p[0] for p in points), max(p[1] for p in points))
 
 
-def _raw_tokens(tokenizer: Tokenizer, enc: Encoding) -> tuple[list[_RawToken], ExactAlignment]:
+def _raw_tokens(tokenizer: ExactSource, enc: _EncodingLike) -> tuple[list[_RawToken], ExactAlignment]:
     stages = enc.stages
     assert stages is not None
     normalizer = tokenizer.normalizer
@@ -360,8 +391,8 @@ def _raw_tokens(tokenizer: Tokenizer, enc: Encoding) -> tuple[list[_RawToken], E
     model = tokenizer.model
     deletes = _Deletion(normalizer)
     prefix = _prepend_len(normalizer)
-    byte_level = bool(getattr(tokenizer, "_byte_level", False))
-    by_id = tokenizer._added.by_id  # noqa: SLF001 - engine-internal: which added tokens are raw
+    byte_level = tokenizer.byte_level
+    by_id = tokenizer.added.by_id
     step_name = _inserted_by(pre_tokenizer)
     char_sources: list[tuple[int, int]] = []
     deleted: list[int] = []
@@ -434,8 +465,6 @@ def _trim(span: tuple[int, int], token: str, index: int, add_prefix_space: bool,
     """HF's ``process_offsets`` counts (leading / trailing space characters of the token string),
     applied to the exact span only over *original* white space: an inserted ``Ġ`` has no
     original character, so nothing real is trimmed for it."""
-    from .processors.byte_level import space_counts
-
     start, end = span
     leading, trailing = space_counts(token)
     if leading and (index == 0 or start == 0) and add_prefix_space and leading == 1:
@@ -449,8 +478,9 @@ def _trim(span: tuple[int, int], token: str, index: int, add_prefix_space: bool,
     return (start, end)
 
 
-def exact_alignment(tokenizer: Tokenizer, enc: Encoding) -> ExactAlignment:
-    """Exact spans of ``enc`` (an encoding ``tokenizer`` produced), with their per-char facts.
+def exact_alignment(tokenizer: ExactSource, enc: _EncodingLike) -> ExactAlignment:
+    """Exact spans of ``enc`` (an encoding the pipeline ``tokenizer`` produced), with their
+    per-char facts.
 
     Usually reached through `Encoding.exact_offsets` / `Encoding.exact_alignment`.
     """

@@ -15,8 +15,8 @@ The steps: `_window` (old coordinates, snapped to chunk boundaries), `_sync` (th
 the window's encoding equal the old ones), `_token_range` (which old tokens the window replaces),
 `_edge_tokens_match`, then `_splice` (the new `Encoding`, its `Stages`, and what changed).
 
-Performance notes: the spliced columns are `Spliced` views (shifted on read) rather than shifted
-copies, so a keystroke near the start of a long text does not rebuild one tuple per token; views
+Performance notes: the spliced `TokenColumns` are `Spliced` views (shifted on read) rather than
+shifted copies, so a keystroke near the start of a long text does not rebuild its columns; views
 are compacted once more than a couple of dozen pile up. Byte positions come from the encodings'
 `OffsetMap` (an editor that keeps the map of the text it shows pays for it once per text).
 """
@@ -27,10 +27,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
-from .encoding import Encoding, PreToken, Segment, Stages, bind_source
+from .columns import NO_WORD, TokenColumns, int_column
+from .encoding import Encoding, PreToken, Segment, Stages
 from .text import NormalizedText
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -401,7 +402,7 @@ def _splice(
     edit: Edit,
 ) -> tuple[Encoding, Splice]:
     new_stages = _splice_stages(stages, new_text, wstages, win, edit.delta)
-    new = bind_source(_splice_encoding(old, new_text, w, win, toks, edit.delta, new_stages), tokenizer)
+    new = _splice_encoding(old, new_text, w, win, toks, edit.delta, new_stages)
     # Report only what really changed: the window's tokens and chunks that equal the old ones
     # at both ends are not part of the splice (a view then re-spells a handful of items).
     p, q = _unchanged_tokens(old, w, win, toks, edit)
@@ -455,51 +456,59 @@ def _shift_pair(v: tuple[int, int], d: int) -> tuple[int, int]:
     return (v[0] + d, v[1] + d)
 
 
+def _shift_int(v: int, d: int) -> int:
+    return v + d
+
+
 def _shift_chunk(c: PreToken, d: int) -> PreToken:
     return PreToken(c.text, c.start + d, c.end + d)
 
 
-def _shift_word(v: int | None, d: int) -> int | None:
-    return None if v is None else v + d
+def _shift_word(v: int, d: int) -> int:
+    return v if v == NO_WORD else v + d
 
 
 def _splice_encoding(
     old: Encoding, new_text: str, w: Encoding, win: _Window, toks: _Tokens, delta: int, stages: Stages
 ) -> Encoding:
-    t0, t1, bb, n_old, nw = toks.first, toks.stop, toks.body_end, len(old.ids), len(w.ids)
+    t0, t1, bb, n_old, nw = toks.first, toks.stop, toks.body_end, len(old), len(w)
     # Byte positions: the text before the window is unchanged, so its byte length is the old one.
     old_map = old.offset_map
     ws_b = old_map.to_utf8(win.start)
     dbytes = w.offset_map.to_utf8(len(w.text)) - (old_map.to_utf8(win.end) - ws_b)
+    o, c = old.columns, w.columns
 
     def cat(col_old: Sequence[T], col_win: Sequence[T], d_win: int, d_tail: int, shift: Callable[[T, int], T]) -> Spliced[T]:
         return Spliced(
             [(col_old, 0, t0, 0), (col_win, 0, nw, d_win), (col_old, t1, bb, d_tail), (col_old, bb, n_old, 0)], shift
         )
 
+    def flags(col_old: Sequence[int] | None, col_win: Sequence[int] | None) -> Sequence[int] | None:
+        if col_old is None and col_win is None:
+            return None
+        col_old = col_old if col_old is not None else int_column(repeat(0, n_old))
+        col_win = col_win if col_win is not None else int_column(repeat(0, nw))
+        return cat(col_old, col_win, 0, 0, _shift_int)
+
     # Word ids: the window numbers its words from 0; rebase them on the old numbering.
     base = _word_base(old, t0, toks.body_start)
-    last_new = max((x + base for x in w.word_ids if x is not None), default=base - 1)
-    first_tail = next((x for x in old.word_ids[t1 : min(bb, t1 + 64)] if x is not None), None)
+    last_new = max((x + base for x in c.word_ids if x != NO_WORD), default=base - 1)
+    first_tail = next((x for x in o.word_ids[t1 : min(bb, t1 + 64)] if x != NO_WORD), None)
     wshift = 0 if first_tail is None else (last_new + 1) - first_tail
-    # Encoding's columns are typed as lists; the shifted ones here are read-only `Spliced` views.
-    return Encoding(
-        text=new_text,
-        ids=old.ids[:t0] + w.ids + old.ids[t1:],
-        tokens=old.tokens[:t0] + w.tokens + old.tokens[t1:],
-        offsets=cat(old.offsets, w.offsets, win.start, delta, _shift_pair),  # type: ignore[arg-type]
-        byte_offsets=cat(old.byte_offsets, w.byte_offsets, ws_b, dbytes, _shift_pair),  # type: ignore[arg-type]
-        special_tokens_mask=old.special_tokens_mask[:t0] + w.special_tokens_mask + old.special_tokens_mask[t1:],
-        type_ids=old.type_ids[:t0] + w.type_ids + old.type_ids[t1:],
-        word_ids=cat(old.word_ids, w.word_ids, base, wshift, _shift_word),  # type: ignore[arg-type]
-        stages=stages,
+    columns = TokenColumns(
+        cat(o.ids, c.ids, 0, 0, _shift_int), cat(o.tokens, c.tokens, 0, 0, _shift_int),  # type: ignore[arg-type]
+        cat(o.starts, c.starts, win.start, delta, _shift_int), cat(o.ends, c.ends, win.start, delta, _shift_int),
+        cat(o.byte_starts, c.byte_starts, ws_b, dbytes, _shift_int), cat(o.byte_ends, c.byte_ends, ws_b, dbytes, _shift_int),
+        cat(o.word_ids, c.word_ids, base, wshift, _shift_word), flags(o.special, c.special), flags(o.type_ids, c.type_ids),
     )
+    return Encoding(new_text, columns, stages, None, old.source)
 
 
 def _word_base(old: Encoding, t0: int, body_start: int) -> int:
+    words = old.columns.word_ids
     for k in range(t0 - 1, body_start - 1, -1):
-        x = old.word_ids[k]
-        if x is not None:
+        x = words[k]
+        if x != NO_WORD:
             return x + 1
     return 0
 

@@ -15,6 +15,13 @@ alignments are joined into one piece so that the same column passes apply.
 its plans: a sequence of `PreToken` that keeps the plans' columns and makes an item object only
 when one is read, so a view that needs only the spans (the GUI's chunk pane) reads the columns.
 
+The byte map of a chunk object (`to_byte_level`): each chunk's UTF-8 bytes replaced by their
+proxy characters (`tokviz.engine.byte_alphabet`), with HF's alignment: every proxy character of a
+multi-byte character keeps that character's original span. A chunk's proxy text (and, for
+non-ASCII, its byte->char index) is cached per chunk text; an ASCII chunk keeps its alignment
+(1:1), a non-ASCII chunk gets a lazy gather over the piece's alignment (`Gathered`: no per-byte
+Python loop).
+
 Performance notes: building one `PreToken` per chunk for the stage view (even through
 `make_pre_token`, which skips the frozen-dataclass ``__init__``) cost more than half of what the
 encode itself cost on long texts, and left the cycle collector half a million tracked objects to
@@ -24,16 +31,99 @@ the costly column, so it is built apart from the spans and only when asked for.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import itemgetter
+from typing import overload
 
+from .byte_alphabet import BYTE_TO_CHAR, text_to_proxy
+from .caching import BoundedCache
 from .encoding import PreToken
-from .text import NormalizedText, pick
+from .text import NormalizedText, make_text, pick, split_piece
 
-__all__ = ["ChunkPlan", "PreTokens", "aligned", "make_plan", "make_pre_token", "pre_token_spans"]
+__all__ = [
+    "ChunkPlan", "Gathered", "PreTokens", "aligned", "make_plan", "make_pre_token", "pre_token_spans", "to_byte_level",
+]
+
+
+# str.translate tables: latin-1 char (= one byte) -> proxy; ASCII chars that are not their own proxy.
+_LATIN1_TO_PROXY = {b: c for b, c in enumerate(BYTE_TO_CHAR) if ord(c) != b}
+# bytes.translate table: 1 for a UTF-8 lead byte, 0 for a continuation byte (0x80..0xBF)
+_LEAD = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
+
+# a chunk text -> its proxy text and byte->char index (process-wide: `Tokenizer.clear_caches`
+# empties it through `tokviz.engine.caching.clear_shared_caches`)
+_PROXY_CACHE = BoundedCache(200_000, shared=True)
+
+
+class Gathered(Sequence[int]):
+    """``Gathered(src, idx)[k] == src[idx[k]]``: a lazy alignment column.
+
+    Used for the alignment of a byte-level chunk: proxy character ``k`` came from normalized
+    character ``idx[k]``, whose original start (or end) is ``src[idx[k]]``. Only the two ends of
+    a token are ever looked up, so the column is never materialized on the hot path.
+    """
+
+    __slots__ = ("src", "idx")
+
+    def __init__(self, src: Sequence[int], idx: array) -> None:
+        self.src = src
+        self.idx = idx
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+    @overload
+    def __getitem__(self, k: int) -> int: ...
+    @overload
+    def __getitem__(self, k: slice) -> Gathered: ...
+    def __getitem__(self, k):  # noqa: ANN001, ANN204
+        if isinstance(k, slice):
+            return Gathered(self.src, self.idx[k])
+        return self.src[self.idx[k]]
+
+    def __iter__(self) -> Iterator[int]:
+        src = self.src
+        return (src[i] for i in self.idx)
+
+    def __repr__(self) -> str:
+        return f"Gathered({list(self)!r})"
+
+
+def _proxy(text: str) -> tuple[str, array | None]:
+    """Proxy text of a chunk and, for a non-ASCII chunk, the index of each proxy char's source
+    character (``None``: ASCII, 1:1)."""
+    hit = _PROXY_CACHE.get(text)
+    if hit is not None:
+        return hit
+    if text.isascii():
+        result: tuple[str, array | None] = (text.translate(_LATIN1_TO_PROXY), None)
+    else:
+        data = text.encode("utf-8")
+        proxy = data.decode("latin-1").translate(_LATIN1_TO_PROXY)
+        # running count of lead bytes, minus one: the index of the character each byte belongs to
+        result = (proxy, array("l", accumulate(data.translate(_LEAD), initial=-1))[1:])
+    _PROXY_CACHE.put(text, result)
+    return result
+
+
+def to_byte_level(chunk: NormalizedText) -> NormalizedText:
+    """The chunk with its text replaced by the proxy characters of its UTF-8 bytes."""
+    proxy, idx = _proxy(chunk.text)
+    if idx is None:
+        # 1:1 — the alignment (identity or not) is unchanged
+        return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, chunk.starts, chunk.ends)
+    if chunk.starts is None:
+        o = chunk.orig_start
+        n = len(chunk.text)
+        starts: Sequence[int] = range(o, o + n)
+        ends: Sequence[int] = range(o + 1, o + n + 1)
+    else:
+        starts, ends = chunk.starts, chunk.ends  # type: ignore[assignment]
+    return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, Gathered(starts, idx), Gathered(ends, idx))
 
 
 def aligned(nt: NormalizedText, first: Sequence[int], last: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
@@ -122,13 +212,9 @@ class ChunkPlan:
         if self._is_piece():
             chunk = self.piece
         else:
-            from .pre_tokenizers.split import split_piece
-
             s = self.starts[k]
             chunk = split_piece(self.piece, [(s, s + len(self.texts[k]))])[0]
         if self.byte_map:
-            from .pre_tokenizers.byte_level import to_byte_level
-
             chunk = to_byte_level(chunk)
         return chunk
 
@@ -138,12 +224,8 @@ class ChunkPlan:
             return list(self.fallback)
         if self._is_piece():
             return [self.chunk(0)]
-        from .pre_tokenizers.split import split_piece
-
         out = split_piece(self.piece, self.spans())
         if self.byte_map:
-            from .pre_tokenizers.byte_level import to_byte_level
-
             out = [to_byte_level(c) for c in out]
         return out
 
@@ -162,8 +244,6 @@ class ChunkPlan:
         texts = self.texts
         if not self.byte_map:
             return texts
-        from .byte_alphabet import text_to_proxy
-
         proxies = dict.fromkeys(texts)  # (chunk texts repeat, words and spaces above all: map each once)
         for t in proxies:
             proxies[t] = text_to_proxy(t)
@@ -173,8 +253,6 @@ class ChunkPlan:
         """Chunk ``k``'s text as the model sees it (one item of `model_texts`)."""
         if not self.byte_map:
             return self.texts[k]
-        from .byte_alphabet import text_to_proxy
-
         return text_to_proxy(self.texts[k])
 
     def pre_tokens(self) -> list[PreToken]:

@@ -21,35 +21,33 @@ pre-tokenizer type. It is slow on purpose: keep it short and obvious rather than
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from .byte_alphabet import proxy_to_bytes
 from .encoding import Encoding, PreToken, Segment, Stages, Trace
+from .pipeline import AllowedSpecial, Pipeline
 from .text import NormalizedText, OffsetMap, check_text
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
 
 __all__ = ["BYTE_PIECES", "encode", "byte_piece_span", "chunk_offsets", "holds_original"]
 
 
 def encode(
-    tok: Tokenizer,
+    tok: Pipeline,
     text: str,
     *,
     add_special_tokens: bool = True,
-    allowed_special: str | set[str] | frozenset[str] | None = None,
+    allowed_special: AllowedSpecial = None,
 ) -> Encoding:
-    """``tok.encode(text, trace=True)``, computed the plain way (every token has its trace).
+    """``encode(text, trace=True)`` of the tokenizer whose `Pipeline` is ``tok``, computed the
+    plain way (every token has its trace).
 
     >>> from tokviz.engine.models.wordlevel import WordLevel
     >>> from tokviz.engine.tokenizer import Tokenizer
-    >>> encode(Tokenizer(WordLevel({"ab": 0}, unk_token="ab")), "ab").ids
+    >>> encode(Tokenizer(WordLevel({"ab": 0}, unk_token="ab")).pipeline, "ab").ids
     [0]
     """
     check_text(text)
     normalize = tok.normalizer.normalize if tok.normalizer is not None else None
-    pieces = tok._added.extract(text, normalize, skip_ids=tok._skip_ids(allowed_special))
+    pieces = tok.added.extract(text, normalize, skip_ids=tok.skip_ids(allowed_special))
     bytes_of = OffsetMap(text).to_utf8
     ids: list[int] = []
     tokens: list[str] = []
@@ -62,7 +60,7 @@ def encode(
     pre_tokens: list[PreToken] = []
     for word, (piece, added_id) in enumerate(_words(tok, pieces, segments)):
         if added_id is not None:
-            added = tok._added.by_id[added_id]
+            added = tok.added.by_id[added_id]
             s, e = piece.original_span(0, len(piece.text))
             if added.special:
                 specials.append(len(ids))
@@ -77,7 +75,7 @@ def encode(
         spans, chunk_traces = tok.model.tokenize_traced(piece.text)
         chunk_ids = [i for i, _, _ in spans]
         values = tok.model.token_values(piece.text, spans, [tok.model.id_to_token(i) for i in chunk_ids])
-        char_spans, byte_spans = chunk_offsets(piece, spans, values, text, bytes_of, byte_level=tok._byte_level)
+        char_spans, byte_spans = chunk_offsets(piece, spans, values, text, bytes_of, byte_level=tok.byte_level)
         ids += chunk_ids
         tokens += values
         offsets += char_spans
@@ -87,23 +85,22 @@ def encode(
     mask = [0] * len(ids)
     for k in specials:
         mask[k] = 1
-    enc = Encoding(
-        text=text, ids=ids, tokens=tokens, offsets=offsets, byte_offsets=byte_offsets,
-        special_tokens_mask=mask, type_ids=[0] * len(ids), word_ids=word_ids,
-        stages=Stages(text, tuple(segments), tuple(pre_tokens)), traces=traces,
+    enc = Encoding.of_lists(
+        text, ids, tokens, offsets, byte_offsets, mask, None, word_ids,
+        stages=Stages(text, tuple(segments), tuple(pre_tokens)), traces=traces, source=tok,
     )
     if tok.post_processor is not None:
         enc = tok.post_processor.process(enc, add_special_tokens=add_special_tokens)
     return enc
 
 
-def _words(tok: Tokenizer, pieces: list, segments: list[Segment]) -> list[tuple[NormalizedText, int | None]]:
+def _words(tok: Pipeline, pieces: list, segments: list[Segment]) -> list[tuple[NormalizedText, int | None]]:
     """Every chunk of every ordinary piece, and every added token, in text order (one word id
     each); records the segments on the way."""
     out: list[tuple[NormalizedText, int | None]] = []
     for piece, added_id in pieces:
         if added_id is not None:
-            segments.append(Segment(piece.orig_start, piece.orig_end, piece, added_id, tok._added.by_id[added_id].special))
+            segments.append(Segment(piece.orig_start, piece.orig_end, piece, added_id, tok.added.by_id[added_id].special))
             out.append((piece, added_id))
             continue
         segments.append(Segment(piece.orig_start, piece.orig_end, piece))

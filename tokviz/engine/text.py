@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import kernels
 
-__all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text", "pick"]
+__all__ = ["NormalizedText", "OffsetMap", "check_text", "make_text", "pick", "split_piece"]
 
 
 # bytes.translate tables over UTF-8: 1 for a lead byte (or ASCII), 0 for a continuation byte;
@@ -158,10 +158,6 @@ class NormalizedText:
             self.starts[start:end],
             self.ends[start:end],  # type: ignore[index]
         )
-
-    def split_at(self, spans: Iterable[tuple[int, int]]) -> list[NormalizedText]:
-        """Slices for the given normalized ranges, in order (used by every splitting pre-tokenizer)."""
-        return [self.slice(s, e) for s, e in spans]
 
     # ------------------------------------------------------------------ transformation
     def transform_range(
@@ -433,3 +429,30 @@ class OffsetMap:
 
     def span_to_utf16(self, start: int, end: int) -> tuple[int, int]:
         return (self.to_utf16(start), self.to_utf16(end))
+
+
+def split_piece(piece: NormalizedText, spans: Iterable[tuple[int, int]]) -> list[NormalizedText]:
+    """The non-empty chunks ``piece.text[s:e]`` for ``spans`` (normalized ranges, in order): the
+    chunk objects of a plan (`ChunkPlan.chunks`, the stage view; the encode reads the plan's
+    columns instead). An unnormalized piece's chunks are built with `make_text` and no alignment
+    arrays; otherwise the alignment is sliced as HF's ``slice(Range::Normalized)`` does. Empty
+    chunks are dropped, as HF's ``PreTokenizedString::split`` drops them.
+
+    >>> [(c.text, c.orig_start) for c in split_piece(NormalizedText.identity("ab cd"), [(0, 2), (2, 2), (3, 5)])]
+    [('ab', 0), ('cd', 3)]
+    """
+    text = piece.text
+    if piece.starts is None:
+        original = piece.original
+        o = piece.orig_start
+        return [make_text(original, text[s:e], o + s, o + e) for s, e in spans if s != e]
+    starts = piece.starts
+    ends = piece.ends
+    original = piece.original
+    out = []
+    for s, e in spans:
+        if s != e:
+            # HF slice(Range::Normalized): the chunk's original span is the first char's start
+            # to the last char's end.
+            out.append(make_text(original, text[s:e], starts[s], ends[e - 1], starts[s:e], ends[s:e]))  # type: ignore[index]
+    return out

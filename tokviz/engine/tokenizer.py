@@ -1,16 +1,17 @@
 """The pipeline: added tokens -> normalize -> pre-tokenize -> model -> post-process; and decode.
 
 `Tokenizer` is the one engine behind the GUI, the CLI and the trainers. It is assembled from
-components (see the family packages) by the loaders in `tokviz.io`, and keeps every stage of a
-run in `Encoding.stages`.
+components (see the family packages) by the loaders in `tokviz.io`, holds them as one
+`Pipeline` value (``Tokenizer.pipeline``), and keeps the stages of a run in `Encoding.stages`.
 
 Contract (other work depends on these names):
     Tokenizer(model, *, normalizer=None, pre_tokenizer=None, post_processor=None, decoder=None,
               added_tokens=(), special_policy="hf", name="", source=None, config=None)
-    Tokenizer.encode(text, *, add_special_tokens=True, allowed_special=None, trace=False) -> Encoding
+    Tokenizer.encode(text, *, add_special_tokens=True, allowed_special=None, trace=False,
+                     keep_stages=True) -> Encoding
     Tokenizer.decode(ids, *, skip_special_tokens=False) -> str
     Tokenizer.stages(text, *, allowed_special=None) -> Stages   (encode's stages, no model run)
-    Tokenizer.vocab_size, token_to_id, id_to_token, get_vocab, info(), clear_caches()
+    Tokenizer.pipeline, vocab_size, token_to_id, id_to_token, get_vocab, info(), clear_caches()
 
 ``special_policy="hf"`` extracts every added token from the text (HF tokenizers);
 ``"tiktoken"`` treats special-token literals as ordinary text unless ``allowed_special`` admits
@@ -18,10 +19,8 @@ them (``"all"`` or a set of literals), as tiktoken's ``encode(text, disallowed_s
 
 How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on every bundle):
 
-1. `AddedVocabulary.extract`: non-normalized added tokens are cut out of the raw text, each
-   remaining piece is normalized, then normalized added tokens are cut out of it.
-2. Every ordinary piece becomes a `ChunkPlan` (`PreTokenizer.plan`; the piece as its one chunk
-   when there is no pre-tokenizer); 3. the model tokenizes each chunk;
+1-2. `Pipeline.runs`: added tokens cut out, the pieces normalized, each ordinary piece a
+   `ChunkPlan` (`tokviz.engine.pipeline`); 3. the model tokenizes each chunk;
 4. a token's offsets are its chunk's ``original_span`` of the token's range, its word id the
    index of its chunk among all pieces (added tokens count as one); 5. the post-processor.
 
@@ -30,10 +29,10 @@ There is one production path (`Tokenizer._encode_plan`) and one reference path
 ``tests/engine/test_paths.py``). The production path reads a plan's columns by blocks of
 `_BLOCK` chunks: chunk texts -> one chunk cache (`tokviz.engine.chunk_cache`, with the entry
 layout and the Python column kernels) -> the offsets of all tokens through the piece's alignment
-and the text's `OffsetMap` (`_emit`). A chunk whose tokens have
-their own offset rule (an empty token, a byte-fallback piece ``<0xNN>``) is redone by the
-reference's `chunk_offsets`. The model kernels come from the optional native core when it is
-built (`tokviz.engine.backend`).
+and the text's `OffsetMap` (`_emit`), appended to int32 columns (`OutColumns`, then the
+encoding's `TokenColumns`). A chunk whose tokens have their own offset rule (an empty token, a
+byte-fallback piece ``<0xNN>``) is redone by the reference's `chunk_offsets`. The model kernels
+come from the optional native core when it is built (`tokviz.engine.backend`).
 
 Byte offsets are exact: a token holding part of a character (byte-level proxies, byte-fallback
 ``<0xNN>`` pieces) gets exactly its bytes; tokens of text that normalization changed get the
@@ -49,21 +48,16 @@ costs a dict lookup and its share of one column kernel over all chunks of a bloc
 ``emit``, or its Python twin `emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
 no per-chunk Python code runs unless a chunk is irregular. Cache misses are made by C-level
 passes too (``map(make, ...)`` over the distinct missing texts), and with the native core a
-byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`).
+byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`). Chunks longer than
+`CHUNK_CACHE_MAX_CHARS` are not cached. Results are int32 arrays, not a Python object per
+token: a kept encoding costs the cycle collector a few objects whatever its length.
 Tried and dropped: separate paths per pipeline shape (byte-level without normalization, cut-only
 pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
 caching offsets relative to a chunk's original start (they need an "exact copy" test per
-occurrence). Entries are tuples of atoms so that the cycle collector stops tracking them.
-A text shorter than `_KEEP_RUN_CHARS` gets a compact `Encoding` (its column lists built and its
-stages derived, by `Tokenizer.stages`, on first read), because a program that keeps one encoding
-per line pays a full-collection visit for every object each one holds; a long text keeps what
-its run built (deriving its stages again would redo the normalization). Pausing the collector
-during a long encode still pays, but only on the main thread (see `Tokenizer.encode`).
-A short line (one piece, one chunk: SentencePiece's usual call) runs the same steps; where the
-general code would do nothing useful it takes the cheap case inside the same function (one
-cache lookup instead of the column passes over missing texts, the native normalizer called
-without a wrapper, one tuple of zeros for the compact columns), so its cost is the frames of the
-steps themselves (no second encode path for it).
+occurrence); compact encodings that built their lists and derived their stages on first read
+(now plain values: ``keep_stages=False`` is the explicit way to keep less). Entries are tuples
+of atoms so that the cycle collector stops tracking them. Pausing the collector during a long
+encode still pays, but only on the main thread (see `Tokenizer.encode`).
 """
 
 from __future__ import annotations
@@ -77,26 +71,40 @@ from functools import partial
 from itertools import accumulate
 from operator import eq
 from threading import current_thread, main_thread
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
 from .byte_alphabet import bytes_to_proxy
+from .caching import BoundedCache, clear_shared_caches
 from .chunk_cache import (
-    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_EMPTIES, SLOT_IDS, SLOT_MODEL_ENDS,
-    SLOT_MODEL_STARTS, SLOT_TOKENS, ChunkCache, emit_columns, entry_of, ids_of,
+    CACHE_LIMIT,
+    RULE_CHARS,
+    RULE_EXACT,
+    RULE_HELD,
+    SLOT_BYTE_PIECES,
+    SLOT_EMPTIES,
+    SLOT_IDS,
+    SLOT_MODEL_ENDS,
+    SLOT_MODEL_STARTS,
+    SLOT_TOKENS,
+    Block,
+    OutColumns,
+    emit_columns,
+    entry_of,
+    ids_of,
 )
+from .columns import int_column
 from .decoders import Decoder
-from .encoding import (
-    DERIVE_STAGES, Encoding, Segment, Stages, bind_source, make_encoding, make_segment, make_stages,
-)
+from .encoding import Encoding, Stages
 from .models import Model
 from .normalizers import Normalizer
+from .pipeline import AllowedSpecial, Pipeline
 from .pre_tokenizers import PreTokenizer
-from .pretokenized import ChunkPlan, PreTokens
+from .pretokenized import ChunkPlan
 from .processors import PostProcessor
 from .reference import BYTE_PIECES, byte_piece_span, chunk_offsets, holds_original
-from .text import LEAD_BYTES, NormalizedText, OffsetMap, check_text, make_text, pick
+from .text import LEAD_BYTES, NormalizedText, OffsetMap, check_text, pick
 
 __all__ = ["Tokenizer", "TokenizerConfig"]
 
@@ -106,10 +114,11 @@ _BLOCK = 8192
 # Texts at least this long are encoded with the cycle collector paused (see `Tokenizer.encode`).
 _GC_PAUSE_CHARS = 100_000
 _MAIN_THREAD = main_thread()
-_new_tuple = tuple.__new__
-# Texts at least this long keep the stages and the `OffsetMap` their run built, and list columns;
-# a shorter one gets a compact `Encoding` (columns listed and stages derived on first access).
-_KEEP_RUN_CHARS = 2048
+# The longest text one encode takes, in UTF-8 bytes: positions are int32 (`tokviz.engine.columns`).
+_MAX_BYTES = 2**31 - 1
+#: Chunks longer than this (chars) skip the chunk cache: a chunk that long (a document with no
+#: pre-tokenizer, a run of letters) rarely comes again, and its entry would only pin memory.
+CHUNK_CACHE_MAX_CHARS = 4096
 
 def _plain_span_types() -> tuple[type, ...]:
     from .normalizers.precompiled import SentencePieceText
@@ -137,36 +146,9 @@ class TokenizerConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class _LastRun(NamedTuple):
-    """Steps 1-2 of the last short text encoded (`Tokenizer._runs`): a compact `Encoding` derives
-    its stages from them when they are read right after the encode (the GUI's and most callers'
-    order), instead of normalizing and pre-tokenizing again. One entry: it keeps no results alive."""
-
-    text: str
-    allowed_special: object
-    runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]
-
-
-def _mask(n: int, specials: list[int]) -> list[int]:
-    """The special-tokens mask of ``n`` tokens: 1 at the positions ``specials``."""
-    mask = [0] * n
-    for i in specials:
-        mask[i] = 1
-    return mask
-
-
-class _Columns:
-    """The growing columns of one encode run."""
-
-    __slots__ = ("ids", "tokens", "offsets", "byte_offsets", "specials", "word_ids")
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []
-        self.tokens: list[str] = []
-        self.offsets: list[tuple[int, int]] = []
-        self.byte_offsets: list[tuple[int, int]] = []
-        self.specials: list[int] = []  # positions of special added tokens (the special mask)
-        self.word_ids: list[int | None] = []
+def _made(texts: list[str], make: Callable[[str], tuple]) -> list[tuple]:
+    """Every chunk's entry made anew (a model that samples: nothing is reused)."""
+    return list(map(make, texts))
 
 
 def _describe(component: object) -> str | None:
@@ -222,213 +204,191 @@ class Tokenizer:
     ) -> None:
         if special_policy not in ("hf", "tiktoken"):
             raise ValueError(f"special_policy must be 'hf' or 'tiktoken', got {special_policy!r}")
-        self.model = model
-        self.normalizer = normalizer
-        self.pre_tokenizer = pre_tokenizer
-        self.post_processor = post_processor
         self.decoder = decoder
         self.added_tokens = tuple(added_tokens)
         self.special_policy = special_policy
         self.name = name
         self.source = source
         self.config = config or TokenizerConfig()
-        self._added = AddedVocabulary(
-            self.added_tokens, normalize_str=normalizer.normalize_str if normalizer is not None else None
+        self._build(model, normalizer, pre_tokenizer, post_processor)
+
+    def _build(
+        self, model: Model, normalizer: Normalizer | None, pre_tokenizer: PreTokenizer | None,
+        post_processor: PostProcessor | None,
+    ) -> None:
+        """(Re)build the `pipeline` value and the caches from the components."""
+        added = AddedVocabulary(self.added_tokens, normalize_str=normalizer.normalize_str if normalizer is not None else None)
+        self._pipeline = Pipeline(
+            model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, post_processor=post_processor,
+            added=added, special_policy=self.special_policy, byte_level=_contains_type(pre_tokenizer, "ByteLevel"),
+            special_ids=frozenset(id_ for id_, t in added.by_id.items() if t.special),
         )
-        self._special_ids = frozenset(id_ for id_, t in self._added.by_id.items() if t.special)
-        self._no_added = self._added.is_empty  # (the added vocabulary is fixed at construction)
-        self._byte_level = _contains_type(pre_tokenizer, "ByteLevel")
-        self._last_run: _LastRun | None = None
-        self._cache = ChunkCache()
+        self._added = added
+        # chunk text -> cache entry (`tokviz.engine.chunk_cache`), for chunks the model sees as
+        # they are and for chunks it sees as byte proxies
+        self._plain_cache = BoundedCache(CACHE_LIMIT, max_key_chars=CHUNK_CACHE_MAX_CHARS)
+        self._mapped_cache = BoundedCache(CACHE_LIMIT, max_key_chars=CHUNK_CACHE_MAX_CHARS)
         self._id_table: list[str | None] | Literal[False] | None = None  # False: ids too sparse for a table
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
         self._emit_kernel = native.emit if native is not None else emit_columns
         self._entry_kernel = native.entry if native is not None else entry_of
 
+    # ------------------------------------------------------------------ components
+    @property
+    def pipeline(self) -> Pipeline:
+        """The components in pipeline order as one value (`tokviz.engine.pipeline`)."""
+        return self._pipeline
+
+    @property
+    def model(self) -> Model:
+        return self._pipeline.model
+
+    @model.setter
+    def model(self, value: Model) -> None:
+        p = self._pipeline
+        self._build(value, p.normalizer, p.pre_tokenizer, p.post_processor)
+
+    @property
+    def normalizer(self) -> Normalizer | None:
+        return self._pipeline.normalizer
+
+    @normalizer.setter
+    def normalizer(self, value: Normalizer | None) -> None:
+        p = self._pipeline
+        self._build(p.model, value, p.pre_tokenizer, p.post_processor)
+
+    @property
+    def pre_tokenizer(self) -> PreTokenizer | None:
+        return self._pipeline.pre_tokenizer
+
+    @pre_tokenizer.setter
+    def pre_tokenizer(self, value: PreTokenizer | None) -> None:
+        p = self._pipeline
+        self._build(p.model, p.normalizer, value, p.post_processor)
+
+    @property
+    def post_processor(self) -> PostProcessor | None:
+        return self._pipeline.post_processor
+
+    @post_processor.setter
+    def post_processor(self, value: PostProcessor | None) -> None:
+        p = self._pipeline
+        self._build(p.model, p.normalizer, p.pre_tokenizer, value)
+
     def __repr__(self) -> str:
         return f"Tokenizer(name={self.name!r}, model={_describe(self.model)}, pre_tokenizer={_describe(self.pre_tokenizer)})"
 
     def clear_caches(self) -> None:
-        """Forget every cached chunk, the pipeline's and the model's (results never depend on them)."""
-        self._last_run = None
-        self._cache.clear()
+        """Forget every cached chunk: the pipeline's, the model's and the process-wide ones (the
+        byte proxies of the stage view). Results never depend on them."""
+        self._plain_cache.clear()
+        self._mapped_cache.clear()
         self._id_table = self._utf8_maker = None
         self.model.clear_cache()
+        clear_shared_caches()
 
     # ------------------------------------------------------------------ encode
-    def _skip_ids(self, allowed_special: str | set[str] | frozenset[str] | None) -> frozenset[int] | None:
-        """Added-token ids to leave as ordinary text for this call."""
-        if allowed_special == "all":
-            return None
-        if allowed_special is None:
-            # tiktoken: encode(text, disallowed_special=()) -> special literals are plain text
-            return self._special_ids if self.special_policy == "tiktoken" else None
-        if isinstance(allowed_special, str):
-            allowed_special = {allowed_special}
-        allowed = frozenset(allowed_special)
-        unknown = allowed - self._added.special_contents
-        if unknown:
-            raise ValueError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)!r}")
-        return frozenset(i for i in self._special_ids if self._added.by_id[i].content not in allowed)
-
     def encode(
         self,
         text: str,
         *,
         add_special_tokens: bool = True,
-        allowed_special: str | set[str] | frozenset[str] | None = None,
+        allowed_special: AllowedSpecial = None,
         trace: bool = False,
+        keep_stages: bool = True,
     ) -> Encoding:
-        """Run the pipeline on ``text``; every stage is kept in ``Encoding.stages``.
+        """Run the pipeline on ``text``; its stages are kept in ``Encoding.stages``.
 
         ``allowed_special``: ``"all"`` or a set of special-token literals to honour in the text.
         With the ``"tiktoken"`` policy the default (None) honours none of them; with ``"hf"`` the
-        default honours all of them (HF extracts every added token).
+        default honours all of them (HF extracts every added token). ``keep_stages=False``: the
+        encoding holds no stages (``stages`` None; `stages` computes them when needed), which
+        keeps a program that holds many encodings light. ``trace``: every token has its trace
+        (merges, matches, scores), from the reference path.
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
         check_text(text)
+        if len(text) > _MAX_BYTES // 4 and len(text.encode("utf-8")) > _MAX_BYTES:
+            raise ValueError(f"text of {len(text.encode('utf-8')):,} UTF-8 bytes: encode takes up to {_MAX_BYTES:,} at once")
         if trace:  # traces are data of the plain reference path (no caches there)
-            return bind_source(
-                reference.encode(self, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special),
-                self,
+            return reference.encode(
+                self._pipeline, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special
             )
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or current_thread() is not _MAIN_THREAD:
-            return self._encode(text, add_special_tokens, allowed_special)
-        # A long text allocates millions of small tuples and lists (no reference cycles), and
-        # pausing the cycle collector meanwhile saves its repeated scans. Only on the main thread
-        # (a script, the CLI): in another thread the application's own policy decides (the GUI's
+            return self._encode(text, add_special_tokens, allowed_special, keep_stages)
+        # A long text allocates many small objects (no reference cycles), and pausing the cycle
+        # collector meanwhile saves its repeated scans. Only on the main thread (a script, the
+        # CLI): in another thread the application's own policy decides (the GUI's
         # `tokviz.gui.workers`), and a worker must not switch the collector of the whole process.
         gc.disable()
         try:
-            return self._encode(text, add_special_tokens, allowed_special)
+            return self._encode(text, add_special_tokens, allowed_special, keep_stages)
         finally:
             gc.enable()
 
-    def stages(
-        self, text: str, *, allowed_special: str | set[str] | frozenset[str] | None = None
-    ) -> Stages:
+    def stages(self, text: str, *, allowed_special: AllowedSpecial = None) -> Stages:
         """Steps 1-2 of `encode` alone (added tokens, normalization, pre-tokenization): the same
         value as ``encode(text, allowed_special=...).stages``, without running the model."""
         if not isinstance(text, str):
             raise TypeError(f"stages() expects str, got {type(text).__name__}")
         check_text(text)
-        last = self._last_run
-        if last is not None and last.text is text and last.allowed_special == allowed_special:
-            return self._stages_of(text, last.runs)
-        return self._stages_of(text, self._runs(text, allowed_special))
+        return self._pipeline.stages(text, allowed_special=allowed_special)
 
-    def _runs(
-        self, text: str, allowed_special: str | set[str] | frozenset[str] | None
-    ) -> list[tuple[NormalizedText, int | None, ChunkPlan | None]]:
-        """Steps 1-2: added-token segments (with their id) and normalized ordinary pieces (id
-        None), each with its chunk plan (None: an added token)."""
-        normalize = self.normalizer.normalize if self.normalizer is not None else None
-        plan_of = self.pre_tokenizer.plan if self.pre_tokenizer is not None else ChunkPlan.whole
-        if allowed_special is not None or not self._no_added:
-            pieces = self._added.extract(text, normalize, skip_ids=self._skip_ids(allowed_special))
-            return [(piece, added_id, None if added_id is not None else plan_of(piece)) for piece, added_id in pieces]
-        if not text:
-            return []
-        normed = make_text(text, text, 0, len(text))
-        if normalize is not None:
-            normed = normalize(normed)
-        return [(normed, None, plan_of(normed))] if normed.text else []
-
-    def _stages_of(self, text: str, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]]) -> Stages:
-        """The `Stages` of a run: its segments, and its pre-tokens from its plans."""
-        segments: list[Segment] = []
-        plans: list[ChunkPlan] = []
-        for piece, added_id, plan in runs:
-            if plan is not None:
-                segments.append(make_segment(piece.orig_start, piece.orig_end, piece))
-                plans.append(plan)
-            else:
-                special = self._added.by_id[added_id].special
-                segments.append(make_segment(piece.orig_start, piece.orig_end, piece, added_id, special))
-        return make_stages(text, tuple(segments), PreTokens(plans))
-
-    def _encode(
-        self,
-        text: str,
-        add_special_tokens: bool,
-        allowed_special: str | set[str] | frozenset[str] | None,
-    ) -> Encoding:
-        out = _Columns()
+    def _encode(self, text: str, add_special_tokens: bool, allowed_special: AllowedSpecial, keep_stages: bool) -> Encoding:
+        out = OutColumns()
         omap = OffsetMap(text)
-        runs = self._runs(text, allowed_special)
+        pipeline = self._pipeline
+        runs = pipeline.runs(text, allowed_special)
         word = 0
         for piece, added_id, plan in runs:
             if plan is not None:
                 word = self._encode_plan(plan, text, omap, word, out)
                 continue
             s, e = piece.original_span(0, len(piece.text))
-            if self._added.by_id[added_id].special:
+            if pipeline.added.by_id[added_id].special:
                 out.specials.append(len(out.ids))
-            out.ids.append(added_id)
+            out.ids.append(added_id)  # type: ignore[arg-type]
             out.tokens.append(piece.text)  # HF: the matched text (with any lstrip/rstrip spaces)
-            out.offsets.append((s, e))
-            out.byte_offsets.append((omap.to_utf8(s), omap.to_utf8(e)))
+            out.starts.append(s)
+            out.ends.append(e)
+            out.byte_starts.append(omap.to_utf8(s))
+            out.byte_ends.append(omap.to_utf8(e))
             out.word_ids.append(word)
             word += 1
-        return self._finish(text, out, word, runs, omap, add_special_tokens, allowed_special)
-
-    def _finish(
-        self, text: str, out: _Columns, words: int, runs: list[tuple[NormalizedText, int | None, ChunkPlan | None]],
-        omap: OffsetMap, add_special_tokens: bool, allowed_special: str | set[str] | frozenset[str] | None,
-    ) -> Encoding:
-        """The `Encoding` and step 5: a long text's keeps what its run built, a short text's is
-        compact (see the performance notes)."""
-        n = len(out.ids)
-        if len(text) >= _KEEP_RUN_CHARS:
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, _mask(n, out.specials),
-                                [0] * n, out.word_ids, self._stages_of(text, runs), None, omap, source=self)
-        else:
-            if allowed_special is not None and not isinstance(allowed_special, str):
-                allowed_special = frozenset(allowed_special)  # (the caller's set may change later)
-            # (its stages are often read next; ``tuple.__new__``: the NamedTuple's own ``__new__`` is Python)
-            self._last_run = _new_tuple(_LastRun, (text, allowed_special, runs))
-            # (compact columns are tuples: one tuple of zeros serves as the type ids, and as the
-            # mask without special tokens and the word ids of one word; equal columns share it)
-            zeros = (0,) * n
-            mask = _mask(n, out.specials) if out.specials else zeros
-            enc = make_encoding(text, out.ids, out.tokens, out.offsets, out.byte_offsets, mask, zeros,
-                                zeros if words <= 1 else out.word_ids, DERIVE_STAGES,
-                                source=self, allowed_special=allowed_special, compact=True)
-        if self.post_processor is not None:  # (a processor's own `Encoding` is bound to us too)
-            enc = bind_source(self.post_processor.process(enc, add_special_tokens=add_special_tokens), self)
+        enc = Encoding(text, out.finish(), pipeline.stages_of(text, runs) if keep_stages else None, None, pipeline)
+        if pipeline.post_processor is not None:
+            enc = pipeline.post_processor.process(enc, add_special_tokens=add_special_tokens)
         return enc
 
-    def _encode_plan(self, plan: ChunkPlan, text: str, omap: OffsetMap, word: int, out: _Columns) -> int:
+    def _encode_plan(self, plan: ChunkPlan, text: str, omap: OffsetMap, word: int, out: OutColumns) -> int:
         """Steps 3-4 for the chunks of one plan, by blocks of `_BLOCK` chunks; the next word id."""
         n = len(plan.texts)
         if not n:
             return word
         if plan.byte_map:
-            table, make = self._cache.mapped, self._mapped_maker()
+            cache, make = self._mapped_cache, self._mapped_maker()
         else:
-            table, make = self._cache.plain, self._plain_entry
-        if not self.model.deterministic:  # (BPE dropout: every occurrence of a chunk is sampled anew)
-            table = None
+            cache, make = self._plain_cache, self._plain_entry
+        entries = cache.entries if self.model.deterministic else _made  # (BPE dropout: sampled anew)
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
         # piece), or as tested per chunk
         exact: bool | None = None
-        if self._byte_level:
+        if self._pipeline.byte_level:
             o = piece.orig_start
             exact = plan.byte_map and piece.starts is None and piece.text == text[o : o + len(piece.text)]
         if n <= _BLOCK:
-            return self._emit(plan, 0, n, ChunkCache.entries(table, plan.texts, make), text, omap, exact, word, out)
+            return self._emit(plan, 0, n, entries(plan.texts, make), text, omap, exact, word, out)
         for a in range(0, n, _BLOCK):
             b = min(a + _BLOCK, n)
-            entries = ChunkCache.entries(table, plan.texts[a:b], make)
-            word = self._emit(plan, a, b, entries, text, omap, exact, word, out)
+            word = self._emit(plan, a, b, entries(plan.texts[a:b], make), text, omap, exact, word, out)
         return word
 
     def _emit(
         self, plan: ChunkPlan, a: int, b: int, entries: list[tuple], text: str, omap: OffsetMap,
-        exact: bool | None, word: int, out: _Columns,
+        exact: bool | None, word: int, out: OutColumns,
     ) -> int:
         """Append the tokens of chunks ``a..b`` of ``plan`` (their cache ``entries``) to ``out``.
 
@@ -449,9 +409,8 @@ class Tokenizer:
             bases, holds = self._held(plan, a, b, text, u8)
             rule = RULE_CHARS if bases is None else RULE_HELD
         at = len(out.ids)
-        irregular = self._emit_kernel(
-            entries, starts, piece.orig_start, piece.starts, piece.ends, u8, rule, bases, holds, word,
-            out.ids, out.tokens, out.offsets, out.byte_offsets, out.word_ids)
+        block = Block(starts, piece.orig_start, piece.starts, piece.ends, u8, rule, bases, holds, word)
+        irregular = self._emit_kernel(entries, block, out)
         if irregular or type(piece) not in _PLAIN_SPAN_TYPES:
             self._redo_chunks(plan, a, entries, at, irregular, out, text, omap, holds)
         return word + len(entries)
@@ -472,27 +431,27 @@ class Tokenizer:
         return (o_starts if u8 is None else pick(u8, o_starts)), holds
 
     def _redo_chunks(
-        self, plan: ChunkPlan, a: int, entries: list[tuple], at0: int, irregular: list[int], out: _Columns,
+        self, plan: ChunkPlan, a: int, entries: list[tuple], at0: int, irregular: list[int], out: OutColumns,
         text: str, omap: OffsetMap, holds: bool | list[bool],
     ) -> None:
         """Redo the offsets of the ``irregular`` chunks of a block (`_redo`; the block's first
         token is ``out``'s token ``at0``), or of all of them when the piece is a text type with
         its own span rule (the reference's `chunk_offsets`)."""
         at = list(accumulate(map(len, map(ids_of, entries)), initial=at0))
-        offsets, byte_offsets = out.offsets, out.byte_offsets
         if type(plan.piece) in _PLAIN_SPAN_TYPES:
             for k in irregular:
-                self._redo(plan, a + k, entries[k], at[k], offsets, byte_offsets, text, omap,
-                           holds if type(holds) is bool else holds[k])
+                self._redo(plan, a + k, entries[k], at[k], out, text, omap, holds if type(holds) is bool else holds[k])
             return
+        byte_level = self._pipeline.byte_level
         for k, entry in enumerate(entries):
             spans = list(zip(entry[SLOT_IDS], entry[SLOT_MODEL_STARTS], entry[SLOT_MODEL_ENDS]))
-            offsets[at[k] : at[k + 1]], byte_offsets[at[k] : at[k + 1]] = chunk_offsets(
-                plan.chunk(a + k), spans, entry[SLOT_TOKENS], text, omap.to_utf8, byte_level=self._byte_level)
+            chars, bytes_ = chunk_offsets(plan.chunk(a + k), spans, entry[SLOT_TOKENS], text, omap.to_utf8, byte_level=byte_level)
+            i, j = at[k], at[k + 1]
+            out.starts[i:j], out.ends[i:j] = int_column(s for s, _ in chars), int_column(e for _, e in chars)
+            out.byte_starts[i:j], out.byte_ends[i:j] = int_column(s for s, _ in bytes_), int_column(e for _, e in bytes_)
 
     def _redo(
-        self, plan: ChunkPlan, k: int, entry: tuple, at: int, offsets: list[tuple[int, int]],
-        byte_offsets: list[tuple[int, int]], text: str, omap: OffsetMap, holds: bool,
+        self, plan: ChunkPlan, k: int, entry: tuple, at: int, out: OutColumns, text: str, omap: OffsetMap, holds: bool,
     ) -> None:
         """The tokens of chunk ``k`` (its first token at ``at``) with their own offset rule, as
         the reference computes them: an empty token's span is its chunk's ``original_span``;
@@ -505,17 +464,17 @@ class Tokenizer:
             piece_set = frozenset(pieces)
             to_utf8, n_text = omap.to_utf8, len(text)
             for j in entry[SLOT_EMPTIES]:
-                cs, ce = offsets[at + j] = span(m_starts[j], m_ends[j])
+                cs, ce = out.starts[at + j], out.ends[at + j] = span(m_starts[j], m_ends[j])
                 if not holds:
                     bs = to_utf8(cs)
                     # (an empty byte piece stands for bytes of the character at its position)
                     be = bs + len(text[cs].encode("utf-8")) if cs == ce < n_text and j in piece_set else to_utf8(ce)
-                    byte_offsets[at + j] = (bs, be)
+                    out.byte_starts[at + j], out.byte_ends[at + j] = bs, be
         if holds:
             return
+        b_starts, b_ends = out.byte_starts, out.byte_ends
         for j in pieces:
-            bs, be = byte_offsets[at + j]
-            byte_offsets[at + j] = byte_piece_span(bs, be, byte_offsets[at + j - 1][1] if j else -1)
+            b_starts[at + j], b_ends[at + j] = byte_piece_span(b_starts[at + j], b_ends[at + j], b_ends[at + j - 1] if j else -1)
 
     def _plain_entry(self, sub: str) -> tuple:
         """Cache entry of a chunk the model sees as it is."""

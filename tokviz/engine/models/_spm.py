@@ -18,9 +18,11 @@ from enum import IntEnum
 from .. import kernels
 from ..errors import TokvizFormatError
 
-__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32", "space_chunker", "merge_unknown_runs", "SPACE"]
+__all__ = ["PieceType", "SentencePieceVocab", "byte_piece", "to_float32", "space_chunker", "merge_unknown_runs", "SPACE", "SCORE_RESET"]
 
 SPACE = "\u2581"
+#: sentencepiece's kScoreResetThreshold: its float32 Viterbi re-bases path scores beyond ±this.
+SCORE_RESET = 100000.0
 
 
 class PieceType(IntEnum):

@@ -16,21 +16,13 @@ the leftmost one on ties, one pair at a time (merging every occurrence of the be
 as some toy implementations do, is *not* equivalent when a fresh pair outranks the next
 occurrence).
 
-Performance notes (this is the hot path of every encode). With the native core
-(`tokviz.engine._native`) a deterministic model hands plain chunks and decorated symbol ids to
-its C merge loop (`_native_table`); the Python kernels below are then the reference and the
-pure-Python backend. Results are cached per chunk (bounded FIFO, evict the older half). A plain
-chunk longer than `_CUT_MIN` chars is first cut where no merge can ever cross (`_merge_plain`)
-and the pieces are cached too, which makes never-repeating Japanese sentences cheap; tried and
-dropped: cutting shorter chunks (on CJK runs the per-boundary passes cost more than the cached
-pieces save) and cutting in rank mode (every multi-byte token is a possible merge result, so few
-boundaries are provably uncrossable and building the tables costs more than it saves). A long
-chunk with chars outside the vocab (a whole document when the tokenizer has no pre-tokenizer,
-as Mistral's tokenizer.json) is cut the same way around its byte-fallback/unk pieces
-(`_tokenize_cut`). Pieces of up to `_LIST_LIMIT` symbols use a flat list of pair ranks whose
-``min``/``index`` scans run in C; longer ones a heap of int keys plus a linked list
-(O(n log n): 10,000 equal chars are fine). Dropout, tracing, and decorated symbols without the
-native core take the general heap path, which mirrors HF's ``Word::merge_all`` step by step.
+Kernels: with the native core (`tokviz.engine._native`) a deterministic model hands chunks (or
+the ids of decorated symbols) to its C merge loop (`_native_table`). The Python kernel, `merge`,
+is the reference and the pure-Python backend: one loop over a `PairRanks` value for both
+modes (a flat list of pair ranks up to `LIST_LIMIT` symbols, the heap above it, with dropout and
+for traces, which mirrors HF's ``Word::merge_all`` step by step). Without the native core a
+long chunk is first cut where no merge can cross (`tokviz.engine.models._py_fast`).
+`BPE.tokenize` caches chunks in a `BoundedCache`; the pipeline has its own chunk cache.
 
 Offsets are chars of the chunk. Where HF's own byte bookkeeping drifts (a char dropped for
 lack of an unk token, an unk placed after byte-fallback pieces) the drifted offsets are
@@ -42,34 +34,35 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import accumulate, chain, compress, filterfalse, islice, pairwise, repeat
-from operator import add, and_, is_, itemgetter, methodcaller, not_, or_
-from typing import Any
+from itertools import accumulate, filterfalse, repeat
+from operator import add, itemgetter, methodcaller
+from typing import Any, NamedTuple, Protocol
 
 from .. import kernels
 from ..byte_alphabet import bytes_to_proxy
+from ..caching import BoundedCache
 from ..encoding import BpeTrace, MergeStep
 from ..errors import TokvizFormatError
 from ..fields import MAX_ID, Fields, id_error, is_id
 from . import DictVocabModel, ModelToken, read_vocab
+from ._py_fast import BPE_CUT_MIN, BpeLongChunks
 
-__all__ = ["BPE", "DEFAULT_CACHE_CAPACITY"]
+__all__ = [
+    "BPE", "DEFAULT_CACHE_CAPACITY", "LIST_LIMIT", "NO_MERGE", "ConcatRanks", "MergeRanks", "Merged", "PairRanks", "merge",
+    "merge_flat", "merge_heap",
+]
 
-#: Chunks cached per model; when full the older half is dropped (HF keeps 10,000, then stops adding).
+#: Chunks `BPE.tokenize` caches; when full the older half is dropped (HF keeps 10,000, then stops adding).
 DEFAULT_CACHE_CAPACITY = 65_536
 #: Chunks longer than this (in chars) are not cached (HF: 256 bytes).
 CACHE_MAX_CHARS = 256
-# Above this many initial symbols the heap algorithm beats the flat rank list.
-_LIST_LIMIT = 24
-# Plain chunks longer than this are cut where no merge can cross (see BPE._merge_plain).
-_CUT_MIN = CACHE_MAX_CHARS
-# Symbols of long chunks to see before building the cut tables (see BPE._merge_plain).
-_CUT_AFTER = 20_000
-# Larger than any rank: "this pair does not merge".
-_NO_MERGE = 1 << 62
+#: Up to this many initial symbols `merge` scans a flat list of ranks; above it, a heap.
+LIST_LIMIT = 24
+#: Larger than any rank: "this pair does not merge" (`PairRanks.rank`).
+NO_MERGE = 1 << 62
 
 
 # GPT-2's byte alphabet: the proxy char of every byte (`tokenize_utf8`)
@@ -150,14 +143,14 @@ class BPE(DictVocabModel):
         self._ranks = dict(zip(pairs, range(len(pairs))))
         self._merged = dict(zip(pairs, results))
         self._plain = not continuing_subword_prefix and not end_of_word_suffix
-        self._sentinel = _sentinel(self._vocab)
-        self._junctions: Any = None  # built on first use (see _merge_plain)
-        self._cut_stats = [0, 0]  # boundaries looked at, cuts found (see _merge_plain)
-        self._long_seen = 0  # symbols of long chunks merged before the cut tables exist
-        self._cache: dict[str, tuple[ModelToken, ...]] | None = None
+        self._prefix_len = plen
+        self._deterministic = dropout is None or dropout == 0.0
+        self._cache = BoundedCache(cache_capacity if self._deterministic else 0, max_key_chars=CACHE_MAX_CHARS)
         self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
+        self._pairs: PairRanks = MergeRanks(self._ranks, self._merged, plen)
+        # the tuned pure-Python kernel for long chunks (`_py_fast`), only without the native core
+        self._fast = BpeLongChunks.of(self) if self._native is None else None
         self._relevant_memo: tuple[frozenset[str], list[int]] | None = None  # see `_relevant_merges`
-        self._reset_cache()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -195,6 +188,8 @@ class BPE(DictVocabModel):
             raise TokvizFormatError(f"rank of {bad_tok!r:.60}: {id_error(bad_rank)}", where="ranks")
         self = cls(vocab, (), dropout=dropout, seed=seed, ignore_merges=True, cache_capacity=cache_capacity)
         self._rank_mode = True
+        self._pairs = ConcatRanks(self._vocab)
+        self._fast = None  # (rank mode is never cut: every multi-byte token is a merge result)
         return self
 
     @classmethod
@@ -427,17 +422,12 @@ class BPE(DictVocabModel):
 
     def clear_cache(self) -> None:
         """Forget cached chunks (results never depend on the cache)."""
-        self._reset_cache()
+        self._cache.clear()
 
     @property
     def deterministic(self) -> bool:
         """False with dropout (each encode samples)."""
-        return not self.dropout
-
-    def _reset_cache(self) -> None:
-        self._deterministic = self.dropout is None or self.dropout == 0.0
-        self._cache = {} if self._deterministic and self.cache_capacity > 0 else None
-        self._piece_cache: dict[str, tuple[str, ...]] = {}
+        return self._deterministic
 
     def seed(self, seed: int | None) -> None:
         """Reseed the dropout random generator (reproducible dropout runs)."""
@@ -445,28 +435,26 @@ class BPE(DictVocabModel):
 
     # ------------------------------------------------------------------ tokenize
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
-        cache = self._cache
-        if cache is not None:
-            hit = cache.get(text)
-            if hit is not None:
-                return hit
-            out = self._tokenize(text)
-            if len(text) <= CACHE_MAX_CHARS:
-                if len(cache) >= self.cache_capacity:
-                    _evict_half(cache)
-                cache[text] = out
-            return out
-        return self._tokenize(text)
+        """Tokens of one chunk; a deterministic model caches chunks of up to `CACHE_MAX_CHARS`
+        chars (`BoundedCache` of ``cache_capacity`` entries; the pipeline has its own cache)."""
+        if not self._deterministic:
+            return self._tokenize(text)
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._tokenize(text)
+            self._cache.put(text, hit)
+        return hit
 
     def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
-        """`tokenize` as columns; with the native core a plain chunk goes straight to the merge
-        loop (not cached here: the pipeline caches whole chunk results)."""
+        """`tokenize` as columns; a plain chunk goes straight to the native merge loop when
+        there is one (not cached here: the pipeline caches whole chunk results)."""
         table = self._native_table if self._deterministic and self._plain else None
         if table is not None and not (self.ignore_merges and text in self._vocab):
             got = self._native.bpe_merge_text(table, text, True)  # type: ignore[union-attr]
             if got is not None:
                 return got
-        return super().tokenize_columns(text)
+        spans = self._tokenize(text)
+        return [t[0] for t in spans], [t[1] for t in spans], [t[2] for t in spans]
 
     def tokenize_utf8(self, text: str) -> tuple[list[int], list[int], list[int], list[int], list[int], int] | None:
         """A byte-level chunk given as its original text (see `Model.tokenize_utf8`), through
@@ -501,58 +489,54 @@ class BPE(DictVocabModel):
         syms, starts, ends = self._initial(text)
         if not syms:
             return (), ()
-        syms, starts, ends, inits, hists = self._merge_heap(syms, starts, ends, trace=True)
-        vocab = self._vocab
-        tokens = tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
-        traces = tuple(BpeTrace(tuple(i), tuple(h)) for i, h in zip(inits, hists))  # type: ignore[arg-type]
+        got = merge_heap(syms, self._pairs, dropout=self._dropout_rng(), trace=True)
+        tokens = _spans(self._vocab, got.symbols, got.firsts, starts, ends)
+        traces = tuple(BpeTrace(tuple(i), tuple(h)) for i, h in zip(got.initials, got.histories))  # type: ignore[arg-type]
         return tokens, traces
 
     def _tokenize(self, text: str) -> tuple[ModelToken, ...]:
+        """HF's ``merge_word`` + ``merge_all`` on one chunk (tiktoken's ``_byte_pair_merge`` in
+        rank mode): the native merge loop when there is one, else `merge`."""
         if not text:
             return ()
-        vocab = self._vocab
         deterministic = self._deterministic
         # HF applies ignore_merges only on its deterministic (cached) path, never with dropout.
         if self.ignore_merges and deterministic:
-            i = vocab.get(text)
+            i = self._vocab.get(text)
             if i is not None:
                 return ((i, 0, len(text)),)
         table = self._native_table if deterministic else None
         if table is not None and self._plain:
-            # every char a symbol: the native merge loop (None: a char is no token)
             out = self._native.bpe_merge_text(table, text)  # type: ignore[union-attr]
+            if out is not None:  # (None: a char is no token)
+                return out
+        if self._fast is not None and len(text) > BPE_CUT_MIN:
+            out = self._fast.tokenize(text)
             if out is not None:
                 return out
-        elif deterministic and self._plain and all(map(vocab.__contains__, text)):
-            # Hot path: every char is a symbol (always so for byte-level vocabs).
-            if len(text) == 1:
-                return ((vocab[text], 0, 1),)
-            syms = self._merge_plain(text)
-            # ids and spans in C-level passes (no per-symbol Python loop)
-            ends = list(accumulate(map(len, syms)))
-            return tuple(zip(map(vocab.__getitem__, syms), [0, *ends], ends))
-        if deterministic and len(text) > CACHE_MAX_CHARS and self._cuttable:
-            # a long chunk with decorated symbols (no pre-tokenizer: a whole document)
-            cut = self._tokenize_cut(text)
-            if cut is not None:
-                return cut
-        return self._tokenize_initial(text)
+        return self._merge_chunk(text)
 
-    def _tokenize_initial(self, text: str) -> tuple[ModelToken, ...]:
-        """`_tokenize` from `_initial` symbols (decorated symbols, dropout)."""
-        deterministic = self._deterministic
+    def _merge_chunk(self, text: str) -> tuple[ModelToken, ...]:
+        """`_initial` symbols merged: the native loop on ids when there is one, else `merge`."""
+        if not text:
+            return ()
         vocab = self._vocab
+        if (self._plain or self._rank_mode) and all(map(vocab.__contains__, text)):
+            # every char a symbol (the native loop took the chunk already when there is one):
+            # a token's span is the running length of the symbols before it
+            syms = merge(list(text), self._pairs, dropout=self._dropout_rng()).symbols
+            ends = list(accumulate(map(len, syms)))
+            return tuple(zip(map(vocab.__getitem__, syms), [0, *ends[:-1]], ends))
+        table = self._native_table if self._deterministic else None
         syms, starts, ends = self._initial(text)
-        table = self._native_table if deterministic and len(syms) > 1 and not self._rank_mode else None
-        if table is not None:
+        if table is not None and len(syms) > 1 and not self._rank_mode:
             merged = self._native.bpe_merge_ids(table, list(map(vocab.__getitem__, syms)))  # type: ignore[union-attr]
             return tuple((i, starts[a], ends[b - 1]) for i, a, b in merged)
-        if len(syms) > 1:
-            if deterministic and len(syms) <= _LIST_LIMIT:
-                syms, starts, ends = self._merge_list_spans(syms, starts, ends)
-            else:
-                syms, starts, ends, _, _ = self._merge_heap(syms, starts, ends, trace=False)
-        return tuple((vocab[s], a, b) for s, a, b in zip(syms, starts, ends))
+        got = merge(syms, self._pairs, dropout=self._dropout_rng())
+        return _spans(vocab, got.symbols, got.firsts, starts, ends)
+
+    def _dropout_rng(self) -> tuple[float, Callable[[], float]] | None:
+        return None if self._deterministic else (self.dropout, self._rng.random)  # type: ignore[return-value]
 
     @cached_property
     def _native_table(self) -> Any:
@@ -569,107 +553,6 @@ class BPE(DictVocabModel):
             return native.bpe_rank_table(self._vocab)
         return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges)
 
-    @cached_property
-    def _cuttable(self) -> bool:
-        """True when `_tokenize_cut` may cut chunks that have unknown chars: `_initial` can then
-        never make HF's drifting offsets (no char is dropped; no byte pieces follow a pending
-        unk), and ``ignore_merges`` (which applies to the whole chunk only) is off."""
-        if not self._plain or self.ignore_merges or self._rank_mode:
-            return False
-        if self.byte_fallback:
-            return all(_byte_piece(b) in self._vocab for b in range(256))
-        return self.unk_token is not None and self.unk_token in self._vocab
-
-    @cached_property
-    def _result_pairs(self) -> set[str] | None:
-        """Every two adjacent chars inside a merge result (None: a merge has an empty part, so
-        nothing is ever cut). A merge result across a boundary between two plain symbols holds
-        the two chars there, so a boundary whose pair is not in this set is never crossed."""
-        if not all(a and b for a, b in self._ranks):
-            return None
-        sent = self._sentinel
-        joined = sent.join(set(self._merged.values()))
-        return {g for g in set(map(add, joined, joined[1:])) if sent not in g}
-
-    @cached_property
-    def _inert_fallback(self) -> bool:
-        """True when no merge takes a byte-fallback piece or the unk token as a part: what
-        stands for an unknown char then never merges with anything."""
-        parts = set(map(itemgetter(0), self._ranks)) | set(map(itemgetter(1), self._ranks))
-        fallback = {_byte_piece(b) for b in range(256)} if self.byte_fallback else set()
-        if self.unk_token is not None:
-            fallback.add(self.unk_token)
-        return parts.isdisjoint(fallback)
-
-    def _tokenize_cut(self, text: str) -> tuple[ModelToken, ...] | None:
-        """A long chunk cut where no merge can cross, each piece tokenized (and cached) alone;
-        None when there is no such boundary.
-
-        A boundary between two plain symbols is cut when no merge result holds its two chars
-        side by side (`_result_pairs`: one C-level pass, a third of the 3-char test of
-        `_merge_plain` and nearly as many cuts). Chars outside the vocab become byte-fallback
-        pieces or unk: when those never merge they are masked (always cut around), else their
-        boundaries are never cut; unk runs stay whole for ``fuse_unk``. `_cuttable` rules out
-        HF's drifting offsets, which would carry across pieces.
-        """
-        pairs = self._result_pairs
-        if pairs is None:
-            return None
-        vocab = self._vocab
-        strange = [c for c in set(text) if c not in vocab]
-        if not strange:
-            joinable = list(map(pairs.__contains__, map(add, text, text[1:])))
-        elif self._inert_fallback:
-            # The unknown chars' pieces never merge: mask them with the sentinel (in no vocab
-            # entry), so both boundaries of an unknown char are cut; a run of unknown chars that
-            # fuse into one unk stays whole.
-            masked = text.translate(dict.fromkeys(map(ord, strange), self._sentinel))
-            joinable = list(map(pairs.__contains__, map(add, masked, masked[1:])))
-            if self.fuse_unk and not self.byte_fallback:
-                unknown = list(map(self._sentinel.__eq__, masked))
-                joinable = list(map(or_, joinable, map(and_, unknown, unknown[1:])))
-        else:
-            # a boundary next to an unknown char is never cut (its pieces may merge)
-            joinable = list(map(pairs.__contains__, map(add, text, text[1:])))
-            unknown = [c not in vocab for c in text]
-            joinable = list(map(or_, joinable, map(or_, unknown, unknown[1:])))
-        if False not in joinable:
-            return None
-        n = len(text)
-        starts = [0, *compress(range(1, n), map(not_, joinable))]
-        pieces = list(map(text.__getitem__, map(slice, starts, [*starts[1:], n])))
-        cache = self._cache if self._cache is not None else {}
-        results = list(map(cache.get, pieces))
-        if None in results:
-            capacity = self.cache_capacity
-            fresh: dict[str, tuple[ModelToken, ...]] = {}
-            for k in compress(range(len(pieces)), map(is_, results, repeat(None))):
-                piece = pieces[k]
-                toks = fresh.get(piece)
-                if toks is None:
-                    # the piece has no boundary to cut (ignore_merges is off: `_cuttable`)
-                    if len(piece) == 1 and piece in vocab:
-                        toks = ((vocab[piece], 0, 1),)
-                    elif all(map(vocab.__contains__, piece)):
-                        toks = self._plain_tokens(piece)
-                    else:
-                        toks = self._tokenize_initial(piece)
-                    fresh[piece] = toks
-                    if len(piece) <= CACHE_MAX_CHARS:
-                        if len(cache) >= capacity:
-                            _evict_half(cache)
-                        cache[piece] = toks
-                results[k] = toks
-        # piece-relative spans shifted by the piece start, in C-level passes
-        flat = list(chain.from_iterable(results))
-        shifts = list(chain.from_iterable(map(repeat, starts, map(len, results))))
-        out = zip(
-            map(itemgetter(0), flat),
-            map(add, map(itemgetter(1), flat), shifts),
-            map(add, map(itemgetter(2), flat), shifts),
-        )
-        return tuple(out)
-
     # ------------------------------------------------------------------ initial symbols
     def _initial(self, text: str) -> tuple[list[str], list[int], list[int]]:
         """Symbols before any merge with their char spans, as HF's ``merge_word`` builds them.
@@ -681,15 +564,14 @@ class BPE(DictVocabModel):
         byte pieces) the drifted offsets are reproduced (`_hf_byte_spans`).
         """
         vocab = self._vocab
-        if self._rank_mode:
-            for ch in text:
-                if ch not in vocab:
-                    raise TokvizFormatError(
-                        f"symbol {ch!r} (one byte) is not in the rank table; tiktoken cannot encode it either",
-                        where="model",
-                    )
+        if (self._plain or self._rank_mode) and all(map(vocab.__contains__, text)):  # every char a symbol
             n = len(text)
             return list(text), list(range(n)), list(range(1, n + 1))
+        if self._rank_mode:
+            ch = next(c for c in text if c not in vocab)
+            raise TokvizFormatError(
+                f"symbol {ch!r} (one byte) is not in the rank table; tiktoken cannot encode it either", where="model"
+            )
         prefix = self.continuing_subword_prefix
         suffix = self.end_of_word_suffix
         unk_token = self.unk_token
@@ -758,372 +640,182 @@ class BPE(DictVocabModel):
             starts, ends = _hf_byte_spans(text, blens)
         return syms, starts, ends
 
-    # ------------------------------------------------------------------ merging
-    def _merge_plain(self, text: str) -> list[str]:
-        """Final symbols of a plain chunk (each char a symbol, no prefix/suffix, no dropout).
-
-        The chunk is first cut at boundaries no merge can ever cross. A symbol that crosses
-        boundary k is a merge result (a vocab token) equal to ``text[a:b]`` with a < k < b;
-        so if ``text[k-1:k+1]`` is no 2-char merge result and neither ``text[k-2:k+1]`` nor
-        ``text[k-1:k+2]`` occurs inside any longer merge result, nothing crosses k (in merges
-        mode the first merge across k must also join a part ending in ``text[k-1]`` to one
-        starting with ``text[k]``). Pieces between cuts evolve independently (their merges
-        commute), so each is merged alone and cached: a long chunk (a document with no
-        pre-tokenizer) is made of a few thousand distinct pieces. Chunks up to `_CUT_MIN`
-        chars are merged whole.
-        """
-        n = len(text)
-        if n <= _CUT_MIN:
-            # chunks the chunk cache keeps merge whole (see the performance notes)
-            return self._merge_whole(text)
-        pcache = self._piece_cache
-        sets = self._junctions
-        if sets is None and self._rank_mode:
-            # rank tables (tiktoken) never cut: every multi-byte token is a possible merge
-            # result, so few boundaries are provably uncrossable (see the performance notes)
-            sets = self._junctions = ()
-        if sets is None:
-            # building the tables costs a few tenths of a second: only once a real amount of
-            # long-chunk text has come by (a short GUI text never pays)
-            self._long_seen += n
-            if self._long_seen >= _CUT_AFTER:
-                sets = self._junctions = self._build_junctions() or ()
-            else:
-                sets = ()
-        if sets:
-            joinable = _joinable(text, sets)
-            # Finding cuts costs a few C-level passes per char; when a vocab almost never
-            # allows one (many multi-char CJK tokens, e.g. Qwen), stop looking.
-            stats = self._cut_stats
-            stats[0] += n - 1
-            stats[1] += joinable.count(False)
-            if stats[0] > 100_000:
-                if stats[1] < stats[0] // 20:
-                    self._junctions = ()
-                stats[0] = stats[1] = 0
-        else:
-            # no cut: the chunk cache (same text) already keeps the result; no piece caching
-            return self._merge_whole(text)
-        if False not in joinable:
-            hit = pcache.get(text)
-            if hit is None:
-                hit = self._merge_piece(text)
-            return list(hit)
-        syms: list[str] = []
-        start = 0
-        index = joinable.index
-        while start < n:
-            try:
-                stop = index(False, start) + 1
-            except ValueError:
-                stop = n
-            if stop - start == 1:
-                syms.append(text[start])
-            else:
-                piece = text[start:stop]
-                hit = pcache.get(piece)
-                if hit is None:
-                    hit = self._merge_piece(piece)
-                syms += hit
-            start = stop
-        return syms
-
-    def _plain_tokens(self, text: str) -> tuple[ModelToken, ...]:
-        """Tokens of a plain chunk merged without cutting (deterministic)."""
-        table = self._native_table
-        if table is not None:
-            return self._native.bpe_merge_text(table, text)  # type: ignore[union-attr]
-        syms = self._merge_whole(text)
-        ends = list(accumulate(map(len, syms)))
-        return tuple(zip(map(self._vocab.__getitem__, syms), [0, *ends], ends))
-
-    def _merge_whole(self, text: str) -> list[str]:
-        """Final symbols of a plain chunk merged without cutting (flat list or heap by size)."""
-        return self._merge_list(text) if len(text) <= _LIST_LIMIT else self._merge_heap_plain(text)
-
-    def _merge_piece(self, piece: str) -> tuple[str, ...]:
-        out = tuple(self._merge_whole(piece))
-        if len(piece) <= CACHE_MAX_CHARS and self.cache_capacity > 0:
-            pcache = self._piece_cache
-            if len(pcache) >= self.cache_capacity:
-                _evict_half(pcache)
-            pcache[piece] = out
-        return out
-
-    def _merge_heap_plain(self, text: str) -> list[str]:
-        """`_merge_list` for long pieces: a heap + linked list, O(n log n).
-
-        Heap entries are single ints ``rank << shift | position`` (int comparisons are much
-        cheaper than tuple ones), so they pop by lowest rank, then leftmost position. ``cur[i]``
-        is the rank of the pair currently starting at position ``i``; an entry is stale when it
-        disagrees (a changed pair never keeps its rank: ranks are unique per pair in merges
-        mode and per token in rank mode).
-        """
-        n = len(text)
-        sym = list(text)
-        nxt = list(range(1, n + 1))
-        nxt[-1] = -1
-        prv = list(range(-1, n - 1))
-        shift = max(20, n.bit_length())
-        mask = (1 << shift) - 1
-        heappop, heappush = heapq.heappop, heapq.heappush
-        if self._rank_mode:
-            vget = self._vocab.get
-            cur = list(map(vget, map(add, text, text[1:]), repeat(-1)))
-            cur.append(-1)
-            heap = [r << shift | i for i, r in enumerate(cur) if r >= 0]
-            heapq.heapify(heap)
-            while heap:
-                key = heappop(heap)
-                i = key & mask
-                if cur[i] != key >> shift:
-                    continue  # stale
-                j = nxt[i]
-                new = sym[i] + sym[j]
-                sym[i] = new
-                cur[j] = -1
-                k = nxt[j]
-                nxt[i] = k
-                if k >= 0:
-                    prv[k] = i
-                    r = cur[i] = vget(new + sym[k], -1)
-                    if r >= 0:
-                        heappush(heap, r << shift | i)
-                else:
-                    cur[i] = -1
-                p = prv[i]
-                if p >= 0:
-                    r = cur[p] = vget(sym[p] + new, -1)
-                    if r >= 0:
-                        heappush(heap, r << shift | p)
-        else:
-            pget = self._ranks.get
-            cur = list(map(pget, pairwise(text), repeat(-1)))
-            cur.append(-1)
-            heap = [r << shift | i for i, r in enumerate(cur) if r >= 0]
-            heapq.heapify(heap)
-            while heap:
-                key = heappop(heap)
-                i = key & mask
-                if cur[i] != key >> shift:
-                    continue  # stale
-                j = nxt[i]
-                new = sym[i] + sym[j]
-                sym[i] = new
-                cur[j] = -1
-                k = nxt[j]
-                nxt[i] = k
-                if k >= 0:
-                    prv[k] = i
-                    r = cur[i] = pget((new, sym[k]), -1)
-                    if r >= 0:
-                        heappush(heap, r << shift | i)
-                else:
-                    cur[i] = -1
-                p = prv[i]
-                if p >= 0:
-                    r = cur[p] = pget((sym[p], new), -1)
-                    if r >= 0:
-                        heappush(heap, r << shift | p)
-        out: list[str] = []
-        i = 0
-        while i >= 0:
-            out.append(sym[i])
-            i = nxt[i]
-        return out
-
-    def _build_junctions(self) -> tuple[set[str], set[str], set[str] | None] | None:
-        """The sets `_merge_plain` cuts with (merges mode); None: never cut (an empty merge part).
-
-        ``t2``: 2-char merge results; ``g3``: every 3-char substring of longer merge results;
-        ``jm``: ``left[-1] + right[0]`` of every merge. Built with C-level map/set passes over
-        all results joined by the sentinel.
-        """
-        if any(not a or not b for a, b in self._ranks):
-            return None
-        results = list(set(self._merged.values()))
-        jm = {a[-1] + b[0] for a, b in self._ranks}
-        sent = self._sentinel
-        t2 = {t for t in results if len(t) == 2}
-        joined = sent.join([t for t in results if len(t) > 2])
-        g3 = {g for g in set(map(add, map(add, joined, joined[1:]), joined[2:])) if sent not in g}
-        return t2, g3, jm
-
-    def _merge_list(self, text: str) -> list[str]:
-        """Symbols of a plain chunk (every char a symbol, no prefix) after all merges.
-
-        Lowest rank first, leftmost on ties (``min`` + ``index`` scan in C). The symbol list is
-        framed by a sentinel that never merges, so the loop needs no bounds checks.
-        """
-        nm = _NO_MERGE
-        sent = self._sentinel
-        syms = [sent]
-        syms += text
-        syms.append(sent)
-        if self._rank_mode:
-            get = self._vocab.get
-            ranks = list(map(get, map(add, syms, syms[1:]), repeat(nm)))
-            index = ranks.index
-            while True:
-                m = min(ranks)
-                if m == nm:
-                    del syms[0], syms[-1]
-                    return syms
-                i = index(m)
-                a = syms[i] + syms[i + 1]
-                syms[i] = a
-                del syms[i + 1], ranks[i]
-                ranks[i] = get(a + syms[i + 1], nm)
-                ranks[i - 1] = get(syms[i - 1] + a, nm)
-        get = self._ranks.get
-        ranks = list(map(get, pairwise(syms), repeat(nm)))
-        index = ranks.index
-        while True:
-            m = min(ranks)
-            if m == nm:
-                del syms[0], syms[-1]
-                return syms
-            i = index(m)
-            a = syms[i] + syms[i + 1]
-            syms[i] = a
-            del syms[i + 1], ranks[i]
-            ranks[i] = get((a, syms[i + 1]), nm)
-            ranks[i - 1] = get((syms[i - 1], a), nm)
-
-    def _pair(self, a: str, b: str) -> tuple[int, str] | None:
-        """(rank, merged) of two adjacent symbols, or None when they never merge."""
-        if self._rank_mode:
-            new = a + b
-            r = self._vocab.get(new)
-            return None if r is None else (r, new)
-        r = self._ranks.get((a, b))
-        return None if r is None else (r, self._merged[(a, b)])
-
-    def _merge_list_spans(
-        self, syms: list[str], starts: list[int], ends: list[int]
-    ) -> tuple[list[str], list[int], list[int]]:
-        """Like `_merge_list` for decorated symbols (prefix/suffix, unk, byte pieces)."""
-        pair = self._pair
-        nm = _NO_MERGE
-        n = len(syms)
-        info = [pair(syms[i], syms[i + 1]) for i in range(n - 1)]
-        ranks = [nm if x is None else x[0] for x in info]
-        while n > 1:
-            m = min(ranks)
-            if m == nm:
-                break
-            i = ranks.index(m)
-            new = info[i][1]  # type: ignore[index]
-            syms[i] = new
-            del syms[i + 1]
-            del starts[i + 1]
-            del ends[i]
-            del ranks[i]
-            del info[i]
-            n -= 1
-            if i < n - 1:
-                x = pair(new, syms[i + 1])
-                info[i] = x
-                ranks[i] = nm if x is None else x[0]
-            if i:
-                x = pair(syms[i - 1], new)
-                info[i - 1] = x
-                ranks[i - 1] = nm if x is None else x[0]
-        return syms, starts, ends
-
-    def _merge_heap(
-        self, syms: list[str], starts: list[int], ends: list[int], *, trace: bool
-    ) -> tuple[list[str], list[int], list[int], list[list[str]] | None, list[list[MergeStep]] | None]:
-        """Heap + linked list, O(n log n); also the dropout and tracing path.
-
-        Mirrors HF's ``Word::merge_all``: entries ``(rank, position)`` pop lowest rank first,
-        leftmost on ties; an entry whose pair changed since it was pushed is skipped. With
-        dropout each popped entry is skipped with probability p; skipped entries go back into
-        the heap as soon as one entry is not skipped (so p=1 performs no merge at all).
-        """
-        n = len(syms)
-        sym: list[str | None] = list(syms)
-        nxt = list(range(1, n + 1))
-        nxt[-1] = -1
-        prv = list(range(-1, n - 1))
-        pair = self._pair
-        heap: list[tuple[int, int, str]] = []
-        for i in range(n - 1):
-            x = pair(syms[i], syms[i + 1])
-            if x is not None:
-                heap.append((x[0], i, x[1]))
-        heapq.heapify(heap)
-        dropout = None if self._deterministic else self.dropout
-        rand = self._rng.random
-        skipped: list[tuple[int, int, str]] = []
-        inits: list[list[str]] | None = [[s] for s in syms] if trace else None
-        hists: list[list[MergeStep]] | None = [[] for _ in syms] if trace else None
-        # Fenwick tree over "symbol i is alive", to report the current position of a merge.
-        tree = _fenwick_ones(n) if trace else None
-        heappop, heappush = heapq.heappop, heapq.heappush
-        while heap:
-            top = heappop(heap)
-            if dropout and rand() < dropout:
-                skipped.append(top)
-                continue
-            if skipped:
-                for e in skipped:
-                    heappush(heap, e)
-                skipped.clear()
-            rank, i, new = top
-            left = sym[i]
-            if left is None:
-                continue
-            j = nxt[i]
-            if j == -1:
-                continue
-            right = sym[j]
-            cur = pair(left, right)  # type: ignore[arg-type]
-            if cur is None or cur[1] != new:
-                continue  # stale: this position's pair changed since the entry was pushed
-            sym[i] = new
-            sym[j] = None
-            ends[i] = ends[j]
-            k = nxt[j]
-            nxt[i] = k
-            if k != -1:
-                prv[k] = i
-            if trace:
-                position = _fenwick_prefix(tree, i)  # type: ignore[arg-type]
-                _fenwick_remove(tree, j)  # type: ignore[arg-type]
-                step = MergeStep(rank, left, right, new, position)  # type: ignore[arg-type]
-                inits[i] = inits[i] + inits[j]  # type: ignore[index]
-                hists[i] = hists[i] + hists[j] + [step]  # type: ignore[index]
-            p = prv[i]
-            if p != -1:
-                x = pair(sym[p], new)  # type: ignore[arg-type]
-                if x is not None:
-                    heappush(heap, (x[0], p, x[1]))
-            if k != -1:
-                x = pair(new, sym[k])  # type: ignore[arg-type]
-                if x is not None:
-                    heappush(heap, (x[0], i, x[1]))
-        out_s: list[str] = []
-        out_a: list[int] = []
-        out_b: list[int] = []
-        out_i: list[list[str]] = []
-        out_h: list[list[MergeStep]] = []
-        i = 0
-        while i != -1:
-            out_s.append(sym[i])  # type: ignore[arg-type]
-            out_a.append(starts[i])
-            out_b.append(ends[i])
-            if trace:
-                out_i.append(inits[i])  # type: ignore[index]
-                out_h.append(hists[i])  # type: ignore[index]
-            i = nxt[i]
-        if trace:
-            return out_s, out_a, out_b, out_i, out_h
-        return out_s, out_a, out_b, None, None
-
     def __repr__(self) -> str:
         mode = "ranks" if self._rank_mode else f"{len(self._ranks)} merges"
         return f"BPE({len(self._vocab)} tokens, {mode})"
+
+
+# ---------------------------------------------------------------------- the merge kernel
+class PairRanks(Protocol):
+    """Which adjacent pair merges first: the one place rank mode and merges mode differ."""
+
+    def rank(self, left: str, right: str) -> int:
+        """The rank of merging two adjacent symbols (lower merges first), `NO_MERGE` if never."""
+
+    def ranks(self, symbols: list[str]) -> list[int]:
+        """`rank` of every adjacent pair of ``symbols``, in one pass."""
+
+    def join(self, left: str, right: str) -> str:
+        """The symbol two merged symbols become."""
+
+
+class MergeRanks:
+    """Merges mode: a pair's rank is its line in the merges list; the merged symbol drops the
+    right part's ``continuing_subword_prefix`` (HF)."""
+
+    __slots__ = ("join", "rank", "ranks")
+
+    def __init__(self, ranks: dict[tuple[str, str], int], merged: dict[tuple[str, str], str], prefix_len: int) -> None:
+        get = ranks.get
+        self.rank: Callable[[str, str], int] = lambda left, right: get((left, right), NO_MERGE)
+        self.ranks: Callable[[list[str]], list[int]] = lambda s: list(map(get, zip(s, s[1:]), repeat(NO_MERGE)))
+        self.join: Callable[[str, str], str] = (lambda left, right: merged[left, right]) if prefix_len else add
+
+
+class ConcatRanks:
+    """Rank mode (tiktoken): two parts merge when their concatenation is a token, at its rank."""
+
+    __slots__ = ("join", "rank", "ranks")
+
+    def __init__(self, vocab: dict[str, int]) -> None:
+        get = vocab.get
+        self.rank: Callable[[str, str], int] = lambda left, right: get(left + right, NO_MERGE)
+        self.ranks: Callable[[list[str]], list[int]] = lambda s: list(map(get, map(add, s, s[1:]), repeat(NO_MERGE)))
+        self.join: Callable[[str, str], str] = add
+
+
+class Merged(NamedTuple):
+    """What `merge` returns: the final ``symbols`` and, for each, the index of the first initial
+    symbol it covers (``firsts``; it covers up to the next one's first). Traced: each final
+    symbol's initial symbols and its merge history, in order."""
+
+    symbols: list[str]
+    firsts: list[int]
+    initials: list[list[str]] | None = None
+    histories: list[list[MergeStep]] | None = None
+
+
+def merge(symbols: list[str], pairs: PairRanks, *, dropout: tuple[float, Callable[[], float]] | None = None) -> Merged:
+    """Merge adjacent symbols, the lowest ``pairs.rank`` first and the leftmost on ties, until no
+    pair merges (`NO_MERGE`). The pure-Python reference of the native merge loop (tiktoken's
+    ``_educational.py`` shape): a flat list of pair ranks for up to `LIST_LIMIT` symbols, the
+    heap above it and with dropout.
+
+    >>> pairs = MergeRanks({("a", "b"): 0, ("ab", "c"): 1}, {}, 0)
+    >>> m = merge(list("abcab"), pairs)
+    >>> m.symbols, m.firsts
+    (['abc', 'ab'], [0, 3])
+    """
+    if dropout is None and len(symbols) <= LIST_LIMIT:
+        return merge_flat(symbols, pairs)
+    return merge_heap(symbols, pairs, dropout=dropout)
+
+
+def merge_flat(symbols: list[str], pairs: PairRanks) -> Merged:
+    """`merge` over a flat list of the current pairs' ranks: each step finds the lowest with a
+    ``min`` + ``index`` scan (C loops), merges it and re-ranks its two neighbours. O(n²), the
+    fastest for the few symbols of a word."""
+    syms = list(symbols)
+    firsts = list(range(len(syms)))
+    ranks = pairs.ranks(syms)
+    rank, join = pairs.rank, pairs.join
+    while ranks:
+        m = min(ranks)
+        if m == NO_MERGE:
+            break
+        i = ranks.index(m)
+        new = syms[i] = join(syms[i], syms[i + 1])
+        del syms[i + 1], firsts[i + 1], ranks[i]
+        if i < len(ranks):
+            ranks[i] = rank(new, syms[i + 1])
+        if i:
+            ranks[i - 1] = rank(syms[i - 1], new)
+    return Merged(syms, firsts)
+
+
+def merge_heap(
+    symbols: list[str], pairs: PairRanks, *, dropout: tuple[float, Callable[[], float]] | None = None,
+    trace: bool = False,
+) -> Merged:
+    """`merge` with a heap of ``(rank, position)`` and a linked list, O(n log n); HF's
+    ``Word::merge_all`` step by step. An entry whose pair changed since it was pushed is
+    skipped (stale: ``cur[i]``, the rank of the pair now at ``i``, differs from its rank; equal
+    ranks are the same merge). ``dropout = (p, random)``: each popped entry is skipped with probability
+    p, and the skipped ones go back into the heap as soon as one is not skipped (so p = 1
+    merges nothing). ``trace``: the initial symbols and merge steps of every final symbol."""
+    n = len(symbols)
+    if not n:
+        return Merged([], [], [] if trace else None, [] if trace else None)
+    sym: list[str | None] = list(symbols)
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prv = list(range(-1, n - 1))
+    # entries are single ints ``rank << shift | position`` (cheaper to compare than tuples):
+    # they pop by lowest rank, then leftmost position
+    shift = n.bit_length()
+    mask = (1 << shift) - 1
+    rank_of, join = pairs.rank, pairs.join
+    cur = pairs.ranks(symbols)
+    cur.append(NO_MERGE)
+    heap = [r << shift | i for i, r in enumerate(cur) if r != NO_MERGE]
+    heapq.heapify(heap)
+    heappop, heappush = heapq.heappop, heapq.heappush
+    skipped: list[int] = []
+    inits = [[s] for s in symbols] if trace else None
+    hists: list[list[MergeStep]] | None = [[] for _ in symbols] if trace else None
+    tree = _fenwick_ones(n) if trace else None  # "symbol i is alive": a merge's current position
+    while heap:
+        key = heappop(heap)
+        if dropout is not None and dropout[1]() < dropout[0]:
+            skipped.append(key)
+            continue
+        if skipped:
+            for e in skipped:
+                heappush(heap, e)
+            skipped.clear()
+        rank, i = key >> shift, key & mask
+        if cur[i] != rank:
+            continue  # stale: this position's pair changed since the entry was pushed
+        j = nxt[i]
+        left, right = sym[i], sym[j]
+        new = sym[i] = join(left, right)  # type: ignore[arg-type]
+        sym[j] = None
+        cur[j] = NO_MERGE
+        k = nxt[i] = nxt[j]
+        if k >= 0:
+            prv[k] = i
+        if trace:
+            step = MergeStep(rank, left, right, new, _fenwick_prefix(tree, i))  # type: ignore[arg-type]
+            _fenwick_remove(tree, j)  # type: ignore[arg-type]
+            inits[i] = inits[i] + inits[j]  # type: ignore[index]
+            hists[i] = hists[i] + hists[j] + [step]  # type: ignore[index]
+        p = prv[i]
+        if p >= 0:
+            r = cur[p] = rank_of(sym[p], new)  # type: ignore[arg-type]
+            if r != NO_MERGE:
+                heappush(heap, r << shift | p)
+        r = cur[i] = rank_of(new, sym[k]) if k >= 0 else NO_MERGE  # type: ignore[arg-type]
+        if r != NO_MERGE:
+            heappush(heap, r << shift | i)
+    alive: list[int] = []
+    i = 0
+    while i >= 0:
+        alive.append(i)
+        i = nxt[i]
+    out = [sym[i] for i in alive]
+    if not trace:
+        return Merged(out, alive)  # type: ignore[arg-type]
+    return Merged(out, alive, [inits[i] for i in alive], [hists[i] for i in alive])  # type: ignore[arg-type, index]
+
+
+def _spans(
+    vocab: Mapping[str, int], symbols: list[str], firsts: list[int], starts: list[int], ends: list[int]
+) -> tuple[ModelToken, ...]:
+    """``(id, start, end)`` of merged symbols: from the start of their first initial symbol to
+    the end of their last one (the one before the next symbol's first)."""
+    lasts = [f - 1 for f in firsts[1:]]
+    lasts.append(len(starts) - 1)
+    return tuple(zip(map(vocab.__getitem__, symbols), map(starts.__getitem__, firsts), map(ends.__getitem__, lasts)))
 
 
 # ---------------------------------------------------------------------- helpers
@@ -1200,34 +892,10 @@ def _hf_byte_spans(text: str, blens: list[int]) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def _joinable(text: str, sets: tuple[set[str], set[str], set[str] | None]) -> list[bool]:
-    """For each boundary between ``text[k-1]`` and ``text[k]`` (k = 1..n-1): False when no merge
-    can ever cross it (see `BPE._merge_plain`), given every char is its own symbol there."""
-    t2, g3, jm = sets
-    g2 = list(map(add, text, text[1:]))
-    in3 = list(map(g3.__contains__, map(add, g2, text[2:])))
-    joinable = list(map(or_, map(or_, map(t2.__contains__, g2), [False, *in3]), [*in3, False]))
-    if jm is not None:
-        joinable = list(map(and_, joinable, map(jm.__contains__, g2)))
-    return joinable
 
 
-def _evict_half(cache: dict[str, Any]) -> None:
-    """Drop the older half of a cache (dicts keep insertion order): a bounded FIFO."""
-    # list(islice(...)) runs in C without releasing the GIL; pop() tolerates a key another
-    # thread already dropped.
-    for key in list(islice(cache, len(cache) // 2 + 1)):
-        cache.pop(key, None)
 
 
-def _sentinel(vocab: Mapping[str, int]) -> str:
-    """A one-char string that occurs in no vocab entry, to frame symbol lists."""
-    joined = "".join(vocab)
-    for c in ("\x00", "\uffff", "\U0010ffff", "\x01"):
-        if c not in joined:
-            return c
-    used = set(joined)
-    return next(chr(cp) for cp in range(0xE000, 0x110000) if chr(cp) not in used)
 
 
 def _fenwick_ones(n: int) -> list[int]:

@@ -13,7 +13,7 @@ that occur next to each other inside some piece, so the text is cut where the tw
 characters never do (e.g. before a ``▁`` that follows a letter, when no piece holds ``x▁``);
 the chunks are then independent and cached.
 
-With the native core, ``spm_bpe_encode`` (``_native.c``) runs the same merge loop over the
+With the native core, ``spm_bpe_encode`` (``tokviz/engine/_native/spm.c``) runs the same merge loop over the
 whole text in C, with no chunks or caches; `SentencePieceBPE._encode` stays the reference and
 runs wherever the C declines (an UNUSED piece formed: its resegmentation is Python's).
 """
@@ -21,10 +21,7 @@ runs wherever the C declines (an UNUSED piece formed: its resegmentation is Pyth
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Sequence
-from itertools import accumulate, chain, compress, repeat
-from operator import is_, itemgetter
 from typing import Any
 
 import regex
@@ -32,13 +29,11 @@ import regex
 from .. import kernels
 from ..encoding import BpeTrace, MergeStep
 from . import Model, ModelToken
-from ._spm import SPACE, PieceType, SentencePieceVocab, space_chunker
+from ._py_fast import SpmBpeChunks
+from ._spm import PieceType, SentencePieceVocab
 
 __all__ = ["SentencePieceBPE"]
 
-_CACHE_LIMIT = 100_000  # entries (tuples of ints: the cycle collector does not track them)
-_CACHE_MAX_CHARS = 256
-_SPLIT_ABOVE = 8  # chunks this short are encoded whole
 
 
 class SentencePieceBPE(Model):
@@ -78,16 +73,10 @@ class SentencePieceBPE(Model):
         self._plain_ids = {p: i for p, (_, i, _) in self._mergeable.items() if p not in reserved}
         ud = sorted(self.spm.user_defined, key=len, reverse=True)
         self._ud_regex = regex.compile("|".join(regex.escape(u) for u in ud)) if ud else None
-        self._chunker = self._make_chunker()
-        # every pair of adjacent characters inside a piece a merge or a symbol can produce
-        self._bigrams = frozenset(p[k : k + 2] for p in self._mergeable for k in range(len(p) - 1))
-        joinable = {c for p in self._mergeable if len(p) > 1 for c in p}
-        # no multi-character piece: nothing joins ("(?!)" never matches; "[]{2,}" is no regex)
-        self._joinable = re.compile("[" + "".join(_escape_class(c) for c in sorted(joinable)) + "]{2,}" if joinable else "(?!)")
-        self._cache: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-        self._lone_ids: dict[str, int] = {}  # char -> id of the char as a symbol of its own
         self._kernels = kernels.native  # the native merge loop's module, or None (pure Python)
         self._table: Any = None
+        # the tuned pure-Python kernel (`_py_fast`), only without the native core
+        self._fast = SpmBpeChunks(self) if self._kernels is None else None
 
     def _native_table(self) -> Any:
         """The native piece table (built on first use): every mergeable string with its score,
@@ -111,18 +100,14 @@ class SentencePieceBPE(Model):
             table = self._table = self._kernels.spm_bpe_table(strings, ids, scores, flags, list(spm.user_defined), spm.unk_id)
             if table is None:
                 self._kernels = None
+                self._fast = SpmBpeChunks(self)
         return table
-
-    def _make_chunker(self) -> re.Pattern[str] | None:
-        if any(SPACE in u for u in self.spm.user_defined):
-            return None
-        return space_chunker(self._mergeable)
 
     # ------------------------------------------------------------------ vocabulary
     def token_to_id(self, token: str) -> int | None:
         return self.spm.lookup(token)
 
-    def id_to_token(self, id: int) -> str | None:  # noqa: A002
+    def id_to_token(self, id: int) -> str | None:
         return self.pieces[id] if 0 <= id < len(self.pieces) else None
 
     def get_vocab(self) -> dict[str, int]:
@@ -133,7 +118,8 @@ class SentencePieceBPE(Model):
         return len(self.pieces)
 
     def clear_cache(self) -> None:
-        self._cache.clear()
+        if self._fast is not None:
+            self._fast.cache.clear()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,31 +142,12 @@ class SentencePieceBPE(Model):
             got = self._kernels.spm_bpe_encode(table, text)  # type: ignore[union-attr]
             if got is not None:
                 return self.spm.finish_columns(text, *got)
-        chunker = self._chunker
-        if chunker is None:
-            entries = [self._chunk_entry(text)]
+        fast = self._fast
+        if fast is not None:
+            ids, starts, ends = fast.columns(text)
         else:
-            cache = self._cache
-            chunks = chunker.findall(text)  # (the chunker's alternatives tile any text)
-            entries = list(map(cache.get, chunks))
-            if None in entries:
-                # each distinct chunk not cached yet is computed once (C-level passes find them)
-                fresh: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-                for chunk in dict.fromkeys(compress(chunks, map(is_, entries, repeat(None)))):
-                    entry = cache.get(chunk)  # (a part of a chunk computed a moment ago)
-                    if entry is None:
-                        entry = self._chunk_entry(chunk)
-                        if len(chunk) <= _CACHE_MAX_CHARS:
-                            if len(cache) >= _CACHE_LIMIT:
-                                cache.clear()
-                            cache[chunk] = entry
-                    fresh[chunk] = entry
-                # a chunk computed now was missing at every occurrence; the others keep their hit
-                entries = list(map(fresh.get, chunks, entries))
-        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
-        ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
-        starts = [0]
-        starts += ends[:-1]
+            raw = self._encode(text, None)
+            ids, starts, ends = [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw]
         # unknown merging / byte fallback across the whole text (a run may span chunks)
         return self.spm.finish_columns(text, ids, starts, ends)
 
@@ -189,79 +156,6 @@ class SentencePieceBPE(Model):
     ) -> list[str]:
         """The vocab strings themselves (`Model.token_values`), without its per-token tuples."""
         return values
-
-    def _chunk_entry(self, chunk: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(ids, piece lengths)`` of one chunk, joined from its parts (`_parts`), each of which
-        is encoded once and cached: no merge can join two parts, so the chunk's pieces are its
-        parts' pieces in order."""
-        cache = self._cache
-        plain_ids = self._plain_ids.get
-        piece_to_id = self.spm.piece_to_id
-        ids: list[int] = []
-        lens: list[int] = []
-        for a, b, alone in self._parts(chunk):
-            if alone:
-                # characters in no multi-character piece: each is one symbol, its own id (or unk)
-                stretch = chunk[a:b]
-                got = list(map(self._lone_ids.get, stretch))
-                if None in got:
-                    for k, c in enumerate(stretch):
-                        if got[k] is None:
-                            pid = plain_ids(c)
-                            got[k] = self._lone_ids[c] = piece_to_id(c) if pid is None else pid
-                ids += got
-                lens += [1] * (b - a)
-                continue
-            if b - a == 1:
-                # one character on its own: one symbol, its own id (or unk)
-                c = chunk[a]
-                pid = plain_ids(c)
-                ids.append(piece_to_id(c) if pid is None else pid)
-                lens.append(1)
-                continue
-            part = chunk[a:b] if b - a < len(chunk) else chunk
-            got = cache.get(part) if part is not chunk else None
-            if got is None:
-                raw = self._encode(part, None)
-                got = (tuple([t[0] for t in raw]), tuple([t[2] - t[1] for t in raw]))
-                if part is not chunk and b - a <= _CACHE_MAX_CHARS:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[part] = got
-            ids += got[0]
-            lens += got[1]
-        return tuple(ids), tuple(lens)
-
-    def _parts(self, text: str) -> list[tuple[int, int, bool]]:
-        """Cut ``text`` between two characters that are adjacent in no piece: no merge (and no
-        user-defined symbol) can join them, so the parts are independent (and short enough to
-        cache, e.g. the words of a Japanese line without spaces). A character that occurs in no
-        multi-character piece stands alone (``(start, end, True)`` for a stretch of such
-        characters). Short texts stay whole (finding the cuts would cost more than the parts'
-        cache hits save)."""
-        n = len(text)
-        if n <= _SPLIT_ABOVE:
-            return [(0, n, False)]
-        out: list[tuple[int, int, bool]] = []
-        bigrams = self._bigrams
-        pos = 0
-        for m in self._joinable.finditer(text):
-            s, e = m.span()
-            if s > pos:
-                out.append((pos, s, True))
-            start = s
-            prev = text[s]
-            for p in range(s + 1, e):
-                c = text[p]
-                if prev + c not in bigrams:
-                    out.append((start, p, False))
-                    start = p
-                prev = c
-            out.append((start, e, False))
-            pos = e
-        if n > pos:
-            out.append((pos, n, True))
-        return out
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace | None, ...]]:
         steps: list[tuple[int, int, MergeStep]] = []
@@ -388,7 +282,3 @@ class SentencePieceBPE(Model):
 
     def __repr__(self) -> str:
         return f"SentencePieceBPE({len(self.pieces)} pieces, byte_fallback={self.byte_fallback})"
-
-
-def _escape_class(c: str) -> str:
-    return f"\\U{ord(c):08x}"

@@ -26,23 +26,21 @@ The lattice as data (every node, n-best, marginals, sampling) is `tokviz.engine.
 
 from __future__ import annotations
 
-import math
-import re
 from array import array
-from itertools import accumulate, chain, compress, repeat
-from operator import is_, itemgetter
 from collections.abc import Sequence
+from itertools import compress
 from typing import Any
 
 from .. import kernels
+from ..caching import BoundedCache
 from ..encoding import UnigramTrace
 from ..errors import TokvizFormatError
 from ..fields import Fields
-from ..unicode_tables import chars_class
 from . import Model, ModelToken
-from ._spm import SPACE, PieceType, SentencePieceVocab, byte_piece, space_chunker, to_float32
+from ._py_fast import UnigramChunks
+from ._spm import SCORE_RESET, PieceType, SentencePieceVocab, byte_piece, to_float32
 
-__all__ = ["Unigram", "UNK_PENALTY", "FLT_MIN"]
+__all__ = ["FLT_MIN", "UNK_PENALTY", "Unigram"]
 
 UNK_PENALTY = 10.0
 FLT_MIN = 1.1754943508222875e-38  # C's FLT_MIN: SentencePiece's initial max_score
@@ -51,15 +49,8 @@ _KIND_SCORE = 0  # a normal piece: float32 (SentencePiece) / float64 (HF) score
 _KIND_USER = 1  # SentencePiece USER_DEFINED: a double bonus score
 _KIND_UNUSED = 2  # in the trie but never a candidate
 
-_CACHE_LIMIT = 100_000
-_RESET = 100000.0  # sentencepiece's kScoreResetThreshold
+_CACHE_LIMIT = 100_000  # chunks `Unigram.tokenize` caches
 _CACHE_MAX_CHARS = 256
-# A chunk cache entry: the path's ids and piece lengths, the bound on |T| under which the float32
-# DP from T takes it, its scores, and whether it is a run of unknown characters.
-_Entry = tuple[tuple[int, ...], tuple[int, ...], float, tuple[float, ...], bool]
-# float32 rounding allowance per addition on a path, relative to the magnitudes (2 * 2**-23)
-_MARGIN_PER_ADD = 2.4e-7
-_ADD_ERR = 0.006  # > 1e5 * 2**-24: the rounding of one float32 addition below the re-basing threshold
 
 
 def _f32(x: float) -> float:
@@ -113,8 +104,7 @@ class Unigram(Model):
         self._native = kernels.native  # the native Viterbi, or None (see `_native_trie`)
         self._native_trie: Any = None
         self._build()
-        self._cache: dict[str, tuple[ModelToken, ...]] = {}
-        self._chunk_cache: dict[str, _Entry] = {}
+        self._cache = BoundedCache(_CACHE_LIMIT, max_key_chars=_CACHE_MAX_CHARS)
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
@@ -182,15 +172,8 @@ class Unigram(Model):
         self._worst = max(scored)
         # score used on the path for each id (the unk node's score for the unk id)
         self._score_of = tuple(self._path_scores())
-        self._chunker = None
-        if self.sentencepiece:
-            in_lattice = [p for p, t in zip(self.pieces, types) if t in (PieceType.NORMAL, PieceType.USER_DEFINED)]
-            self._piece_chars = frozenset(c for p in in_lattice for c in p)
-            self._chunker = _unigram_chunker(space_chunker(in_lattice), self._piece_chars)
-            # adjacent characters inside some lattice piece (and the characters that are ever
-            # followed inside one): between any other two characters no node can span
-            self._bigrams = frozenset(p[k : k + 2] for p in in_lattice for k in range(len(p) - 1))
-            self._joins_next = frozenset(p[k] for p in in_lattice for k in range(len(p) - 1))
+        # the tuned pure-Python kernel (`_py_fast`), only without the native core
+        self._fast = UnigramChunks.of(self) if self.sentencepiece and self._native is None else None
 
     def _path_scores(self) -> list[float]:
         out = []
@@ -230,7 +213,7 @@ class Unigram(Model):
     def token_to_id(self, token: str) -> int | None:
         return self._token_to_id.get(token)
 
-    def id_to_token(self, id: int) -> str | None:  # noqa: A002
+    def id_to_token(self, id: int) -> str | None:
         return self.pieces[id] if 0 <= id < len(self.pieces) else None
 
     def get_vocab(self) -> dict[str, int]:
@@ -242,21 +225,18 @@ class Unigram(Model):
 
     def clear_cache(self) -> None:
         self._cache.clear()
-        self._chunk_cache.clear()
+        if self._fast is not None:
+            self._fast.cache.clear()
 
     # ------------------------------------------------------------------ encoding
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
         if not text:
             return ()
         got = self._cache.get(text)
-        if got is not None:
-            return got
-        out = tuple(zip(*self.tokenize_columns(text)))
-        if len(text) <= _CACHE_MAX_CHARS:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[text] = out
-        return out
+        if got is None:
+            got = tuple(zip(*self.tokenize_columns(text)))
+            self._cache.put(text, got)
+        return got
 
     def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """`tokenize` as columns ``(ids, starts, ends)`` (no per-token tuples; not cached here:
@@ -270,17 +250,17 @@ class Unigram(Model):
                 # (without byte fallback the native call has merged the unknown runs already)
                 return self.spm.finish_columns(text, ids, starts, ends) if self.spm.byte_fallback else native
             raw = self._hf_finish(text, list(zip(ids, starts, ends)))
+        elif self._fast is not None:
+            return self.spm.finish_columns(text, *self._fast.columns(text))  # type: ignore[union-attr]
         elif self.spm is not None:
-            if self._chunker is not None:
-                return self.spm.finish_columns(text, *self._sp_columns(text))
-            raw = self.spm.finish(text, self._dp_sp(text, 0.0)[0])
+            raw = self.spm.finish(text, self.viterbi(text))
         else:
             raw = self._hf_finish(text, self.viterbi(text))
         return [t[0] for t in raw], [t[1] for t in raw], [t[2] for t in raw]
 
     def _native_path(self, text: str) -> tuple[list[int], list[int], list[int]] | None:
         """The best path of the whole ``text`` from the native Viterbi (SentencePiece's float32
-        DP or HF's float64 one, as `_dp_sp` / `_viterbi_f64`); None: the Python kernels run
+        DP or HF's float64 one, as `_viterbi`); None: the Python kernels run
         (no native core, or a char with no candidate and no unk id, whose error they raise).
         The native DP needs no chunk cache: it is the exact DP the cached chunks reproduce.
         For SentencePiece without byte fallback the runs of unknown pieces come merged
@@ -341,242 +321,24 @@ class Unigram(Model):
         return toks, tuple(traces)
 
     def viterbi(self, text: str) -> list[tuple[int, int, int]]:
-        """The best path as ``(id, start, end)`` nodes before unknown merging / byte fallback."""
-        if self.sentencepiece:
-            return self._viterbi_sp(text)
-        return self._viterbi_f64(text)
+        """The best path as ``(id, start, end)`` nodes before unknown merging / byte fallback
+        (the reference DP; SentencePiece's float32 one for a ``.model``)."""
+        return self._viterbi(text, float32=self.sentencepiece)[0]
 
-    def _viterbi_sp(self, text: str) -> list[tuple[int, int, int]]:
-        # sentencepiece 0.2.3 EncodeOptimized: float32 path scores (float + float), ties to the
-        # first candidate (earliest start), and a re-basing of the scores to 0 whenever the
-        # score at a start position leaves [-1e5, 1e5] (kScoreResetThreshold).
-        if self._chunker is not None:
-            return self._sp_chunked(text)
-        return self._dp_sp(text, 0.0)[0]
+    def _viterbi(self, text: str, *, float32: bool, start_score: float = 0.0) -> tuple[list[tuple[int, int, int]], float]:
+        """The best path of ``text`` as ``(id, start, end)`` nodes, and its score: the one
+        Python Viterbi (the native core's twin).
 
-    def _sp_chunked(self, text: str) -> list[tuple[int, int, int]]:
-        """`_sp_columns` as ``(id, start, end)`` nodes."""
-        ids, starts, ends = self._sp_columns(text)
-        return list(zip(ids, starts, ends))
-
-    def _sp_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
-        """Viterbi chunk by chunk (cuts no piece spans), reusing cached chunk results; the path
-        as columns ``(ids, starts, ends)`` (the pieces tile the text: a start is the previous end).
-
-        The DP state at a cut is one float32 score ``T``. A chunk's cached path is the exact
-        (double) best path with its smallest winning margin; the float32 DP started from ``T``
-        makes the same decisions when every margin exceeds the float32 rounding it can suffer
-        (a few ulps of ``|T|`` + the chunk's magnitudes per addition) and no re-basing can happen
-        inside the chunk. Otherwise (near or exact ties, large scores) the chunk is recomputed
-        exactly from ``T``. ``T`` then advances by float32-adding the path's scores in order --
-        exactly what the full DP stores there.
-        """
-        assert self._chunker is not None
-        cache = self._chunk_cache
-        chunks = self._chunker.findall(text)
-        entries = list(map(cache.get, chunks))
-        if None in entries:
-            # each distinct chunk not cached yet is computed once (C-level passes find them)
-            fresh: dict[str, _Entry] = {}
-            piece_chars = self._piece_chars
-            for chunk in dict.fromkeys(compress(chunks, map(is_, entries, repeat(None)))):
-                entry = cache.get(chunk)  # (a part of a chunk computed a moment ago)
-                if entry is None:
-                    if chunk[0] in piece_chars:
-                        entry = self._chunk_path(chunk)
-                    else:
-                        entry = self._unknown_entry(len(chunk))
-                    if len(chunk) <= _CACHE_MAX_CHARS:  # (also the parts of later chunks)
-                        if len(cache) >= _CACHE_LIMIT:
-                            cache.clear()
-                        cache[chunk] = entry
-                fresh[chunk] = entry
-            # a chunk computed now was missing at every occurrence; the others keep their hit
-            entries = list(map(fresh.get, chunks, entries))
-        self._advance(chunks, entries)
-        ids = list(chain.from_iterable(map(itemgetter(0), entries)))
-        # the pieces tile the text: the ends are the running sums of their lengths
-        ends = list(accumulate(chain.from_iterable(map(itemgetter(1), entries))))
-        starts = [0]
-        starts += ends[:-1]
-        return ids, starts, ends
-
-    def _advance(self, chunks: list[str], entries: list) -> float:
-        """Run the float32 state ``T`` over the chunks from 0: a cached path is taken when
-        ``|T| < cap``, else the chunk is redone exactly (its entry replaced by the result).
-        Returns ``T`` after the last chunk."""
-        total = 0.0
-        slot = array("f", [0.0])
-        unk_score = self.unk_score
-        for k, entry in enumerate(entries):
-            cap = entry[2]
-            # (|T| + mag < 0.99 * reset and margin > (len + 2) * (|T| + mag + 1) * _MARGIN_PER_ADD,
-            # solved for |T| once per chunk in `_chunk_dp`)
-            if -cap < total < cap:
-                for sc in entry[3]:
-                    slot[0] = total + sc  # float + float, rounded like the C++ float
-                    total = slot[0]
-            elif entry[4]:
-                # a run of characters no piece contains: the only path is one unknown node per
-                # character (no piece reaches into or over it); float32 sums and re-basing as
-                # the full DP does them at each start position
-                for _ in entry[0]:
-                    if total < -_RESET or total > _RESET:
-                        total = 0.0
-                    slot[0] = total + unk_score
-                    total = slot[0]
-            else:
-                path_x, total = self._dp_sp(chunks[k], total)
-                entries[k] = ([p[0] for p in path_x], [p[2] - p[1] for p in path_x])
-        return total
-
-    def _unknown_entry(self, n: int) -> _Entry:
-        """Cache entry of a run of ``n`` characters no piece contains: ``n`` unknown nodes. No
-        re-basing can happen inside it while ``|T| + n * |unk score| (+ rounding)`` stays under
-        the threshold."""
-        unk = self.unk_score
-        cap = _RESET * 0.99 - n * (abs(unk) + _ADD_ERR)
-        return (self.unk_id,) * n, (1,) * n, cap, (unk,) * n, True  # type: ignore[return-value]
-
-    def _chunk_path(self, text: str) -> _Entry:
-        """Cache entry of one chunk (see `_chunk_dp`), composed from the entries of its parts
-        when no lattice node can span some places in it (two characters that are adjacent in no
-        piece): the parts' entries are cached, so a new chunk made of known parts costs no DP.
-
-        Composition is exact: no node spans a cut, so the best path is the parts' best paths in
-        order and the float32 DP reaches each cut with the state ``T_k`` the previous part left.
-        The float32 DP from ``T`` takes the composed path if every part's condition
-        ``|T_k| < cap_k`` holds. ``T_k`` is ``T`` plus the scores before part ``k`` (double sum
-        ``P_k``), float32-added ``a_k`` times; while every partial sum stays below the re-basing
-        threshold (each part's own cap guarantees that), one addition rounds by at most
-        ``1e5 * 2**-24 < _ADD_ERR``, so ``|T_k| <= |T| + |P_k| + a_k * _ADD_ERR``. Hence the
-        composed cap ``min_k(cap_k - |P_k| - a_k * _ADD_ERR)`` (a hair under, for the double sum).
+        Candidates at each start position are the trie's pieces that start there, shorter first,
+        then the unknown node when no single-char piece exists; a position's best is replaced
+        only by a strictly better score, so ties go to the earliest start. ``float32``:
+        sentencepiece 0.2.3 ``EncodeOptimized``, path scores stored as float32 (an ``array('f')``
+        rounds like the C++ ``float``; a candidate wins only if it still beats the best after that
+        rounding) and re-based to 0 whenever the score at a start position leaves ±1e5
+        (kScoreResetThreshold), from float32 ``start_score``; else HF's float64 DP.
         """
         n = len(text)
-        joins_next = self._joins_next
-        bigrams = self._bigrams
-        cuts: list[int] = []
-        prev = text[0]
-        for i in range(1, n):
-            c = text[i]
-            if prev not in joins_next or prev + c not in bigrams:
-                cuts.append(i)
-            prev = c
-        if not cuts:
-            return self._chunk_dp(text)
-        cuts.append(n)
-        cache = self._chunk_cache
-        ids: list[int] = []
-        lens: list[int] = []
-        scores: list[float] = []
-        cap = math.inf
-        before = 0.0  # P_k
-        adds = 0  # a_k
-        a = 0
-        for b in cuts:
-            part = text[a:b]
-            entry = cache.get(part)
-            if entry is None:
-                entry = self._chunk_dp(part)
-                if b - a <= _CACHE_MAX_CHARS:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[part] = entry
-            p_ids, p_lens, p_cap, p_scores, _ = entry
-            c = p_cap - abs(before) - adds * _ADD_ERR
-            if c < cap:
-                cap = c
-            ids += p_ids
-            lens += p_lens
-            scores += p_scores
-            before += sum(p_scores)
-            adds += len(p_scores)
-            a = b
-        return tuple(ids), tuple(lens), cap * (1.0 - 1e-9) - 1e-6, tuple(scores), False
-
-    def _chunk_dp(self, text: str) -> _Entry:
-        """Cache entry of one chunk: the exact best path as ``(ids, ends)`` (double DP from 0),
-        the bound on ``|T|`` under which the float32 DP from ``T`` takes that path (from the
-        path's smallest winning margin and a bound on the magnitudes compared), and the path's
-        scores."""
-        n = len(text)
-        ninf = -math.inf
-        best = [ninf] * (n + 1)
-        best[0] = 0.0
-        second = [ninf] * (n + 1)
-        starts = [-1] * (n + 1)
-        ids = [0] * (n + 1)
-        root = self._root
-        kids = self._kids
-        node_score = self._node_score
-        node_id = self._node_id
-        singles = self._singles
-        unk_score = self.unk_score
-        unk_id = self.unk_id
-        padded = text + self._sentinel  # (the trie walk stops at the end without a test per step)
-        for s, c in enumerate(text):
-            base = best[s]
-            if c not in singles:
-                # the unknown node (no single-char piece here); candidates ending at s + 1 from
-                # earlier starts were all offered before, as in the reference order
-                e = s + 1
-                cand = base + unk_score
-                b = best[e]
-                if cand > b:
-                    second[e] = b
-                    best[e] = cand
-                    starts[e] = s
-                    ids[e] = unk_id  # type: ignore[assignment]
-                elif cand > second[e]:
-                    second[e] = cand
-            t = root.get(c)
-            e = s
-            while t is not None:
-                e += 1
-                sc = node_score[t]
-                if sc is not None:
-                    cand = base + sc
-                    b = best[e]
-                    if cand > b:
-                        second[e] = b
-                        best[e] = cand
-                        starts[e] = s
-                        ids[e] = node_id[t]
-                    elif cand > second[e]:
-                        second[e] = cand
-                t = kids[t].get(padded[e])
-        p_ids: list[int] = []
-        p_lens: list[int] = []
-        margin = math.inf  # min over path ends e of (winning margin at e) / (e + 2)
-        e = n
-        while e > 0:
-            p_ids.append(ids[e])
-            s = starts[e]
-            p_lens.append(e - s)
-            d = (best[e] - second[e]) / (e + 2)
-            if d < margin:
-                margin = d
-            e = s
-        p_ids.reverse()
-        p_lens.reverse()
-        # bound on |T + V(s) + score| - |T| over every candidate (V can be > 0 with bonus pieces)
-        mag = max(-min(best), max(best)) + self._worst if n else 0.0
-        # The largest |T| for which the path is exact from T (see `_sp_columns`), a hair under.
-        # Why: let M >= |T| + mag bound every value the float32 DP forms, u = 2**-24. Each stored
-        # score is one rounding (<= u*M) away from its exact value plus its predecessor's error,
-        # so F(s) is within s*u*M of T + V(s), whatever was decided elsewhere. At a path end e the
-        # winner's exact sum beats every other candidate's by the margin d_e; after the
-        # predecessors' errors (2*(e-1)*u*M) the float32 sums must still differ by more than one
-        # ulp (2*u*M) so that rounding cannot make them equal: d_e > 2*e*u*M = e * 1.19e-7 * M
-        # suffices; we ask for (e + 2) * 2.4e-7 * M, i.e. M < min_e(d_e / (e + 2)) / 2.4e-7.
-        cap = min(_RESET * 0.99 - mag, margin / _MARGIN_PER_ADD - 1.0 - mag) * (1.0 - 1e-9)
-        return tuple(p_ids), tuple(p_lens), cap, tuple(map(self._score_of.__getitem__, p_ids)), False
-
-    def _dp_sp(self, text: str, start_score: float) -> tuple[list[tuple[int, int, int]], float]:
-        """sentencepiece 0.2.3 ``EncodeOptimized`` on ``text`` from float32 score
-        ``start_score``: (path, float32 score at the end)."""
-        n = len(text)
-        best = array("f", bytes(4 * (n + 1)))
+        best = array("f" if float32 else "d", bytes((4 if float32 else 8) * (n + 1)))
         best[0] = start_score
         starts = [-1] * (n + 1)
         ids = [0] * (n + 1)
@@ -585,10 +347,10 @@ class Unigram(Model):
         node_id = self._node_id
         unk_score = self.unk_score
         unk_id = self.unk_id
-        frontier = 0
+        frontier = 0  # the furthest end reached (the scores a re-basing shifts)
         for s in range(n):
             base = best[s]
-            if base < -_RESET or base > _RESET:
+            if float32 and (base < -SCORE_RESET or base > SCORE_RESET):
                 # re-base every score from here to the frontier (exact: same magnitudes)
                 for i in range(s, frontier + 1):
                     if i == s or starts[i] != -1:
@@ -604,83 +366,39 @@ class Unigram(Model):
                 e += 1
                 node = t
                 sc = node_score[t]
-                if sc is None:
+                if sc is None:  # a prefix only, or an UNUSED piece
                     continue
-                if e > frontier:
-                    frontier = e
-                cand = base + sc  # exact in double; float32 rounding decides below
+                frontier = max(frontier, e)
+                cand = base + sc
                 if starts[e] == -1:
                     best[e] = cand
                     starts[e] = s
                     ids[e] = node_id[t]
                 elif cand > best[e]:
-                    # float32(cand) > best  <=>  cand > best and it does not round down to best
                     old = best[e]
                     best[e] = cand
-                    if best[e] != old:
+                    if best[e] != old:  # (float32: it must not round down to the old best)
                         starts[e] = s
                         ids[e] = node_id[t]
                 if e == s + 1:
                     single = True
             if not single:
+                if unk_id is None:
+                    raise TokvizFormatError(f"Unigram: no piece covers {text[s]!r} and the model has no unk_id")
                 e = s + 1
-                if e > frontier:
-                    frontier = e
+                frontier = max(frontier, e)
                 cand = base + unk_score
                 if starts[e] == -1:
                     best[e] = cand
                     starts[e] = s
-                    ids[e] = unk_id  # type: ignore[assignment]
+                    ids[e] = unk_id
                 elif cand > best[e]:
                     old = best[e]
                     best[e] = cand
                     if best[e] != old:
                         starts[e] = s
-                        ids[e] = unk_id  # type: ignore[assignment]
+                        ids[e] = unk_id
         return _backtrack(starts, ids, n), best[n]
-
-    def _viterbi_f64(self, text: str) -> list[tuple[int, int, int]]:
-        n = len(text)
-        best = [0.0] * (n + 1)
-        starts = [-1] * (n + 1)
-        ids = [0] * (n + 1)
-        kids = self._kids
-        node_info = self._node_info
-        unk_score = self.unk_score
-        unk_id = -1 if self.unk_id is None else self.unk_id
-        for s in range(n):
-            base = best[s]
-            node = 0
-            e = s
-            single = False
-            while e < n:
-                t = kids[node].get(text[e])
-                if t is None:
-                    break
-                e += 1
-                node = t
-                info = node_info[t]
-                if info is None:
-                    continue
-                cand = base + info[1]
-                if starts[e] < 0 or cand > best[e]:
-                    best[e] = cand
-                    starts[e] = s
-                    ids[e] = info[2]
-                if e == s + 1:
-                    single = True
-            if not single:
-                if self.unk_id is None:
-                    raise TokvizFormatError(
-                        f"Unigram: no piece covers {text[s]!r} and the model has no unk_id"
-                    )
-                e = s + 1
-                cand = base + unk_score
-                if starts[e] < 0 or cand > best[e]:
-                    best[e] = cand
-                    starts[e] = s
-                    ids[e] = unk_id
-        return _backtrack(starts, ids, n)
 
     def _hf_finish(self, text: str, raw: list[tuple[int, int, int]]) -> list[ModelToken]:
         unk = self.unk_id
@@ -747,21 +465,6 @@ class Unigram(Model):
     def __repr__(self) -> str:
         kind = "sentencepiece" if self.sentencepiece else "hf"
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
-
-
-def _unigram_chunker(space: re.Pattern[str] | None, piece_chars: frozenset[str]) -> re.Pattern[str] | None:
-    """`space_chunker`'s pattern, also cutting around every run of characters that no piece
-    contains (no piece can span such a cut); such a run is one chunk of its own."""
-    if space is None:
-        return None
-    plain = [c for c in piece_chars if c != SPACE]
-    if not plain:
-        return space
-    q = f"[{chars_class(plain)}]"
-    prefix_mode = space.pattern.startswith(SPACE)
-    core = f"{SPACE}+{q}*|{q}+" if prefix_mode else f"{q}*{SPACE}+|{q}+"
-    everything = chars_class(piece_chars)
-    return re.compile(f"[^{everything}]+|{core}")
 
 
 def _backtrack(starts: list[int], ids: list[int], n: int) -> list[tuple[int, int, int]]:

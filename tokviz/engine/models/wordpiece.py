@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..caching import BoundedCache
 from ..encoding import WordPieceTrace
 from ..errors import TokvizFormatError
 from ..fields import Fields
@@ -53,7 +54,7 @@ class WordPiece(DictVocabModel):
         # no candidate longer than the longest vocab entry can match, so none is tried
         self._max_len = max(map(len, self._vocab), default=0)
         self._first_char_max: tuple[dict[str, int], dict[str, int]] | None = None  # built on first use
-        self._cache: dict[str, tuple[ModelToken, ...]] = {}
+        self._cache = BoundedCache(_CACHE_CAPACITY, max_key_chars=_CACHE_MAX_CHARS)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -93,16 +94,11 @@ class WordPiece(DictVocabModel):
         return i
 
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
-        cache = self._cache
-        hit = cache.get(text)
-        if hit is not None:
-            return hit
-        out = self._tokenize(text, None)
-        if len(text) <= _CACHE_MAX_CHARS:
-            if len(cache) >= _CACHE_CAPACITY:
-                cache.clear()
-            cache[text] = out
-        return out
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._tokenize(text, None)
+            self._cache.put(text, hit)
+        return hit
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[WordPieceTrace, ...]]:
         """Tokens plus, per token, the candidates tried at its position (longest first).

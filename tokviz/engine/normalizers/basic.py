@@ -22,7 +22,7 @@ import regex
 
 from ..errors import TokvizFormatError
 from ..fields import Fields
-from ..patterns import compile_pattern, find_matches, pattern_from_json, pattern_to_json
+from ..patterns import HFRegex, compile_pattern, find_matches, pattern_from_json, pattern_to_json
 from ..text import NormalizedText, make_text
 from ..unicode_tables import COMBINING_MARK, LOWERCASE_EXTRA, WHITE_SPACE, class_runs
 from . import Normalizer, normalizer_from_json
@@ -239,7 +239,7 @@ class Strip(Normalizer):
         return f"Strip(left={self.left}, right={self.right})"
 
 
-def replace_matches(nt: NormalizedText, compiled: regex.Pattern[str], content: str) -> NormalizedText:
+def replace_matches(nt: NormalizedText, compiled: HFRegex, content: str) -> NormalizedText:
     """HF ``NormalizedString::replace``: every match becomes ``content``.
 
     Each content character is an insertion after the removed match, so it copies the alignment

@@ -17,7 +17,7 @@ Two normalizers use it, because the two reference libraries apply it differently
   ``[origin of its source rule, origin of the next kept character)``, so characters removed by
   normalization belong to the piece before them, exactly like SentencePiece's piece
   ``begin``/``end``. With the native core the same function runs in C (``spm_normalize`` in
-  ``_native.c``); `SentencePieceNormalizer.normalize_with_map_py` is the reference it mirrors
+  ``_native/spm.c``); `SentencePieceNormalizer.normalize_with_map_py` is the reference it mirrors
   and the fallback wherever the C declines (see there).
 * `Precompiled` is HF tokenizers' ``"Precompiled"`` normalizer (from tokenizer.json): it walks
   extended grapheme clusters and, for a cluster shorter than 6 UTF-8 bytes, replaces the *whole*

@@ -10,109 +10,24 @@ The plan (`ByteLevel.plan`) is the prefixed piece cut by the regex, with the byt
 per-chunk text map: the encode reads the chunk texts and maps bytes inside the model call, and
 the chunk objects (`to_byte_level`) are made only for the stage view.
 
-Performance notes: a chunk's proxy text (and, for non-ASCII, its byte->char index) is cached per
-chunk text; an ASCII chunk keeps its alignment (1:1), a non-ASCII chunk gets a lazy gather over
-the piece's alignment (`Gathered`: no per-byte Python loop).
+The chunk objects' byte map (`to_byte_level`, `Gathered`) lives in `tokviz.engine.pretokenized`
+(re-exported here), beside the plan that uses it.
 """
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterator, Sequence
-from itertools import accumulate
-from typing import overload
-
-from ..byte_alphabet import BYTE_TO_CHAR, ByteLevelOptions
+from ..byte_alphabet import ByteLevelOptions
 from ..normalizers.basic import prepend
 from ..patterns import compile_pattern, isolated_chunks, isolated_spans, trust_patterns
-from ..pretokenized import ChunkPlan
-from ..text import NormalizedText, make_text
+from ..pretokenized import ChunkPlan, Gathered, to_byte_level
+from ..text import NormalizedText, split_piece
 from . import PreTokenizer
-from .split import split_piece
 
 __all__ = ["ByteLevel", "GPT2_PATTERN", "Gathered", "to_byte_level"]
 
 #: The GPT-2 pre-tokenization pattern HF's ByteLevel uses when ``use_regex`` is true.
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 trust_patterns(GPT2_PATTERN)
-
-# str.translate tables: latin-1 char (= one byte) -> proxy; ASCII chars that are not their own proxy.
-_LATIN1_TO_PROXY = {b: c for b, c in enumerate(BYTE_TO_CHAR) if ord(c) != b}
-# bytes.translate table: 1 for a UTF-8 lead byte, 0 for a continuation byte (0x80..0xBF)
-_LEAD = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
-
-_CACHE_LIMIT = 200_000
-_proxy_cache: dict[str, tuple[str, array]] = {}
-
-
-class Gathered(Sequence[int]):
-    """``Gathered(src, idx)[k] == src[idx[k]]``: a lazy alignment column.
-
-    Used for the alignment of a byte-level chunk: proxy character ``k`` came from normalized
-    character ``idx[k]``, whose original start (or end) is ``src[idx[k]]``. Only the two ends of
-    a token are ever looked up, so the column is never materialized on the hot path.
-    """
-
-    __slots__ = ("src", "idx")
-
-    def __init__(self, src: Sequence[int], idx: array) -> None:
-        self.src = src
-        self.idx = idx
-
-    def __len__(self) -> int:
-        return len(self.idx)
-
-    @overload
-    def __getitem__(self, k: int) -> int: ...
-    @overload
-    def __getitem__(self, k: slice) -> Gathered: ...
-    def __getitem__(self, k):  # noqa: ANN001, ANN204
-        if isinstance(k, slice):
-            return Gathered(self.src, self.idx[k])
-        return self.src[self.idx[k]]
-
-    def __iter__(self) -> Iterator[int]:
-        src = self.src
-        return (src[i] for i in self.idx)
-
-    def __repr__(self) -> str:
-        return f"Gathered({list(self)!r})"
-
-
-def _proxy(text: str) -> tuple[str, array | None]:
-    """Proxy text of a chunk and, for a non-ASCII chunk, the index of each proxy char's source
-    character (``None``: ASCII, 1:1)."""
-    hit = _proxy_cache.get(text)
-    if hit is not None:
-        return hit
-    if text.isascii():
-        result: tuple[str, array | None] = (text.translate(_LATIN1_TO_PROXY), None)
-    else:
-        data = text.encode("utf-8")
-        proxy = data.decode("latin-1").translate(_LATIN1_TO_PROXY)
-        # running count of lead bytes, minus one: the index of the character each byte belongs to
-        result = (proxy, array("l", accumulate(data.translate(_LEAD), initial=-1))[1:])
-    if len(_proxy_cache) >= _CACHE_LIMIT:
-        _proxy_cache.clear()
-    _proxy_cache[text] = result
-    return result
-
-
-def to_byte_level(chunk: NormalizedText) -> NormalizedText:
-    """The chunk with its text replaced by the proxy characters of its UTF-8 bytes."""
-    proxy, idx = _proxy(chunk.text)
-    if idx is None:
-        # 1:1 — the alignment (identity or not) is unchanged
-        return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, chunk.starts, chunk.ends)
-    if chunk.starts is None:
-        o = chunk.orig_start
-        n = len(chunk.text)
-        starts: Sequence[int] = range(o, o + n)
-        ends: Sequence[int] = range(o + 1, o + n + 1)
-    else:
-        starts, ends = chunk.starts, chunk.ends  # type: ignore[assignment]
-    return make_text(chunk.original, proxy, chunk.orig_start, chunk.orig_end, Gathered(starts, idx), Gathered(ends, idx))
-
 
 class ByteLevel(ByteLevelOptions, PreTokenizer):
     """HF ``ByteLevel`` pre-tokenizer.

@@ -1,11 +1,7 @@
 """The ``Split`` pre-tokenizer (a string or regex pattern, five behaviours, invert) and the
 slicing helper every splitting pre-tokenizer shares.
 
-`split_piece` makes the chunk objects of a plan (`ChunkPlan.chunks`, the stage view; the encode
-reads the plan's columns instead): for an unnormalized piece it builds them directly with
-`make_text` and no alignment arrays; otherwise it slices the alignment as HF's
-``slice(Range::Normalized)`` does. Empty chunks are dropped, as HF's
-``PreTokenizedString::split`` drops them.
+The slicing helper, `split_piece`, lives in `tokviz.engine.text` (re-exported here).
 
 `Split.plan` takes the chunk columns of `isolated_chunks` for Isolated, and of `tiling_chunks`
 for tiktoken's Removed-inverted split when the matches tile the piece (then they are the pieces
@@ -14,7 +10,6 @@ it keeps): the native scanner of a published pattern, else one C-level ``findall
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from ..errors import TokvizFormatError
@@ -31,29 +26,10 @@ from ..patterns import (
     tiling_chunks,
 )
 from ..pretokenized import ChunkPlan
-from ..text import NormalizedText, make_text
+from ..text import NormalizedText, split_piece
 from . import PreTokenizer
 
 __all__ = ["Split", "split_piece", "behavior_from_json"]
-
-
-def split_piece(piece: NormalizedText, spans: Iterable[tuple[int, int]]) -> list[NormalizedText]:
-    """The non-empty chunks ``piece.text[s:e]`` for ``spans`` (normalized ranges, in order)."""
-    text = piece.text
-    if piece.starts is None:
-        original = piece.original
-        o = piece.orig_start
-        return [make_text(original, text[s:e], o + s, o + e) for s, e in spans if s != e]
-    starts = piece.starts
-    ends = piece.ends
-    original = piece.original
-    out = []
-    for s, e in spans:
-        if s != e:
-            # HF slice(Range::Normalized): the chunk's original span is the first char's start
-            # to the last char's end.
-            out.append(make_text(original, text[s:e], starts[s], ends[e - 1], starts[s:e], ends[s:e]))  # type: ignore[index]
-    return out
 
 
 def behavior_from_json(obj: dict[str, Any], *, default: str | None = None) -> str:

@@ -10,30 +10,28 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from itertools import chain, repeat
+from dataclasses import replace
+from itertools import chain
 
-from ..encoding import COLUMNS, Encoding, column, with_columns
+from ..columns import TokenColumns
+from ..encoding import Encoding
 from . import PostProcessor
 
-__all__ = ["ListProcessor", "merge_encodings", "with_type_ids", "surround"]
+__all__ = ["ListProcessor", "merge_encodings", "surround", "with_type_ids"]
 
 
 def with_type_ids(enc: Encoding, type_id: int) -> Encoding:
-    return with_columns(enc, type_ids=(type_id,) * len(enc))
+    return replace(enc, columns=enc.columns.with_type_id(type_id))
 
 
 def merge_encodings(encodings: Sequence[Encoding]) -> Encoding:
     """Concatenate encodings (HF ``Encoding::merge`` without growing offsets)."""
     if len(encodings) == 1:
         return encodings[0]
-    first = encodings[0]
     traces = None
     if any(e.traces is not None for e in encodings):
-        traces = []
-        for e in encodings:
-            traces.extend(e.traces if e.traces is not None else [None] * len(e.ids))
-    return with_columns(first, traces=traces, **{
-        name: list(chain.from_iterable(column(e, name) for e in encodings)) for name in COLUMNS})
+        traces = list(chain.from_iterable(e.traces if e.traces is not None else [None] * len(e) for e in encodings))
+    return replace(encodings[0], columns=TokenColumns.concat([e.columns for e in encodings]), traces=traces)
 
 
 def surround(
@@ -48,30 +46,13 @@ def surround(
     Processor tokens are special, have no word and the empty offsets ``(0, 0)`` (as HF);
     ``type_id`` (when given) overrides the type ids of the sequence's own tokens.
     """
-    n_before, n_after = len(before), len(after)
-    n = len(enc)
-    seq_types = column(enc, "type_ids") if type_id is None else (type_id,) * n
+    own = enc.columns if type_id is None else enc.columns.with_type_id(type_id)
+    parts = ([TokenColumns.of_specials(before)] if before else []) + [own]
+    parts += [TokenColumns.of_specials(after)] if after else []
     traces = None
     if enc.traces is not None:
-        traces = [None] * n_before + list(enc.traces) + [None] * n_after
-    return with_columns(
-        enc,
-        ids=_around([b[0] for b in before], column(enc, "ids"), [a[0] for a in after]),
-        tokens=_around([b[1] for b in before], column(enc, "tokens"), [a[1] for a in after]),
-        offsets=_around([(0, 0)] * n_before, column(enc, "offsets"), [(0, 0)] * n_after),
-        byte_offsets=_around([(0, 0)] * n_before, column(enc, "byte_offsets"), [(0, 0)] * n_after),
-        special_tokens_mask=_around([1] * n_before, column(enc, "special_tokens_mask"), [1] * n_after),
-        type_ids=_around([b[2] for b in before], seq_types, [a[2] for a in after]),
-        word_ids=_around([None] * n_before, column(enc, "word_ids"), [None] * n_after),
-        traces=traces,
-    )
-
-
-def _around(first: list, col: Sequence, last: list) -> Sequence:
-    """``first + col + last``, a tuple when ``col`` is one (a compact encoding's column)."""
-    if type(col) is tuple:
-        return (*first, *col, *last)
-    return first + list(col) + last
+        traces = [None] * len(before) + list(enc.traces) + [None] * len(after)
+    return replace(enc, columns=TokenColumns.concat(parts), traces=traces)
 
 
 class ListProcessor(PostProcessor):
@@ -84,5 +65,10 @@ class ListProcessor(PostProcessor):
     def process(self, encoding: Encoding, pair: Encoding | None = None, *, add_special_tokens: bool = True) -> Encoding:
         encodings = [encoding] if pair is None else [encoding, pair]
         # HF's default ``process``: every sequence's type ids become its index first
-        encodings = [e if not any(column(e, "type_ids")) and i == 0 else with_type_ids(e, i) for i, e in enumerate(encodings)]
+        encodings = [e if i == 0 and not _any_type(e) else with_type_ids(e, i) for i, e in enumerate(encodings)]
         return merge_encodings(self.process_encodings(encodings, add_special_tokens=add_special_tokens))
+
+
+def _any_type(enc: Encoding) -> bool:
+    types = enc.columns.type_ids
+    return types is not None and any(types)

@@ -7,48 +7,31 @@ Byte offsets are left alone: they say which bytes the token holds.
 
 from __future__ import annotations
 
-import regex
+from dataclasses import replace
 
 from ..byte_alphabet import ByteLevelOptions
-from ..encoding import Encoding, column, with_columns
+from ..columns import int_column
+from ..encoding import Encoding
+from ..exact import SPACES, space_counts
 from ._common import ListProcessor
 
-__all__ = ["ByteLevel", "trim_offsets", "space_counts"]
-
-# Rust's char::is_whitespace is the Unicode White_Space property (not Python's str.isspace,
-# which also accepts U+001C..U+001F).
-_WHITE_SPACE = frozenset(chr(c) for c in range(0x3000 + 1) if regex.match(r"\p{White_Space}", chr(c)))
-_SPACE_PROXY = "\u0120"  # Ġ: the byte-level proxy of b" "
-
-
-def _is_space(c: str) -> bool:
-    return c == _SPACE_PROXY or c in _WHITE_SPACE
-
-
-def space_counts(token: str) -> tuple[int, int]:
-    """Leading and trailing space characters (``Ġ`` or White_Space) of a token string."""
-    leading = 0
-    for c in token:
-        if not _is_space(c):
-            break
-        leading += 1
-    trailing = 0
-    for c in reversed(token):
-        if not _is_space(c):
-            break
-        trailing += 1
-    return leading, trailing
+__all__ = ["ByteLevel", "space_counts", "trim_offsets"]
 
 
 def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
-    """HF ``process_offsets``: move offsets inside a token's leading/trailing spaces."""
-    offsets = column(encoding, "offsets")
-    new_offsets: list[tuple[int, int]] | None = None
-    for i, token in enumerate(column(encoding, "tokens")):
-        if not token or not (_is_space(token[0]) or _is_space(token[-1])):
-            continue
-        leading, trailing = space_counts(token)
-        start, end = offsets[i]
+    """HF ``process_offsets``: move offsets inside a token's leading/trailing spaces (``Ġ`` or any
+    Unicode White_Space character in the token string; `tokviz.engine.exact.space_counts`)."""
+    cols = encoding.columns
+    tokens = cols.tokens
+    # (the tokens that start or end with a space, found by C-level passes over the strings)
+    spaced = [i for i, t in enumerate(tokens) if t and (t[0] in SPACES or t[-1] in SPACES)]
+    if not spaced:
+        return encoding
+    starts, ends = int_column(cols.starts), int_column(cols.ends)
+    changed = False
+    for i in spaced:
+        leading, trailing = space_counts(tokens[i])
+        start, end = starts[i], ends[i]
         if leading > 0:
             # A first token (or one starting at 0, for pre-tokenized input) keeps the single
             # space that add_prefix_space put there; more than one means the user typed them.
@@ -58,13 +41,12 @@ def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
             start = min(start + leading, end)
         if trailing > 0 and end >= trailing:
             end = max(end - trailing, start)
-        if (start, end) != offsets[i]:
-            if new_offsets is None:
-                new_offsets = list(offsets)
-            new_offsets[i] = (start, end)
-    if new_offsets is None:
+        if start != starts[i] or end != ends[i]:
+            starts[i], ends[i] = start, end
+            changed = True
+    if not changed:
         return encoding
-    return with_columns(encoding, offsets=new_offsets)
+    return replace(encoding, columns=cols.with_offsets(starts, ends))
 
 
 class ByteLevel(ByteLevelOptions, ListProcessor):

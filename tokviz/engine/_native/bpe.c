@@ -1,0 +1,637 @@
+/* BPE: the pair tables and the merge loop (tokviz/engine/models/bpe.py). */
+#include "table.h"
+
+/* ------------------------------------------------------------------ BPE tables */
+/* A content hash as a table key (EMPTY marks a free slot). */
+static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
+
+static void bpe_free(Bpe *b) {
+    if (!b) return;
+    table_free(&b->pairs);
+    table_free(&b->chars);
+    PyMem_RawFree(b->content.slots);
+    PyMem_RawFree(b->content.arena);
+    PyMem_RawFree(b->memo);
+    PyMem_RawFree(b);
+}
+
+static void bpe_destroy(PyObject *capsule) { bpe_free(PyCapsule_GetPointer(capsule, "tokviz.bpe")); }
+
+static Bpe *bpe_new(int rank_mode, int whole, size_t pairs) {
+    Bpe *b = PyMem_RawCalloc(1, sizeof(Bpe));
+    if (!b) { PyErr_NoMemory(); return NULL; }
+    b->rank_mode = rank_mode;
+    b->whole = whole;
+    if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0) {
+        bpe_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static PyObject *bpe_capsule(Bpe *b) {
+    PyObject *cap = PyCapsule_New(b, "tokviz.bpe", bpe_destroy);
+    if (!cap) bpe_free(b);
+    return cap;
+}
+
+/* vocab[key] as an id, or -1 with an exception set. */
+static int64_t vocab_id(PyObject *vocab, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(vocab, key);
+    if (!v) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_KeyError, "%R is not in the vocab", key);
+        return -1;
+    }
+    int64_t id = PyLong_AsLongLong(v);
+    if (id == -1 && PyErr_Occurred()) return -1;
+    return check_id(id, "id") < 0 ? -1 : id;
+}
+
+/* The one-char tokens of ``vocab`` into the char table. */
+static int fill_chars(Bpe *b, PyObject *vocab) {
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
+        if (PyUnicode_GET_LENGTH(key) != 1) continue;
+        int64_t id = PyLong_AsLongLong(val);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        if (table_put(&b->chars, PyUnicode_READ_CHAR(key, 0), id) < 0) return -1;
+    }
+    return 0;
+}
+
+static int fill_content(Bpe *b, PyObject *vocab);
+
+/* bpe_table(ranks, merged, vocab, ignore_merges): merges mode, from the model's own dicts
+ * ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token: id}``. */
+PyObject *py_bpe_table(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *ranks, *merged, *vocab;
+    int whole;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
+                          &whole))
+        return NULL;
+    Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks));
+    if (!b) return NULL;
+    PyObject *pair, *rank;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ranks, &pos, &pair, &rank)) {
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "merge keys must be (left, right) tuples");
+            goto fail;
+        }
+        PyObject *new = PyDict_GetItemWithError(merged, pair);
+        if (!new) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a merge has no merged string");
+            goto fail;
+        }
+        int64_t l = vocab_id(vocab, PyTuple_GET_ITEM(pair, 0)), r = vocab_id(vocab, PyTuple_GET_ITEM(pair, 1));
+        int64_t m = vocab_id(vocab, new), k = PyLong_AsLongLong(rank);
+        if (l < 0 || r < 0 || m < 0 || (k == -1 && PyErr_Occurred()) || check_id(k, "rank") < 0) goto fail;
+        if (table_put(&b->pairs, pair_key(l, r), (k << 32) | m) < 0) goto fail;
+    }
+    if (fill_chars(b, vocab) < 0 || (whole && fill_content(b, vocab) < 0)) goto fail;
+    return bpe_capsule(b);
+fail:
+    bpe_free(b);
+    return NULL;
+}
+
+/* Does the arena run ``u`` (length first) hold exactly text[a:e]? */
+static inline int same_chars(const uint32_t *u, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    if (u[0] != (uint32_t)(e - a)) return 0;
+    if (kind == PyUnicode_4BYTE_KIND) return memcmp(u + 1, (const Py_UCS4 *)data + a, (size_t)(e - a) * 4) == 0;
+    for (Py_ssize_t i = a; i < e; i++)
+        if (u[1 + i - a] != PyUnicode_READ(kind, data, i)) return 0;
+    return 1;
+}
+
+/* The id of the token equal to ``text[a:e]`` (content hash ``h``), or -1. */
+static inline int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    const Content *c = &b->content;
+    h = as_key(h);
+    for (size_t s = mix(h) & c->mask;; s = (s + 1) & c->mask) {
+        const Slot *x = &c->slots[s];
+        if (x->key == EMPTY) return -1;
+        if (x->key == h && same_chars(c->arena + x->off, kind, data, a, e)) return x->id;
+    }
+}
+
+/* Linear probing past equal hashes: every token keeps its own slot. */
+static inline void content_put(Content *c, Slot x) {
+    size_t slot = mix(x.key) & c->mask;
+    while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
+    c->slots[slot] = x;
+}
+
+#define FILL_AHEAD 16
+
+/* Every token of ``vocab`` into the content table. */
+static int fill_content(Bpe *b, PyObject *vocab) {
+    Content *c = &b->content;
+    size_t n = (size_t)PyDict_GET_SIZE(vocab), cap = 16, size = 0;
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "vocab keys must be str"); return -1; }
+        size += 1 + (size_t)PyUnicode_GET_LENGTH(key);
+    }
+    if (size >= UINT32_MAX) { PyErr_SetString(PyExc_OverflowError, "the vocab's tokens are too long"); return -1; }
+    while (cap < n * 2 + 1) cap <<= 1;
+    c->slots = PyMem_RawMalloc(cap * sizeof(Slot));
+    c->arena = PyMem_RawMalloc((size + 1) * sizeof(uint32_t));
+    if (!c->slots || !c->arena) { PyErr_NoMemory(); return -1; }
+    memset(c->slots, 0xff, cap * sizeof(Slot));
+    c->mask = cap - 1;
+    c->top = -1;
+    size_t off = 0, k = 0;
+    Slot ahead[FILL_AHEAD];
+    pos = 0;
+    while (PyDict_Next(vocab, &pos, &key, &val)) {
+        int64_t id = PyLong_AsLongLong(val);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        int kind = PyUnicode_KIND(key);
+        const void *data = PyUnicode_DATA(key);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(key);
+        c->arena[off] = (uint32_t)len;
+        for (Py_ssize_t i = 0; i < len; i++) c->arena[off + 1 + i] = PyUnicode_READ(kind, data, i);
+        uint64_t h = as_key(str_hash(kind, data, 0, len));
+        /* the slot is asked for now and written FILL_AHEAD tokens later: the cache misses of
+         * the (random) slots overlap */
+        Slot *q = &ahead[k++ % FILL_AHEAD];
+        if (k > FILL_AHEAD) content_put(c, *q);
+        *q = (Slot){h, (uint32_t)id, (uint32_t)off};
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(&c->slots[mix(h) & c->mask], 1);
+#endif
+        c->top = id > c->top ? id : c->top;
+        off += 1 + (size_t)len;
+    }
+    for (size_t j = k > FILL_AHEAD ? k - FILL_AHEAD : 0; j < k; j++) content_put(c, ahead[j % FILL_AHEAD]);
+    return 0;
+}
+
+/* bpe_rank_table(vocab): rank mode (tiktoken), from ``{token: rank}``. Two adjacent parts merge
+ * when their concatenation is a token, with its rank: looked up by content, as tiktoken does.
+ * A chunk that is itself a token is that token (``ignore_merges``, as encode_ordinary). */
+PyObject *py_bpe_rank_table(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *vocab;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
+    Bpe *b = bpe_new(1, 1, 0);
+    if (!b) return NULL;
+    if (fill_content(b, vocab) < 0 || fill_chars(b, vocab) < 0) {
+        bpe_free(b);
+        return NULL;
+    }
+    if (b->content.top + 1 < MEMO_IDS && !(b->memo = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t)))) { /* (else no memo) */
+        bpe_free(b);
+        return PyErr_NoMemory();
+    }
+    return bpe_capsule(b);
+}
+
+/* ------------------------------------------------------------------ the merge loop */
+static PyObject *triple(int64_t a, int64_t b, int64_t c) {
+    PyObject *x = PyLong_FromLongLong(a), *y = PyLong_FromLongLong(b), *z = PyLong_FromLongLong(c);
+    PyObject *t = (x && y && z) ? PyTuple_Pack(3, x, y, z) : NULL;
+    Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z);
+    return t;
+}
+
+/* One merge run: the table, and in rank mode the chunk's text with its prefix hashes. */
+typedef struct {
+    const Bpe *b;
+    int kind;
+    const void *data;
+    uint64_t *pre; /* pre[i]: hash of text[:i] */
+    uint64_t *pw;  /* pw[k]: POLY^k */
+} Run;
+
+#define RANK(v) ((v) >> 32)
+#define MERGED(v) ((v) & 0xffffffff)
+
+/* The pair of the symbols ``left`` (initial symbols s..m) and ``right`` (m..e): rank << 32 |
+ * merged id, or -1 when they never merge. Merges mode looks up the ids, rank mode the text. */
+static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ssize_t s, Py_ssize_t e) {
+    int64_t v;
+    if (!run->b->rank_mode) return table_get(&run->b->pairs, pair_key(left, right), &v) ? v : -1;
+    uint64_t *slot = NULL, tag = 0;
+    if (run->b->memo) {
+        tag = (uint64_t)left << MEMO_BITS | (uint64_t)right;
+        slot = run->b->memo + (mix(tag) & (MEMO_SIZE - 1));
+        uint64_t got = MEMO_LOAD(slot);
+        if (got && got >> MEMO_BITS == tag) {
+            int64_t r = (int64_t)(got & (MEMO_IDS - 1)) - 1;
+            return r < 0 ? -1 : (r << 32) | r;
+        }
+    }
+    uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
+    int64_t r = find_span(run->b, h, run->kind, run->data, s, e);
+    if (slot) MEMO_STORE(slot, tag << MEMO_BITS | (uint64_t)(r + 1));
+    return r < 0 ? -1 : (r << 32) | r;
+}
+
+/* Flat scan: ``id``/``pos`` hold the symbols and the index of each one's first initial symbol;
+ * ``val[i]`` is the pair at i. ``total`` initial symbols; returns the final count. */
+static Py_ssize_t merge_flat(const Run *run, int64_t *id, int64_t *pos, int64_t *val, Py_ssize_t n) {
+    const Py_ssize_t total = n;
+#define END_OF_PAIR(i) ((i) + 2 < n ? pos[(i) + 2] : total)
+    for (Py_ssize_t i = 0; i + 1 < n; i++) val[i] = pair_of(run, id[i], id[i + 1], pos[i], END_OF_PAIR(i));
+    while (n > 1) {
+        /* As unsigned, "never" (-1) is above every pair, and equal ranks mean equal pairs (one
+         * merge line, or one merged token), so the strict < keeps the leftmost of equal ranks;
+         * written without branches (the comparison's outcome is unpredictable). */
+        uint64_t best = UINT64_MAX;
+        Py_ssize_t at = 0;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) {
+            uint64_t v = (uint64_t)val[i];
+            int lt = v < best;
+            best = lt ? v : best;
+            at = lt ? i : at;
+        }
+        if (best == UINT64_MAX) break;
+        id[at] = MERGED(val[at]);
+        memmove(id + at + 1, id + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(pos + at + 1, pos + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(val + at, val + at + 1, (n - at - 2) * sizeof(int64_t));
+        n--;
+        if (at + 1 < n) val[at] = pair_of(run, id[at], id[at + 1], pos[at], END_OF_PAIR(at));
+        if (at > 0) val[at - 1] = pair_of(run, id[at - 1], id[at], pos[at - 1], END_OF_PAIR(at - 1));
+    }
+#undef END_OF_PAIR
+    return n;
+}
+
+typedef struct { uint64_t *a; Py_ssize_t n; } Heap;
+
+static inline void heap_push(Heap *h, uint64_t x) {
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (h->a[p] <= x) break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = x;
+}
+
+static inline void heap_sift_down(Heap *h, Py_ssize_t i, uint64_t x) {
+    Py_ssize_t n = h->n;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h->a[c + 1] < h->a[c]) c++;
+        if (x <= h->a[c]) break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    h->a[i] = x;
+}
+
+static inline uint64_t heap_pop(Heap *h) {
+    uint64_t top = h->a[0], last = h->a[--h->n];
+    if (h->n) heap_sift_down(h, 0, last);
+    return top;
+}
+
+/* Heap of keys rank << 32 | position over a linked list (``nxt``/``prv``); ``val[i]`` is the
+ * current pair at i, so an entry whose rank differs from it is stale. Positions never move,
+ * so the smallest key is the lowest rank, leftmost. Leaves the survivors linked from 0. */
+static int merge_heap(const Run *run, int64_t *id, int64_t *val, int64_t *nxt, int64_t *prv, Py_ssize_t n) {
+    /* each merge pushes at most two entries: never more than 3n */
+    Heap h = {PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(uint64_t)), 0};
+    if (!h.a) return -1;
+#define END_OF_PAIR(i) (nxt[nxt[i]] >= 0 ? nxt[nxt[i]] : n)
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nxt[i] = i + 1 < n ? i + 1 : -1;
+        prv[i] = i - 1;
+    }
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        val[i] = pair_of(run, id[i], id[i + 1], i, END_OF_PAIR(i));
+        if (val[i] >= 0) h.a[h.n++] = ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i;
+    }
+    val[n - 1] = -1;
+    for (Py_ssize_t i = h.n / 2 - 1; i >= 0; i--) heap_sift_down(&h, i, h.a[i]);
+    while (h.n) {
+        uint64_t key = heap_pop(&h);
+        int64_t i = (int64_t)(key & 0xffffffff);
+        if (val[i] < 0 || (uint64_t)RANK(val[i]) != key >> 32) continue; /* stale */
+        int64_t j = nxt[i];
+        id[i] = MERGED(val[i]);
+        val[j] = -1;
+        int64_t k = nxt[j];
+        nxt[i] = k;
+        if (k >= 0) {
+            prv[k] = i;
+            val[i] = pair_of(run, id[i], id[k], i, END_OF_PAIR(i));
+            if (val[i] >= 0) heap_push(&h, ((uint64_t)RANK(val[i]) << 32) | (uint64_t)i);
+        } else {
+            val[i] = -1;
+        }
+        int64_t p = prv[i];
+        if (p >= 0) {
+            val[p] = pair_of(run, id[p], id[i], p, END_OF_PAIR(p));
+            if (val[p] >= 0) heap_push(&h, ((uint64_t)RANK(val[p]) << 32) | (uint64_t)p);
+        }
+    }
+#undef END_OF_PAIR
+    PyMem_RawFree(h.a);
+    return 0;
+}
+
+/* The merged symbols as (id, first, end) triples (``first``/``end``: indexes of initial
+ * symbols), or as three lists when ``columns``. ``ids``/``firsts`` hold m symbols; the last
+ * one ends at n. */
+static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n, int columns) {
+    if (!columns) {
+        PyObject *out = PyTuple_New(m);
+        if (!out) return NULL;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *t = triple(ids[i], firsts[i], i + 1 < m ? firsts[i + 1] : n);
+            if (!t) { Py_DECREF(out); return NULL; }
+            PyTuple_SET_ITEM(out, i, t);
+        }
+        return out;
+    }
+    PyObject *a = PyList_New(m), *b = PyList_New(m), *c = PyList_New(m);
+    if (!a || !b || !c) goto fail;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(ids[i]), *y = PyLong_FromLongLong(firsts[i]);
+        PyObject *z = PyLong_FromLongLong(i + 1 < m ? firsts[i + 1] : n);
+        if (!x || !y || !z) { Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z); goto fail; }
+        PyList_SET_ITEM(a, i, x);
+        PyList_SET_ITEM(b, i, y);
+        PyList_SET_ITEM(c, i, z);
+    }
+    PyObject *out = PyTuple_Pack(3, a, b, c);
+    Py_DECREF(a); Py_DECREF(b); Py_DECREF(c);
+    return out;
+fail:
+    Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c);
+    return NULL;
+}
+
+/* Merge n symbols (``id`` initial ids, at least one): afterwards id[0..m) are the merged
+ * symbols and firsts[0..m) the index of each one's first initial symbol. Returns m, or -1
+ * (no memory). */
+static Py_ssize_t merge_run_in(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n, int64_t *scratch) {
+    int64_t *work = scratch ? scratch : PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    if (!work) return -1;
+    int64_t *b = work, *c = work + n, *d = work + 2 * n;
+    Py_ssize_t m = 0;
+    if (n <= FLAT_LIMIT) {
+        for (Py_ssize_t i = 0; i < n; i++) firsts[i] = i;
+        m = merge_flat(run, id, firsts, b, n);
+    } else {
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = merge_heap(run, id, b, c, d, n);
+        Py_END_ALLOW_THREADS
+        if (rc < 0) { if (!scratch) PyMem_RawFree(work); return -1; }
+        /* gather the survivors (linked from 0 through c) in order */
+        for (int64_t i = 0; i >= 0; i = c[i], m++) {
+            id[m] = id[i];
+            firsts[m] = i;
+        }
+    }
+    if (!scratch) PyMem_RawFree(work);
+    return m;
+}
+
+static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
+    return merge_run_in(run, id, firsts, n, NULL);
+}
+
+/* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
+static int64_t whole_token(const Run *run, Py_ssize_t n) {
+    if (!run->b->whole || n == 0) return -1;
+    uint64_t h = run->pre ? run->pre[n] : str_hash(run->kind, run->data, 0, n);
+    return find_span(run->b, h, run->kind, run->data, 0, n);
+}
+
+/* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
+static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int columns) {
+    if (n >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
+        return NULL;
+    }
+    int64_t zero = 0, whole = run->data ? whole_token(run, n) : -1; /* (ids alone: no text) */
+    if (whole >= 0) return pack(&whole, &zero, 1, n, columns);
+    if (n == 0) return pack(id, id, 0, 0, columns);
+    int64_t *firsts = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
+    if (!firsts) return PyErr_NoMemory();
+    Py_ssize_t m = merge_run(run, id, firsts, n);
+    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, columns);
+    PyMem_RawFree(firsts);
+    return out;
+}
+
+/* Prefix hashes of the run's text (rank mode looks spans up by content), in ``buf`` (2n + 2
+ * words) or, when NULL, in memory the caller frees (run->pre). */
+static int run_hashes_in(Run *run, Py_ssize_t n, uint64_t *buf) {
+    run->pre = buf ? buf : PyMem_RawMalloc((size_t)(n + 1) * 2 * sizeof(uint64_t));
+    if (!run->pre) { PyErr_NoMemory(); return -1; }
+    run->pw = run->pre + n + 1;
+    run->pre[0] = 0;
+    run->pw[0] = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        run->pre[i + 1] = run->pre[i] * POLY + PyUnicode_READ(run->kind, run->data, i) + 1;
+        run->pw[i + 1] = run->pw[i] * POLY;
+    }
+    return 0;
+}
+
+static int run_hashes(Run *run, Py_ssize_t n) { return run_hashes_in(run, n, NULL); }
+
+/* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
+ * one-char token, as (id, start, end) char spans (or three lists: ids, starts, ends); None
+ * when some char is not one. */
+PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *cap, *text;
+    int columns = 0;
+    if (!PyArg_ParseTuple(args, "OU|p", &cap, &text, &columns)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Run run = {b, PyUnicode_KIND(text), PyUnicode_DATA(text), NULL, NULL};
+    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    if (!id) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!table_get(&b->chars, PyUnicode_READ(run.kind, run.data, i), &id[i])) {
+            PyMem_RawFree(id);
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = NULL;
+    if (!b->rank_mode || run_hashes(&run, n) == 0) out = merge_and_pack(&run, id, n, columns);
+    PyMem_RawFree(run.pre);
+    PyMem_RawFree(id);
+    return out;
+}
+
+static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
+    PyObject *out = PyList_New(m);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, x);
+    }
+    return out;
+}
+
+void utf8_merge_free(Utf8Merge *r) {
+    if (r->owned) PyMem_RawFree(r->id);
+    r->id = NULL;
+    r->owned = 0;
+}
+
+/* The UTF-8 of ``text`` into ``out`` (room for ``cap`` bytes): its length, or -1 when it does
+ * not fit or holds a surrogate (the caller then asks Python, which encodes or raises). */
+static Py_ssize_t utf8_into(PyObject *text, unsigned char *out, Py_ssize_t cap) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), k = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (k + 1 > cap) return -1;
+            out[k++] = (unsigned char)c;
+        } else if (c < 0x800) {
+            if (k + 2 > cap) return -1;
+            out[k++] = (unsigned char)(0xC0 | c >> 6);
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if ((c >= 0xD800 && c <= 0xDFFF) || k + 3 > cap) return -1;
+            out[k++] = (unsigned char)(0xE0 | c >> 12);
+            out[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            if (k + 4 > cap) return -1;
+            out[k++] = (unsigned char)(0xF0 | c >> 18);
+            out[k++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+            out[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    return k;
+}
+
+/* 0: done (free with utf8_merge_free); 1: a proxy is not a one-char token; -1: an error. */
+int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r, Utf8Scratch *sc) {
+    memset(r, 0, sizeof(*r));
+    if (PyUnicode_GET_LENGTH(proxies) != 256) {
+        PyErr_SetString(PyExc_ValueError, "proxies must be 256 chars");
+        return -1;
+    }
+    /* ASCII text is its own UTF-8; short text is encoded into the scratch; other text into a
+     * temporary bytes object (not PyUnicode_AsUTF8, which would keep a UTF-8 copy in every
+     * cached chunk text) */
+    PyObject *data = NULL;
+    const unsigned char *u;
+    Py_ssize_t n;
+    if (PyUnicode_IS_ASCII(text)) {
+        u = PyUnicode_DATA(text);
+        n = PyUnicode_GET_LENGTH(text);
+    } else if ((n = utf8_into(text, sc->u8, SCRATCH_BYTES)) >= 0) {
+        u = sc->u8;
+    } else {
+        if (!(data = PyUnicode_AsUTF8String(text))) return -1;
+        u = (const unsigned char *)PyBytes_AS_STRING(data);
+        n = PyBytes_GET_SIZE(data);
+    }
+    int status = -1, small = n <= SCRATCH_BYTES;
+    Py_UCS4 *cps = small ? sc->cps : PyMem_RawMalloc((size_t)(n + 1) * sizeof(Py_UCS4));
+    int64_t *id = small ? sc->cols : PyMem_RawMalloc((size_t)(n + 1) * 6 * sizeof(int64_t));
+    if (!cps || !id) { PyErr_NoMemory(); goto done; }
+    int64_t *firsts = id + n + 1, *ends = id + 2 * (n + 1), *char_of = id + 3 * (n + 1);
+    int pkind = PyUnicode_KIND(proxies);
+    const void *pdata = PyUnicode_DATA(proxies);
+    Py_ssize_t chars = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cps[i] = PyUnicode_READ(pkind, pdata, u[i]);
+        if (!table_get(&b->chars, cps[i], &id[i])) { status = 1; goto done; }
+        if ((u[i] & 0xC0) != 0x80) chars++; /* a lead byte starts the next char */
+        char_of[i] = chars;
+    }
+    Run run = {b, PyUnicode_4BYTE_KIND, cps, NULL, NULL};
+    if (b->rank_mode && run_hashes_in(&run, n, small ? sc->hashes : NULL) < 0) goto done;
+    Py_ssize_t m;
+    int64_t whole = whole_token(&run, n);
+    if (n == 0) {
+        m = 0;
+    } else if (whole >= 0) {
+        id[0] = whole;
+        firsts[0] = 0;
+        m = 1;
+    } else {
+        m = merge_run_in(&run, id, firsts, n, small ? sc->work : NULL);
+    }
+    if (!small) PyMem_RawFree(run.pre);
+    if (m < 0) { PyErr_NoMemory(); goto done; }
+    int64_t *cs = id + 4 * (n + 1), *ce = id + 5 * (n + 1);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        ends[i] = i + 1 < m ? firsts[i + 1] : n;
+        cs[i] = char_of[firsts[i]];
+        ce[i] = char_of[ends[i] - 1] + 1;
+    }
+    *r = (Utf8Merge){n, m, chars + 1, id, firsts, ends, cs, ce, !small};
+    id = NULL;
+    status = 0;
+done:
+    if (!small) {
+        PyMem_RawFree(cps);
+        PyMem_RawFree(id);
+    }
+    Py_XDECREF(data);
+    return status;
+}
+
+/* bpe_merge_utf8(table, text, proxies): `utf8_merge` as (ids, byte starts, byte ends, char
+ * starts, char ends, byte count) lists (the char lists are the byte lists for ASCII). None when
+ * a proxy is not a one-char token. */
+PyObject *py_bpe_merge_utf8(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *cap, *text, *proxies;
+    if (!PyArg_ParseTuple(args, "OUU", &cap, &text, &proxies)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    Utf8Merge r;
+    Utf8Scratch sc;
+    int status = utf8_merge(b, text, proxies, &r, &sc);
+    if (status) return status > 0 ? Py_NewRef(Py_None) : NULL;
+    PyObject *out = NULL, *o_ids = list_of(r.id, r.m), *bs = list_of(r.bs, r.m), *be = list_of(r.be, r.m);
+    PyObject *cs = NULL, *ce = NULL;
+    if (o_ids && bs && be) {
+        if (r.chars == r.n) { /* ASCII: one byte per char */
+            cs = Py_NewRef(bs);
+            ce = Py_NewRef(be);
+        } else {
+            cs = list_of(r.cs, r.m);
+            ce = list_of(r.ce, r.m);
+        }
+    }
+    if (cs && ce) out = Py_BuildValue("(OOOOOn)", o_ids, bs, be, cs, ce, r.n);
+    Py_XDECREF(o_ids); Py_XDECREF(bs); Py_XDECREF(be); Py_XDECREF(cs); Py_XDECREF(ce);
+    utf8_merge_free(&r);
+    return out;
+}
+
+/* bpe_merge_ids(table, ids): merge given initial symbol ids (merges mode); (id, first, end)
+ * over symbol indexes (the caller maps them to char spans). */
+PyObject *py_bpe_merge_ids(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *cap, *seq;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &seq)) return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    if (b->rank_mode) {
+        PyErr_SetString(PyExc_ValueError, "bpe_merge_ids needs a merges-mode table");
+        return NULL;
+    }
+    int64_t *id;
+    Py_ssize_t n;
+    if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
+    Run run = {b, 0, NULL, NULL, NULL};
+    PyObject *out = merge_and_pack(&run, id, n, 0);
+    PyMem_RawFree(id);
+    return out;
+}
