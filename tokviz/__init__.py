@@ -15,7 +15,7 @@ from .engine.encoding import Encoding
 from .engine.errors import TokvizFormatError
 from .engine.tokenizer import Tokenizer
 
-__all__ = ["load", "Tokenizer", "Encoding", "TokvizFormatError", "__version__"]
+__all__ = ["load", "get_encoding", "encoding_for_model", "Tokenizer", "Encoding", "TokvizFormatError", "__version__"]
 __version__ = "0.1.0"
 
 
@@ -43,3 +43,27 @@ def load(
 
         source = resolve_tokenizer(source)
     return load_file(source, pattern=pattern, special_tokens=special_tokens)
+
+
+def get_encoding(name: str, *, ranks: str | os.PathLike[str] | bytes | None = None) -> Tokenizer:
+    """tiktoken's ``get_encoding``: a published encoding by name (``"cl100k_base"``,
+    ``"o200k_harmony"``, ``"p50k_edit"`` ...) from the rank files tokviz ships, or from ``ranks``
+    for one it does not ship (`tokviz.io.tiktoken_encodings`). Nothing is downloaded.
+
+    >>> get_encoding("cl100k_base").encode("hello world").ids
+    [15339, 1917]
+    """
+    from .io.tiktoken_encodings import get_encoding as published
+
+    return published(name, ranks=ranks)
+
+
+def encoding_for_model(model_name: str, *, ranks: str | os.PathLike[str] | bytes | None = None) -> Tokenizer:
+    """tiktoken's ``encoding_for_model``: the encoding of an OpenAI model name (``"gpt-4o"``).
+
+    >>> encoding_for_model("gpt-4o").name
+    'o200k_base'
+    """
+    from .io.tiktoken_encodings import encoding_for_model as for_model
+
+    return for_model(model_name, ranks=ranks)

@@ -183,20 +183,23 @@ class AddedVocabulary:
                 continue  # HF ignores empty added tokens
             self.by_id[t.id] = t
             self.by_content[t.content] = t.id
-        self.special_contents: frozenset[str] = frozenset(t.content for t in self.by_id.values() if t.special)
+        self.special_contents: frozenset[str] = frozenset(t.content for t in self.tokens if t.content and t.special)
         # HF keeps the normalized form of normalized tokens; it is what they match in the
         # normalized text, and what decode shows for them (``simple_id_to_token``).
         self.normalized_form: dict[int, str] = {}
         raw_pairs: list[tuple[str, int]] = []
         norm_pairs: list[tuple[str, int]] = []
-        for id_, t in self.by_id.items():
+        # every content is matched, also when several share one id (tiktoken's o200k_harmony)
+        by_content = {t.content: t for t in self.tokens if t.content}
+        for content, t in by_content.items():
+            id_ = t.id
             if t.normalized:
-                form = normalize_str(t.content) if normalize_str is not None else t.content
-                if form != t.content:
+                form = normalize_str(content) if normalize_str is not None else content
+                if form != content and self.by_id[id_] is t:
                     self.normalized_form[id_] = form
                 norm_pairs.append((form, id_))
             else:
-                raw_pairs.append((t.content, id_))
+                raw_pairs.append((content, id_))
         self._raw = _Matcher(raw_pairs) if raw_pairs else None
         self._norm = _Matcher(norm_pairs) if norm_pairs else None
 

@@ -76,7 +76,8 @@ class Pipeline:
         unknown = allowed - self.added.special_contents
         if unknown:
             raise ValueError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)!r}")
-        return frozenset(i for i in self.special_ids if self.added.by_id[i].content not in allowed)
+        # by id: where several names share one id (o200k_harmony), allowing one allows them all
+        return self.special_ids - {self.added.by_content[c] for c in allowed}
 
     def runs(self, text: str, allowed_special: AllowedSpecial = None) -> list[Run]:
         """Steps 1-2 on ``text``: the added-token segments and the normalized pieces with their

@@ -75,7 +75,7 @@ from typing import Any, Literal
 
 from . import kernels, reference
 from .added_tokens import AddedToken, AddedVocabulary
-from .byte_alphabet import bytes_to_proxy
+from .byte_alphabet import bytes_to_proxy, proxy_to_bytes
 from .caching import BoundedCache, clear_shared_caches
 from .chunk_cache import (
     CACHE_LIMIT,
@@ -565,6 +565,44 @@ class Tokenizer:
         if self.decoder is not None:
             return self.decoder.decode(tokens)
         return " ".join(tokens)
+
+    def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
+        """tiktoken ``decode_tokens_bytes``: the bytes of each token (a special token's text in
+        UTF-8). Only for byte-level tokenizers (tiktoken files, GPT-2-style tokenizer.json), whose
+        tokens are bytes; an id that is no token raises KeyError."""
+        if not self._pipeline.byte_level:
+            raise ValueError(f"{self.name or 'this tokenizer'}: token bytes need a byte-level tokenizer "
+                             "(tiktoken or a ByteLevel pre-tokenizer)")
+        added = self._added
+        model_id_to_token = self.model.id_to_token
+        out: list[bytes] = []
+        for id_ in ids:
+            t = added.by_id.get(id_)
+            if t is not None:
+                out.append(t.content.encode("utf-8"))
+                continue
+            s = model_id_to_token(id_)
+            if s is None:
+                raise KeyError(f"id {id_} is no token of {self.name or 'this tokenizer'}")
+            out.append(proxy_to_bytes(s))
+        return out
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """tiktoken ``decode_with_offsets``: the text and, per token, the index in it of the first
+        character holding one of the token's bytes (a token that starts inside a character points
+        at that character). Bytes that are not UTF-8 raise UnicodeDecodeError, as in tiktoken.
+
+        >>> from tokviz import load
+        >>> load("cl100k").decode_with_offsets([15339, 1917])
+        ('hello world', [0, 5])
+        """
+        pieces = self.decode_tokens_bytes(ids)
+        offsets: list[int] = []
+        chars = 0  # characters started so far: bytes that are not UTF-8 continuation bytes
+        for b in pieces:
+            offsets.append(max(0, chars - (0x80 <= b[0] < 0xC0)) if b else chars)
+            chars += sum(1 for c in b if not 0x80 <= c < 0xC0)
+        return b"".join(pieces).decode("utf-8"), offsets
 
     # ------------------------------------------------------------------ vocabulary
     @property

@@ -582,6 +582,9 @@ def load_tiktoken_ranks(
                 source=source,
             )
         pattern = preset.pattern
+    # tiktoken checks the total size only of the tables it publishes; a table the user gives
+    # (``p50k_edit``'s FIM ids past the ranks, a Whisper file's own specials) is taken as it is
+    explicit_n_vocab = preset.explicit_n_vocab if preset is not None and special_tokens is None else None
     if special_tokens is None:
         if preset is not None:
             special_tokens = preset.special_tokens
@@ -598,7 +601,7 @@ def load_tiktoken_ranks(
         special_tokens=specials,
         name=preset.name if preset is not None else _stem(source),
         source=source,
-        explicit_n_vocab=preset.explicit_n_vocab if preset is not None else None,
+        explicit_n_vocab=explicit_n_vocab,
         recognised=preset.name if preset is not None else None,
     )
 
@@ -641,9 +644,7 @@ def build_tiktoken_tokenizer(
         where="tiktoken decoder",
     )
     model = BPE.from_ranks(table.vocab)
-    added = [
-        AddedToken(content, id, special=True, normalized=False) for content, id in special_tokens.items()
-    ]
+    added = _added_specials(special_tokens)
     n_vocab = max([table.max_rank, *special_tokens.values()]) + 1
     if explicit_n_vocab is not None and explicit_n_vocab != n_vocab:
         raise TokvizFormatError(
@@ -758,9 +759,20 @@ def check_specials(special_tokens: Mapping[str, int], table: RankTable, source: 
                 f"special token {content!r}: id {id} is already a mergeable token's rank", source=source
             )
         out[content] = id
-    if len(set(out.values())) != len(out):
-        raise TokvizFormatError("two special tokens share one id", source=source)
     return out
+
+
+def _added_specials(special_tokens: Mapping[str, int]) -> list[AddedToken]:
+    """The specials as added tokens. Several names may share one id (``o200k_harmony`` gives
+    200018 both ``<|endofprompt|>`` and ``<|reserved_200018|>``): each name encodes to it, and it
+    decodes to the first name given (tiktoken's decoder keeps an arbitrary one of them), so that
+    name goes last, where the added vocabulary's id table keeps it."""
+    first: dict[int, str] = {}
+    for content, id_ in special_tokens.items():
+        first.setdefault(id_, content)
+    primary = set(first.values())
+    ordered = [c for c in special_tokens if c not in primary] + [c for c in special_tokens if c in primary]
+    return [AddedToken(c, special_tokens[c], special=True, normalized=False) for c in ordered]
 
 
 def _stem(source: str) -> str:
