@@ -336,6 +336,142 @@ class Lattice:
         return rng.choices(cands, weights=[math.exp(v - m) for v in logits])[0]
 
 
+    # ------------------------------------------------------------------ SentencePiece's float32 forms
+    def forward32(self, inv_theta: float) -> list[float]:
+        """Per position: SentencePiece's ``ForwardAlgorithm`` value (float32) of the nodes that
+        start there; the last one (``len(text)``) is EOS's, the log partition function."""
+        rnd = _F32.round
+        inv = rnd(inv_theta)
+        nodes = self.nodes
+        alpha = [0.0] * (len(self.text) + 1)
+        for pos in range(1, len(self.text) + 1):
+            acc = 0.0
+            for j, k in enumerate(self.end[pos]):
+                nd = nodes[k]
+                y = rnd(rnd(inv * nd.score) + alpha[nd.start])
+                acc = y if j == 0 else _logsumexp32(acc, y)
+            alpha[pos] = acc
+        return alpha
+
+    def entropy(self, inv_theta: float) -> float:
+        """SentencePiece's ``CalculateEntropy``: the entropy of the segmentation distribution
+        ``∝ exp(inv_theta * score)``, in float32 as it computes it (forward entropies)."""
+        rnd = _F32.round
+        inv = rnd(inv_theta)
+        alpha = self.forward32(inv_theta)
+        nodes = self.nodes
+        h = [0.0] * (len(self.text) + 1)
+        for pos in range(1, len(self.text) + 1):
+            acc = 0.0
+            a_r = alpha[pos]
+            for k in self.end[pos]:
+                nd = nodes[k]
+                p = rnd(rnd(rnd(inv * nd.score) + alpha[nd.start]) - a_r)
+                acc = rnd(acc + rnd(_expf(p) * rnd(h[nd.start] + p)))
+            h[pos] = acc
+        return -h[-1]
+
+    def path_score32(self, path: Sequence[int], inv_theta: float) -> float:
+        """``sum(inv_theta * score)`` over a path, accumulated in float32 as SentencePiece's
+        ``SampleEncodeAndScore`` does."""
+        rnd = _F32.round
+        inv = rnd(inv_theta)
+        total = 0.0
+        for k in path:
+            total = rnd(total + rnd(inv * self.nodes[k].score))
+        return total
+
+    def nbest_sample(self, n: int, inv_theta: float, rng: random.Random | None = None) -> list[Segmentation]:
+        """SentencePiece's ``NBest(n, sample=True)``: ``n`` distinct paths drawn without
+        replacement by A* over Gumbel-perturbed scores (top-down truncated Gumbels), each with its
+        perturbed score (float32)."""
+        if not self.text:
+            return [Segmentation((), (), (), 0.0)]
+        rng = rng or random.Random()
+        rnd = _F32.round
+        inv = rnd(inv_theta)
+        alpha = self.forward32(inv_theta)
+        nodes = self.nodes
+        heap = _CxxMaxHeap()
+        heap.push([rnd(_gumbel(rng)), 0.0, _EOS, None])
+        results: list[Segmentation] = []
+        while len(heap):
+            top = heap.pop()
+            if top[2] == _BOS:
+                results.append(self._segmentation(_hyp_path(top), top[0]))
+                if len(results) == n:
+                    break
+                continue
+            pos = len(self.text) if top[2] == _EOS else nodes[top[2]].start
+            lefts = self.end[pos] if pos else (_BOS,)
+            z = alpha[pos]
+            probs = [rnd(rnd(rnd(top[1] + (alpha[nodes[k].start] if k != _BOS else 0.0))
+                             + (rnd(inv * nodes[k].score) if k != _BOS else 0.0)) - z) for k in lefts]
+            perturbed = [rnd(p + rnd(_gumbel(rng))) for p in probs]
+            best = max(max(perturbed), -1e8)
+            for k, p, g in zip(lefts, probs, perturbed):
+                v = rnd(top[0] - g + _log1p_neg_exp(g - best))
+                heap.push([rnd(top[0] - max(0.0, v) - math.log1p(math.exp(-abs(v)))), p, k, top])
+            if len(heap) >= _MAX_AGENDA:
+                heap.shrink(min(_MIN_AGENDA, n * 10))
+        return results
+
+
+def _hyp_path(hyp: list) -> list[int]:
+    """The node indices of a finished A* hypothesis, left to right (BOS and EOS left out)."""
+    path = []
+    h = hyp[3]
+    while h is not None and h[2] != _EOS:
+        path.append(h[2])
+        h = h[3]
+    return path
+
+
+def _gumbel(rng: random.Random) -> float:
+    """A standard Gumbel draw."""
+    u = rng.random()
+    while u == 0.0:
+        u = rng.random()
+    return -math.log(-math.log(u))
+
+
+def _log1p_neg_exp(x: float) -> float:
+    """``log1p(-exp(x))`` for ``x <= 0`` (``-inf`` at 0, as in C)."""
+    y = math.exp(x)
+    return -math.inf if y >= 1.0 else math.log1p(-y)
+
+
+def _logsumexp32(x: float, y: float) -> float:
+    """SentencePiece's ``LogSumExp(x, y)`` on float32 values."""
+    rnd = _F32.round
+    lo, hi = (x, y) if x < y else (y, x)
+    if hi > rnd(lo + 50.0):
+        return hi
+    return rnd(hi + math.log(math.exp(rnd(lo - hi)) + 1.0))
+
+
+def _load_expf():  # noqa: ANN202 - a float -> float callable
+    """The C library's ``expf`` (what SentencePiece's float ``std::exp`` calls), else the
+    correctly rounded float32 of ``math.exp`` (they differ by at most one unit in rare cases)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("m")
+    try:
+        lib = ctypes.CDLL(name) if name else None
+        f = lib.expf if lib is not None else None
+    except (OSError, AttributeError):
+        f = None
+    if f is None:
+        return lambda x: _F32.round(math.exp(x))
+    f.restype = ctypes.c_float
+    f.argtypes = [ctypes.c_float]
+    return f
+
+
+_expf = _load_expf()
+
+
 class _CxxMaxHeap:
     """``std::priority_queue`` with ``a.fx < b.fx`` as libstdc++ implements it, so hypotheses
     with equal ``fx`` come out in the same order as in SentencePiece."""
