@@ -13,7 +13,7 @@ as SentencePiece refuses them, and BPE sampling (dropout) is not offered.
 >>> sp.encode("hello", out_type=str, add_bos=True, add_eos=True)
 ['<s>', '▁he', 'll', 'o', '</s>']
 >>> sp.nbest_encode("hello", nbest_size=2)
-[[39, 88, 21], [39, 88, 7, 31]]
+[[39, 88, 21], [39, 31, 31, 21]]
 """
 
 from __future__ import annotations
