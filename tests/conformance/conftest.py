@@ -1,0 +1,57 @@
+"""The vendored reference test suites (tests/conformance/*_suite) run against tokviz through the
+adapters in tests/conformance/adapters. A test that needs what tokviz does not offer (or a
+download) is marked here, with its reason; README.md lists them with the counts per suite."""
+
+from __future__ import annotations
+
+import pytest
+
+NOT_SHIPPED = "needs p50k_base's rank file, which tokviz does not ship (get_encoding raises, naming it)"
+NO_DISALLOWED = "disallowed_special (raising on special-token text) is not offered"
+NO_BYTES = "encoding raw bytes (tiktoken's private _encode_bytes) is not offered"
+SURROGATE = "tokviz refuses text with lone surrogates (tiktoken replaces them with U+FFFD)"
+BLOBFILE = "checks the imports of the tiktoken package itself"
+
+# node id (relative to tests/conformance) -> (kind, reason); kind: "xfail" (strict), "skip", "slow"
+MARKS: dict[str, tuple[str, str]] = {
+    "tiktoken_suite/test_encoding.py::test_simple": ("xfail", NOT_SHIPPED),
+    "tiktoken_suite/test_encoding.py::test_basic_encode": ("xfail", NOT_SHIPPED),
+    "tiktoken_suite/test_misc.py::test_encoding_for_model": ("xfail", NOT_SHIPPED),
+    "tiktoken_suite/test_simple_public.py::test_simple": ("xfail", NOT_SHIPPED),
+    "tiktoken_suite/test_simple_public.py::test_encoding_for_model": ("xfail", NOT_SHIPPED),
+    "tiktoken_suite/test_encoding.py::test_encode_bytes": ("xfail", NO_BYTES),
+    "tiktoken_suite/test_encoding.py::test_hyp_encode_bytes": ("xfail", NO_BYTES),
+    "tiktoken_suite/test_encoding.py::test_encode_surrogate_pairs": ("xfail", SURROGATE),
+    "tiktoken_suite/test_encoding.py::test_special_token": ("xfail", NO_DISALLOWED),
+    "tiktoken_suite/test_misc.py::test_optional_blobfile_dependency": ("skip", BLOBFILE),
+    "tiktoken_suite/test_simple_public.py::test_optional_blobfile_dependency": ("skip", BLOBFILE),
+    # long: 100 hypothesis examples each, or 10,000-character repetitions
+    "tiktoken_suite/test_encoding.py::test_hyp_roundtrip": ("slow", ""),
+    "tiktoken_suite/test_encoding.py::test_hyp_special_ordinary": ("slow", ""),
+    "tiktoken_suite/test_encoding.py::test_hyp_batch_roundtrip": ("slow", ""),
+    "tiktoken_suite/test_encoding.py::test_catastrophically_repetitive": ("slow", ""),
+    "tiktoken_suite/test_offsets.py::test_hyp_offsets": ("slow", ""),
+}
+
+
+def _key(item: pytest.Item) -> str:
+    path = item.path.as_posix().split("/tests/conformance/", 1)[-1]
+    return f"{path}::{item.originalname if hasattr(item, 'originalname') else item.name}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/tests/conformance/" not in item.path.as_posix():
+            continue
+        found = MARKS.get(_key(item)) or MARKS.get(_key(item).split("[", 1)[0])
+        if found is None:
+            continue
+        kind, reason = found
+        if kind == "xfail":
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+        elif kind == "xfail-lenient":
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
+        elif kind == "skip":
+            item.add_marker(pytest.mark.skip(reason=reason))
+        else:
+            item.add_marker(pytest.mark.slow)
