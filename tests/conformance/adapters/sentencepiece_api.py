@@ -21,6 +21,9 @@ __all__ = ["SentencePieceProcessor", "__version__"]
 __version__ = "tokviz"
 
 
+_LOADED: dict[bytes, SentencePieceEncoder] = {}
+
+
 def _each(x: Any, f: Any) -> Any:
     return [f(v) for v in x] if isinstance(x, list) else f(x)
 
@@ -43,7 +46,10 @@ class SentencePieceProcessor:
             with open(os.fspath(model_file), "rb") as f:  # type: ignore[arg-type]
                 model_proto = f.read()
         self._proto = model_proto
-        self._sp = SentencePieceEncoder(load_sentencepiece_model(model_proto, source=str(model_file or "<proto>")))
+        if model_proto not in _LOADED:  # the suite loads the same two files in every setUp
+            _LOADED[model_proto] = SentencePieceEncoder(
+                load_sentencepiece_model(model_proto, source=str(model_file or "<proto>")))
+        self._sp = _LOADED[model_proto]
         return True
 
     def LoadFromSerializedProto(self, serialized: bytes) -> bool:  # noqa: N802
