@@ -44,3 +44,79 @@ class TestNumbersStayInView:
 
         QCoreApplication.sendEvent(window, QStatusTipEvent("Open a text file"))
         assert window.message_text() == "Open a text file" and _visible(window.stats)
+
+
+class TestWorkFollowsTheEye:
+    def _tab_click(self, qtbot, window, widget) -> None:  # noqa: ANN001
+        bar = window.tabs.tabBar()
+        qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(window.tabs.indexOf(widget)).center())
+        assert window.tabs.currentWidget() is widget
+
+    def test_hidden_compare_waits_and_catches_up_when_shown(self, window, qtbot, gpt2, cl100k, encoded) -> None:  # noqa: ANN001
+        compare = window.compare_tab
+        self._tab_click(qtbot, window, compare)
+        compare.vm.add_loaded(gpt2, name="gpt2")
+        compare.vm.add_loaded(cl100k, name="cl100k")
+        qtbot.waitUntil(lambda: compare.vm.analysis is not None and compare.vm.analysis.text == window.vm.text, timeout=20000)
+        self._tab_click(qtbot, window, window.inspect)
+        raw = window.inspect.raw
+        raw.setFocus()
+        qtbot.keyClick(raw, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(raw, "more words")
+        encoded(qtbot, window.vm)
+        qtbot.wait(600)  # longer than Compare's debounce of Inspect edits
+        # Compare is hidden: it has not analysed the new text and runs nothing
+        assert compare.vm.analysis.text != window.vm.text
+        assert not compare.vm.is_busy()
+        self._tab_click(qtbot, window, compare)
+        qtbot.waitUntil(lambda: compare.vm.analysis.text == window.vm.text, timeout=20000)
+        text = window.vm.text
+        assert compare.vm.analysis.tokens == (len(gpt2.encode(text).ids), len(cl100k.encode(text).ids))
+
+    def test_a_row_loaded_while_hidden_is_analysed_when_shown(self, window, qtbot, gpt2) -> None:  # noqa: ANN001
+        compare = window.compare_tab
+        assert window.tabs.currentWidget() is window.inspect
+        compare.vm.add_loaded(gpt2, name="gpt2")
+        assert compare.vm.stale and compare.vm.analysis is None and not compare.vm.is_busy()
+        self._tab_click(qtbot, window, compare)
+        qtbot.waitUntil(lambda: compare.vm.analysis is not None, timeout=20000)
+        assert not compare.vm.stale
+
+    def test_hidden_lattice_does_not_follow_until_shown(self, window, qtbot, cl100k, encoded) -> None:  # noqa: ANN001
+        lat = window.lattice_tab.vm
+        window.vm.set_tokenizer(cl100k, name="cl100k")
+        encoded(qtbot, window.vm)
+        assert lat.result is None and not lat.is_busy()
+        self._tab_click(qtbot, window, window.lattice_tab)
+        qtbot.waitUntil(lambda: lat.result is not None, timeout=20000)
+
+
+def test_a_foreground_job_holds_other_view_models_background_jobs(qtbot) -> None:  # noqa: ANN001
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    from tokviz.gui.workers import Lanes
+
+    owners = QObject(), QObject()  # (two view-models: each has its own Lanes)
+    a, b = Lanes(owners[0]), Lanes(owners[1])
+    go = threading.Event()
+    order: list[str] = []
+
+    def blocked(_token):  # noqa: ANN001, ANN202
+        go.wait(20)
+        order.append("encode")
+        return "encode"
+
+    def other(_token):  # noqa: ANN001, ANN202
+        order.append("other")
+        return "other"
+
+    done: list[object] = []
+    a.submit("encode", lambda: blocked, done.append, done.append)
+    b.submit("compare-analysis", lambda: other, done.append, done.append)
+    qtbot.wait(200)
+    assert order == [] and b.is_busy("compare-analysis")  # waiting, not started
+    go.set()
+    qtbot.waitUntil(lambda: len(done) == 2, timeout=20000)
+    assert order == ["encode", "other"]

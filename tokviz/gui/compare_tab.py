@@ -104,6 +104,7 @@ class CompareTab(QWidget):
         self._wire(inspect_vm)
         self._populate_catalog()
         self._show_text(self.vm.text)
+        self.vm.set_active(False)  # until shown: work follows the eye
 
     def _build_centre(self) -> QSplitter:
         """The aligned rows above, the detail tabs (agreement, per script, overlap, diff, corpus) below."""
@@ -318,6 +319,11 @@ class CompareTab(QWidget):
     def showEvent(self, event) -> None:  # noqa: ANN001, N802
         super().showEvent(event)
         self._follow_now()  # Inspect edits made while another tab was shown
+        self.vm.set_active(True)  # rows loaded or the text set while hidden
+
+    def hideEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().hideEvent(event)
+        self.vm.set_active(False)
 
     def _on_collapse(self, on: bool) -> None:
         self.rows_view.set_vote_unit("char_collapsed" if on else "char_raw")

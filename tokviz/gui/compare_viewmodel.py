@@ -28,7 +28,7 @@ from ..analysis.compare import (
 )
 from ._compat import emit
 from .catalog import format_tag, load_error
-from .workers import CancelToken, Lanes, to_gui
+from .workers import CancelToken, Lanes, ShownGate, to_gui
 
 __all__ = ["CompareViewModel", "Row", "OverlapResult", "MAX_ROWS"]
 
@@ -93,6 +93,8 @@ class CompareViewModel(QObject):
         self._comparison: Comparison | None = None  # per-side results and pairs of this text
         self._pending_inspect: tuple[int, int] | None = None
         self.corpus_running = False
+        # the analysis of the text runs while the tab is shown (corpus runs and diffs always run)
+        self._gate = ShownGate(self._analyse_now)
         if inspect is not None:
             inspect.encoding_changed.connect(self._on_inspect_encoding)
 
@@ -201,7 +203,20 @@ class CompareViewModel(QObject):
             self.text = text
             self._schedule()
 
+    def set_active(self, on: bool) -> None:
+        """The tab is shown (analyse the text if it changed meanwhile) or hidden (analyses wait)."""
+        self._gate.set_shown(on)
+
+    @property
+    def stale(self) -> bool:
+        """Whether the shown analysis is not of the current rows and text (the tab was hidden)."""
+        return self._gate.stale
+
     def _schedule(self) -> None:
+        if not self._gate.request():
+            self._lanes.cancel("compare-analysis")  # a hidden tab's older analysis is not wanted
+
+    def _analyse_now(self) -> None:
         rows = self.ready_rows()
         text = self.text
         if not rows:
