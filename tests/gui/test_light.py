@@ -120,3 +120,29 @@ def test_a_foreground_job_holds_other_view_models_background_jobs(qtbot) -> None
     go.set()
     qtbot.waitUntil(lambda: len(done) == 2, timeout=20000)
     assert order == ["encode", "other"]
+
+
+class TestOneTokenizerPerFile:
+    def test_compare_and_inspect_share_the_loaded_tokenizer(self, window, qtbot, encoded) -> None:  # noqa: ANN001
+        from tokviz.io.registry import shared_registry
+
+        from .conftest import bundle_path
+
+        path = bundle_path("cl100k_base/cl100k_base.tiktoken")
+        window.load_tokenizer(path)
+        qtbot.waitUntil(lambda: window.vm.tokenizer_path == path, timeout=30000)
+        encoded(qtbot, window.vm)
+        compare = window.compare_tab
+        window.tabs.setCurrentWidget(compare)
+        k = next(i for i, e in enumerate(compare._entries) if e.path == path)
+        compare.catalog.setCurrentIndex(k)
+        loads = shared_registry().stats().loads
+        qtbot.mouseClick(compare.add_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: bool(compare.vm.ready_rows()), timeout=30000)
+        assert compare.vm.ready_rows()[0].tokenizer is window.vm.tokenizer
+        assert shared_registry().stats().loads == loads  # handed out again, not loaded
+
+    def test_picker_and_compare_share_one_listing(self, window) -> None:  # noqa: ANN001
+        picker = [window.picker.itemData(i) for i in range(window.picker.count()) if window.picker.itemData(i)]
+        listed = [str(e.path) for e in window.compare_tab._entries]
+        assert listed and all(p in picker for p in listed)

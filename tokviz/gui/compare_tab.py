@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..analysis.compare import Analysis
-from .catalog import Entry, embedded_bundles, local_entries
+from .catalog import Entry, listing
 from .compare_viewmodel import MAX_ROWS, CompareViewModel, OverlapResult, Row
 from .display import counted
 from .theme import mono_font, theme_for
@@ -245,11 +245,7 @@ class CompareTab(QWidget):
         return box
 
     def _populate_catalog(self) -> None:
-        self._entries = embedded_bundles()
-        try:
-            self._entries += local_entries()
-        except OSError:
-            pass
+        self._entries = listing()  # the window's picker's listing: discovered once
         self.catalog.clear()
         for e in self._entries:
             self.catalog.addItem(f"{e.name}" + ("" if e.group == "Embedded" else f"  [{e.group}]"))

@@ -111,9 +111,9 @@ class CompareViewModel(QObject):
 
         def prepare():  # noqa: ANN202
             def job(_token: CancelToken):  # noqa: ANN202
-                from .. import load
+                from ..io.registry import shared_registry
 
-                return load(path)
+                return shared_registry().get(path)  # the same object Inspect holds for this file
 
             return job
 

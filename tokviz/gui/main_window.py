@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, load_error, local_entries, path_label, sample_text
+from .catalog import DEFAULT_BUNDLE, Entry, info_label, listing, load_error, path_label, sample_text
 from .display import ViewMode, counted
 from .theme import apply_palette, system_is_dark, theme_for
 from .viewmodel import InspectViewModel
@@ -441,11 +441,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ picker
     def _populate_picker(self) -> None:
-        self._entries = embedded_bundles()
-        try:
-            self._entries += local_entries()
-        except OSError:
-            pass
+        self._entries = listing()  # one discovery, shared with Compare's catalog
         for p in self._recent():
             if not any(e.path == p for e in self._entries):
                 self._entries.append(Entry(path_label(p), p, "Recent"))
