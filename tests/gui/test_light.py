@@ -146,3 +146,17 @@ class TestOneTokenizerPerFile:
         picker = [window.picker.itemData(i) for i in range(window.picker.count()) if window.picker.itemData(i)]
         listed = [str(e.path) for e in window.compare_tab._entries]
         assert listed and all(p in picker for p in listed)
+
+
+def test_the_budget_is_a_setting(qtbot, settings) -> None:  # noqa: ANN001
+    from tokviz.gui.main_window import MainWindow
+    from tokviz.io.registry import DEFAULT_BUDGET_MB, shared_registry
+
+    settings.setValue("tokenizers/budget_mb", 300)
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    try:
+        w.restore_settings()
+        assert shared_registry().budget_bytes == 300 * 1024 * 1024
+    finally:
+        shared_registry().set_budget(mb=DEFAULT_BUDGET_MB)

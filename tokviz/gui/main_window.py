@@ -627,6 +627,14 @@ class MainWindow(QMainWindow):
         s = self.settings
         if s is None:
             return False
+        budget = s.value("tokenizers/budget_mb")  # memory for loaded tokenizers (tokviz.io.registry)
+        if budget is not None:
+            try:
+                from ..io.registry import shared_registry
+
+                shared_registry().set_budget(mb=float(budget))
+            except (TypeError, ValueError):
+                self.error_bar.show_error(f"settings: tokenizers/budget_mb = {budget!r} is not a number of MB; kept the default")
         geo = s.value("geometry")
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
