@@ -160,3 +160,26 @@ def test_the_budget_is_a_setting(qtbot, settings) -> None:  # noqa: ANN001
         assert shared_registry().budget_bytes == 300 * 1024 * 1024
     finally:
         shared_registry().set_budget(mb=DEFAULT_BUDGET_MB)
+
+
+def test_a_long_text_is_compared_over_its_start_until_asked(window, qtbot, gpt2, encoded) -> None:  # noqa: ANN001
+    from tokviz.gui.compare_viewmodel import WINDOW_CHARS
+
+    line = "The quick brown fox jumps over the lazy dog 12345.\r\n"  # 52 chars
+    text = line * (WINDOW_CHARS // len(line) + 40)
+    window.vm.set_text(text, from_editor=False)
+    encoded(qtbot, window.vm, timeout=60000)
+    compare = window.compare_tab
+    compare.vm.add_loaded(gpt2, name="gpt2")
+    bar = window.tabs.tabBar()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(window.tabs.indexOf(compare)).center())
+    qtbot.waitUntil(lambda: compare.vm.analysis is not None, timeout=60000)
+    a = compare.vm.analysis
+    # cut after the last whole line within the window: whole CRLF lines only
+    n_lines = WINDOW_CHARS // len(line)
+    assert a.text == line * n_lines and a.tokens == (len(gpt2.encode(line * n_lines).ids),)
+    assert compare.whole_button.isVisible() and "the first" in compare.text_stats.text()
+    qtbot.mouseClick(compare.whole_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: compare.vm.analysis.text == text, timeout=120000)
+    assert compare.vm.analysis.tokens == (len(gpt2.encode(text).ids),)
+    assert not compare.whole_button.isVisible()

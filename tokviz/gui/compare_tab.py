@@ -209,6 +209,11 @@ class CompareTab(QWidget):
         self.text_stats.setStyleSheet("color: gray")
         self.text_stats.setWordWrap(True)
         lay.addWidget(self.text_stats)
+        self.whole_button = QPushButton("Analyse the whole text")
+        self.whole_button.setToolTip("A long text is compared over its start; this compares all of it, once, in the background")
+        self.whole_button.clicked.connect(self.vm.analyse_whole)
+        self.whole_button.hide()
+        lay.addWidget(self.whole_button)
         return w
 
     def _build_text(self) -> QVBoxLayout:
@@ -348,9 +353,11 @@ class CompareTab(QWidget):
         self._fill_f1()
         self._fill_scripts()
         if a is not None:
+            part = f"the first {counted(a.n_chars, 'char')} of {len(self.vm.text):,} compared · " if a.n_chars < len(self.vm.text) else ""
             self.text_stats.setText(
-                f"{counted(a.n_chars, 'char')} (code points) · {counted(a.n_bytes, 'byte')} (UTF-8) · {counted(a.n_words, 'word')}"
+                part + f"{counted(a.n_chars, 'char')} (code points) · {counted(a.n_bytes, 'byte')} (UTF-8) · {counted(a.n_words, 'word')}"
             )
+        self.whole_button.setVisible(self.vm.windowed and not self.vm.whole)
 
     def _on_click(self, side: int, start: int, end: int) -> None:
         ready = [k for k, r in enumerate(self.vm.rows) if r.ready]
@@ -822,7 +829,8 @@ class CompareTab(QWidget):
             return f"Compare: {counted(len(self.vm.rows), 'tokenizer')} · add tokenizers (up to {MAX_ROWS})"
         k = min(range(len(a.tokens)), key=a.tokens.__getitem__)
         pinned = "pinned text" if self.pin_box.isChecked() else "the Inspect text"
-        return (f"Compare: {counted(len(a.names), 'tokenizer')} on {pinned} ({counted(a.n_chars, 'char')}) · "
+        part = f"its first {a.n_chars:,} of {len(self.vm.text):,} chars" if a.n_chars < len(self.vm.text) else counted(a.n_chars, "char")
+        return (f"Compare: {counted(len(a.names), 'tokenizer')} on {pinned} ({part}) · "
                 f"{min(a.tokens):,}–{max(a.tokens):,} tokens, fewest: {a.names[k]}")
 
     def is_busy(self) -> bool:
