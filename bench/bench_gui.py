@@ -122,6 +122,7 @@ def compare_case(app, win, text: str, n: int) -> None:  # noqa: ANN001
     rows = [r.name for r in win.compare_tab.vm.rows]
     print(f"Compare holds {len(rows)} tokenizers: {', '.join(rows)}; RSS now {_rss_mb()[0]:.0f} MB")
     t0 = time.perf_counter()
+    c0 = time.process_time()
     vm.set_text(text, from_editor=False)
     counted = None
     while True:
@@ -129,24 +130,31 @@ def compare_case(app, win, text: str, n: int) -> None:  # noqa: ANN001
         u = vm.update
         if counted is None and u is not None and u.encoding.text == text and not u.partial:
             counted = time.perf_counter() - t0
+            c_counted = time.process_time() - c0
         if counted is not None and wait_idle(app, win, timeout=0.05):
             break
         if time.perf_counter() - t0 > 900:
             break
         time.sleep(0.005)
     idle = time.perf_counter() - t0
+    c_idle = time.process_time() - c0
     cur, peak = _rss_mb()
     print(
-        f"open {len(text) / 1e6:.2f} MB ({text.count(chr(13) + chr(10)):,} CRLF): full count shown after {counted:.2f} s; "
-        f"every tab idle after {idle:.2f} s; RSS {cur:.0f} MB, peak {peak:.0f} MB"
+        f"open {len(text) / 1e6:.2f} MB ({text.count(chr(13) + chr(10)):,} CRLF): full count shown after {counted:.2f} s "
+        f"(CPU of all threads {c_counted:.2f} s); every tab idle after {idle:.2f} s (CPU {c_idle:.2f} s); "
+        f"RSS {cur:.0f} MB, peak {peak:.0f} MB"
     )
     for name, tab in (("Compare", win.compare_tab), ("Inspect", win.inspect), ("Compare", win.compare_tab), ("Inspect", win.inspect)):
         t0 = time.perf_counter()
+        c0 = time.process_time()
         win.tabs.setCurrentWidget(tab)
         QTest.qWait(400)  # (debounced follow-ups start on timers)
         wait_idle(app, win, timeout=900)
         cur, peak = _rss_mb()
-        print(f"  showing {name}: idle after {time.perf_counter() - t0:.2f} s; RSS {cur:.0f} MB, peak {peak:.0f} MB")
+        print(
+            f"  showing {name}: idle after {time.perf_counter() - t0:.2f} s (CPU {time.process_time() - c0:.2f} s); "
+            f"RSS {cur:.0f} MB, peak {peak:.0f} MB"
+        )
 
 
 def main() -> int:

@@ -183,3 +183,23 @@ def test_a_long_text_is_compared_over_its_start_until_asked(window, qtbot, gpt2,
     qtbot.waitUntil(lambda: compare.vm.analysis.text == text, timeout=120000)
     assert compare.vm.analysis.tokens == (len(gpt2.encode(text).ids),)
     assert not compare.whole_button.isVisible()
+
+
+def test_a_deleted_view_models_last_load_holds_nothing(qtbot) -> None:  # noqa: ANN001
+    """A window closed while its load ran: that job's result is dropped; other lanes still run."""
+    import threading
+
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    from tokviz.gui.workers import Lanes
+
+    gone, alive = QObject(), QObject()
+    a, b = Lanes(gone), Lanes(alive)
+    go = threading.Event()
+    a.submit("load", lambda: (lambda _t: go.wait(20)), lambda _r: None, lambda _e: None)
+    shiboken6.delete(gone)  # deletes its child `a` too: `a` never hears from its job
+    done: list[object] = []
+    b.submit("caret", lambda: (lambda _t: "ran"), done.append, done.append)
+    qtbot.waitUntil(lambda: done == ["ran"], timeout=20000)
+    go.set()

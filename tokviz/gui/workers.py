@@ -202,8 +202,13 @@ def _foreground_pool() -> QThreadPool:
 
 
 def _foreground_running() -> bool:
+    """Whether a load or encode runs in a live `Lanes` (one whose QObject is gone never hears
+    from its last job: the relay drops the call, so its lane would look busy for ever)."""
     return any(
-        st.running is not None for lanes in list(_all_lanes) for f, st in lanes._lanes.items() if f in FOREGROUND_LANES
+        st.running is not None
+        for lanes in [x for x in _all_lanes if isValid(x)]
+        for f, st in lanes._lanes.items()
+        if f in FOREGROUND_LANES
     )
 
 
