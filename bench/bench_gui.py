@@ -1,6 +1,7 @@
 """GUI latency: open a 1 MB text, scroll it, and type into a 100 KB text.
 
 Run: ``QT_QPA_PLATFORM=offscreen python bench/bench_gui.py [--tokenizer PATH] [--mb 1.0] [--keys 40]``
+or, for the many-tokenizers case, ``... bench_gui.py --compare 8 --mb 1 [--held-out]``.
 
 Prints, for the real main window and the real engine:
 - open 1 MB: time until the text is shown and interactive (raw pane filled, first paint), time
@@ -12,6 +13,13 @@ Prints, for the real main window and the real engine:
   re-encoded window), mean / p95 / max, and the worker's re-encode time per keystroke.
 GUI-thread cost is measured with ``time.thread_time`` in the GUI thread, so time the worker
 spends encoding (in another thread) does not count, but everything the GUI thread does does.
+
+With ``--compare N`` (o200k in Inspect unless ``--tokenizer``, the first N embedded tokenizers in
+Compare, Inspect shown): open the text and print seconds until the full count is shown, seconds
+until every tab is idle, and the process's peak RSS; then show Compare and Inspect again and print
+the same. ``--held-out`` uses text the other figures were not tuned on: a slice of the CRLF
+corpora read byte-exact (CRLF kept) interleaved with seeded generated text (code, numbers, mixed
+scripts, emoji).
 """
 
 from __future__ import annotations
@@ -31,8 +39,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 PROBE_S = 0.016  # the stall probe's tick (60 Hz)
 
 
+def _corpora() -> Path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from corpus import shared_dir
+
+    return shared_dir() / "corpora"
+
+
 def _corpus(n_chars: int) -> str:
-    shared = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+    shared = _corpora()
     parts = []
     for name in ("botchan.txt", "wagahaiwa_nekodearu.txt"):
         p = shared / name
@@ -51,11 +66,104 @@ def _corpus(n_chars: int) -> str:
     return text[: cut + 1 if cut > 0 else n_chars]
 
 
+def _held_out(n_chars: int) -> str:
+    """Text not tuned on: the second half of each CRLF corpus file (read exactly) + generated text."""
+    import random
+
+    from tokviz.io.textfile import read_text_file
+
+    shared = _corpora()
+    real = []
+    for name in ("wagahaiwa_nekodearu.txt", "botchan.txt"):
+        p = shared / name
+        if p.is_file():
+            t = read_text_file(p).text
+            real.append(t[len(t) // 2 :])
+    rng = random.Random(24)
+    words = ["token", "naïve", "Straße", "東京", "ひらがな", "данные", "مرحبا", "🙂", "👩‍💻", "x_1", "0x1F", "3.14159"]
+    gen = []
+    for _ in range(4000):
+        kind = rng.randrange(3)
+        if kind == 0:
+            gen.append(f"def f{rng.randrange(999)}(a, b):\r\n    return a * {rng.randrange(10**6)} + b  # {rng.choice(words)}\r\n")
+        elif kind == 1:
+            gen.append(" ".join(rng.choice(words) for _ in range(rng.randrange(3, 15))) + ".\r\n")
+        else:
+            gen.append(",".join(str(rng.randrange(10 ** rng.randrange(1, 9))) for _ in range(8)) + "\r\n")
+    parts = [*real, "".join(gen)]
+    text = ""
+    while len(text) < n_chars:
+        text += "\r\n".join(parts)
+    cut = text.rfind("\r\n", 0, n_chars)
+    return text[: cut + 2 if cut > 0 else n_chars]
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MB."""
+    import resource
+
+    with open("/proc/self/statm") as f:
+        cur = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return cur / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def compare_case(app, win, text: str, n: int) -> None:  # noqa: ANN001
+    """The many-tokenizers case (module docstring): count, idle and RSS, then after tab switches."""
+    from PySide6.QtTest import QTest
+
+    from tokviz.gui.app import wait_idle
+
+    vm = win.vm
+    win.compare_tab.add_defaults(n)
+    win.tabs.setCurrentWidget(win.compare_tab)
+    wait_idle(app, win, timeout=600)
+    win.tabs.setCurrentWidget(win.inspect)
+    wait_idle(app, win, timeout=600)
+    rows = [r.name for r in win.compare_tab.vm.rows]
+    print(f"Compare holds {len(rows)} tokenizers: {', '.join(rows)}; RSS now {_rss_mb()[0]:.0f} MB")
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    vm.set_text(text, from_editor=False)
+    counted = None
+    while True:
+        app.processEvents()
+        u = vm.update
+        if counted is None and u is not None and u.encoding.text == text and not u.partial:
+            counted = time.perf_counter() - t0
+            c_counted = time.process_time() - c0
+        if counted is not None and wait_idle(app, win, timeout=0.05):
+            break
+        if time.perf_counter() - t0 > 900:
+            break
+        time.sleep(0.005)
+    idle = time.perf_counter() - t0
+    c_idle = time.process_time() - c0
+    cur, peak = _rss_mb()
+    print(
+        f"open {len(text) / 1e6:.2f} MB ({text.count(chr(13) + chr(10)):,} CRLF): full count shown after {counted:.2f} s "
+        f"(CPU of all threads {c_counted:.2f} s); every tab idle after {idle:.2f} s (CPU {c_idle:.2f} s); "
+        f"RSS {cur:.0f} MB, peak {peak:.0f} MB"
+    )
+    for name, tab in (("Compare", win.compare_tab), ("Inspect", win.inspect), ("Compare", win.compare_tab), ("Inspect", win.inspect)):
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        win.tabs.setCurrentWidget(tab)
+        QTest.qWait(400)  # (debounced follow-ups start on timers)
+        wait_idle(app, win, timeout=900)
+        cur, peak = _rss_mb()
+        print(
+            f"  showing {name}: idle after {time.perf_counter() - t0:.2f} s (CPU {time.process_time() - c0:.2f} s); "
+            f"RSS {cur:.0f} MB, peak {peak:.0f} MB"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tokenizer", type=Path, default=None)
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--keys", type=int, default=40)
+    ap.add_argument("--compare", type=int, default=0, help="the many-tokenizers case with N tokenizers in Compare")
+    ap.add_argument("--held-out", action="store_true", help="held-out text (CRLF corpora + generated)")
     args = ap.parse_args()
 
     from PySide6.QtCore import QEventLoop, Qt, QTimer
@@ -66,7 +174,8 @@ def main() -> int:
     from tokviz.resources import resource_path
 
     app = create_app()
-    tok_path = args.tokenizer or resource_path("bundles", "cl100k_base", "cl100k_base.tiktoken.gz")
+    default = ("o200k_base", "o200k_base.tiktoken.gz") if args.compare else ("cl100k_base", "cl100k_base.tiktoken.gz")
+    tok_path = args.tokenizer or resource_path("bundles", *default)
     win = MainWindow(settings=None)
     win.resize(1400, 900)
     win.show()
@@ -76,6 +185,15 @@ def main() -> int:
     wait_idle(app, win)
     vm = win.vm
     print(f"tokenizer: {vm.tokenizer_name}")
+
+    if args.compare:
+        n_chars = int(args.mb * 1_000_000)
+        compare_case(app, win, _held_out(n_chars) if args.held_out else _corpus(n_chars), args.compare)
+        win.close()
+        from PySide6.QtCore import QThreadPool
+
+        QThreadPool.globalInstance().waitForDone(60000)
+        return 0
 
     stalls: list[float] = []
 

@@ -5,8 +5,12 @@ the library, records its RSS, loads the file, records time and RSS again (and th
 encodes one short text so lazily built structures are counted too. Targets (issue 2): o200k
 loads in under 1 s and under 150 MB RSS.
 
-    python bench/bench_load.py                 # o200k, cl100k, r50k (+ HF bundles with --all)
+    python bench/bench_load.py                 # o200k, cl100k, r50k
+    python bench/bench_load.py --all           # every bundle kind: rank files, tokenizer.json,
+                                               # SentencePiece .model, WordPiece vocab.txt
     python bench/bench_load.py --repeat 3
+
+A GGUF file's vocabulary has no reference loader installed (llama.cpp), so GGUF is not here.
 """
 
 from __future__ import annotations
@@ -49,6 +53,20 @@ elif lib == "tiktoken":
     t_load = time.perf_counter() - t; c_load = time.process_time() - c
     after_load = rss()
     c = time.process_time(); enc.encode(FIRST); c_first = time.process_time() - c
+elif lib == "sentencepiece":
+    import sentencepiece as spm
+    gc.collect(); before = rss()
+    t = time.perf_counter(); c = time.process_time(); sp = spm.SentencePieceProcessor(model_file=path)
+    t_load = time.perf_counter() - t; c_load = time.process_time() - c
+    after_load = rss()
+    c = time.process_time(); sp.encode(FIRST); c_first = time.process_time() - c
+elif lib == "wordpiece":
+    import tokenizers
+    gc.collect(); before = rss()
+    t = time.perf_counter(); c = time.process_time(); tk = tokenizers.BertWordPieceTokenizer(path, lowercase=True)
+    t_load = time.perf_counter() - t; c_load = time.process_time() - c
+    after_load = rss()
+    c = time.process_time(); tk.encode(FIRST); c_first = time.process_time() - c
 else:
     import tokenizers
     gc.collect(); before = rss()
@@ -66,6 +84,14 @@ TIKTOKEN_FILES = {
     "o200k_base": "o200k_base/o200k_base.tiktoken",
     "cl100k_base": "cl100k_base/cl100k_base.tiktoken",
     "gpt2 (r50k)": "gpt2/r50k_base.tiktoken",
+}
+SP_FILES = {
+    "albert-30k (spm)": "albert-30k-clean/30k-clean.model",
+    "mistral-7b (spm)": "mistral-7b-v0.1/tokenizer.model",
+    "spm test_model": "sentencepiece-test/test_model.model",
+}
+WORDPIECE_FILES = {
+    "bert vocab.txt": "bert-base-uncased/vocab.txt",
 }
 HF_FILES = {
     "qwen3": "qwen3/tokenizer.json",
@@ -91,16 +117,18 @@ def measure(lib: str, path: Path, repeat: int) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description="tokviz load time and RSS vs the reference library")
     ap.add_argument("--repeat", type=int, default=1, help="subprocess runs per measurement (median)")
-    ap.add_argument("--all", action="store_true", help="also the tokenizer.json bundles (vs HF tokenizers)")
+    ap.add_argument("--all", action="store_true", help="every bundle kind (tokenizer.json, .model, vocab.txt too)")
     args = ap.parse_args()
     bundles = shared_dir() / "bundles"
     rows = [(name, "tiktoken", bundles / rel) for name, rel in TIKTOKEN_FILES.items()]
     if args.all:
         rows += [(name, "tokenizers", bundles / rel) for name, rel in HF_FILES.items()]
+        rows += [(name, "sentencepiece", bundles / rel) for name, rel in SP_FILES.items()]
+        rows += [(name, "wordpiece", bundles / rel) for name, rel in WORDPIECE_FILES.items()]
     mb = 1024 * 1024
     print(
         f"{'tokenizer':<18} {'tokviz wall':>11} {'cpu':>7} {'+1st enc':>8} {'ref wall':>9} {'cpu':>7} "
-        f"{'+1st enc':>8} {'ratio':>6}   {'tokviz RSS':>10} {'peak':>8} {'ref RSS':>8}"
+        f"{'+1st enc':>8} {'ratio':>6}   {'tokviz RSS':>10} {'peak':>8} {'ref RSS':>8} {'ratio':>6}"
     )
     for name, ref_lib, path in rows:
         ours = measure("tokviz", path, args.repeat)
@@ -111,7 +139,8 @@ def main() -> None:
             f"{name:<18} {ours['load_s']:>10.3f}s {ours['cpu_s']:>6.3f}s {ours['first_s']:>7.3f}s "
             f"{ref['load_s']:>8.3f}s {ref['cpu_s']:>6.3f}s {ref['first_s']:>7.3f}s "
             f"{ours_ready / ref_ready:>5.1f}x   "
-            f"{ours['rss_used'] / mb:>8.1f}MB {ours['peak'] / mb:>6.1f}MB {ref['rss_used'] / mb:>6.1f}MB"
+            f"{ours['rss_used'] / mb:>8.1f}MB {ours['peak'] / mb:>6.1f}MB {ref['rss_used'] / mb:>6.1f}MB "
+            f"{ours['rss_used'] / max(ref['rss_used'], 1):>5.1f}x"
         )
         if name == "o200k_base":
             ok_t = ours_ready < 1.0

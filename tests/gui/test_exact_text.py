@@ -273,7 +273,7 @@ class TestFiles:
         path.write_bytes(b"\xef\xbb\xbfa\r\nb\r\n")
         assert window.open_text(path)
         _assert_exact(qtbot, window, "\ufeffa\r\nb\r\n")
-        msg = window.statusBar().currentMessage()
+        msg = window.message_text()
         assert "BOM kept as U+FEFF" in msg and "2 CRLF line ends kept" in msg
 
     def test_invalid_utf8_names_the_byte_and_offers_replacement(self, qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
@@ -286,7 +286,7 @@ class TestFiles:
         assert window.replace_button.isVisibleTo(window)
         window.replace_button.click()
         _assert_exact(qtbot, window, "ok\r\n\ufffd!")
-        assert "1 invalid UTF-8 sequences replaced by U+FFFD" in window.statusBar().currentMessage()
+        assert "1 invalid UTF-8 sequences replaced by U+FFFD" in window.message_text()
 
     def test_two_line_crlf_file_matches_tiktoken(self, qtbot, window, tmp_path: Path, cl100k) -> None:  # noqa: ANN001
         """The issue's ``64 319 65``: cl100k's ids for a, CRLF, b (not 64 198 65, the CR dropped)."""

@@ -213,6 +213,11 @@ def run_app(args: argparse.Namespace) -> int:
         window.restore_settings()
     if text is not None:
         window.vm.set_text(text, from_editor=False)
+        if getattr(args, "file", None) is not None:  # what the reader kept, as Open… says it
+            from ..io.textfile import read_text_file
+            from .main_window import text_file_summary
+
+            window.show_message(text_file_summary(read_text_file(args.file)), seconds=15)
     elif not window.vm.text:
         window.vm.set_text(sample_text(), from_editor=False)
     tok = getattr(args, "tokenizer", None)

@@ -37,6 +37,23 @@ def local_entries() -> list[Entry]:
     return [Entry(d.name, d.path, "Local cache") for d in discover()]
 
 
+_listing: tuple[Entry, ...] | None = None
+
+
+def listing(*, refresh: bool = False) -> list[Entry]:
+    """The embedded and local-cache tokenizers, discovered once per process and shared by the
+    window's picker and Compare's catalog (``refresh`` looks again)."""
+    global _listing
+    if _listing is None or refresh:
+        entries = embedded_bundles()
+        try:
+            entries += local_entries()
+        except OSError:
+            pass
+        _listing = tuple(entries)
+    return list(_listing)
+
+
 # File names that say nothing about the tokenizer: the folder (or the hub repo) names it instead.
 _GENERIC_NAMES = {
     "tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "vocab.txt",

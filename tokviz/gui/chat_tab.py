@@ -116,6 +116,15 @@ class ChatTab(QWidget):
         self._wire()
         self._fill_list()
         self.list.setCurrentRow(0)
+        self.vm.set_active(False)  # until shown: work follows the eye
+
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().showEvent(event)
+        self.vm.set_active(True)
+
+    def hideEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().hideEvent(event)
+        self.vm.set_active(False)
 
     # ------------------------------------------------------------------ building
     def _build_editor(self) -> QWidget:

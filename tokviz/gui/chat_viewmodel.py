@@ -18,7 +18,7 @@ from shiboken6 import isValid
 
 from ..io.json_text import loads
 from ._compat import emit
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, ShownGate
 
 __all__ = ["ChatViewModel", "ChatView", "ROLES", "DEFAULT_MESSAGES"]
 
@@ -105,6 +105,7 @@ class ChatViewModel(QObject):
         self.own_template_name: str | None = None  # one of the tokenizer's named templates (None: its default)
         self.view: ChatView | None = None
         self.error: str | None = None
+        self._gate = ShownGate(self.refresh)  # a new Inspect tokenizer is rendered while the tab is shown
         if inspect is not None:
             inspect.tokenizer_changed.connect(lambda _p: self._tokenizer_changed())
 
@@ -184,7 +185,11 @@ class ChatViewModel(QObject):
     def _tokenizer_changed(self) -> None:
         self.own_template_name = None
         emit(self.own_templates_changed, self.own_templates())
-        self.refresh()
+        self._gate.request()
+
+    def set_active(self, on: bool) -> None:
+        """The tab is shown (render for a tokenizer chosen meanwhile) or hidden."""
+        self._gate.set_shown(on)
 
     def load_template_file(self, path: str) -> None:
         from ..analysis.chat import load_template

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..analysis.compare import Analysis
-from .catalog import Entry, embedded_bundles, local_entries
+from .catalog import Entry, listing
 from .compare_viewmodel import MAX_ROWS, CompareViewModel, OverlapResult, Row
 from .display import counted
 from .theme import mono_font, theme_for
@@ -104,6 +104,7 @@ class CompareTab(QWidget):
         self._wire(inspect_vm)
         self._populate_catalog()
         self._show_text(self.vm.text)
+        self.vm.set_active(False)  # until shown: work follows the eye
 
     def _build_centre(self) -> QSplitter:
         """The aligned rows above, the detail tabs (agreement, per script, overlap, diff, corpus) below."""
@@ -208,6 +209,11 @@ class CompareTab(QWidget):
         self.text_stats.setStyleSheet("color: gray")
         self.text_stats.setWordWrap(True)
         lay.addWidget(self.text_stats)
+        self.whole_button = QPushButton("Analyse the whole text")
+        self.whole_button.setToolTip("A long text is compared over its start; this compares all of it, once, in the background")
+        self.whole_button.clicked.connect(self.vm.analyse_whole)
+        self.whole_button.hide()
+        lay.addWidget(self.whole_button)
         return w
 
     def _build_text(self) -> QVBoxLayout:
@@ -244,11 +250,7 @@ class CompareTab(QWidget):
         return box
 
     def _populate_catalog(self) -> None:
-        self._entries = embedded_bundles()
-        try:
-            self._entries += local_entries()
-        except OSError:
-            pass
+        self._entries = listing()  # the window's picker's listing: discovered once
         self.catalog.clear()
         for e in self._entries:
             self.catalog.addItem(f"{e.name}" + ("" if e.group == "Embedded" else f"  [{e.group}]"))
@@ -318,6 +320,11 @@ class CompareTab(QWidget):
     def showEvent(self, event) -> None:  # noqa: ANN001, N802
         super().showEvent(event)
         self._follow_now()  # Inspect edits made while another tab was shown
+        self.vm.set_active(True)  # rows loaded or the text set while hidden
+
+    def hideEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().hideEvent(event)
+        self.vm.set_active(False)
 
     def _on_collapse(self, on: bool) -> None:
         self.rows_view.set_vote_unit("char_collapsed" if on else "char_raw")
@@ -346,9 +353,11 @@ class CompareTab(QWidget):
         self._fill_f1()
         self._fill_scripts()
         if a is not None:
+            part = f"the first {counted(a.n_chars, 'char')} of {len(self.vm.text):,} compared · " if a.n_chars < len(self.vm.text) else ""
             self.text_stats.setText(
-                f"{counted(a.n_chars, 'char')} (code points) · {counted(a.n_bytes, 'byte')} (UTF-8) · {counted(a.n_words, 'word')}"
+                part + f"{counted(a.n_chars, 'char')} (code points) · {counted(a.n_bytes, 'byte')} (UTF-8) · {counted(a.n_words, 'word')}"
             )
+        self.whole_button.setVisible(self.vm.windowed and not self.vm.whole)
 
     def _on_click(self, side: int, start: int, end: int) -> None:
         ready = [k for k, r in enumerate(self.vm.rows) if r.ready]
@@ -820,7 +829,8 @@ class CompareTab(QWidget):
             return f"Compare: {counted(len(self.vm.rows), 'tokenizer')} · add tokenizers (up to {MAX_ROWS})"
         k = min(range(len(a.tokens)), key=a.tokens.__getitem__)
         pinned = "pinned text" if self.pin_box.isChecked() else "the Inspect text"
-        return (f"Compare: {counted(len(a.names), 'tokenizer')} on {pinned} ({counted(a.n_chars, 'char')}) · "
+        part = f"its first {a.n_chars:,} of {len(self.vm.text):,} chars" if a.n_chars < len(self.vm.text) else counted(a.n_chars, "char")
+        return (f"Compare: {counted(len(a.names), 'tokenizer')} on {pinned} ({part}) · "
                 f"{min(a.tokens):,}–{max(a.tokens):,} tokens, fewest: {a.names[k]}")
 
     def is_busy(self) -> bool:

@@ -7,6 +7,11 @@ segmentation is missing and hands the segmentations to the text's
 `tokviz.analysis.compare.Comparison`, which keeps every side's results and every pair's counts:
 adding a fifth tokenizer encodes one text and computes one side and four pairs. Overlap (|Σ(A)∩Σ(B)|, UpSet patterns) follows in a second lane, the vocabulary
 diff of two rows and the corpus statistics (`tokviz.analysis.corpus`, process pool) in their own.
+
+A long text is analysed over its first `WINDOW_CHARS` characters (cut after a line end), and
+the tab says so; `analyse_whole` (an explicit user job) analyses all of it, once, in the
+background. Eight tokenizers over a 1 MB text took minutes and several GB; the window keeps the
+analysis to seconds.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ from ..analysis.compare import (
 )
 from ._compat import emit
 from .catalog import format_tag, load_error
-from .workers import CancelToken, Lanes, to_gui
+from .workers import CancelToken, Lanes, ShownGate, to_gui
 
 __all__ = ["CompareViewModel", "Row", "OverlapResult", "MAX_ROWS"]
 
 MAX_ROWS = 12
+#: a longer text is analysed over its first this many characters until the user asks for all
+WINDOW_CHARS = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,9 @@ class CompareViewModel(QObject):
         self._comparison: Comparison | None = None  # per-side results and pairs of this text
         self._pending_inspect: tuple[int, int] | None = None
         self.corpus_running = False
+        self.whole = False  # the user asked for the whole text, not the window
+        # the analysis of the text runs while the tab is shown (corpus runs and diffs always run)
+        self._gate = ShownGate(self._analyse_now)
         if inspect is not None:
             inspect.encoding_changed.connect(self._on_inspect_encoding)
 
@@ -109,9 +119,9 @@ class CompareViewModel(QObject):
 
         def prepare():  # noqa: ANN202
             def job(_token: CancelToken):  # noqa: ANN202
-                from .. import load
+                from ..io.registry import shared_registry
 
-                return load(path)
+                return shared_registry().get(path)  # the same object Inspect holds for this file
 
             return job
 
@@ -199,11 +209,44 @@ class CompareViewModel(QObject):
     def set_text(self, text: str) -> None:
         if text != self.text:
             self.text = text
+            self.whole = False  # a new text is windowed again until asked
             self._schedule()
 
-    def _schedule(self) -> None:
-        rows = self.ready_rows()
+    def analysed_text(self) -> str:
+        """The part of the text analysed: all of it, or its first `WINDOW_CHARS` (module docstring)."""
         text = self.text
+        if self.whole or len(text) <= WINDOW_CHARS:
+            return text
+        cut = text.rfind("\n", 0, WINDOW_CHARS)
+        return text[: cut + 1] if cut >= WINDOW_CHARS // 2 else text[:WINDOW_CHARS]
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the analysis covers only the start of the text."""
+        return len(self.analysed_text()) < len(self.text)
+
+    def analyse_whole(self) -> None:
+        """Analyse the whole text (an explicit job: it runs even while the tab is hidden)."""
+        if not self.whole and self.windowed:
+            self.whole = True
+            self._analyse_now()
+
+    def set_active(self, on: bool) -> None:
+        """The tab is shown (analyse the text if it changed meanwhile) or hidden (analyses wait)."""
+        self._gate.set_shown(on)
+
+    @property
+    def stale(self) -> bool:
+        """Whether the shown analysis is not of the current rows and text (the tab was hidden)."""
+        return self._gate.stale
+
+    def _schedule(self) -> None:
+        if not self._gate.request():
+            self._lanes.cancel("compare-analysis")  # a hidden tab's older analysis is not wanted
+
+    def _analyse_now(self) -> None:
+        rows = self.ready_rows()
+        text = self.analysed_text()
         if not rows:
             self.analysis = None
             emit(self.analysis_changed, None)
@@ -287,7 +330,7 @@ class CompareViewModel(QObject):
         if not 0 <= row_index < len(self.rows):
             return None
         hit = self._segs.get(self.rows[row_index].id)
-        return hit[1] if hit is not None and hit[0] == self.text else None
+        return hit[1] if hit is not None and hit[0] == self.analysed_text() else None
 
     # ------------------------------------------------------------------ hover and Inspect
     def hover(self, span: tuple[int, int] | None) -> None:

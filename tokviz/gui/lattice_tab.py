@@ -85,6 +85,7 @@ class LatticeTab(QWidget):
         lay.addWidget(vs, 1)
         self._wire(inspect_vm)
         self._on_mode(self.vm.mode, self.vm.describe_mode())
+        self.vm.set_active(False)  # until shown: work follows the eye
 
     # ------------------------------------------------------------------ building
     def _build_top(self) -> QHBoxLayout:
@@ -236,6 +237,11 @@ class LatticeTab(QWidget):
         super().showEvent(event)
         if self.vm.result is None and self.vm.tokenizer is not None:
             self.vm.refresh()
+        self.vm.set_active(True)
+
+    def hideEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().hideEvent(event)
+        self.vm.set_active(False)
 
     def _text_edited(self) -> None:
         self.vm.edit_text(self.text_edit.text())

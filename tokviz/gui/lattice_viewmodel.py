@@ -25,7 +25,7 @@ from ..analysis.facts import TokenizerFacts
 from ..engine.lattice import Lattice
 from ..engine.tokenizer import Tokenizer
 from .display import LatticePicture, show_piece
-from .workers import CancelToken, Lanes
+from .workers import CancelToken, Lanes, ShownGate
 
 __all__ = ["LatticeViewModel", "LatticeResult", "SampleResult", "tokenizer_mode"]
 
@@ -100,8 +100,9 @@ class LatticeViewModel(QObject):
         self._lattice: Any = None  # engine Lattice of the shown chunk (kept for sampling)
         self.text_edited = False  # once the user types here, the lattice text stops following Inspect
         self.auto_sample = True  # draw samples after every new lattice
+        self._gate = ShownGate(self.refresh)  # Inspect's changes are followed while the tab is shown
         if inspect is not None:
-            inspect.tokenizer_changed.connect(lambda _p: self.refresh())
+            inspect.tokenizer_changed.connect(lambda _p: self._gate.request())
             inspect.text_replaced.connect(self._follow_inspect)
 
     def _follow_inspect(self, text: str) -> None:
@@ -109,7 +110,11 @@ class LatticeViewModel(QObject):
         if not self.text_edited and 0 < len(line) <= 80:
             self.text = line
             self.chunk_index = -1
-            self.refresh()
+            self._gate.request()
+
+    def set_active(self, on: bool) -> None:
+        """The tab is shown (follow what changed in Inspect meanwhile) or hidden."""
+        self._gate.set_shown(on)
 
     @property
     def tokenizer(self) -> Any:

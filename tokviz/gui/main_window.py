@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QRectF, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .catalog import DEFAULT_BUNDLE, Entry, embedded_bundles, info_label, load_error, local_entries, path_label, sample_text
+from .catalog import DEFAULT_BUNDLE, Entry, info_label, listing, load_error, path_label, sample_text
 from .display import ViewMode, counted
 from .theme import apply_palette, system_is_dark, theme_for
 from .viewmodel import InspectViewModel
@@ -263,7 +263,11 @@ class MainWindow(QMainWindow):
             self.tabs.tabBar().moveTab(self.tabs.indexOf(w), k)
 
     def _build_status_bar(self) -> None:
-        """The status bar: the numbers, a busy indicator and Cancel."""
+        """The status bar: the numbers, a message of their own, a busy indicator and Cancel.
+
+        Transient messages (what a file reader kept, menu tips) go to `status_message`, beside
+        the numbers: Qt's own temporary message would cover the token count while it shows.
+        """
         self.stats = StatsBar(self.vm)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
@@ -276,9 +280,17 @@ class MainWindow(QMainWindow):
         self.cancel_button.clicked.connect(self.vm.cancel)
         self.tab_status = ElidedLabel()  # the status of the tab shown, when it is not Inspect
         self.tab_status.hide()
+        self.status_message = ElidedLabel()
+        self.status_message.setObjectName("StatusMessage")
+        self.status_message.setEnabled(False)  # drawn dimmed: a note, not the numbers
+        self.status_message.hide()
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(lambda: self.show_message(""))
         sb = self.statusBar()
-        sb.addWidget(self.stats, 1)
-        sb.addWidget(self.tab_status, 1)
+        sb.addWidget(self.stats, 3)
+        sb.addWidget(self.tab_status, 3)
+        sb.addWidget(self.status_message, 2)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self._set_busy(False)
@@ -291,6 +303,23 @@ class MainWindow(QMainWindow):
         self._status_timer.setInterval(400)
         self._status_timer.timeout.connect(self._show_tab_status)
         self.tabs.currentChanged.connect(lambda _i: self._show_tab_status())
+
+    def show_message(self, text: str, *, seconds: float = 0) -> None:
+        """Show a transient note beside the numbers (never over them); ``seconds`` > 0 clears it then."""
+        self._message_timer.stop()
+        self.status_message.setText(text)
+        self.status_message.setVisible(bool(text))
+        if text and seconds > 0:
+            self._message_timer.start(int(seconds * 1000))
+
+    def message_text(self) -> str:
+        return self.status_message.text()
+
+    def event(self, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.StatusTip:  # menu and tool tips: into the message label too
+            self.show_message(event.tip())
+            return True
+        return super().event(event)
 
     def _show_tab_status(self) -> None:
         """The status bar describes the tab shown: Inspect's numbers there, each tab's own line elsewhere."""
@@ -412,11 +441,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ picker
     def _populate_picker(self) -> None:
-        self._entries = embedded_bundles()
-        try:
-            self._entries += local_entries()
-        except OSError:
-            pass
+        self._entries = listing()  # one discovery, shared with Compare's catalog
         for p in self._recent():
             if not any(e.path == p for e in self._entries):
                 self._entries.append(Entry(path_label(p), p, "Recent"))
@@ -602,6 +627,14 @@ class MainWindow(QMainWindow):
         s = self.settings
         if s is None:
             return False
+        budget = s.value("tokenizers/budget_mb")  # memory for loaded tokenizers (tokviz.io.registry)
+        if budget is not None:
+            try:
+                from ..io.registry import shared_registry
+
+                shared_registry().set_budget(mb=float(budget))
+            except (TypeError, ValueError):
+                self.error_bar.show_error(f"settings: tokenizers/budget_mb = {budget!r} is not a number of MB; kept the default")
         geo = s.value("geometry")
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
@@ -764,7 +797,7 @@ class MainWindow(QMainWindow):
             return False
         self.replace_button.hide()
         self.vm.set_text(tf.text, from_editor=False)
-        self.statusBar().showMessage(text_file_summary(tf), 15000)
+        self.show_message(text_file_summary(tf), seconds=15)
         return True
 
     def _open_replacing(self) -> None:

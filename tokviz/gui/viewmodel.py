@@ -208,12 +208,14 @@ class InspectViewModel(QObject):
 
         def prepare():  # noqa: ANN202
             def job(token: CancelToken):  # noqa: ANN202
-                from .. import load
+                from ..io.registry import shared_registry
                 from ..io.tiktoken_ranks import needs_pattern
 
-                if pattern is None and special_tokens is None and needs_pattern(path):
+                reg = shared_registry()
+                if pattern is None and special_tokens is None and not reg.holds(path) and needs_pattern(path):
                     return None
-                tok = load(path, pattern=pattern, special_tokens=special_tokens)
+                # one tokenizer per file, shared with Compare's rows (tokviz.io.registry)
+                tok = reg.get(path, pattern=pattern, special_tokens=special_tokens)
                 try:
                     info = dict(tok.info())
                 except Exception:  # noqa: BLE001 - info is decoration; the tokenizer itself loaded

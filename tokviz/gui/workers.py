@@ -10,9 +10,14 @@ dropped; the GUI never waits for it.
 Results come back on the GUI thread through a queued signal (`to_gui`).
 
 Two lanes are the ones the user waits for: ``"load"`` and ``"encode"`` (`FOREGROUND_LANES`).
-While one of them runs, a job of any other lane of the same `Lanes` (the caret analysis, the
-lattice's samples, the Compare tab's follow-ups of a new text) waits to start: threads share the
-GIL, so running them alongside would only slow the encode the user is looking at.
+While one of them runs in any `Lanes` of the process, a job of any other lane (the caret
+analysis, the lattice's samples, the Compare tab's loads and follow-ups of a new text) waits to
+start: threads share the GIL, so running them alongside would only slow the encode the user is
+looking at. Foreground jobs run on a pool of their own, so they never queue behind another
+tab's job that took the shared pool's threads.
+
+Work follows the eye: `ShownGate` runs a view-model's refresh while its tab is shown and only
+remembers one asked for while it is hidden (run when the tab is shown again).
 
 Python objects that hold Qt objects must die on the GUI thread. Two things would otherwise end
 them in a worker: the last reference going away there (a job's function holds view-models), and
@@ -42,7 +47,7 @@ from shiboken6 import isValid
 from ..engine.cancel import CancelToken
 from ._compat import emit
 
-__all__ = ["CancelToken", "FOREGROUND_LANES", "Lanes", "background_done", "background_started", "to_gui"]
+__all__ = ["CancelToken", "FOREGROUND_LANES", "Lanes", "ShownGate", "background_done", "background_started", "to_gui"]
 
 #: lanes whose jobs the user waits for; while one runs, the other lanes' jobs wait to start
 FOREGROUND_LANES = frozenset({"load", "encode"})
@@ -183,6 +188,56 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+_all_lanes: weakref.WeakSet[Lanes] = weakref.WeakSet()  # every Lanes of the process (GUI thread)
+_foreground: QThreadPool | None = None
+
+
+def _foreground_pool() -> QThreadPool:
+    """The pool of the load and encode jobs: two threads, never taken by another tab's job."""
+    global _foreground
+    if _foreground is None:
+        _foreground = QThreadPool()
+        _foreground.setMaxThreadCount(2)
+    return _foreground
+
+
+def _foreground_running() -> bool:
+    """Whether a load or encode runs in a live `Lanes` (one whose QObject is gone never hears
+    from its last job: the relay drops the call, so its lane would look busy for ever)."""
+    return any(
+        st.running is not None
+        for lanes in [x for x in _all_lanes if isValid(x)]
+        for f, st in lanes._lanes.items()
+        if f in FOREGROUND_LANES
+    )
+
+
+class ShownGate:
+    """Work follows the eye: ``request()`` runs ``refresh`` now while shown, else marks it stale;
+    ``set_shown(True)`` runs a stale refresh. Starts shown (a view-model used without its tab)."""
+
+    __slots__ = ("_refresh", "shown", "stale")
+
+    def __init__(self, refresh: Callable[[], None], *, shown: bool = True) -> None:
+        self._refresh = refresh
+        self.shown = shown
+        self.stale = False
+
+    def request(self) -> bool:
+        """Run the refresh (True) or remember it for when the tab is shown (False)."""
+        if not self.shown:
+            self.stale = True
+            return False
+        self.stale = False
+        self._refresh()
+        return True
+
+    def set_shown(self, on: bool) -> None:
+        self.shown = on
+        if on and self.stale:
+            self.request()
+
+
 @dataclass
 class _Lane:
     generation: int = 0
@@ -200,8 +255,10 @@ class Lanes(QObject):
     def __init__(self, parent: QObject | None = None, *, pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
         self._pool = pool or QThreadPool.globalInstance()
+        self._fg_pool = pool or _foreground_pool()
         _the_relay()  # made here, on the GUI thread
         self._lanes: dict[str, _Lane] = {}
+        _all_lanes.add(self)
 
     def submit(
         self,
@@ -230,10 +287,10 @@ class Lanes(QObject):
         return gen
 
     def _held(self, lane: str) -> bool:
-        """Whether a job of ``lane`` must wait: a foreground lane other than it is running."""
+        """Whether a job of ``lane`` must wait: a foreground job runs (in any `Lanes`)."""
         if lane in FOREGROUND_LANES:
             return False
-        return any(self._lanes[f].running is not None for f in FOREGROUND_LANES if f in self._lanes)
+        return _foreground_running()
 
     def cancel(self, lane: str) -> None:
         """Drop the waiting request and discard the running job's result."""
@@ -265,7 +322,8 @@ class Lanes(QObject):
         st.callbacks[gen] = (on_result, on_error)
         emit(self.busy_changed, lane, True)
         background_started()  # ended by the job's "finished" delivery (see _Job.run)
-        self._pool.start(_Job(self, lane, gen, fn, token))
+        pool = self._fg_pool if lane in FOREGROUND_LANES else self._pool
+        pool.start(_Job(self, lane, gen, fn, token))
 
     def _on_done(self, lane: str, gen: int, result: object, error: object) -> None:  # GUI thread
         st = self._lanes[lane]
@@ -279,10 +337,11 @@ class Lanes(QObject):
             else:
                 on_error(str(error))
         self._advance(lane, st)
-        if lane in FOREGROUND_LANES:  # the lanes held back by it may start now
-            for other, ost in list(self._lanes.items()):
-                if other != lane and ost.running is None and ost.waiting is not None:
-                    self._advance(other, ost)
+        if lane in FOREGROUND_LANES and not _foreground_running():  # the lanes held back may start now
+            for lanes in [x for x in _all_lanes if isValid(x)]:
+                for other, ost in list(lanes._lanes.items()):
+                    if ost.running is None and ost.waiting is not None:
+                        lanes._advance(other, ost)
 
     def _advance(self, lane: str, st: _Lane) -> None:
         """Start the lane's waiting job unless it is held back; say when the lane fell idle."""
