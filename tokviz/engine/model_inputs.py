@@ -29,7 +29,7 @@ from .columns import TokenColumns, int_column
 from .encoding import Encoding, SequenceRanges
 
 __all__ = [
-    "PaddingParams", "STRATEGIES", "TruncationError", "TruncationParams", "merge", "merge_with", "overflow_rows",
+    "inputs_json", "PaddingParams", "STRATEGIES", "TruncationError", "TruncationParams", "merge", "merge_with", "overflow_rows",
     "pad", "pad_encodings", "pretokenized_encoding", "set_sequence_id", "truncate", "truncate_encodings", "window",
 ]
 
@@ -322,6 +322,23 @@ def pad_encodings(encodings: Sequence[Encoding], params: PaddingParams) -> list[
     if multiple and length % multiple:
         length += multiple - length % multiple
     return [pad(e, length, params) for e in encodings]
+
+
+# ---------------------------------------------------------------------- views
+def inputs_json(enc: Encoding) -> dict[str, Any]:
+    """Every model-input field of ``enc`` as JSON-ready values, its windows included (what
+    ``tokviz encode --json`` prints)."""
+    return {
+        "ids": enc.ids,
+        "tokens": enc.tokens,
+        "offsets": [list(o) for o in enc.offsets],
+        "type_ids": enc.type_ids,
+        "attention_mask": enc.attention_mask,
+        "special_tokens_mask": enc.special_tokens_mask,
+        "sequence_ids": enc.sequence_ids,
+        "word_ids": enc.word_ids,
+        "overflowing": [inputs_json(w) for w in enc.overflowing],
+    }
 
 
 # ---------------------------------------------------------------------- transformers' rows
