@@ -93,3 +93,17 @@ def test_with_model_keeps_the_settings(bert_json: bytes) -> None:
     tok.enable_padding(length=10)
     other = tok.with_model(tok.model)
     assert other.truncation == tok.truncation and other.padding == tok.padding
+
+
+def test_incremental_reencode_with_truncation_is_the_whole_encode(bert_json: bytes) -> None:
+    """A spliced window would keep the old windows and padding: with truncation or padding set
+    the re-encode is the whole encode (and says why)."""
+    from tokviz.engine.incremental import Fallback, reencode
+
+    tok = load_hf_json(bert_json, source="bert/tokenizer.json")
+    tok.enable_truncation(12, stride=2)
+    old_text, new_text = CONTEXT, CONTEXT.replace("windows", "frames")
+    got = reencode(tok, old_text, tok.encode(old_text), new_text, add_special_tokens=True)
+    want = tok.encode(new_text)
+    assert got.fallbacks == (Fallback.MODEL_INPUTS,) and not got.windowed
+    assert got.encoding.ids == want.ids and [w.ids for w in got.encoding.overflowing] == [w.ids for w in want.overflowing]
