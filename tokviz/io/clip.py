@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
+import regex
+
 from ..engine.added_tokens import AddedToken
 from ..engine.byte_alphabet import BYTE_TO_CHAR
 from ..engine.errors import TokvizFormatError
