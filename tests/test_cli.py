@@ -46,11 +46,14 @@ class TestEncode:
         code, out, _ = run(capsys, "encode", str(r50k), "Hello wörld", "--json")
         assert code == 0
         # b" w", b"\xc3\xb6r" ("ör" in the byte-level spelling), b"ld": checked against tiktoken
-        assert json.loads(out) == {
+        got = json.loads(out)
+        assert {k: got[k] for k in ("ids", "tokens", "offsets")} == {
             "ids": [15496, 266, 30570, 335],
             "tokens": ["Hello", "Ġw", "Ã¶r", "ld"],
             "offsets": [[0, 5], [5, 7], [7, 9], [9, 11]],
         }
+        # the model-input fields (tests/test_cli_inputs.py checks them against HF)
+        assert got["attention_mask"] == [1, 1, 1, 1] and got["overflowing"] == []
 
     def test_file_and_stdin(self, capsys, monkeypatch, r50k: Path, tmp_path: Path) -> None:  # noqa: ANN001
         f = tmp_path / "in.txt"

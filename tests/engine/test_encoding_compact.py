@@ -97,7 +97,9 @@ class TestEncodingValue:
     def test_a_frozen_dataclass_without_hidden_attributes(self) -> None:
         enc = Encoding.of_lists("ab", [1, 2], ["a", "b"], [(0, 1), (1, 2)], [(0, 1), (1, 2)], word_ids=[0, None])
         assert dataclasses.is_dataclass(enc)
-        assert [f.name for f in dataclasses.fields(enc)] == ["text", "columns", "stages", "traces", "source", "_memo"]
+        assert [f.name for f in dataclasses.fields(enc)] == [
+            "text", "columns", "stages", "traces", "source", "_memo", "overflowing", "sequence_ranges",
+        ]
         with pytest.raises(dataclasses.FrozenInstanceError):
             enc.text = "x"  # type: ignore[misc]
         with pytest.raises(AttributeError):

@@ -13,12 +13,12 @@ it). The columns:
 * ``byte_starts``/``byte_ends``: exact UTF-8 byte spans (`Encoding.byte_offsets`);
 * ``word_ids``: the pre-token chunk index, ``-1`` for no word (`Encoding.word_ids` shows None);
 * ``special``: 1 for a special token (`Encoding.special_tokens_mask`), None when there is none;
-* ``type_ids``: the sequence index (`Encoding.type_ids`), None when all are 0.
+* ``type_ids``: the sequence index (`Encoding.type_ids`), None when all are 0;
+* ``attention``: 0 for a padding token (`Encoding.attention_mask`), None when all are 1.
 
 An integer column is normally an ``array('i')``; any read-only sequence of ints works (a
 post-processor's or the incremental encoder's columns), and the lists read the same.
-New per-token columns (an attention mask, sequence ids) are new optional fields here with
-their list view on `Encoding`.
+New per-token columns are new optional fields here with their list view on `Encoding`.
 
 >>> c = TokenColumns.of_lists([5, 7], ["a", "b"], [(0, 1), (1, 2)], [(0, 1), (1, 3)], word_ids=[0, None])
 >>> c.ids_list(), c.offsets_list(), c.word_ids_list(), c.special_list()
@@ -62,6 +62,7 @@ class TokenColumns:
     word_ids: IntColumn
     special: IntColumn | None = None
     type_ids: IntColumn | None = None
+    attention: IntColumn | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -101,15 +102,38 @@ class TokenColumns:
         def cat(name: str) -> array:
             return int_column(chain.from_iterable(getattr(p, name) for p in parts))
 
-        def optional(name: str) -> array | None:
+        def optional(name: str, absent: int = 0) -> array | None:
             if all(getattr(p, name) is None for p in parts):
                 return None
             return int_column(chain.from_iterable(
-                repeat(0, len(p)) if getattr(p, name) is None else getattr(p, name) for p in parts))
+                repeat(absent, len(p)) if getattr(p, name) is None else getattr(p, name) for p in parts))
 
         return cls(
             cat("ids"), list(chain.from_iterable(p.tokens for p in parts)), cat("starts"), cat("ends"),
             cat("byte_starts"), cat("byte_ends"), cat("word_ids"), optional("special"), optional("type_ids"),
+            optional("attention", 1),
+        )
+
+    @classmethod
+    def of_padding(cls, n: int, *, pad_id: int, pad_type_id: int, pad_token: str) -> TokenColumns:
+        """``n`` padding tokens: special, no word, the span ``(0, 0)``, attention 0 (as HF)."""
+        zeros = int_column(repeat(0, n))
+        return cls(
+            int_column(repeat(pad_id, n)), [pad_token] * n, zeros, zeros, zeros, zeros,
+            int_column(repeat(NO_WORD, n)), int_column(repeat(1, n)),
+            int_column(repeat(pad_type_id, n)) if pad_type_id else None, zeros,
+        )
+
+    def window(self, start: int, stop: int) -> TokenColumns:
+        """The tokens ``start:stop`` (a truncation window), every column sliced alike."""
+
+        def cut(col: IntColumn | None) -> IntColumn | None:
+            return None if col is None else col[start:stop]
+
+        return TokenColumns(
+            self.ids[start:stop], self.tokens[start:stop], self.starts[start:stop], self.ends[start:stop],
+            self.byte_starts[start:stop], self.byte_ends[start:stop], self.word_ids[start:stop],
+            cut(self.special), cut(self.type_ids), cut(self.attention),
         )
 
     @classmethod
@@ -152,6 +176,9 @@ class TokenColumns:
 
     def type_ids_list(self) -> list[int]:
         return [0] * len(self) if self.type_ids is None else list(self.type_ids)
+
+    def attention_list(self) -> list[int]:
+        return [1] * len(self) if self.attention is None else list(self.attention)
 
     def word_ids_list(self) -> list[int | None]:
         words: list[int | None] = list(self.word_ids)

@@ -24,7 +24,7 @@ from .exact import ExactAlignment, ExactSource, exact_alignment
 from .text import NormalizedText, OffsetMap
 
 __all__ = [
-    "COLUMNS", "BpeTrace", "Encoding", "MergeStep", "PreToken", "Segment", "Stages", "Token", "Trace",
+    "COLUMNS", "BpeTrace", "Encoding", "MergeStep", "PreToken", "Segment", "SequenceRanges", "Stages", "Token", "Trace",
     "UnigramTrace", "WordPieceTrace", "empty_encoding", "token_spans_tile",
 ]
 
@@ -132,7 +132,13 @@ class Token:
 
 
 #: The per-token columns of an `Encoding` as HF names them, each read as a list.
-COLUMNS = ("ids", "tokens", "offsets", "byte_offsets", "special_tokens_mask", "type_ids", "word_ids")
+COLUMNS = (
+    "ids", "tokens", "offsets", "byte_offsets", "special_tokens_mask", "type_ids", "word_ids", "attention_mask",
+    "sequence_ids",
+)
+
+#: ``Encoding.sequence_ranges``: ``(sequence id, start, stop)`` token ranges, in insertion order.
+SequenceRanges = tuple[tuple[int, int, int], ...]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -144,6 +150,11 @@ class Encoding:
     read-only). ``stages``: None when the encode did not keep them (``keep_stages=False``).
     ``source``: the `tokviz.engine.pipeline.Pipeline` that made it, for `exact_offsets` (an
     encoding built by hand or unpickled has none).
+
+    Model inputs (`tokviz.engine.model_inputs`): ``overflowing`` are the windows that truncation
+    cut off (each an `Encoding`, HF's nesting kept), ``sequence_ranges`` HF's map from sequence
+    id to token range (what ``sequence_ids`` and the ``sequence_index`` look-ups read). Offsets of
+    a pair's second sequence are into that sequence's own text, as HF's; ``text`` is the first's.
     """
 
     text: str
@@ -153,6 +164,8 @@ class Encoding:
     source: ExactSource | None = field(default=None, repr=False)
     # what was derived from the fields so far (lists, offset map, exact spans), by name
     _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    overflowing: tuple[Encoding, ...] = field(default=(), repr=False)
+    sequence_ranges: SequenceRanges = field(default=(), repr=False)
 
     @classmethod
     def of_lists(
@@ -190,7 +203,10 @@ class Encoding:
         # A pickled encoding is its values, without the pipeline that made it (it must not drag
         # a whole tokenizer along, and a native model does not pickle). Its exact spans travel
         # only if they were computed.
-        return (_unpickle, (self.text, self.columns, self.stages, self.traces, self._memo.get("exact")))
+        return (_unpickle, (
+            self.text, self.columns, self.stages, self.traces, self._memo.get("exact"), self.overflowing,
+            self.sequence_ranges,
+        ))
 
     def _view(self, name: str, make: Callable[[TokenColumns], Any]) -> Any:
         got = self._memo.get(name)
@@ -227,6 +243,89 @@ class Encoding:
     @property
     def word_ids(self) -> list[int | None]:
         return self._view("word_ids", TokenColumns.word_ids_list)
+
+    @property
+    def attention_mask(self) -> list[int]:
+        """1 for a real token, 0 for padding (HF's ``attention_mask``)."""
+        return self._view("attention_mask", TokenColumns.attention_list)
+
+    # ------------------------------------------------------------------ sequences (HF's semantics)
+    @property
+    def n_sequences(self) -> int:
+        return len(self.sequence_ranges) or 1
+
+    def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
+        for seq, start, stop in self.sequence_ranges:
+            if seq == sequence_index:
+                return start, stop
+        return 0, len(self)
+
+    @property
+    def sequence_ids(self) -> list[int | None]:
+        """The sequence each token belongs to (None: a token the post-processor added).
+
+        As HF: without ranges every token is sequence 0, and only the ids ``0..n_sequences-1``
+        are filled in.
+        """
+        got = self._memo.get("sequence_ids")
+        if got is None:
+            got = [None] * len(self)
+            for seq in range(self.n_sequences):
+                start, stop = self._sequence_range(seq)
+                got[start:stop] = [seq] * (stop - start)
+            self._memo["sequence_ids"] = got
+        return got
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        if token_index < 0 or token_index > len(self):
+            return None
+        if not self.sequence_ranges:
+            return 0
+        return next((seq for seq, start, stop in self.sequence_ranges if start <= token_index < stop), None)
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        """The char span of token ``token_index`` in its own sequence's text."""
+        if self.token_to_sequence(token_index) is None or token_index >= len(self):
+            return None
+        return self.columns.starts[token_index], self.columns.ends[token_index]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        if self.token_to_sequence(token_index) is None or token_index >= len(self):
+            return None
+        word = self.columns.word_ids[token_index]
+        return None if word == NO_WORD else word
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """The token range ``(start, stop)`` of word ``word_index`` of sequence ``sequence_index``."""
+        lo, hi = self._sequence_range(sequence_index)
+        words = self.columns.word_ids
+        found = None
+        for i in range(lo, min(hi, len(self))):
+            w = words[i]
+            if w > word_index:  # HF reads words in order and stops past the word (no word: -1)
+                break
+            if w == word_index:
+                found = (i, i + 1) if found is None else (found[0], i + 1)
+        return found
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None or span[1] == 0:
+            return None
+        return self.columns.starts[span[0]], self.columns.ends[span[1] - 1]
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The first token of sequence ``sequence_index`` whose char span holds ``char_pos``."""
+        lo, hi = self._sequence_range(sequence_index)
+        starts, ends = self.columns.starts, self.columns.ends
+        for i in range(lo, min(hi, len(self))):
+            if starts[i] <= char_pos < ends[i]:
+                return i
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
 
     def __len__(self) -> int:
         return len(self.columns.ids)
@@ -304,9 +403,9 @@ class Encoding:
 
 def _unpickle(
     text: str, columns: TokenColumns, stages: Stages | None, traces: list[Trace | None] | None,
-    exact: ExactAlignment | None,
+    exact: ExactAlignment | None, overflowing: tuple[Encoding, ...] = (), sequence_ranges: SequenceRanges = (),
 ) -> Encoding:
-    enc = Encoding(text, columns, stages, traces)
+    enc = Encoding(text, columns, stages, traces, overflowing=overflowing, sequence_ranges=sequence_ranges)
     if exact is not None:
         enc._memo["exact"] = exact
     return enc

@@ -86,6 +86,7 @@ class Fallback(Enum):
     """Why a window was refused (the next try widens it; after the last, the whole text is encoded)."""
 
     EMPTY_TEXT = "the old or the new text is empty"
+    MODEL_INPUTS = "the tokenizer truncates or pads: the encoding is not the text's tokens alone"
     NORMALIZED = "the normalizer changed the text (or no stages were kept): offsets cannot be shifted"
     NO_HEAD_CHUNK = "no whole chunk between the window start and the edit to synchronise on"
     HEAD_CHUNK_CHANGED = "a chunk at the window start came out different"
@@ -160,6 +161,8 @@ def reencode(
     edit = diff_edit(old_text, new_text)
     if not old_text or not new_text:
         fallbacks.append(Fallback.EMPTY_TEXT)
+    elif tokenizer.truncation is not None or tokenizer.padding is not None:
+        fallbacks.append(Fallback.MODEL_INPUTS)
     elif not _identity_stages(old.stages):
         fallbacks.append(Fallback.NORMALIZED)
     else:

@@ -36,9 +36,10 @@ def encode(
     *,
     add_special_tokens: bool = True,
     allowed_special: AllowedSpecial = None,
+    post_process: bool = True,
 ) -> Encoding:
     """``encode(text, trace=True)`` of the tokenizer whose `Pipeline` is ``tok``, computed the
-    plain way (every token has its trace).
+    plain way (every token has its trace). ``post_process=False``: the model's tokens alone.
 
     >>> from tokviz.engine.models.wordlevel import WordLevel
     >>> from tokviz.engine.tokenizer import Tokenizer
@@ -89,7 +90,7 @@ def encode(
         text, ids, tokens, offsets, byte_offsets, mask, None, word_ids,
         stages=Stages(text, tuple(segments), tuple(pre_tokens)), traces=traces, source=tok,
     )
-    if tok.post_processor is not None:
+    if post_process and tok.post_processor is not None:
         enc = tok.post_processor.process(enc, add_special_tokens=add_special_tokens)
     return enc
 

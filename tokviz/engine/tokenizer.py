@@ -7,8 +7,11 @@ components (see the family packages) by the loaders in `tokviz.io`, holds them a
 Contract (other work depends on these names):
     Tokenizer(model, *, normalizer=None, pre_tokenizer=None, post_processor=None, decoder=None,
               added_tokens=(), special_policy="hf", name="", source=None, config=None)
-    Tokenizer.encode(text, *, add_special_tokens=True, allowed_special=None, trace=False,
-                     keep_stages=True) -> Encoding
+    Tokenizer.encode(sequence, pair=None, is_pretokenized=False, add_special_tokens=True, *,
+                     allowed_special=None, trace=False, keep_stages=True) -> Encoding
+    Tokenizer.encode_batch, post_process, num_special_tokens_to_add, enable_truncation /
+    no_truncation / truncation, enable_padding / no_padding / padding   (HF's names and semantics;
+    the work is `tokviz.engine.model_inputs`)
     Tokenizer.decode(ids, *, skip_special_tokens=False) -> str
     Tokenizer.stages(text, *, allowed_special=None) -> Stages   (encode's stages, no model run)
     Tokenizer.pipeline, vocab_size, token_to_id, id_to_token, get_vocab, info(), clear_caches()
@@ -22,7 +25,8 @@ How a run goes (HF ``encode_single_sequence`` semantics, checked against HF on e
 1-2. `Pipeline.runs`: added tokens cut out, the pieces normalized, each ordinary piece a
    `ChunkPlan` (`tokviz.engine.pipeline`); 3. the model tokenizes each chunk;
 4. a token's offsets are its chunk's ``original_span`` of the token's range, its word id the
-   index of its chunk among all pieces (added tokens count as one); 5. the post-processor.
+   index of its chunk among all pieces (added tokens count as one); 5. `post_process` (HF's):
+   truncation of the sequence and its pair, the post-processor, padding.
 
 There is one production path (`Tokenizer._encode_plan`) and one reference path
 (`tokviz.engine.reference`, the plain loop, which serves ``trace=True`` and is the oracle of
@@ -66,7 +70,7 @@ import gc
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import accumulate
 from operator import eq
@@ -97,6 +101,9 @@ from .chunk_cache import (
 from .columns import int_column
 from .decoders import Decoder
 from .encoding import Encoding, Stages
+from .model_inputs import (
+    PaddingParams, TruncationParams, merge, pad_encodings, pretokenized_encoding, set_sequence_id, truncate_encodings,
+)
 from .models import Model
 from .normalizers import Normalizer
 from .pipeline import AllowedSpecial, Pipeline
@@ -210,6 +217,8 @@ class Tokenizer:
         self.name = name
         self.source = source
         self.config = config or TokenizerConfig()
+        self._truncation: TruncationParams | None = None
+        self._padding: PaddingParams | None = None
         self._build(model, normalizer, pre_tokenizer, post_processor)
 
     def _build(
@@ -291,15 +300,21 @@ class Tokenizer:
     # ------------------------------------------------------------------ encode
     def encode(
         self,
-        text: str,
-        *,
+        sequence: str | Sequence[str],
+        pair: str | Sequence[str] | None = None,
+        is_pretokenized: bool = False,
         add_special_tokens: bool = True,
+        *,
         allowed_special: AllowedSpecial = None,
         trace: bool = False,
         keep_stages: bool = True,
     ) -> Encoding:
-        """Run the pipeline on ``text``; its stages are kept in ``Encoding.stages``.
+        """Run the pipeline on ``sequence`` (and ``pair``); its stages are kept in ``Encoding.stages``.
 
+        HF's ``encode``: ``pair`` is a second sequence (type ids 1, its own offsets), and the
+        truncation and padding set by `enable_truncation` / `enable_padding` (or the
+        tokenizer.json) apply (`post_process`). ``is_pretokenized``: each sequence is a list of
+        words, each encoded on its own, its tokens' word id its index and offsets into the word.
         ``allowed_special``: ``"all"`` or a set of special-token literals to honour in the text.
         With the ``"tiktoken"`` policy the default (None) honours none of them; with ``"hf"`` the
         default honours all of them (HF extracts every added token). ``keep_stages=False``: the
@@ -307,26 +322,127 @@ class Tokenizer:
         keeps a program that holds many encodings light. ``trace``: every token has its trace
         (merges, matches, scores), from the reference path.
         """
+        options = (is_pretokenized, allowed_special, trace, keep_stages)
+        first = self._encode_input(sequence, *options)
+        second = None
+        if pair is not None:  # HF encodes the pair with type id 1 from the start (its windows keep it)
+            second = self._encode_input(pair, *options)
+            second = replace(second, columns=second.columns.with_type_id(1))
+        return self.post_process(first, second, add_special_tokens=add_special_tokens)
+
+    def encode_batch(
+        self,
+        inputs: Sequence[str | Sequence[str] | tuple[Any, Any]],
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+    ) -> list[Encoding]:
+        """HF ``encode_batch``: each input a sequence or a ``(sequence, pair)`` tuple (a list of
+        two strings, not pre-tokenized, is a pair too, as HF reads it); padding applies to the
+        batch as a whole (``length`` None: the longest encoding)."""
+        out = []
+        for item in inputs:
+            if isinstance(item, tuple) or (not is_pretokenized and isinstance(item, list) and len(item) == 2):
+                first, second = item
+            else:
+                first, second = item, None
+            out.append(self.encode(first, second, is_pretokenized, add_special_tokens))
+        return pad_encodings(out, self._padding) if self._padding is not None else out
+
+    def _encode_input(
+        self, sequence: Any, is_pretokenized: bool, allowed_special: AllowedSpecial, trace: bool, keep_stages: bool,
+    ) -> Encoding:
+        """One sequence through steps 1-4 (no post-processing)."""
+        if not is_pretokenized:
+            return self._encode_text(sequence, allowed_special, trace, keep_stages)
+        if isinstance(sequence, str) or not isinstance(sequence, (list, tuple)):
+            raise TypeError(f"a pre-tokenized sequence is a list of str, got {type(sequence).__name__}")
+        return pretokenized_encoding(
+            sequence, [self._encode_text(w, allowed_special, trace, False) for w in sequence]
+        )
+
+    def _encode_text(self, text: str, allowed_special: AllowedSpecial, trace: bool, keep_stages: bool) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
         check_text(text)
         if len(text) > _MAX_BYTES // 4 and len(text.encode("utf-8")) > _MAX_BYTES:
             raise ValueError(f"text of {len(text.encode('utf-8')):,} UTF-8 bytes: encode takes up to {_MAX_BYTES:,} at once")
         if trace:  # traces are data of the plain reference path (no caches there)
-            return reference.encode(
-                self._pipeline, text, add_special_tokens=add_special_tokens, allowed_special=allowed_special
-            )
+            return reference.encode(self._pipeline, text, allowed_special=allowed_special, post_process=False)
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or current_thread() is not _MAIN_THREAD:
-            return self._encode(text, add_special_tokens, allowed_special, keep_stages)
+            return self._encode(text, allowed_special, keep_stages)
         # A long text allocates many small objects (no reference cycles), and pausing the cycle
         # collector meanwhile saves its repeated scans. Only on the main thread (a script, the
         # CLI): in another thread the application's own policy decides (the GUI's
         # `tokviz.gui.workers`), and a worker must not switch the collector of the whole process.
         gc.disable()
         try:
-            return self._encode(text, add_special_tokens, allowed_special, keep_stages)
+            return self._encode(text, allowed_special, keep_stages)
         finally:
             gc.enable()
+
+    # ------------------------------------------------------------------ model inputs (HF's API)
+    def post_process(self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        """HF ``post_process``: truncate the sequence and its pair (the post-processor's tokens
+        taken off ``max_length`` when they are added), run the post-processor, pad."""
+        if self._truncation is not None:
+            params = self._truncation
+            n_added = self.num_special_tokens_to_add(pair is not None)
+            if add_special_tokens and n_added:
+                # (HF's unsigned subtraction: a max_length below the added count truncates nothing)
+                room = params.max_length - n_added
+                params = None if room < 0 else TruncationParams(room, params.stride, params.strategy, params.direction)
+            if params is not None:
+                encoding, pair = truncate_encodings(encoding, pair, params)
+        processor = self._pipeline.post_processor
+        if processor is not None:
+            encoding = processor.process(encoding, pair, add_special_tokens=add_special_tokens)
+        elif pair is not None:
+            encoding = merge([set_sequence_id(encoding, 0), set_sequence_id(pair, 1)])
+        if self._padding is not None:
+            encoding = pad_encodings([encoding], self._padding)[0]
+        return encoding
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """How many tokens the post-processor adds to one sequence (or a pair)."""
+        processor = self._pipeline.post_processor
+        return 0 if processor is None else processor.added_tokens(is_pair)
+
+    def enable_truncation(
+        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right",
+    ) -> None:
+        """Truncate every encode to ``max_length`` tokens (special tokens included), the rest in
+        ``Encoding.overflowing`` as windows overlapping by ``stride`` tokens (HF's)."""
+        params = TruncationParams(max_length, stride, strategy, direction)
+        room = max_length - self.num_special_tokens_to_add(False)
+        if 0 <= room < stride:
+            raise ValueError(
+                f"stride {stride} must be less than the room left for text: max_length {max_length} minus"
+                f" {max_length - room} special tokens = {room}"
+            )
+        self._truncation = params
+
+    def no_truncation(self) -> None:
+        self._truncation = None
+
+    @property
+    def truncation(self) -> dict[str, Any] | None:
+        """The truncation settings as HF's dict, or None."""
+        return None if self._truncation is None else self._truncation.to_dict()
+
+    def enable_padding(
+        self, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0, pad_token: str = "[PAD]",
+        length: int | None = None, pad_to_multiple_of: int | None = None,
+    ) -> None:
+        """Pad every encode (to ``length``, or a batch to its longest; HF's)."""
+        self._padding = PaddingParams(direction, pad_id, pad_type_id, pad_token, length, pad_to_multiple_of)
+
+    def no_padding(self) -> None:
+        self._padding = None
+
+    @property
+    def padding(self) -> dict[str, Any] | None:
+        """The padding settings as HF's dict, or None."""
+        return None if self._padding is None else self._padding.to_dict()
 
     def stages(self, text: str, *, allowed_special: AllowedSpecial = None) -> Stages:
         """Steps 1-2 of `encode` alone (added tokens, normalization, pre-tokenization): the same
@@ -336,7 +452,7 @@ class Tokenizer:
         check_text(text)
         return self._pipeline.stages(text, allowed_special=allowed_special)
 
-    def _encode(self, text: str, add_special_tokens: bool, allowed_special: AllowedSpecial, keep_stages: bool) -> Encoding:
+    def _encode(self, text: str, allowed_special: AllowedSpecial, keep_stages: bool) -> Encoding:
         out = OutColumns()
         omap = OffsetMap(text)
         pipeline = self._pipeline
@@ -357,10 +473,7 @@ class Tokenizer:
             out.byte_ends.append(omap.to_utf8(e))
             out.word_ids.append(word)
             word += 1
-        enc = Encoding(text, out.finish(), pipeline.stages_of(text, runs) if keep_stages else None, None, pipeline)
-        if pipeline.post_processor is not None:
-            enc = pipeline.post_processor.process(enc, add_special_tokens=add_special_tokens)
-        return enc
+        return Encoding(text, out.finish(), pipeline.stages_of(text, runs) if keep_stages else None, None, pipeline)
 
     def _encode_plan(self, plan: ChunkPlan, text: str, omap: OffsetMap, word: int, out: OutColumns) -> int:
         """Steps 3-4 for the chunks of one plan, by blocks of `_BLOCK` chunks; the next word id."""
@@ -686,4 +799,9 @@ class Tokenizer:
             name=self.name if name is None else name,
             source=self.source,
             config=self.config,
-        )
+        ).with_inputs_of(self)
+
+    def with_inputs_of(self, other: Tokenizer) -> Tokenizer:
+        """This tokenizer with ``other``'s truncation and padding settings (returns self)."""
+        self._truncation, self._padding = other._truncation, other._padding
+        return self

@@ -21,6 +21,7 @@ from ..engine.added_tokens import AddedToken
 from ..engine.decoders import decoder_from_json
 from ..engine.errors import TokvizFormatError
 from ..engine.fields import id_error, is_id, within
+from ..engine.model_inputs import PaddingParams, TruncationParams
 from ..engine.models import Model, model_from_json
 from ..engine.normalizers import normalizer_from_json
 from ..engine.pre_tokenizers import pre_tokenizer_from_json
@@ -173,7 +174,7 @@ def load_hf_json(
     extra["format"] = "tokenizer.json"
     for key in ("truncation", "padding"):
         if obj.get(key) is not None:
-            extra[key] = obj[key]  # kept for information; encode() never truncates or pads
+            extra[key] = obj[key]  # also applied: encode() truncates and pads as HF (see _apply_inputs)
     tk_config = TokenizerConfig(
         bos_token=tk_config.bos_token,
         eos_token=tk_config.eos_token,
@@ -188,7 +189,7 @@ def load_hf_json(
     path = PurePath(source)
     name = path.parent.name if path.name.startswith("tokenizer") and path.parent.name else path.stem
     try:
-        return Tokenizer(
+        tok = Tokenizer(
             model,
             normalizer=normalizer,
             pre_tokenizer=pre_tokenizer,
@@ -203,3 +204,24 @@ def load_hf_json(
         if isinstance(exc, TokvizFormatError):
             raise
         raise TokvizFormatError(f"cannot assemble the pipeline: {exc}", source=source) from None
+    _apply_inputs(tok, obj, source)
+    return tok
+
+
+def _apply_inputs(tok: Tokenizer, obj: dict[str, Any], source: str) -> None:
+    """The file's ``"truncation"`` and ``"padding"`` settings, as HF applies them on encode."""
+    for key in ("truncation", "padding"):
+        section = obj.get(key)
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            raise TokvizFormatError(f"expected an object or null, got {type(section).__name__}", source=source, where=key)
+        try:
+            if key == "truncation":
+                t = TruncationParams.from_json(section)
+                tok.enable_truncation(t.max_length, t.stride, t.strategy, t.direction)
+            else:
+                p = PaddingParams.from_json(section)
+                tok.enable_padding(p.direction, p.pad_id, p.pad_type_id, p.pad_token, p.length, p.pad_to_multiple_of)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise TokvizFormatError(str(exc), source=source, where=key) from None

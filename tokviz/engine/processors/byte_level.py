@@ -13,9 +13,10 @@ from ..byte_alphabet import ByteLevelOptions
 from ..columns import int_column
 from ..encoding import Encoding
 from ..exact import SPACES, space_counts
+from ..model_inputs import set_sequence_id
 from ._common import ListProcessor
 
-__all__ = ["ByteLevel", "space_counts", "trim_offsets"]
+__all__ = ["ByteLevel", "space_counts", "trim_offsets", "trim_windows"]
 
 
 def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
@@ -49,6 +50,15 @@ def trim_offsets(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
     return replace(encoding, columns=cols.with_offsets(starts, ends))
 
 
+def trim_windows(encoding: Encoding, *, add_prefix_space: bool) -> Encoding:
+    """`trim_offsets` on ``encoding`` and on each of its overflowing windows (as HF)."""
+    trimmed = trim_offsets(encoding, add_prefix_space=add_prefix_space)
+    if not encoding.overflowing:
+        return trimmed
+    windows = tuple(trim_offsets(w, add_prefix_space=add_prefix_space) for w in encoding.overflowing)
+    return replace(trimmed, overflowing=windows)
+
+
 class ByteLevel(ByteLevelOptions, ListProcessor):
     """HF ``processors.ByteLevel``: trims offsets when ``trim_offsets``; adds no tokens."""
 
@@ -63,8 +73,8 @@ class ByteLevel(ByteLevelOptions, ListProcessor):
         return 0
 
     def process_encodings(self, encodings: list[Encoding], *, add_special_tokens: bool) -> list[Encoding]:
-        # HF applies the trimming whether or not special tokens are added
-        if not self.trim_offsets:
-            return encodings
-        return [trim_offsets(e, add_prefix_space=self.add_prefix_space) for e in encodings]
+        # HF applies the trimming whether or not special tokens are added, then numbers the sequences
+        if self.trim_offsets:
+            encodings = [trim_windows(e, add_prefix_space=self.add_prefix_space) for e in encodings]
+        return [set_sequence_id(e, i) for i, e in enumerate(encodings)]
 

@@ -15,8 +15,10 @@ from typing import Any
 from ..encoding import Encoding
 from ..errors import TokvizFormatError
 from ..fields import Fields, id_error, is_id
-from ._common import ListProcessor, surround, with_type_ids
-from .byte_level import trim_offsets
+from ..columns import TokenColumns
+from ..model_inputs import set_sequence_id
+from ._common import ListProcessor, around, special_encoding, with_type_ids
+from .byte_level import trim_windows
 
 __all__ = ["TemplateProcessing", "BertProcessing", "RobertaProcessing", "Piece", "SpecialTokenSpec"]
 
@@ -116,24 +118,22 @@ class TemplateProcessing(ListProcessor):
         return self._added_pair if is_pair else self._added_single
 
     def process_encodings(self, encodings: list[Encoding], *, add_special_tokens: bool) -> list[Encoding]:
+        # HF ``apply_template``: one encoding per piece, merged afterwards; a sequence piece sets
+        # the sequence's own type ids and range (its windows keep theirs and get the special
+        # tokens through the merge)
         template = self.pair if len(encodings) == 2 else self.single
+        encodings = list(encodings)
         out: list[Encoding] = []
-        pending: list[tuple[int, str, int]] = []  # special tokens waiting for the next sequence
         for piece in template:
             if piece.kind == "Sequence":
-                enc = encodings[0 if piece.id == "A" else 1]
-                out.append(surround(enc, pending, (), type_id=piece.type_id))
-                pending = []
+                i = 0 if piece.id == "A" else 1
+                encodings[i] = set_sequence_id(with_type_ids(encodings[i], piece.type_id), i)
+                out.append(encodings[i])
             elif add_special_tokens:
                 spec = self.special_tokens[piece.id]
-                pending.extend((i, t, piece.type_id) for i, t in zip(spec.ids, spec.tokens))
-        if pending:
-            if out:
-                out[-1] = surround(out[-1], (), pending)
-            else:  # a template with no sequence at all
-                out.append(surround(with_type_ids(encodings[0], 0), pending, ()))
-        if not out:
-            out.append(encodings[0])
+                out.append(special_encoding(encodings[0], [(i, t, piece.type_id) for i, t in zip(spec.ids, spec.tokens)]))
+        if not out:  # a template with no sequence and no special token added
+            out.append(Encoding(encodings[0].text, TokenColumns.empty(), encodings[0].stages, None, encodings[0].source))
         return out
 
     @classmethod
@@ -190,9 +190,9 @@ class BertProcessing(ListProcessor):
         if not add_special_tokens:
             return encodings
         (sep_t, sep_i), (cls_t, cls_i) = self.sep, self.cls
-        out = [surround(encodings[0], [(cls_i, cls_t, 0)], [(sep_i, sep_t, 0)])]
+        out = [around(encodings[0], [(cls_i, cls_t, 0)], [(sep_i, sep_t, 0)], sequence_id=0)]
         if len(encodings) > 1:
-            out.append(surround(encodings[1], (), [(sep_i, sep_t, 1)]))
+            out.append(around(encodings[1], (), [(sep_i, sep_t, 1)], sequence_id=1))
         return out
 
     @classmethod
@@ -230,15 +230,15 @@ class RobertaProcessing(ListProcessor):
 
     def process_encodings(self, encodings: list[Encoding], *, add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
-            encodings = [trim_offsets(e, add_prefix_space=self.add_prefix_space) for e in encodings]
-        # Roberta: every token has type id 0, pair included
+            encodings = [trim_windows(e, add_prefix_space=self.add_prefix_space) for e in encodings]
+        # Roberta: every token has type id 0, pair included (windows too, once wrapped)
         encodings = [with_type_ids(e, 0) for e in encodings]
         if not add_special_tokens:
             return encodings
         (sep_t, sep_i), (cls_t, cls_i) = self.sep, self.cls
-        out = [surround(encodings[0], [(cls_i, cls_t, 0)], [(sep_i, sep_t, 0)])]
+        out = [around(encodings[0], [(cls_i, cls_t, 0)], [(sep_i, sep_t, 0)], sequence_id=0, type_id=0)]
         if len(encodings) > 1:
-            out.append(surround(encodings[1], [(sep_i, sep_t, 0)], [(sep_i, sep_t, 0)]))
+            out.append(around(encodings[1], [(sep_i, sep_t, 0)], [(sep_i, sep_t, 0)], sequence_id=1, type_id=0))
         return out
 
     @classmethod
