@@ -564,9 +564,10 @@ class BPE(DictVocabModel):
         byte pieces) the drifted offsets are reproduced (`_hf_byte_spans`).
         """
         vocab = self._vocab
-        if (self._plain or self._rank_mode) and all(map(vocab.__contains__, text)):  # every char a symbol
-            n = len(text)
-            return list(text), list(range(n)), list(range(1, n + 1))
+        if self._plain or self._rank_mode:
+            runs = self._initial_runs(text)
+            if runs is not None:
+                return runs
         if self._rank_mode:
             ch = next(c for c in text if c not in vocab)
             raise TokvizFormatError(
@@ -638,6 +639,38 @@ class BPE(DictVocabModel):
             blens.append(unk[2])
         if irregular:
             starts, ends = _hf_byte_spans(text, blens)
+        return syms, starts, ends
+
+    def _initial_runs(self, text: str) -> tuple[list[str], list[int], list[int]] | None:
+        """`_initial` without a prefix or suffix when every char is a symbol or byte-falls back
+        whole (a newline in a Llama vocabulary): the runs of symbol chars are copied in slices,
+        so only the other chars are looked at one by one. None when an unknown or dropped char
+        needs the general loop."""
+        vocab = self._vocab
+        odd = [i for i, c in enumerate(text) if c not in vocab]
+        n = len(text)
+        if not odd:
+            return list(text), list(range(n)), list(range(1, n + 1))
+        if not self.byte_fallback:
+            return None
+        syms: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        prev = 0
+        for i in odd:
+            pieces = [_byte_piece(b) for b in text[i].encode("utf-8")]
+            if not all(p in vocab for p in pieces):
+                return None
+            syms += text[prev:i]
+            starts += range(prev, i)
+            ends += range(prev + 1, i + 1)
+            syms += pieces
+            starts += [i] * len(pieces)
+            ends += [i + 1] * len(pieces)
+            prev = i + 1
+        syms += text[prev:]
+        starts += range(prev, n)
+        ends += range(prev + 1, n + 1)
         return syms, starts, ends
 
     def __repr__(self) -> str:
