@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import bundle_bytes, corpus_text, require_module
 
 from tokviz.engine import kernels
@@ -398,6 +401,26 @@ def _long_piece_vocab() -> list[tuple[str, float]]:
     ]
 
 
+def _spm_pair(vocab: list[tuple[str, float]]) -> tuple[object, object]:
+    """sentencepiece and tokviz on one Unigram ``.model`` of ``vocab`` (piece 0 the unknown;
+    identity normalizer, no dummy prefix)."""
+    spm = require_module("sentencepiece")
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    import tokviz
+
+    proto = pb.ModelProto()
+    for i, (p, s) in enumerate(vocab):
+        kind = pb.ModelProto.SentencePiece.UNKNOWN if i == 0 else pb.ModelProto.SentencePiece.NORMAL
+        proto.pieces.add(piece=p, score=s, type=kind)
+    proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
+    proto.normalizer_spec.name = "identity"
+    proto.normalizer_spec.add_dummy_prefix = False
+    proto.normalizer_spec.remove_extra_whitespaces = False
+    data = proto.SerializeToString()
+    return spm.SentencePieceProcessor(model_proto=data), tokviz.load(data)
+
+
 def _long_piece_texts(seed: int) -> list[str]:
     """Texts made of the pieces, their near misses (one character changed or cut) and noise."""
     rng = random.Random(seed)
@@ -428,22 +451,7 @@ class TestLongPieces:
             assert [t[0] for t in ours._hf_finish(text, ours.viterbi(text))] == want, text  # the Python DP
 
     def test_sentencepiece_flavour_equals_sentencepiece(self) -> None:
-        spm = require_module("sentencepiece")
-        from sentencepiece import sentencepiece_model_pb2 as pb
-
-        import tokviz
-
-        proto = pb.ModelProto()
-        for i, (p, s) in enumerate(_long_piece_vocab()):
-            proto.pieces.add(piece=p, score=s, type=pb.ModelProto.SentencePiece.UNKNOWN if i == 0 else
-                             pb.ModelProto.SentencePiece.NORMAL)
-        proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
-        proto.normalizer_spec.name = "identity"
-        proto.normalizer_spec.add_dummy_prefix = False
-        proto.normalizer_spec.remove_extra_whitespaces = False
-        data = proto.SerializeToString()
-        sp = spm.SentencePieceProcessor(model_proto=data)
-        tok = tokviz.load(data)
+        sp, tok = _spm_pair(_long_piece_vocab())
         model = tok.model
         fast = UnigramChunks.of(model)
         for text in _long_piece_texts(2):
@@ -494,3 +502,43 @@ class TestLongPieces:
                 assert got[4] <= 3 * n, (n, got[4])
         for end in "ab":
             assert steps[40_000, end] <= 4.5 * steps[10_000, end], steps
+
+
+_LONG_PIECE = st.text("ab日", min_size=1, max_size=40)
+
+
+@st.composite
+def _long_piece_case(draw: st.DrawFn) -> tuple[list[tuple[str, float]], str]:
+    """A vocabulary of long pieces over three characters (many chains, forks inside them) and a
+    text made of its pieces, cut and changed."""
+    pieces = list(dict.fromkeys(draw(st.lists(_LONG_PIECE, min_size=1, max_size=12))))
+    scores = draw(st.lists(st.floats(-60.0, -0.5), min_size=len(pieces), max_size=len(pieces)))
+    vocab = [("<unk>", 0.0), *zip(pieces, scores)]
+    bits = draw(st.lists(st.one_of(st.sampled_from(pieces), _LONG_PIECE), min_size=1, max_size=10))
+    return vocab, "".join(bits)
+
+
+@pytest.mark.parametrize("sentencepiece", [False, True])
+@settings(max_examples=int(os.environ.get("TOKVIZ_LONG_PIECE_EXAMPLES", "80")), deadline=None)
+@given(case=_long_piece_case())
+def test_long_piece_kernels_agree(sentencepiece: bool, case: tuple[list[tuple[str, float]], str]) -> None:
+    """The native DP (when built), the Python DP and the chunked pure-Python kernel give one path
+    on vocabularies of long pieces (the chains the walks jump over); HF tokenizers too."""
+    vocab, text = case
+    types = [U] + [N] * (len(vocab) - 1) if sentencepiece else None
+    m = Unigram(vocab, unk_id=0, piece_types=types, sentencepiece=sentencepiece)
+    python = m._viterbi(text, float32=sentencepiece)[0]
+    if m._native is not None:
+        trie = m._native.unigram_trie(m._kids, list(m._node_score), list(m._node_id))
+        ids, starts, ends, _, _ = m._native.unigram_viterbi(trie, text, 0.0, m.unk_score, 0, sentencepiece)
+        assert list(zip(ids, starts, ends)) == python
+    if sentencepiece:
+        fast = UnigramChunks.of(m)
+        if fast is not None:
+            assert [i for i, _, _ in _chunked(fast, text)] == [i for i, _, _ in python]
+        sp, tok = _spm_pair(vocab)
+        assert tok.encode(text).ids == sp.encode(text)
+    else:
+        tk = require_module("tokenizers")
+        want = [t.id for t in tk.models.Unigram(vocab, 0, False).tokenize(text)]
+        assert [t[0] for t in m._hf_finish(text, python)] == want
