@@ -348,7 +348,7 @@ def recognise_ranks(data: bytes, *, entries: int | None = None) -> RankFileGuess
     from ``data`` when not given). The GUI pre-selects the guess; `load_tiktoken_ranks` takes
     only a published hash as settled.
 
-    >>> recognise_ranks(b"YQ== 0\n") is None
+    >>> recognise_ranks(b"YQ== 0\\n") is None
     True
     """
     preset = preset_for(data)
