@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import bundle_bytes, corpus_text, require_module
 
 from tokviz.engine import kernels
@@ -375,3 +378,167 @@ class TestLattice:
             best = lat.nbest(5)
             assert best[0].ids == lat.viterbi().ids
             assert all(a.score >= b.score for a, b in itertools.pairwise(best))
+
+
+# ---------------------------------------------------------------------------- long pieces
+class _CountingDict(dict):
+    """A trie node's children that count the lookups made in them (the walk's steps)."""
+
+    steps = 0
+
+    def get(self, key, default=None):  # noqa: ANN001, ANN201
+        _CountingDict.steps += 1
+        return dict.get(self, key, default)
+
+
+def _long_piece_vocab() -> list[tuple[str, float]]:
+    """Pieces that make long chains of prefix-only trie nodes, scored pieces inside and at the
+    ends of chains, chains that fork late, and short pieces over the same characters."""
+    return [
+        ("<unk>", 0.0), ("a", -2.0), ("b", -2.5), ("日", -3.0), ("ab", -3.5), ("aaaa", -5.0),
+        ("a" * 150, -20.0), ("a" * 300, -30.0), ("a" * 299 + "b", -29.0), ("ab" * 100, -40.0),
+        ("日" * 500, -10.0), ("a" * 50 + "日" * 50, -12.0), ("b" * 7, -6.0), ("日b" * 3, -4.0),
+    ]
+
+
+def _spm_pair(vocab: list[tuple[str, float]]) -> tuple[object, object]:
+    """sentencepiece and tokviz on one Unigram ``.model`` of ``vocab`` (piece 0 the unknown;
+    identity normalizer, no dummy prefix)."""
+    spm = require_module("sentencepiece")
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    import tokviz
+
+    proto = pb.ModelProto()
+    for i, (p, s) in enumerate(vocab):
+        kind = pb.ModelProto.SentencePiece.UNKNOWN if i == 0 else pb.ModelProto.SentencePiece.NORMAL
+        proto.pieces.add(piece=p, score=s, type=kind)
+    proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
+    proto.normalizer_spec.name = "identity"
+    proto.normalizer_spec.add_dummy_prefix = False
+    proto.normalizer_spec.remove_extra_whitespaces = False
+    data = proto.SerializeToString()
+    return spm.SentencePieceProcessor(model_proto=data), tokviz.load(data)
+
+
+def _long_piece_texts(seed: int) -> list[str]:
+    """Texts made of the pieces, their near misses (one character changed or cut) and noise."""
+    rng = random.Random(seed)
+    parts = [p for p, _ in _long_piece_vocab()[1:]]
+    out = []
+    for _ in range(12):
+        bits = []
+        for _ in range(rng.randint(1, 8)):
+            p = rng.choice(parts)
+            k = rng.randrange(len(p))
+            bits.append(rng.choice((p, p[:k], p[:k] + rng.choice("abx日") + p[k + 1:], "x")))
+        out.append("".join(bits))
+    return out + ["a" * 1000, "a" * 299 + "x", "日" * 1499, "ab" * 350]
+
+
+class TestLongPieces:
+    """Chains of prefix-only trie nodes are compared at once (`chain_jumps`, `trie_jumps`): the
+    same results as the references, with work linear in the text on one very long piece."""
+
+    def test_hf_flavour_equals_hf_tokenizers(self) -> None:
+        tk = require_module("tokenizers")
+        vocab = _long_piece_vocab()
+        ours = Unigram(vocab, unk_id=0)
+        hf = tk.models.Unigram(vocab, 0, False)
+        for text in _long_piece_texts(1):
+            want = [t.id for t in hf.tokenize(text)]
+            assert [t[0] for t in ours.tokenize(text)] == want, text  # (the native DP when built)
+            assert [t[0] for t in ours._hf_finish(text, ours.viterbi(text))] == want, text  # the Python DP
+
+    def test_sentencepiece_flavour_equals_sentencepiece(self) -> None:
+        sp, tok = _spm_pair(_long_piece_vocab())
+        model = tok.model
+        fast = UnigramChunks.of(model)
+        for text in _long_piece_texts(2):
+            want = sp.encode(text)
+            assert tok.encode(text).ids == want, text
+            assert [t[0] for t in model.spm.finish(text, model.viterbi(text))] == want, text  # the Python DP
+            if fast is not None:  # the pure backend's chunked kernel
+                assert [t[0] for t in model.spm.finish(text, _chunked(fast, text))] == want, text
+
+    @staticmethod
+    def _one_piece_model(n: int, *, sentencepiece: bool) -> Unigram:
+        vocab = [("<unk>", 0.0), ("a", -1.0), ("a" * n, -2.0)]
+        types = [U, N, N] if sentencepiece else None
+        m = Unigram(vocab, unk_id=0, piece_types=types, sentencepiece=sentencepiece)
+        m._kids = [_CountingDict(k) for k in m._kids]
+        m._root = m._kids[0]
+        return m
+
+    @pytest.mark.parametrize("sentencepiece", [False, True])
+    def test_python_walks_are_linear_on_one_long_piece(self, sentencepiece: bool) -> None:
+        # the text is the piece: every start position walks on until the text ends, n*(n+1)/2
+        # steps for n starts without the jumps (50M at 10k), about 2 per start with them
+        counts = {}
+        for n in (2_000, 8_000):
+            m = self._one_piece_model(n, sentencepiece=sentencepiece)
+            kernels_ = [lambda t, m=m: m._viterbi(t, float32=sentencepiece)[0]]
+            if sentencepiece:
+                kernels_.append(lambda t, m=m: list(zip(*UnigramChunks.of(m).columns(t))))
+            for k, run in enumerate(kernels_):
+                _CountingDict.steps = 0
+                assert [i for i, _, _ in run("a" * n)] == [2]
+                counts[n, k] = _CountingDict.steps
+                assert counts[n, k] <= 3 * n, (n, k, counts[n, k])
+        for k in {k for _, k in counts}:
+            assert counts[8_000, k] <= 4.5 * counts[2_000, k], counts
+
+    @pytest.mark.skipif(kernels.native is None, reason="the native core is not built (pure-Python backend)")
+    @pytest.mark.parametrize("sentencepiece", [False, True])
+    def test_native_walk_is_linear_on_one_long_piece(self, sentencepiece: bool) -> None:
+        steps = {}
+        for n in (10_000, 40_000):
+            m = self._one_piece_model(n, sentencepiece=sentencepiece)
+            assert m.tokenize("a" * n) == ((2, 0, n),)
+            trie = kernels.native.unigram_trie(m._kids, list(m._node_score), list(m._node_id))
+            for text in ("a" * n, "a" * (n - 1) + "b"):  # the piece, and a near miss at its end
+                got = kernels.native.unigram_viterbi(trie, text, 0.0, m.unk_score, 0, sentencepiece)
+                steps[n, text[-1]] = got[4]
+                assert got[4] <= 3 * n, (n, got[4])
+        for end in "ab":
+            assert steps[40_000, end] <= 4.5 * steps[10_000, end], steps
+
+
+_LONG_PIECE = st.text("ab日", min_size=1, max_size=40)
+
+
+@st.composite
+def _long_piece_case(draw: st.DrawFn) -> tuple[list[tuple[str, float]], str]:
+    """A vocabulary of long pieces over three characters (many chains, forks inside them) and a
+    text made of its pieces, cut and changed."""
+    pieces = list(dict.fromkeys(draw(st.lists(_LONG_PIECE, min_size=1, max_size=12))))
+    scores = draw(st.lists(st.floats(-60.0, -0.5), min_size=len(pieces), max_size=len(pieces)))
+    vocab = [("<unk>", 0.0), *zip(pieces, scores)]
+    bits = draw(st.lists(st.one_of(st.sampled_from(pieces), _LONG_PIECE), min_size=1, max_size=10))
+    return vocab, "".join(bits)
+
+
+@pytest.mark.parametrize("sentencepiece", [False, True])
+@settings(max_examples=int(os.environ.get("TOKVIZ_LONG_PIECE_EXAMPLES", "80")), deadline=None)
+@given(case=_long_piece_case())
+def test_long_piece_kernels_agree(sentencepiece: bool, case: tuple[list[tuple[str, float]], str]) -> None:
+    """The native DP (when built), the Python DP and the chunked pure-Python kernel give one path
+    on vocabularies of long pieces (the chains the walks jump over); HF tokenizers too."""
+    vocab, text = case
+    types = [U] + [N] * (len(vocab) - 1) if sentencepiece else None
+    m = Unigram(vocab, unk_id=0, piece_types=types, sentencepiece=sentencepiece)
+    python = m._viterbi(text, float32=sentencepiece)[0]
+    if m._native is not None:
+        trie = m._native.unigram_trie(m._kids, list(m._node_score), list(m._node_id))
+        ids, starts, ends, _, _ = m._native.unigram_viterbi(trie, text, 0.0, m.unk_score, 0, sentencepiece)
+        assert list(zip(ids, starts, ends)) == python
+    if sentencepiece:
+        fast = UnigramChunks.of(m)
+        if fast is not None:
+            assert [i for i, _, _ in _chunked(fast, text)] == [i for i, _, _ in python]
+        sp, tok = _spm_pair(vocab)
+        assert tok.encode(text).ids == sp.encode(text)
+    else:
+        tk = require_module("tokenizers")
+        want = [t.id for t in tk.models.Unigram(vocab, 0, False).tokenize(text)]
+        assert [t[0] for t in m._hf_finish(text, python)] == want

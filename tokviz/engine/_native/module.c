@@ -62,7 +62,7 @@ static PyMethodDef methods[] = {
      "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
     {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},
     {"unigram_viterbi", py_unigram_viterbi, METH_VARARGS,
-     "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32[, merge_unk]) -> (ids, starts, ends, score) or None"},
+     "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32[, merge_unk]) -> (ids, starts, ends, score, steps) or None"},
     {"spm_normalizer", py_spm_normalizer, METH_VARARGS,
      "spm_normalizer(charsmap, user_defined, dummy_prefix, remove_ws, escape_ws, ws_suffix, budget) -> table | None"},
     {"spm_normalize", py_spm_normalize, METH_VARARGS,

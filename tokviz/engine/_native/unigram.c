@@ -20,12 +20,14 @@ typedef struct {
     int32_t id;            /* its id; -1: no candidate ends here */
     int32_t row;           /* dense row, or -1: the edges first .. first + count */
     int32_t first, count;
+    int32_t jlen, jfirst, jto; /* a run of prefix-only nodes after this one (`trie_jumps`) */
 } TNode;
 
 typedef struct {
     TNode *node;
     Py_ssize_t nodes;
     Edge *edges;
+    int32_t *label;        /* the symbols of every chain (`trie_jumps`) */
     int32_t *dense;        /* rows of alpha + 1 children (-1: none); slot 0 is symbol 0 */
     int32_t alpha;
     uint32_t *bmp;         /* symbol of a code point below bmp_n */
@@ -40,7 +42,7 @@ static void trie_free(Trie *t) {
     if (t->id_obj)
         for (Py_ssize_t k = 0; k < t->nid; k++) Py_XDECREF(t->id_obj[k]);
     table_free(&t->syms);
-    PyMem_RawFree(t->node); PyMem_RawFree(t->edges); PyMem_RawFree(t->dense);
+    PyMem_RawFree(t->node); PyMem_RawFree(t->edges); PyMem_RawFree(t->dense); PyMem_RawFree(t->label);
     PyMem_RawFree(t->bmp); PyMem_RawFree(t->id_obj);
     PyMem_RawFree(t);
 }
@@ -122,6 +124,58 @@ static int trie_fill(Trie *t, PyObject *kids, PyObject *scores, PyObject *ids) {
     return 0;
 }
 
+#define MIN_JUMP 4 /* the shortest chain a walk jumps over */
+
+/* Chains: a node that is no candidate and has one child starts a run of such nodes; a walk
+ * reaching its head compares the text with the run's symbols at once (memcmp) and lands on the
+ * node after it, instead of a step per character (no candidate ends inside a run). A long piece
+ * then costs one comparison per start position, not a walk. As `chain_jumps` in unigram.py:
+ * one pass over the nodes, each chain's symbols stored once, from its head. */
+static int trie_jumps(Trie *t) {
+    Py_ssize_t n = t->nodes, pool = 0;
+    unsigned char *inner = PyMem_RawCalloc((size_t)n, 1);
+    if (!inner) { PyErr_NoMemory(); return -1; }
+#define UNARY(k) ((k) > 0 && t->node[k].id < 0 && t->node[k].count == 1)
+    for (Py_ssize_t k = 0; k < n; k++) { /* (each such node gives its chain one symbol) */
+        t->node[k].jlen = 0;
+        if (!UNARY(k)) continue;
+        pool++;
+        int32_t child = t->edges[t->node[k].first].child;
+        if (UNARY(child)) inner[child] = 1;
+    }
+    t->label = PyMem_RawMalloc(((size_t)pool + 1) * sizeof(int32_t));
+    if (!t->label) { PyMem_RawFree(inner); PyErr_NoMemory(); return -1; }
+    Py_ssize_t used = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (!UNARY(k) || inner[k]) continue;
+        Py_ssize_t first = used;
+        int32_t x = (int32_t)k;
+        while (UNARY(x)) {
+            const Edge *e = &t->edges[t->node[x].first];
+            t->label[used++] = e->sym;
+            x = e->child;
+        }
+        if (used - first >= MIN_JUMP) {
+            t->node[k].jlen = (int32_t)(used - first);
+            t->node[k].jfirst = (int32_t)first;
+            t->node[k].jto = x;
+        } else {
+            used = first;
+        }
+    }
+#undef UNARY
+    PyMem_RawFree(inner);
+    return 0;
+}
+
+/* Follow node's chain from e (sym[e] on); the node after it, or -1 when the text differs. */
+static inline int32_t trie_jump(const Trie *t, const TNode *nd, const int32_t *sym, Py_ssize_t n, Py_ssize_t *e) {
+    if (*e + nd->jlen > n || memcmp(sym + *e, t->label + nd->jfirst, (size_t)nd->jlen * sizeof(int32_t)) != 0)
+        return -1;
+    *e += nd->jlen;
+    return nd->jto;
+}
+
 /* Dense rows for the root and for the nodes with many children, within DENSE_CAP slots. */
 static int trie_rows(Trie *t) {
     size_t width = (size_t)t->alpha + 1, rows = 0;
@@ -155,7 +209,7 @@ PyObject *py_unigram_trie(PyObject *Py_UNUSED(self), PyObject *args) {
     t->nodes = n;
     t->node = PyMem_RawMalloc((size_t)n * sizeof(TNode));
     if (!t->node) { trie_free(t); return PyErr_NoMemory(); }
-    if (trie_fill(t, kids, scores, ids) < 0 || trie_rows(t) < 0) { trie_free(t); return NULL; }
+    if (trie_fill(t, kids, scores, ids) < 0 || trie_rows(t) < 0 || trie_jumps(t) < 0) { trie_free(t); return NULL; }
     PyObject *cap = PyCapsule_New(t, "tokviz.trie", trie_destroy);
     if (!cap) trie_free(t);
     return cap;
@@ -194,12 +248,13 @@ static inline void offer_f32(float *best, int32_t *starts, int32_t *ids, Py_ssiz
  * sum, rounded when stored; a better double that rounds to the stored float changes nothing.
  * Returns 0, or 1 when a position has no candidate and there is no unk id. */
 static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double start,
-                       double unk_score, int32_t unk_id, int32_t *starts, int32_t *ids, double *end_score) {
+                       double unk_score, int32_t unk_id, int32_t *starts, int32_t *ids, double *end_score,
+                       Py_ssize_t *steps) {
     float *best = PyMem_RawCalloc((size_t)n + 1, sizeof(float));
     if (!best) return -1;
     best[0] = (float)start;
     for (Py_ssize_t i = 0; i <= n; i++) starts[i] = -1;
-    Py_ssize_t frontier = 0;
+    Py_ssize_t frontier = 0, nstep = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         double base = best[s];
         if (base < -RESET || base > RESET) {
@@ -212,8 +267,14 @@ static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
         int single = 0;
         while ((child = trie_child(t, node, sym[e])) >= 0) {
             e++;
+            nstep++;
             node = child;
             const TNode *nd = &t->node[node];
+            if (nd->jlen) {
+                nstep++;
+                if ((node = trie_jump(t, nd, sym, n, &e)) < 0) break;
+                nd = &t->node[node];
+            }
             if (nd->id < 0) continue;
             if (e > frontier) frontier = e;
             offer_f32(best, starts, ids, s, e, base + nd->score, nd->id);
@@ -227,17 +288,20 @@ static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
         }
     }
     *end_score = best[n];
+    *steps = nstep;
     PyMem_RawFree(best);
     return 0;
 }
 
 /* The float64 DP of ``Unigram._viterbi_f64`` (HF): the later of two equal scores loses. */
 static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double start,
-                       double unk_score, int32_t unk_id, int32_t *starts, int32_t *ids, double *end_score) {
+                       double unk_score, int32_t unk_id, int32_t *starts, int32_t *ids, double *end_score,
+                       Py_ssize_t *steps) {
     double *best = PyMem_RawCalloc((size_t)n + 1, sizeof(double));
     if (!best) return -1;
     best[0] = start;
     for (Py_ssize_t i = 0; i <= n; i++) starts[i] = -1;
+    Py_ssize_t nstep = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         double base = best[s];
         int32_t node = 0, child;
@@ -245,8 +309,14 @@ static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
         int single = 0;
         while ((child = trie_child(t, node, sym[e])) >= 0) {
             e++;
+            nstep++;
             node = child;
             const TNode *nd = &t->node[node];
+            if (nd->jlen) {
+                nstep++;
+                if ((node = trie_jump(t, nd, sym, n, &e)) < 0) break;
+                nd = &t->node[node];
+            }
             if (nd->id < 0) continue;
             double cand = base + nd->score;
             if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = (int32_t)s; ids[e] = nd->id; }
@@ -260,6 +330,7 @@ static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
         }
     }
     *end_score = best[n];
+    *steps = nstep;
     PyMem_RawFree(best);
     return 0;
 }
@@ -308,7 +379,8 @@ done:
 }
 
 /* unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32[, merge_unk]): the best path
- * as columns (ids, starts, ends) and the score at the end; None when a char has no candidate
+ * as columns (ids, starts, ends), the score at the end and the walks' steps (edges followed
+ * plus chains compared: linear in the text while pieces overlap boundedly); None when a char has no candidate
  * and unk_id is negative (the caller raises its own error). */
 PyObject *py_unigram_viterbi(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *cap, *text;
@@ -332,22 +404,25 @@ PyObject *py_unigram_viterbi(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!buf) { PyErr_NoMemory(); goto done; }
     int32_t *starts = buf, *ids = buf + n + 1, *sym = buf + 2 * n + 2, *bnd = buf + 3 * n + 3;
     double end_score = start;
+    Py_ssize_t steps = 0; /* edges followed and chains compared (the tests' measure of work) */
     int rc;
     if (n >= NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         trie_symbols(t, kind, data, n, sym);
-        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, (int32_t)unk_id, starts, ids, &end_score);
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, (int32_t)unk_id, starts, ids, &end_score,
+                                                 &steps);
         Py_END_ALLOW_THREADS
     } else {
         trie_symbols(t, kind, data, n, sym);
-        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, (int32_t)unk_id, starts, ids, &end_score);
+        rc = (f32 ? viterbi_f32 : viterbi_f64)(t, sym, n, start, unk_score, (int32_t)unk_id, starts, ids, &end_score,
+                                                 &steps);
     }
     if (rc < 0) { PyErr_NoMemory(); goto done; }
     if (rc > 0) { result = Py_NewRef(Py_None); goto done; }
     cols = path_columns(t, starts, ids, n, (int32_t)unk_id, merge_unk, bnd, sym);
     if (!cols) goto done;
-    result = Py_BuildValue("(OOOd)", PyTuple_GET_ITEM(cols, 0), PyTuple_GET_ITEM(cols, 1), PyTuple_GET_ITEM(cols, 2),
-                           end_score);
+    result = Py_BuildValue("(OOOdn)", PyTuple_GET_ITEM(cols, 0), PyTuple_GET_ITEM(cols, 1), PyTuple_GET_ITEM(cols, 2),
+                           end_score, steps);
 done:
     Py_XDECREF(cols);
     PyMem_RawFree(buf);

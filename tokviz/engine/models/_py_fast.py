@@ -430,6 +430,7 @@ class UnigramChunks:
         kids = self.model._kids
         node_score = self.model._node_score
         node_id = self.model._node_id
+        jumps = self.model._jumps
         singles = self.model._singles
         unk_score = self.model.unk_score
         unk_id = self.model.unk_id
@@ -454,6 +455,14 @@ class UnigramChunks:
             while t is not None:
                 e += 1
                 sc = node_score[t]
+                if sc is None:
+                    j = jumps[t]
+                    if j is not None:  # (a run of prefix-only nodes: one comparison)
+                        if not padded.startswith(j[0], e):
+                            break
+                        e += j[1]
+                        t = j[2]
+                        sc = node_score[t]
                 if sc is not None:
                     cand = base + sc
                     b = best[e]

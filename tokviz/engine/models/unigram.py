@@ -51,6 +51,7 @@ _KIND_UNUSED = 2  # in the trie but never a candidate
 
 _CACHE_LIMIT = 100_000  # chunks `Unigram.tokenize` caches
 _CACHE_MAX_CHARS = 256
+_MIN_JUMP = 4  # the shortest run of prefix-only nodes a walk jumps over (`chain_jumps`)
 
 
 def _f32(x: float) -> float:
@@ -166,6 +167,7 @@ class Unigram(Model):
         self._node_info = tuple(node_info)
         self._node_score = tuple(node_score)
         self._node_id = tuple(node_id)
+        self._jumps = chain_jumps(kids, self._node_score)
         # first characters that are a scored single-char piece (else the unknown node is offered)
         self._singles = frozenset(c for c, n in kids[0].items() if node_score[n] is not None)
         scored = [abs(v) for v in self.scores] + [abs(self.unk_score), 1.0]
@@ -345,6 +347,7 @@ class Unigram(Model):
         kids = self._kids
         node_score = self._node_score
         node_id = self._node_id
+        jumps = self._jumps
         unk_score = self.unk_score
         unk_id = self.unk_id
         frontier = 0  # the furthest end reached (the scores a re-basing shifts)
@@ -364,10 +367,21 @@ class Unigram(Model):
                 if t is None:
                     break
                 e += 1
-                node = t
                 sc = node_score[t]
                 if sc is None:  # a prefix only, or an UNUSED piece
-                    continue
+                    j = jumps[t]
+                    if j is None:
+                        node = t
+                        continue
+                    if not text.startswith(j[0], e):
+                        break
+                    e += j[1]
+                    t = j[2]
+                    sc = node_score[t]
+                    if sc is None:
+                        node = t
+                        continue
+                node = t
                 frontier = max(frontier, e)
                 cand = base + sc
                 if starts[e] == -1:
@@ -444,6 +458,12 @@ class Unigram(Model):
             if t is None:
                 break
             e += 1
+            j = self._jumps[t]
+            if j is not None:  # (a run of prefix-only nodes: one comparison)
+                if not text.startswith(j[0], e):
+                    break
+                e += j[1]
+                t = j[2]
             node = t
             info = node_info[t]
             if info is None:
@@ -465,6 +485,37 @@ class Unigram(Model):
     def __repr__(self) -> str:
         kind = "sentencepiece" if self.sentencepiece else "hf"
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
+
+
+def chain_jumps(kids: list[dict[str, int]], node_score: Sequence[float | None]) -> tuple[tuple[str, int, int] | None, ...]:
+    """For each trie node that starts a chain of prefix-only nodes with one child each, the jump
+    over the chain: ``(label, len(label), target)``, the characters the walk must meet after the
+    node and the node it then reaches (scored, or with a choice of children, or a leaf); None
+    elsewhere. A walk follows a chain with one ``str.startswith`` instead of a step per
+    character, so a piece thousands of characters long costs a comparison at each start, not a
+    walk (nothing ends inside a chain: no candidate is skipped). Built in one pass over the
+    nodes (a child's number is above its parent's); chains shorter than `_MIN_JUMP` are left to
+    the walk."""
+    n = len(kids)
+    unary = [sc is None and len(k) == 1 for k, sc in zip(kids, node_score)]
+    unary[0] = False  # (the root is never reached by a step)
+    inner = bytearray(n)
+    for k in compress(range(n), unary):
+        for child in kids[k].values():
+            if unary[child]:
+                inner[child] = 1
+    jumps: list[tuple[str, int, int] | None] = [None] * n
+    for k in compress(range(n), unary):
+        if inner[k]:
+            continue
+        chars = []
+        x = k
+        while unary[x]:
+            ((c, x),) = kids[x].items()
+            chars.append(c)
+        if len(chars) >= _MIN_JUMP:
+            jumps[k] = ("".join(chars), len(chars), x)
+    return tuple(jumps)
 
 
 def _backtrack(starts: list[int], ids: list[int], n: int) -> list[tuple[int, int, int]]:
