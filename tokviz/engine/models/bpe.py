@@ -657,9 +657,15 @@ class BPE(DictVocabModel):
         starts: list[int] = []
         ends: list[int] = []
         prev = 0
+        fallback: dict[str, list[str] | None] = {}  # char -> its byte pieces (None: not all in the vocab)
         for i in odd:
-            pieces = [_byte_piece(b) for b in text[i].encode("utf-8")]
-            if not all(p in vocab for p in pieces):
+            ch = text[i]
+            pieces = fallback.get(ch, ())
+            if pieces == ():
+                pieces = fallback[ch] = [_byte_piece(b) for b in ch.encode("utf-8")]
+                if not all(p in vocab for p in pieces):
+                    pieces = fallback[ch] = None
+            if pieces is None:
                 return None
             syms += text[prev:i]
             starts += range(prev, i)
