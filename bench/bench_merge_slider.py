@@ -78,8 +78,8 @@ def main() -> None:
 
 def bench_cutoff() -> None:
     import tokviz
-    from tokviz.gui.catalog import sample_text
     from tokviz.engine.cutoff import RankCutoff
+    from tokviz.gui.catalog import sample_text
     from tokviz.resources import resource_path
 
     text = sample_text()

@@ -129,8 +129,8 @@ def _split_patterns() -> dict[str, tuple[str, str | None]]:
 def split_table(docs: list[str], mb: float, repeat: int) -> None:
     """The split alone: native scanner vs `regex`, same pieces (checked), ms per MB."""
     import regex
-
     from bench_encode import tiktoken_ref
+
     from tokviz.engine.patterns import HFRegex, compile_pattern, isolated_chunks, tiling_chunks
 
     print(f"{'split pattern':28} {'native ms/MB':>13} {'regex ms/MB':>12} {'regex/native':>13} {'tiktoken encode ms/MB':>22}")

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-
-import random
 
 __all__ = ["Corpus", "mixed_corpus", "heldout_corpus", "corpus_named", "files_corpus", "add_corpus_args",
            "corpus_from_args", "shared_dir", "python_source", "generated_code", "generated_cjk"]

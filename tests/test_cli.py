@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from support import bundle_bytes
 
-from tokviz.engine import backend
 from tokviz.cli import main
+from tokviz.engine import backend
 
 R50K = "gpt2/r50k_base.tiktoken"
 

@@ -20,8 +20,7 @@ from support import bundle_path
 
 from tokviz.analysis.corpus import TokenizerSpec, run_corpus
 from tokviz.cli import main
-from tokviz.io import executor as executor_mod
-from tokviz.io import shards
+from tokviz.io import executor as executor_mod, shards
 
 distributed = pytest.importorskip("distributed")
 

@@ -4,8 +4,7 @@ text on r50k, cl100k and o200k), healing previews, and the probe-verified word r
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support import bundle_path
 
 import tokviz

@@ -12,16 +12,15 @@ from pathlib import Path
 
 import pytest
 from hf_builders import albert_json, char_bpe_json, gpt2_json, llama3_like_json, roberta_like_json
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support import bundle_path, require_module
 
 import tokviz
 from tokviz.analysis.corpus import as_token
 from tokviz.analysis.corpus_jobs import lint_corpus
 from tokviz.analysis.lint import CHECKS, CorpusLint, LintReport, lint_encoding, lint_text, regression_case
-from tokviz.engine.cancel import Cancelled
 from tokviz.cli import main as cli_main
+from tokviz.engine.cancel import Cancelled
 
 NFD_KOREAN = "\u1106\u1161\u1109\u1175\u11af\u1101\u1161\u1112\u1162\u110b\u1167"  # 마실까해여, 11 code points
 E_ACUTE = "e\u0301te\u0301"

@@ -9,8 +9,7 @@ checks that the findings and the exact spans come out identical on real texts an
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import SHARED, bundle_path, require
 
 import tokviz

@@ -108,8 +108,7 @@ class TestHypothesis:
 
     @pytest.mark.parametrize("rel", ["qwen3/tokenizer.json", "mistral-7b-v0.1/tokenizer.json"])
     def test_modes_equal_hf(self, rel: str) -> None:
-        from hypothesis import given, settings
-        from hypothesis import strategies as st
+        from hypothesis import given, settings, strategies as st
 
         tok = tokviz.load(bundle_path(rel))
         plain, split = hf(rel), hf_split(rel)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from tokviz.engine.byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, bytes_to_proxy, proxy_to_bytes, text_to_proxy
+from tokviz.engine.byte_alphabet import (
+    BYTE_TO_CHAR,
+    CHAR_TO_BYTE,
+    bytes_to_proxy,
+    proxy_to_bytes,
+    text_to_proxy,
+)
 
 
 class TestSeedD01:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import pickle
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from tokviz.engine.caching import BoundedCache, clear_shared_caches
-from tokviz.engine.pretokenized import _PROXY_CACHE
-from tokviz.engine.text import NormalizedText
+from hypothesis import given, strategies as st
 
 from tokviz.engine.byte_alphabet import BYTE_TO_CHAR
+from tokviz.engine.caching import BoundedCache, clear_shared_caches
 from tokviz.engine.models.bpe import BPE
 from tokviz.engine.pre_tokenizers.byte_level import ByteLevel
+from tokviz.engine.pretokenized import _PROXY_CACHE
+from tokviz.engine.text import NormalizedText
 from tokviz.engine.tokenizer import Tokenizer
 
 

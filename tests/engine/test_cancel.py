@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from tokviz.engine import cancel as cancel_mod
-from tokviz.engine.cancel import CancelToken, Cancelled, checkpoint
+from tokviz.engine.cancel import Cancelled, CancelToken, checkpoint
 
 
 class TestCancelProtocol:

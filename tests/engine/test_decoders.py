@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from support import require_module
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from tokviz.engine.byte_alphabet import text_to_proxy
 from tokviz.engine.decoders import decoder_from_json

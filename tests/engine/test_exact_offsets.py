@@ -13,14 +13,12 @@ from pathlib import Path
 
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hf_builders import albert_json, roberta_like_json
+from hypothesis import HealthCheck, given, settings, strategies as st
+from support import bundle_path, require_module
 
 import tokviz
 from tokviz.engine.encoding import empty_encoding
-
-from hf_builders import albert_json, roberta_like_json
-from support import bundle_path, require_module
 
 _WS = regex.compile(r"\p{White_Space}")
 

@@ -15,8 +15,7 @@ from typing import Any, ClassVar
 
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from parity.cases import TRICKY
 from support import bundle_bytes, corpus_text, require_module
 

@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import require_module
 
 from tokviz.engine.errors import TokvizFormatError

@@ -8,8 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from parity.cases import TRICKY
 from support import bundle_bytes, corpus_text, require_module
 

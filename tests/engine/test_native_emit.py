@@ -15,19 +15,26 @@ from array import array
 from itertools import accumulate
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import bundle_path, corpus_text, python_twin, tiktoken_encoding
 
 import tokviz
 from tokviz.engine import kernels
+from tokviz.engine.chunk_cache import (
+    RULE_CHARS,
+    RULE_EXACT,
+    RULE_HELD,
+    SLOT_BYTE_PIECES,
+    SLOT_IRREGULAR,
+    Block,
+    OutColumns,
+    emit_columns,
+    entry_of,
+)
+from tokviz.engine.columns import int_column
 from tokviz.engine.models.bpe import BPE
 from tokviz.engine.reference import BYTE_PIECES
 from tokviz.engine.text import OffsetMap
-from tokviz.engine.chunk_cache import (
-    RULE_CHARS, RULE_EXACT, RULE_HELD, SLOT_BYTE_PIECES, SLOT_IRREGULAR, Block, OutColumns, emit_columns, entry_of,
-)
-from tokviz.engine.columns import int_column
 
 native = kernels.native
 needs_native = pytest.mark.skipif(native is None, reason="native core not built or TOKVIZ_PURE_PYTHON=1")

@@ -15,8 +15,7 @@ import struct
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import build_charsmap, bundle_bytes, python_twin
 
 from tokviz.engine import kernels

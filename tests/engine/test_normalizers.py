@@ -13,14 +13,13 @@ from functools import cache
 from typing import Any
 
 import pytest
-from support import bundle_bytes, corpus_text, require_module
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
+from hypothesis import HealthCheck, given, settings, strategies as st
 from parity.cases import TRICKY
+from support import bundle_bytes, corpus_text, require_module
+
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.normalizers import normalizer_from_json
-from tokviz.engine.normalizers.basic import Lowercase, Prepend, Replace, Sequence, Strip, StripAccents
+from tokviz.engine.normalizers.basic import Lowercase, Prepend, Replace, Strip, StripAccents
 from tokviz.engine.normalizers.bert import BertNormalizer
 from tokviz.engine.normalizers.unicode import NFC, NFD, NFKC, NFKD, normalize_with_changes
 from tokviz.engine.text import NormalizedText

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
+from parity.cases import TRICKY
 from support import bundle_path, corpus_text
 
 import tokviz
@@ -26,8 +26,6 @@ from tokviz.engine.models.bpe import BPE
 from tokviz.engine.normalizers import normalizer_from_json
 from tokviz.engine.pre_tokenizers import pre_tokenizer_from_json
 from tokviz.engine.tokenizer import Tokenizer
-
-from parity.cases import TRICKY
 
 BUNDLES = [
     "qwen3/tokenizer.json",

@@ -12,11 +12,10 @@ from functools import cache
 from typing import Any
 
 import pytest
-from support import bundle_bytes, corpus_text, require_module
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
+from hypothesis import HealthCheck, given, settings, strategies as st
 from parity.cases import TRICKY
+from support import bundle_bytes, corpus_text, require_module
+
 from tokviz.engine import patterns
 from tokviz.engine.byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE, bytes_to_proxy, proxy_to_bytes
 from tokviz.engine.errors import TokvizFormatError

@@ -7,9 +7,8 @@ import struct
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from support import build_charsmap, bundle_bytes, require_module
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.normalizers.precompiled import CharsMap, Precompiled, SentencePieceNormalizer

@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 from support import require_module
 
+from tokviz.engine.byte_alphabet import BYTE_TO_CHAR
 from tokviz.engine.encoding import Encoding
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.processors import post_processor_from_json
 from tokviz.engine.processors.byte_level import trim_offsets
 from tokviz.engine.processors.template import BertProcessing, Piece, SpecialTokenSpec, TemplateProcessing
 from tokviz.io.hf_json import load_hf_json
-
-from tokviz.engine.byte_alphabet import BYTE_TO_CHAR
 
 
 def _enc(tokens: list[str], offsets: list[tuple[int, int]]) -> Encoding:

@@ -21,8 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from parity.cases import TRICKY
 
 from tokviz.engine import kernels, patterns, scanners

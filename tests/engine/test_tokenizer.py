@@ -8,9 +8,8 @@ from __future__ import annotations
 import functools
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from support import bundle_bytes
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from tokviz.engine.added_tokens import AddedToken
 from tokviz.engine.byte_alphabet import BYTE_TO_CHAR

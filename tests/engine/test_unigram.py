@@ -8,8 +8,7 @@ import os
 import random
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from support import bundle_bytes, corpus_text, require_module
 
 from tokviz.engine import kernels

@@ -32,9 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, settings
-from session_reports import FUZZ_COUNTS as COUNTS
-from session_reports import FUZZ_PEAK_RSS_MB as PEAK_RSS_MB
-from session_reports import FUZZ_PROFILE as PROFILE
+from session_reports import FUZZ_COUNTS as COUNTS, FUZZ_PEAK_RSS_MB as PEAK_RSS_MB, FUZZ_PROFILE as PROFILE
 
 from tokviz.analysis.chat_render import ChatTemplateError
 from tokviz.engine.errors import TokvizFormatError

@@ -14,8 +14,7 @@ import json
 from typing import Any
 
 from fuzzkit import fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from support import require_module
 
 from tokviz.io.hf_json import load_hf_json

@@ -13,8 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzkit import fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from support import SHARED
 
 from tokviz.analysis.chat_render import RenderLimits, render_template

@@ -18,8 +18,7 @@ from typing import Any
 from unittest import mock
 
 from fuzzkit import check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from support import bundle_path
 
 import tokviz

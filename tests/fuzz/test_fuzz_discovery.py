@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzkit import fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tokviz.io.discovery import discover
 from tokviz.io.files import is_regular_file

@@ -12,8 +12,7 @@ import gzip
 
 from fuzz_bundles import all_json_bundles, model_bytes, rank_file, vocab_txt
 from fuzzkit import PROBE_TEXTS, check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import tokviz
 from tokviz.io.tiktoken_ranks import R50K_PATTERN

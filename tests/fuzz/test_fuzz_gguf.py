@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 from fuzzkit import PROBE_TEXTS, check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import tokviz
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from fuzz_bundles import JSON_BUNDLES, json_bundle, unigram_json_text
 from fuzzkit import PROBE_TEXTS, check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import tokviz
 from tokviz.engine import decoders, models, normalizers, pre_tokenizers, processors

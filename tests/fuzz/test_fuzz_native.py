@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 from fuzzkit import fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from support import python_twin
 
 import tokviz

@@ -11,8 +11,7 @@ import base64
 
 from fuzz_bundles import rank_file
 from fuzzkit import PROBE_TEXTS, check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tokviz.io.tiktoken_ranks import CL100K_PATTERN, R50K_PATTERN, load_tiktoken_ranks
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from fuzz_bundles import json_bundle
 from fuzzkit import check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tokviz.io.hf_json import load_hf_json
 

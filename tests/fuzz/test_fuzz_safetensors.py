@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 from fuzzkit import fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tokviz.analysis.audit import audit_vocabulary
 from tokviz.analysis.embeddings import embedding_report

@@ -13,8 +13,7 @@ import struct
 
 from fuzz_bundles import base_model_pieces, diamond_charsmap, model_file, small_charsmap
 from fuzzkit import PROBE_TEXTS, check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import tokviz
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from fuzzkit import LONG, check_encoding, fuzz_settings, run_case
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from support import bundle_path
 
 import tokviz

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from tokviz.resources import resource_path
 
 from tokviz.analysis.compare import TextIndex, cut_ratios, cut_set, segment
+from tokviz.resources import resource_path
 
 TEXT = "The naïve café in 東京 costs ¥1,234."
 BUNDLES = {

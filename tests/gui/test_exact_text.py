@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication, QKeyEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QApplication
@@ -46,9 +45,9 @@ def _wait_helper(encoded):  # noqa: ANN001, ANN202
 
 def _tiktoken_ref(rel: str):  # noqa: ANN202 - a tiktoken.Encoding built from the same rank file
     tiktoken = require_module("tiktoken")
-    from tiktoken.load import load_tiktoken_bpe
-
     import tempfile
+
+    from tiktoken.load import load_tiktoken_bpe
 
     from tokviz.io.tiktoken_ranks import preset_for
 
@@ -418,7 +417,6 @@ class TestHighlight:
 class TestUnknownTokens:
     def test_unknown_tokens_are_styled_in_every_view(self, qtbot, window) -> None:  # noqa: ANN001
         import tokviz
-        from tokviz.gui.widgets.card import card_html
         from tokviz.gui.widgets.span_view import FLAG_UNKNOWN
 
         tok = tokviz.load(bundle_bytes("bert-base-uncased/vocab.txt"))

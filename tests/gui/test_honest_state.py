@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
-
-import tokviz
 from support import bundle_path
 
+import tokviz
 from tokviz.gui.display import counted
 from tokviz.gui.main_window import MainWindow
 

@@ -5,21 +5,19 @@ tests/analysis/test_lint.py checks against HF; here they check the wiring."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from PySide6.QtCore import Qt
+from support import SHARED, bundle_path, require
 
 import tokviz
-from tokviz.io.textfile import read_text_file
 from tokviz.gui.lint_viewmodel import SEVERITY_RANK, LintMarks, LintViewModel, lint_cut
 from tokviz.gui.viewmodel import InspectViewModel
 from tokviz.gui.widgets.lint_panel import ROWS_PER_PAGE, LintPanel, chunk_marks
-
-from support import SHARED, bundle_path, require
+from tokviz.io.textfile import read_text_file
 
 NFD_KOREAN = "\u1106\u1161\u1109\u1175\u11af\u1101\u1161\u1112\u1162\u110b\u1167"
 

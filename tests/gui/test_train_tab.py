@@ -309,9 +309,9 @@ class TestProbeModel:
 class TestProbeViewLines:
     def test_lines_break_as_in_the_inspect_pane(self, qtbot) -> None:  # noqa: ANN001
         # BERT drops the newline (it lies between two tokens): the line still breaks after "ab"
-        import tokviz
         from support import bundle_path
 
+        import tokviz
         from tokviz.gui.display import token_is_break
         from tokviz.gui.widgets.segments import ProbeView
 

@@ -264,8 +264,7 @@ class TestCorruption:
     """Any damage to a GGUF file is a TokvizFormatError naming the file, never another exception."""
 
     def test_random_byte_damage(self, tmp_path_factory: pytest.TempPathFactory) -> None:
-        from hypothesis import HealthCheck, given, settings
-        from hypothesis import strategies as st
+        from hypothesis import HealthCheck, given, settings, strategies as st
 
         base = tmp_path_factory.mktemp("corrupt")
         good = write_gguf(base / "good.gguf", extra={"tokenizer.ggml.eos_token_id": 8}).read_bytes()

@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.io import shards

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.io.textfile import decode_text_bytes, iter_text_blocks, read_text_file

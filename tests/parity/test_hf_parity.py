@@ -13,8 +13,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support import SHARED, bundle_bytes, require, require_module
 
 from parity.cases import TRICKY, corpus_document, corpus_lines, llamacpp_vectors

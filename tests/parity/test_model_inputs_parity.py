@@ -22,8 +22,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support import bundle_bytes, require_module
 
 QWEN_BOS, QWEN_EOS = ("<|im_start|>", 151644), ("<|endoftext|>", 151643)

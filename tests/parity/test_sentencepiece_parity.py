@@ -21,8 +21,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support import bundle_bytes, bundle_path, require_module
 
 from parity.cases import TRICKY, corpus_document, corpus_lines

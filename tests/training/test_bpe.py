@@ -8,13 +8,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support import ROOT, corpus_text, require_module
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from tokviz.engine.byte_alphabet import BYTE_TO_CHAR
 from tokviz.training.bpe import BpeTrainer, run_to_result
-from tokviz.training.events import CancelToken, Cancelled, Done, MergeEvent, Progress
+from tokviz.training.events import Cancelled, CancelToken, Done, MergeEvent, Progress
 from tokviz.training.words import PipelineSpec, byte_level_spec
 
 # HF's Whitespace expressed as a Split the engine and HF both implement

@@ -11,8 +11,8 @@ import pytest
 from support import corpus_text, require_module
 
 from tokviz.io import shards
-from tokviz.training.bpe import BpeTrainer
 from tokviz.training.base import run_to_result
+from tokviz.training.bpe import BpeTrainer
 from tokviz.training.corpus import train_corpus
 
 

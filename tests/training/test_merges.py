@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tokviz.training import merges
 from tokviz.training.bpe import BpeTrainer

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from support import ROOT, require_module
 
-from tokviz.training.events import CancelToken, Cancelled, Done, EMIteration, PruneRound
+from tokviz.training.events import Cancelled, CancelToken, Done, EMIteration, PruneRound
 from tokviz.training.unigram import UnigramTrainer, _build_lattice, _digamma
 
 TOY = ROOT / "resources" / "corpora" / "toy.txt"
@@ -181,9 +181,9 @@ class TestQuality:
 class TestExportCorpora:
     def test_corpus_lines_hf_equals_tokviz(self, tmp_path) -> None:
         tk = require_module("tokenizers")
-        import tokviz
         from support import corpus_text
 
+        import tokviz
         from tokviz.training.export import save_tokenizer_json
 
         en = corpus_text("botchan.txt").splitlines()[:1500]

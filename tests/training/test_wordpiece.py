@@ -8,7 +8,7 @@ import pytest
 from support import ROOT, require_module
 
 from tokviz.training.bpe import BpeTrainer
-from tokviz.training.events import CancelToken, Cancelled, Done, MergeEvent
+from tokviz.training.events import Cancelled, CancelToken, Done, MergeEvent
 from tokviz.training.wordpiece import WordPieceTrainer
 
 # The seed's point (section 2.2): q almost only occurs inside "qu", so WordPiece's normalized score

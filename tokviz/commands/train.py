@@ -74,11 +74,11 @@ class _Bar:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..io.shards import corpus_files
+    from ..training.corpus import train_corpus, training_read_options
     from ..training.events import Cancelled, Done, EMIteration, MergeEvent, Progress, PruneRound
     from ..training.export import save_tokenizer_json
     from ..training.factory import make_trainer
-    from ..io.shards import corpus_files
-    from ..training.corpus import train_corpus, training_read_options
     from .corpus_options import read_options
 
     paths = [*map(str, args.corpus), *args.corpus_more]

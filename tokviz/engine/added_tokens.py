@@ -12,10 +12,9 @@ matchers, one for the raw text and one for the normalized text, and the extracti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-
-import re
 
 import regex
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from itertools import accumulate, compress
-from operator import itemgetter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, compress
+from operator import itemgetter
 
 from . import kernels
 

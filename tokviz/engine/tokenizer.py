@@ -102,7 +102,13 @@ from .columns import int_column
 from .decoders import Decoder
 from .encoding import Encoding, Stages
 from .model_inputs import (
-    PaddingParams, TruncationParams, merge, pad_encodings, pretokenized_encoding, set_sequence_id, truncate_encodings,
+    PaddingParams,
+    TruncationParams,
+    merge,
+    pad_encodings,
+    pretokenized_encoding,
+    set_sequence_id,
+    truncate_encodings,
 )
 from .models import Model
 from .normalizers import Normalizer

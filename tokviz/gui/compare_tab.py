@@ -18,7 +18,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -523,8 +522,8 @@ class CompareTab(QWidget):
             t.setItem(r, 1, _item(f"{st0.chars:,}" if st0 else "0"))
             t.setItem(r, 2, _item(f"{st0.bytes:,}" if st0 else "0"))
             t.setItem(r, 3, _item(f"{st0.words:,}" if st0 else "0"))
-            for k, table in enumerate(a.scripts):
-                st = table.get(s)
+            for k, by_script in enumerate(a.scripts):
+                st = by_script.get(s)
                 v = getattr(st, attr) if st is not None else None
                 t.setItem(
                     r, 4 + k, _item(_fmt(v, 2 if attr == "tokens" else 3), tip=f"{a.names[k]} · {s}: {label}")

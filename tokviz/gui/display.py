@@ -11,7 +11,9 @@ and are turned into characters through `tokviz.engine.text.OffsetMap`.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -19,9 +21,6 @@ from operator import itemgetter
 
 from ..engine.lattice import LatticeNode
 from ..engine.text import OffsetMap
-
-import re
-from bisect import bisect_right
 
 _NL_BYTES = re.compile(b"\n")
 _NL = re.compile("\n")

@@ -18,12 +18,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ._compat import emit
 from PySide6.QtCore import QObject, Signal
 
 from ..analysis.facts import TokenizerFacts
 from ..engine.lattice import Lattice
 from ..engine.tokenizer import Tokenizer
+from ._compat import emit
 from .display import LatticePicture, show_piece
 from .workers import CancelToken, Lanes, ShownGate
 

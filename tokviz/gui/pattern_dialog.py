@@ -40,9 +40,9 @@ from .pattern_choice import (
     SettingsLike,
     check_choice,
     rank_file_facts,
-    split_preview,
     remember_choice,
     remembered_choice,
+    split_preview,
 )
 from .widgets.exact_edit import ExactTextEdit
 

@@ -24,20 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._compat import emit
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from ..analysis.facts import TokenizerFacts
-from ..training.words import corpus_lines
 from ..training.events import (
-    CancelToken as TrainCancel,
     Cancelled,
+    CancelToken as TrainCancel,
     Done,
     EMIteration,
     MergeEvent,
     Progress,
     PruneRound,
 )
+from ..training.words import corpus_lines
+from ._compat import emit
 from .workers import CancelToken, Lanes, background_done, background_started, to_gui
 
 __all__ = [

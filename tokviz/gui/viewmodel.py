@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from ._compat import emit
 
 from ..analysis.facts import TokenizerFacts
 from ..engine.encoding import Encoding, Token
 from ..engine.incremental import Splice, line_end, line_start, reencode
 from ..engine.pretokenized import PreTokens, pre_token_spans
 from ..engine.text import NormalizedText, OffsetMap, check_text
+from ._compat import emit
 from .catalog import load_error
 from .display import ViewMode, chunk_line_ends, token_line_ends
 from .workers import CancelToken, Lanes, to_gui

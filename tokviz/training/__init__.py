@@ -20,7 +20,14 @@ from .events import Cancelled, CancelToken, Done, EMIteration, Event, MergeEvent
 from .export import save_tokenizer_json, tokenizer_json
 from .unigram import UnigramResult, UnigramTrainer
 from .wordpiece import WordPieceResult, WordPieceTrainer
-from .words import PipelineSpec, byte_level_spec, count_words, metaspace_spec, read_corpus_files, whitespace_spec
+from .words import (
+    PipelineSpec,
+    byte_level_spec,
+    count_words,
+    metaspace_spec,
+    read_corpus_files,
+    whitespace_spec,
+)
 
 __all__ = [
     "Trainer",

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .events import CancelToken, Cancelled, Done, Event
+from .events import Cancelled, CancelToken, Done, Event
 from .words import PipelineSpec, count_words
 
 __all__ = ["Trainer", "run_to_result"]

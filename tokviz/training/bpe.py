@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from .base import Trainer, run_to_result
-from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
+from .events import Cancelled, CancelToken, Done, Event, MergeEvent, Progress
 from .merges import MergeState, pair_queue
 from .words import PipelineSpec, byte_level_spec
 
@@ -481,7 +480,7 @@ class BpeResult:
 
     def tokenizer(self, *, num_merges: int | None = None) -> Any:
         """The engine Tokenizer of this result (with only the first ``num_merges`` merges if given)."""
-        from .export import tokenizer_json, build_tokenizer
+        from .export import build_tokenizer, tokenizer_json
 
         model = self.model_json(num_merges=num_merges)
         return build_tokenizer(tokenizer_json(model, self.spec, self.special_tokens, first_ids=self._special_ids()))

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .base import Trainer
-from .events import CancelToken, Cancelled, Done, EMIteration, Event, Progress, PruneRound
+from .events import Cancelled, CancelToken, Done, EMIteration, Event, Progress, PruneRound
 from .words import PipelineSpec, metaspace_spec
 
 __all__ = ["UnigramTrainer", "UnigramResult", "default_unigram_spec"]

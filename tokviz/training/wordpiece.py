@@ -36,7 +36,7 @@ from typing import Any
 
 from .base import Trainer
 from .bpe import BpeResult, PairRow
-from .events import CancelToken, Cancelled, Done, Event, MergeEvent, Progress
+from .events import Cancelled, CancelToken, Done, Event, MergeEvent, Progress
 from .merges import MergeState
 from .words import PipelineSpec
 

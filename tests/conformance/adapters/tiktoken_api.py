@@ -13,8 +13,7 @@ from typing import AbstractSet, Literal
 
 import tokviz
 from tokviz.engine.byte_alphabet import bytes_to_proxy
-from tokviz.io.tiktoken_encodings import encoding_name_for_model as _name_for_model
-from tokviz.io.tiktoken_encodings import encoding_names
+from tokviz.io.tiktoken_encodings import encoding_name_for_model as _name_for_model, encoding_names
 from tokviz.io.tiktoken_ranks import build_tiktoken_tokenizer, rank_table
 
 __all__ = ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_model", "encoding_name_for_model"]

@@ -7,7 +7,6 @@ sequences becoming U+FFFD (HF ``String::from_utf8_lossy``).
 
 from __future__ import annotations
 
-
 from ..byte_alphabet import ByteLevelOptions, proxy_to_bytes
 from . import Decoder
 

@@ -14,8 +14,7 @@ whole text. Two facts of HF's transform make that possible:
 from __future__ import annotations
 
 from array import array
-from collections.abc import Container
-from collections.abc import Sequence as SequenceABC
+from collections.abc import Container, Sequence as SequenceABC
 from typing import Any
 
 import regex

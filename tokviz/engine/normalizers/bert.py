@@ -15,8 +15,8 @@ HF's steps, in order, each with its alignment rule:
 from __future__ import annotations
 
 from array import array
-from itertools import chain, repeat
 from collections.abc import Sequence
+from itertools import chain, repeat
 from typing import Any
 
 from ..fields import Fields

@@ -28,13 +28,13 @@ Two normalizers use it, because the two reference libraries apply it differently
 from __future__ import annotations
 
 import base64
+import re
 import struct
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import re
 import regex
 
 from .. import kernels

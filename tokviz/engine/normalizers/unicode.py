@@ -38,8 +38,8 @@ from typing import Any, ClassVar
 
 from ..text import NormalizedText
 from ..unicode_tables import CharSet, class_runs, code_ranges
-from .basic import extend_alignment
 from . import Normalizer
+from .basic import extend_alignment
 
 __all__ = ["NFC", "NFD", "NFKC", "NFKD", "normalize_with_changes"]
 

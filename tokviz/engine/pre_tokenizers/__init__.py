@@ -13,8 +13,8 @@ from __future__ import annotations
 from abc import ABC
 from typing import Any, ClassVar
 
-from ..registry import build_component
 from ..pretokenized import ChunkPlan
+from ..registry import build_component
 from ..text import NormalizedText
 
 __all__ = ["PreTokenizer", "pre_tokenizer_from_json", "TYPES"]

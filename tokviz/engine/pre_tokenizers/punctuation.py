@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
+from functools import lru_cache
 from itertools import accumulate, compress
 from operator import itemgetter
-from functools import lru_cache
 from typing import Any
 
 from ..fields import Fields

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..columns import TokenColumns
 from ..encoding import Encoding
 from ..errors import TokvizFormatError
 from ..fields import Fields, id_error, is_id
-from ..columns import TokenColumns
 from ..model_inputs import set_sequence_id
 from ._common import ListProcessor, around, special_encoding, with_type_ids
 from .byte_level import trim_windows

@@ -12,9 +12,9 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QToolButton, QWidget
-from .._compat import emit
 
 from ...engine.encoding import BpeTrace, UnigramTrace, WordPieceTrace
+from .._compat import emit
 from ..display import counted, hex_bytes, label_text, visible_runs
 from ..viewmodel import InspectViewModel, Stats, TokenDetails
 from .form import ElidedLabel

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import regex
-
 from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,

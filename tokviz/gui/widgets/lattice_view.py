@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._compat import emit
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QScrollArea, QToolTip, QWidget
 
+from .._compat import emit
 from ..display import LatticePicture, show_piece
 from ..theme import mono_font
 from .charts import export_widget

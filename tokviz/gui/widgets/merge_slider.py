@@ -7,10 +7,11 @@ Space toggles playback; the buttons do the same and say so in their tooltips.
 
 from __future__ import annotations
 
-from .._compat import emit
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSpinBox, QStyle, QToolButton, QWidget
+
+from .._compat import emit
 
 __all__ = ["MergeSlider"]
 

@@ -20,10 +20,20 @@ from itertools import accumulate
 from typing import Protocol
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent
+from PySide6.QtGui import (
+    QColor,
+    QFontMetricsF,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
-from .._compat import emit
 
+from .._compat import emit
 from ..display import Label, Style, color_index, neighbour_variant
 from ..theme import Theme, mono_font, theme_for
 

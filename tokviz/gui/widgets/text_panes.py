@@ -15,14 +15,14 @@ from bisect import bisect_left
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QTextCharFormat, QTextCursor, QTextFormat, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
-from .._compat import emit
 
+from .._compat import emit
 from ..display import char_name
-from .exact_edit import ExactTextEdit
-from .span_view import UNKNOWN_PEN
 from ..theme import Theme, mono_font, theme_for
 from ..viewmodel import EncodingUpdate, InspectViewModel
+from .exact_edit import ExactTextEdit
 from .lint_panel import lint_selections, normalized_lint_selections
+from .span_view import UNKNOWN_PEN
 
 __all__ = ["RawPane", "NormalizedPane"]
 

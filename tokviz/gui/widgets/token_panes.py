@@ -13,10 +13,21 @@ from collections.abc import Sequence
 
 from PySide6.QtWidgets import QWidget
 
-from ..display import Label, ViewMode, char_name, chunk_label, chunk_line_ends, hex_bytes, label_text, token_is_break, token_label, token_line_ends
+from ..display import (
+    Label,
+    ViewMode,
+    char_name,
+    chunk_label,
+    chunk_line_ends,
+    hex_bytes,
+    label_text,
+    token_is_break,
+    token_label,
+    token_line_ends,
+)
 from ..viewmodel import EncodingUpdate, InspectViewModel
-from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 from .lint_panel import chunk_marks, paint_marks
+from .span_view import FLAG_LITERAL, FLAG_NEUTRAL, FLAG_SPECIAL, FLAG_UNKNOWN, SpanView
 
 __all__ = ["TokenPane", "ChunkPane", "TokenSource", "ChunkSource"]
 
