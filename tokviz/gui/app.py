@@ -184,6 +184,10 @@ def initial_text(args: argparse.Namespace) -> str | None:
 
 
 def run_app(args: argparse.Namespace) -> int:
+    """Start the window from the ``gui`` options: check that Qt can start, build the window with
+    the tokenizer, text, theme, view and tab asked for, then run the event loop or, with
+    ``--screenshot``, wait until every job is idle and save the PNG. One straight sequence of
+    option handling, read top to bottom."""
     screenshot: Path | None = getattr(args, "screenshot", None)
     if screenshot is not None and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"

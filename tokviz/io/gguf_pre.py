@@ -120,6 +120,8 @@ _BLOOM = r" ?[^(\s|.,!?…。，、।۔،)]+"
 
 
 def _specs() -> dict[str, PreSpec]:
+    """llama.cpp's pre-tokenizer names mapped to their split patterns and flags: a table, one entry
+    per name, kept in one place as `llama-vocab.cpp` keeps it."""
     gpt2 = PreSpec("gpt2", (GPT2_REGEX,))
     llama3 = PreSpec("llama3", (_LLAMA3,), ignore_merges=True, add_bos=True)
     qwen2 = PreSpec("qwen2", (_QWEN2,))

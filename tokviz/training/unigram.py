@@ -417,6 +417,11 @@ class UnigramTrainer(Trainer):
     # ------------------------------------------------------------------------------------------
 
     def train_from_counts(self, counts: Mapping[str, int], *, cancel: CancelToken | None = None) -> Iterator[Event]:
+        """SentencePiece's Unigram training as a stream of events: seed pieces, EM rounds each
+        followed by a prune round until the vocabulary size is reached, then the final vocabulary.
+        The phases share the growing piece list and the cancel checks between them, so they stay
+        one generator; the work of each phase is in its own function or lattice method (`_seed`,
+        `_Lattice.expected_counts`, `_prune`, `_select`)."""
         specials = set(self.special_tokens)
         words, weights = _training_units(counts, self.max_word_chars)
         maxlen = self.max_piece_length

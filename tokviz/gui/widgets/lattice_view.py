@@ -126,6 +126,9 @@ class LatticeCanvas(QWidget):
         p.end()
 
     def paint(self, p: QPainter) -> None:
+        """Draw the lattice: the character axis, every candidate piece as a box in its row, the
+        best path over them and the hover highlight. One paint pass over shared colours and
+        geometry."""
         pal = self.palette()
         base = pal.color(QPalette.ColorRole.Base)
         fg = pal.color(QPalette.ColorRole.Text)
