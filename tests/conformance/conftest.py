@@ -20,7 +20,8 @@ SP_PICKLE = "pickling a processor is not offered"
 SP = "sentencepiece_suite/test_sentencepiece.py::"
 
 # node id (relative to tests/conformance) -> (kind, reason); kind: "xfail" (strict), "skip", "slow",
-# or "xfail+slow"
+# "xfail+slow", or "xfail-not-run" (a hypothesis test whose every example fails: hypothesis would
+# spend minutes shrinking the failure, each example building an encoding)
 MARKS: dict[str, tuple[str, str]] = {
     "tiktoken_suite/test_encoding.py::test_simple": ("xfail", NOT_SHIPPED),
     "tiktoken_suite/test_encoding.py::test_basic_encode": ("xfail", NOT_SHIPPED),
@@ -28,7 +29,7 @@ MARKS: dict[str, tuple[str, str]] = {
     "tiktoken_suite/test_simple_public.py::test_simple": ("xfail", NOT_SHIPPED),
     "tiktoken_suite/test_simple_public.py::test_encoding_for_model": ("xfail", NOT_SHIPPED),
     "tiktoken_suite/test_encoding.py::test_encode_bytes": ("xfail", NO_BYTES),
-    "tiktoken_suite/test_encoding.py::test_hyp_encode_bytes": ("xfail", NO_BYTES),
+    "tiktoken_suite/test_encoding.py::test_hyp_encode_bytes": ("xfail-not-run", NO_BYTES),
     "tiktoken_suite/test_encoding.py::test_encode_surrogate_pairs": ("xfail", SURROGATE),
     "tiktoken_suite/test_encoding.py::test_special_token": ("xfail", NO_DISALLOWED),
     "tiktoken_suite/test_misc.py::test_optional_blobfile_dependency": ("skip", BLOBFILE),
@@ -71,6 +72,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             kind = kind[: -len("+slow")]
         if kind == "xfail":
             item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+        elif kind == "xfail-not-run":
+            item.add_marker(pytest.mark.xfail(reason=reason, run=False))
         elif kind == "skip":
             item.add_marker(pytest.mark.skip(reason=reason))
         else:
