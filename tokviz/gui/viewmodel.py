@@ -212,7 +212,7 @@ class InspectViewModel(QObject):
                 from ..io.tiktoken_ranks import needs_pattern
 
                 reg = shared_registry()
-                if pattern is None and special_tokens is None and not reg.holds(path) and needs_pattern(path):
+                if pattern is None and special_tokens is None and not reg.holds(path, pattern=pattern, special_tokens=special_tokens) and needs_pattern(path):
                     return None
                 # one tokenizer per file, shared with Compare's rows (tokviz.io.registry)
                 tok = reg.get(path, pattern=pattern, special_tokens=special_tokens)

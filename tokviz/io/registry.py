@@ -148,11 +148,15 @@ class TokenizerRegistry:
         for key in [k for k, e in self._entries.items() if e.strong is None and e.ref() is None]:
             del self._entries[key]
 
-    def holds(self, path: str | os.PathLike[str]) -> bool:
-        """Whether a tokenizer of ``path`` (any options) is kept (not let go)."""
-        p = str(Path(path).resolve())
+    def holds(
+        self, path: str | os.PathLike[str], *, pattern: str | None = None, special_tokens: dict[str, int] | None = None
+    ) -> bool:
+        """Whether the tokenizer that `get` with these options would return is kept (not let go):
+        a rank file kept with a chosen pattern is not held for a load without one."""
+        key = _key(Path(path), pattern, special_tokens)
         with self._lock:
-            return any(k[0] == p and e.strong is not None for k, e in self._entries.items())
+            e = self._entries.get(key)
+            return e is not None and e.strong is not None
 
     def stats(self) -> RegistryStats:
         with self._lock:
