@@ -176,6 +176,26 @@ static inline int32_t trie_jump(const Trie *t, const TNode *nd, const int32_t *s
     return nd->jto;
 }
 
+/* The next node from *node over sym[*e..] where a piece ends (child steps and chain jumps,
+   counted in *nstep), or NULL when the walk leaves the trie. Both DPs walk with it. */
+static inline const TNode *walk_to_piece(const Trie *t, int32_t *node, const int32_t *sym, Py_ssize_t n,
+                                         Py_ssize_t *e, Py_ssize_t *nstep) {
+    int32_t child;
+    while ((child = trie_child(t, *node, sym[*e])) >= 0) {
+        (*e)++;
+        (*nstep)++;
+        *node = child;
+        const TNode *nd = &t->node[child];
+        if (nd->jlen) {
+            (*nstep)++;
+            if ((*node = trie_jump(t, nd, sym, n, e)) < 0) return NULL;
+            nd = &t->node[*node];
+        }
+        if (nd->id >= 0) return nd;
+    }
+    return NULL;
+}
+
 /* Dense rows for the root and for the nodes with many children, within DENSE_CAP slots. */
 static int trie_rows(Trie *t) {
     size_t width = (size_t)t->alpha + 1, rows = 0;
@@ -262,20 +282,11 @@ static int viterbi_f32(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
                 if (i == s || starts[i] != -1) best[i] = (float)((double)best[i] - base);
             base = 0.0;
         }
-        int32_t node = 0, child;
+        int32_t node = 0;
         Py_ssize_t e = s;
         int single = 0;
-        while ((child = trie_child(t, node, sym[e])) >= 0) {
-            e++;
-            nstep++;
-            node = child;
-            const TNode *nd = &t->node[node];
-            if (nd->jlen) {
-                nstep++;
-                if ((node = trie_jump(t, nd, sym, n, &e)) < 0) break;
-                nd = &t->node[node];
-            }
-            if (nd->id < 0) continue;
+        const TNode *nd;
+        while ((nd = walk_to_piece(t, &node, sym, n, &e, &nstep)) != NULL) {
             if (e > frontier) frontier = e;
             offer_f32(best, starts, ids, s, e, base + nd->score, nd->id);
             if (e == s + 1) single = 1;
@@ -304,20 +315,11 @@ static int viterbi_f64(const Trie *t, const int32_t *sym, Py_ssize_t n, double s
     Py_ssize_t nstep = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         double base = best[s];
-        int32_t node = 0, child;
+        int32_t node = 0;
         Py_ssize_t e = s;
         int single = 0;
-        while ((child = trie_child(t, node, sym[e])) >= 0) {
-            e++;
-            nstep++;
-            node = child;
-            const TNode *nd = &t->node[node];
-            if (nd->jlen) {
-                nstep++;
-                if ((node = trie_jump(t, nd, sym, n, &e)) < 0) break;
-                nd = &t->node[node];
-            }
-            if (nd->id < 0) continue;
+        const TNode *nd;
+        while ((nd = walk_to_piece(t, &node, sym, n, &e, &nstep)) != NULL) {
             double cand = base + nd->score;
             if (starts[e] < 0 || cand > best[e]) { best[e] = cand; starts[e] = (int32_t)s; ids[e] = nd->id; }
             if (e == s + 1) single = 1;
