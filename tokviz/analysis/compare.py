@@ -16,10 +16,9 @@ Neighbours: `tokviz.analysis.corpus` runs these measures over a file of document
 >>> round(a.f1, 3), a.precision, a.recall
 (0.8, 0.6666666666666666, 1.0)
 
-Performance notes: scripts are found with one alternation of ``\\p{sc=X}+`` groups (a C-level
-pass per text); a per-character ``regex.match`` loop was ~40× slower. Per-token work (cut sets,
-display units, trimmed spans, script weights) runs on numpy columns of the byte spans (per-token
-Python loops made adding a row to a long text slow). `Comparison` keeps every side's
+Scripts are found with one alternation of ``\\p{sc=X}+`` groups (a C-level pass per text, not a
+per-character loop). Per-token work (cut sets, display units, trimmed spans, script weights) runs
+on numpy columns of the byte spans, so adding a row to a long text stays cheap. `Comparison` keeps every side's
 results and every pair's |A∩B| (sets of ints: intersection is C-level), so a view that adds one
 tokenizer computes one side and N pairs, not N sides and N² pairs.
 """

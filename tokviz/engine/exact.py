@@ -27,10 +27,10 @@ Performance notes: one pass per segment and per chunk in Python, plus one model 
 chunk (the chunk's token ranges are not kept by the encode path); meant for views and lints,
 not for throughput. Linear in the text: the facts about what lies right of an uncovered code
 point (next covering character, collapsed white space) come from one right-to-left pass
-(`_right_facts`), not a scan ahead per code point, which was quadratic on texts with long
-uncovered runs. What remains super-linear on very long texts is the cyclic GC walking the many
-small per-character lists; pausing the GC here was considered and dropped (a global side effect
-in a library call).
+(`_right_facts`), not a scan ahead per code point (quadratic on texts with long uncovered
+runs). What remains super-linear on very long texts is the cyclic GC walking the many small
+per-character lists; the GC is not paused here, since that is a global side effect in a library
+call.
 """
 
 from __future__ import annotations

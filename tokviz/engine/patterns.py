@@ -68,12 +68,11 @@ BEHAVIORS: tuple[str, ...] = ("Removed", "Isolated", "MergedWithPrevious", "Merg
 TIMEOUT_BASE = 1.0
 TIMEOUT_PER_CHAR = 4e-6
 
-# Performance notes: arming the timeout makes a search about 3x slower (the GPT-2 pattern over
-# 2M characters of prose), so the patterns the real tokenizers publish (registered by their
-# modules with `trust_patterns`, plus Qwen2/3's below) and quantifier-free patterns run without
-# it. An earlier policy armed it only for patterns a syntactic test judged able to backtrack
-# exponentially; the fuzzer found patterns it missed (``(?x)(a{1,10}) {1,10}$``, and polynomial
-# cases are beyond such a test), so every other pattern is now bounded.
+# Arming the timeout makes every search markedly slower, so the
+# patterns the real tokenizers publish (registered by their modules with `trust_patterns`, plus
+# Qwen2/3's below) and quantifier-free patterns run without it. Every other pattern is bounded:
+# no syntactic test can tell which patterns backtrack badly (``(?x)(a{1,10}) {1,10}$`` looks
+# harmless, and polynomial cases are beyond such a test).
 
 #: Qwen2/Qwen3's Split pattern (cl100k's with single digits), as their tokenizer.json writes it.
 QWEN2_PATTERN = (

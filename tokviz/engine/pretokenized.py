@@ -22,10 +22,10 @@ non-ASCII, its byte->char index) is cached per chunk text; an ASCII chunk keeps 
 (1:1), a non-ASCII chunk gets a lazy gather over the piece's alignment (`Gathered`: no per-byte
 Python loop).
 
-Performance notes: building one `PreToken` per chunk for the stage view (even through
-`make_pre_token`, which skips the frozen-dataclass ``__init__``) cost more than half of what the
-encode itself cost on long texts, and left the cycle collector half a million tracked objects to
-walk; the columns are a few lists of str and int. Mapping every chunk's text to byte proxies is
+Performance notes: the stage view is columns (a few lists of str and int), not one `PreToken`
+per chunk: objects per chunk (even through `make_pre_token`, which skips the frozen-dataclass
+``__init__``) would cost a large share of the encode on long texts and leave the cycle collector
+an object per chunk to walk. Mapping every chunk's text to byte proxies is
 the costly column, so it is built apart from the spans and only when asked for.
 """
 

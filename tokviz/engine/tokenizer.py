@@ -55,12 +55,11 @@ passes too (``map(make, ...)`` over the distinct missing texts), and with the na
 byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`). Chunks longer than
 `CHUNK_CACHE_MAX_CHARS` are not cached. Results are int32 arrays, not a Python object per
 token: a kept encoding costs the cycle collector a few objects whatever its length.
-Tried and dropped: separate paths per pipeline shape (byte-level without normalization, cut-only
-pre-tokenizers, no pre-tokenizer), which bought little over these passes and drifted apart;
-caching offsets relative to a chunk's original start (they need an "exact copy" test per
-occurrence); compact encodings that built their lists and derived their stages on first read
-(now plain values: ``keep_stages=False`` is the explicit way to keep less). Entries are tuples
-of atoms so that the cycle collector stops tracking them. Pausing the collector during a long
+There is one path for every pipeline shape (no special path for byte-level without
+normalization, or for cut-only pre-tokenizers): separate paths drift apart. Offsets are not
+cached relative to a chunk's start (they would need an "exact copy" test per occurrence).
+``keep_stages=False`` is the explicit way to keep less. Entries are tuples of atoms so that the
+cycle collector stops tracking them. Pausing the collector during a long
 encode still pays, but only on the main thread (see `Tokenizer.encode`).
 """
 

@@ -27,9 +27,8 @@ destroying a closed window's widgets from a worker deadlocked the GUI tests now 
 to the GUI thread with its outcome, and while any background work runs, automatic collection is
 off and the GUI thread collects on a timer by the interpreter's own thresholds (`_Collector`).
 
-Performance notes: a collection walks every young container, and a new encoding of a long text
-holds about a million; a tick of a second instead of 200 ms was tried and dropped: in total it
-walked no less, and each of its stalls was longer.
+A collection walks every young container, and a new encoding of a long text holds many of
+them; a short tick keeps each stall short, and a longer one would not walk fewer in total.
 """
 
 from __future__ import annotations

@@ -15,10 +15,9 @@ naming the file and the key where it was found.
 each key with the key and its value and may raise (a model type the caller cannot build is
 refused before a 260,000-entry token list is decoded).
 
-Performance notes: the ``gguf`` package's ``GGUFReader`` (used before) makes a numpy view per
-value, hundreds of thousands of them for a large vocabulary; one pass with ``struct`` over the
-mapping and ``numpy.frombuffer`` for numeric arrays replaced it (`bench/bench_gguf.py` times
-both). String arrays stay a Python loop: their lengths are sequential.
+Why not the ``gguf`` package's ``GGUFReader``: it makes a numpy view per value, hundreds of
+thousands of them for a large vocabulary; one pass with ``struct`` over the mapping and
+``numpy.frombuffer`` for numeric arrays avoids that (`bench/bench_gguf.py` times both). String arrays stay a Python loop: their lengths are sequential.
 """
 
 from __future__ import annotations

@@ -7,11 +7,10 @@ are counted. A `PipelineSpec` keeps those components as their tokenizer.json obj
 trainer builds them with the engine's registries and the exporter writes them back unchanged;
 `PipelineSpec.pipeline` is the engine `Tokenizer` that splits (its model is never run).
 
-Performance notes: repeated texts are split once (a corpus's lines repeat: blank lines, code);
-the words of a text are added with the text's multiplicity, in the order they first appear, so
-the counts equal those of splitting every text in turn. A splitter of its own (the byte-level
-regex and byte map, without the pipeline's objects) was 3x faster and was dropped: a second
-word splitter beside the pipeline is one more thing that can disagree with it.
+Repeated texts are split once (a corpus's lines repeat: blank lines, code); the words of a text
+are added with the text's multiplicity, in the order they first appear, so the counts equal those
+of splitting every text in turn. There is deliberately no splitter of its own beside the
+pipeline: a second word splitter is one more thing that can disagree with it.
 """
 
 from __future__ import annotations

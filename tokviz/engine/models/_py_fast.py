@@ -15,11 +15,10 @@ tests compare every class with the reference kernel it stands for.
 * `UnigramChunks` (``Unigram._viterbi(float32=True)``): SentencePiece's float32 Viterbi over a
   whole text, reproduced chunk by chunk under float32 error bounds.
 
-Performance notes (the pure-Python bench, a fresh tokenizer per document, 10-15% of each mix):
-over the reference kernels these buy 2.0-3.0x (mistral tokenizer.json), 2.3x (mistral
-``.model``) and 1.1-1.45x (albert, sentencepiece's test model). Dropped: BPE's 3-character
-junction test with its adaptive on/off statistics (1.0-1.2x over the 2-character test), cutting
-rank-mode chunks (every multi-byte token is a merge result, so few cuts exist).
+They exist because the pure-Python bench (bench/bench_encode.py with ``TOKVIZ_PURE_PYTHON=1``)
+shows a gap over the reference kernels that users of the pure backend would notice on
+SentencePiece-style vocabularies. Rank-mode chunks are not cut: every multi-byte token is a merge
+result, so few cuts exist.
 """
 
 from __future__ import annotations

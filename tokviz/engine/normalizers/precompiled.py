@@ -718,7 +718,7 @@ _UNBUILT = object()  # a native table not built yet
 def _scan_class(chars: set[str] | frozenset[str]) -> str:
     """`chars_class` of ``chars`` for the scan pattern, with every character beyond the BMP
     included when any of them is: ``re`` tests a class with astral members range by range
-    (thousands of nmt_nfkc ranges: ~6x slower), a BMP class with one astral range by table.
+    (thousands of nmt_nfkc ranges, much slower), a BMP class with one astral range by table.
     The extra astral matches are harmless: the scan only says where to look closer, and a
     character that starts no rule is then copied as itself."""
     bmp = {c for c in chars if ord(c) < 0x10000}
