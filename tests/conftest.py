@@ -6,12 +6,15 @@ The helpers live in ``tests/support.py`` (``from support import bundle_path, req
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -34,18 +37,51 @@ def shared_dir() -> Path:
 
 
 # ---------------------------------------------------------------------------- memory between modules
-@pytest.fixture(scope="module", autouse=True)
-def _release_module_caches(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After a test module: empty the ``functools`` caches it defines (tokenizers and reference
-    objects built for its tests) and collect, so the next module of this process starts from the
-    memory the session holds, not from every module's leftovers. Under ``--dist loadfile`` a
-    module's tests run together, so nothing is built twice."""
-    yield
-    module = request.module
-    for value in list(vars(module).values()):
+_CACHE_NAME = re.compile(r"_[A-Z][A-Z0-9_]*")
+
+
+def _clear_caches_of(module: ModuleType) -> None:
+    """Empty the caches a test or test-support module keeps at module level: its ``functools``
+    caches and its ``_UPPER_CASE`` dicts (tokenizers and reference objects built for its tests)."""
+    for name, value in list(vars(module).items()):
         if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == module.__name__:
             value.cache_clear()
+        elif type(value) is dict and _CACHE_NAME.fullmatch(name):
+            value.clear()
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``), so that a long
+    session's resident size follows what it holds, not the high-water mark of its biggest test."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_module_caches(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test module: empty the caches it (and the test-support modules) filled, the app's
+    shared tokenizer registry and the engine's process-wide caches, collect, and trim the heap,
+    so the next module of this process starts from the memory the session holds, not from every
+    module's leftovers. Under ``--dist loadfile`` a module's tests run together, so nothing is
+    built twice."""
+    yield
+    _clear_caches_of(request.module)
+    for name in _SUPPORT_MODULES:
+        if name in sys.modules:
+            _clear_caches_of(sys.modules[name])
+    from tokviz.engine.caching import clear_shared_caches
+    from tokviz.io.registry import shared_registry
+
+    shared_registry().clear()
+    clear_shared_caches()
     gc.collect()
+    _trim_heap()
+
+
+#: Modules of tests/ shared by several test modules whose caches are emptied between modules.
+_SUPPORT_MODULES = ("support", "oracles", "hf_builders", "gpt2_data", "fuzz_bundles")
 
 
 # ---------------------------------------------------------------------------- end-of-run reports
