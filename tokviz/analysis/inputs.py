@@ -138,12 +138,23 @@ class ModelInputs:
 
 
 def _ranges(enc: Encoding, n_sequences: int) -> list[tuple[int, int, int]]:
-    """``(sequence, start, stop)`` of each sequence's real tokens (pads left out)."""
-    if enc.sequence_ranges:
-        return sorted(enc.sequence_ranges, key=lambda r: r[0])
-    mask = enc.attention_mask
-    real = [i for i, m in enumerate(mask) if m]
-    return [(0, real[0], real[-1] + 1)] if real and n_sequences == 1 else []
+    """``(sequence, start, stop)`` of each sequence's tokens in a row.
+
+    The row's ``sequence_ranges`` where it has them; else (HF leaves them out of the windows of
+    a pair without a post-processor, where ``sequence_ids`` then reads all 0) the real tokens
+    (no pads, no special tokens) of the sequence's type id: a pair is encoded with type id 1
+    from the start, and its windows keep it."""
+    known = {seq: (a, b) for seq, a, b in enc.sequence_ranges}
+    mask, special, types = enc.attention_mask, enc.special_tokens_mask, enc.type_ids
+    out = []
+    for seq in range(n_sequences):
+        if seq in known:
+            out.append((seq, *known[seq]))
+            continue
+        idx = [i for i in range(len(enc)) if mask[i] and not special[i] and (n_sequences == 1 or types[i] == seq)]
+        if idx:
+            out.append((seq, idx[0], idx[-1] + 1))
+    return out
 
 
 def _locate(plain: Encoding, win: Encoding, a: int, b: int) -> int:
