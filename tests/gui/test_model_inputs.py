@@ -211,6 +211,14 @@ class TestByteLevel:
                                                  t.enable_padding(direction="left", pad_to_multiple_of=8)))
         rows = _assert_rows_equal_hf(qtbot, win, ref)
         assert all(len(r) == 16 for r in rows) and rows[0].attention_mask[0] == 0  # 14 rounded up to 16, on the left
+        # the pair's window tints sit on Qt's UTF-16 positions (an emoji is two units)
+        pair_view = win.inputs_panel.texts[1]
+
+        def u16(i: int) -> int:
+            return len(win.inputs_vm.pair[:i].encode("utf-16-le")) // 2
+
+        drawn = {(x.cursor.selectionStart(), x.cursor.selectionEnd()) for x in pair_view.extraSelections()}
+        assert {(u16(a), u16(b)) for a, b in _hf_spans(rows, 1)} <= drawn
 
     def test_lint_runs_per_window_and_marks_a_cut_character(self, win, qtbot, encoded, files) -> None:  # noqa: ANN001
         text = "ok 😀😀😀😀 done"

@@ -157,19 +157,28 @@ def _ranges(enc: Encoding, n_sequences: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def _locate(plain: Encoding, win: Encoding, a: int, b: int) -> int:
-    """Where tokens ``a:b`` of ``win`` start in ``plain`` (windows are slices of it)."""
-    ids, offs = win.ids[a:b], win.offsets[a:b]
-    n = b - a
-    pids, poffs = plain.ids, plain.offsets
-    for k in range(len(pids) - n + 1):
-        if pids[k] == ids[0] and poffs[k] == offs[0] and pids[k:k + n] == ids and poffs[k:k + n] == offs:
-            return k
-    raise ValueError("a window's tokens are not a slice of the sequence's own encoding")
+class _Starts:
+    """Where each (id, offsets) token occurs in a sequence's own encoding, to find a window's
+    slice without scanning the whole sequence for each window."""
+
+    def __init__(self, plain: Encoding) -> None:
+        self.plain = plain
+        self.at: dict[tuple[int, tuple[int, int]], list[int]] = {}
+        for k, key in enumerate(zip(plain.ids, plain.offsets)):
+            self.at.setdefault(key, []).append(k)
+
+    def locate(self, win: Encoding, a: int, b: int) -> int:
+        """Where tokens ``a:b`` of ``win`` start in the sequence (windows are slices of it)."""
+        ids, offs = win.ids[a:b], win.offsets[a:b]
+        n = b - a
+        for k in self.at.get((ids[0], offs[0]), ()):
+            if self.plain.ids[k:k + n] == ids and self.plain.offsets[k:k + n] == offs:
+                return k
+        raise ValueError("a window's tokens are not a slice of the sequence's own encoding")
 
 
-def _part(plain: Encoding, win: Encoding, seq: int, a: int, b: int, before: SequencePart | None) -> SequencePart:
-    k = _locate(plain, win, a, b) if b > a else 0
+def _part(starts: _Starts, win: Encoding, seq: int, a: int, b: int, before: SequencePart | None) -> SequencePart:
+    k = starts.locate(win, a, b) if b > a else 0
     offs = win.offsets[a:b]
     span = (min(s for s, _ in offs), max(e for _, e in offs)) if offs else (0, 0)
     overlap, shared = None, 0
@@ -210,6 +219,7 @@ def model_inputs(
     bare.no_padding()
     texts = (text,) if pair is None else (text, pair)
     plains = [bare.encode(t, add_special_tokens=False, allowed_special=allowed_special) for t in texts]
+    starts = [_Starts(p) for p in plains]
     linted = tuple(lint_limit is None or len(t) <= lint_limit for t in texts)
     reports = [lint_encoding(tok, p) if ok else None for p, ok in zip(plains, linted)]
     windows: list[WindowView] = []
@@ -217,7 +227,7 @@ def model_inputs(
         parts, found = [], []
         for seq, a, b in _ranges(win, len(texts)):
             before = windows[-1].part(seq) if windows else None
-            part = _part(plains[seq], win, seq, a, b, before)
+            part = _part(starts[seq], win, seq, a, b, before)
             parts.append(part)
             if reports[seq] is not None:
                 found.extend(_findings(reports[seq], part))
