@@ -172,6 +172,13 @@ class TestBert:
         m = win.inputs_panel.model
         pad = rows[-1].attention_mask.index(0)
         assert m.cell(pad, 1) == "[PAD]" and m.data(m.index(pad, 5), Qt.ItemDataRole.ForegroundRole) == win.theme.muted
+        # a click on a token row: a text token lights up in the Inspect panes, a pair token in the pair's view
+        table = win.inputs_panel.table
+        for row, seq in ((2, 0), (rows[-1].sequence_ids.index(1), 1)):
+            qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(m.index(row, 1)).center())
+            span = tuple(rows[-1].offsets[row])
+            assert win.inputs_panel.texts[seq].token == span and win.inputs_panel.texts[1 - seq].token is None
+        assert win.vm.hovered == tuple(rows[-1].offsets[2])
         # the pair's overlaps: what consecutive windows share, hatched (hand check: intersections)
         spans = _hf_spans(rows, 1)
         assert win.inputs_panel.texts[1].overlaps == [(b[0], a[1]) for a, b in zip(spans, spans[1:])]
@@ -239,6 +246,12 @@ class TestByteLevel:
             assert "lint" in win.inputs_panel.windows.item(k).text()
         whole = [k for k in range(len(rows)) if k not in cut and k - 1 not in cut and k + 1 not in cut]
         assert all("cut" not in cell for k in whole for cell in shown[k]["lint"])
+        # the lint pane's "Exact spans" box: the windows are linted on the exact spans too
+        before = win.inputs_vm.inputs
+        qtbot.mouseClick(win.lint_panel.exact_box, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: win.inputs_vm.inputs is not before and not win.inputs_vm.is_busy(), timeout=20000)
+        assert win.inputs_vm.exact
+        assert all("U1 cut by the window edge" in _shown_rows(qtbot, win)[k]["lint"][0] for k in cut)
 
 
 class TestSettings:

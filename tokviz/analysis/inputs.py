@@ -123,6 +123,10 @@ class WindowView:
     def part(self, sequence: int) -> SequencePart | None:
         return next((p for p in self.parts if p.sequence == sequence), None)
 
+    def sequence_of(self, token: int) -> int | None:
+        """The sequence token ``token`` of the row came from (None: special or padding)."""
+        return next((p.sequence for p in self.parts if p.tokens[0] <= token < p.tokens[1]), None)
+
 
 @dataclass(frozen=True, slots=True)
 class ModelInputs:
@@ -204,11 +208,11 @@ def _findings(report: LintReport, part: SequencePart) -> list[WindowFinding]:
 
 def model_inputs(
     tok: Any, text: str, pair: str | None, settings: InputSettings, *, add_special_tokens: bool = True,
-    allowed_special: Any = None, lint_limit: int | None = None,
+    allowed_special: Any = None, lint_limit: int | None = None, exact: bool = False,
 ) -> ModelInputs:
     """Encode ``text`` (and ``pair``) with ``settings`` on a copy of ``tok`` (``tok`` itself is
     shared and keeps its own settings) and describe every row. Sequences longer than
-    ``lint_limit`` characters are not linted. ValueError / TruncationError: the settings cannot
+    ``lint_limit`` characters are not linted; ``exact`` lints the exact spans. ValueError / TruncationError: the settings cannot
     be applied (a message for the user)."""
     # a shallow copy: the settings are the tokenizer's own attributes, the pipeline and its caches are shared
     configured = copy.copy(tok)
@@ -221,7 +225,7 @@ def model_inputs(
     plains = [bare.encode(t, add_special_tokens=False, allowed_special=allowed_special) for t in texts]
     starts = [_Starts(p) for p in plains]
     linted = tuple(lint_limit is None or len(t) <= lint_limit for t in texts)
-    reports = [lint_encoding(tok, p) if ok else None for p, ok in zip(plains, linted)]
+    reports = [lint_encoding(tok, p, exact=exact) if ok else None for p, ok in zip(plains, linted)]
     windows: list[WindowView] = []
     for index, win in enumerate((enc, *enc.overflowing)):
         parts, found = [], []

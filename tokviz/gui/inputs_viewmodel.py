@@ -32,6 +32,7 @@ class InputsViewModel(QObject):
     inputs_changed = Signal(object)  # ModelInputs, or None (inactive or failed: see `error`)
     settings_changed = Signal()
     window_selected = Signal(int)
+    token_selected = Signal(object)  # (sequence, (start, end)) of the chosen window's token, or None
 
     def __init__(self, vm: InspectViewModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -42,7 +43,9 @@ class InputsViewModel(QObject):
         self.inputs: ModelInputs | None = None
         self.error = ""
         self.selected = 0
+        self.exact = False  # lint the exact spans (the Inspect lint's HF/exact choice)
         vm.encoding_changed.connect(self._on_update)
+        vm.span_mode_changed.connect(lambda mode: self.set_exact(mode == "exact"))
 
     # ------------------------------------------------------------------ state
     @property
@@ -74,6 +77,24 @@ class InputsViewModel(QObject):
         self.selected = index
         emit(self.window_selected, index)
 
+    def set_exact(self, on: bool) -> None:
+        if on != self.exact:
+            self.exact = on
+            self.refresh()
+
+    def select_token(self, row: int) -> None:
+        """Token ``row`` of the chosen window: its span lights up in its sequence's text, and in
+        the Inspect panes when it is a token of the text."""
+        inputs = self.inputs
+        if inputs is None or not 0 <= self.selected < len(inputs.windows):
+            return
+        w = inputs.windows[self.selected]
+        seq = w.sequence_of(row) if 0 <= row < len(w.encoding) else None
+        span = w.encoding.offsets[row] if seq is not None else None
+        emit(self.token_selected, None if span is None else (seq, span))
+        if seq == 0 and span is not None:
+            self.vm.hover(span)
+
     # ------------------------------------------------------------------ compute
     def _on_update(self, u: EncodingUpdate) -> None:
         if not u.partial:
@@ -86,13 +107,13 @@ class InputsViewModel(QObject):
             self._show(None, "")
             return
         text, pair, settings = self.vm.text, self.pair or None, self.settings
-        add = self.vm.add_special_tokens
+        add, exact = self.vm.add_special_tokens, self.exact
         allowed = self.vm._allowed_special()  # noqa: SLF001 - the Inspect encode's own option
 
         def prepare():  # noqa: ANN202
             def job(cancel: CancelToken) -> ModelInputs | None:
                 got = model_inputs(tok, text, pair, settings, add_special_tokens=add, allowed_special=allowed,
-                                   lint_limit=LINT_MAX_CHARS)
+                                   lint_limit=LINT_MAX_CHARS, exact=exact)
                 return None if cancel.cancelled else got
 
             return job

@@ -769,7 +769,8 @@ class MainWindow(QMainWindow):
         self.cancel_button.setVisible(busy)
 
     def zoom(self, step: int) -> None:
-        for w in (self.inspect.raw, self.inspect.normalized, self.inspect.chunks, self.inspect.tokens):
+        panel = self.inputs_panel
+        for w in (self.inspect.raw, self.inspect.normalized, self.inspect.chunks, self.inspect.tokens, *panel.texts, panel.table):
             f = w.font()
             f.setPointSizeF(max(6.0, min(f.pointSizeF() + step, 40.0)))
             w.setFont(f)

@@ -155,6 +155,7 @@ class WindowText(ExactTextEdit):
         self.spans: list[tuple[int, int]] = []  # the distinct window spans drawn, in order
         self.overlaps: list[tuple[int, int]] = []  # characters two consecutive spans share
         self.chosen: tuple[int, int] | None = None  # the chosen window's span
+        self.token: tuple[int, int] | None = None  # the span of the token chosen in the table
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -166,6 +167,11 @@ class WindowText(ExactTextEdit):
                          if min(a[1], b[1]) > max(a[0], b[0])]
         part = inputs.windows[chosen].part(self.sequence) if chosen < len(inputs.windows) else None
         self.chosen = part.span if part is not None and part.count else None
+        self.token = None
+        self._decorate()
+
+    def show_token(self, span: tuple[int, int] | None) -> None:
+        self.token = span
         self._decorate()
 
     def _fmt(self, color: QColor, style: Qt.BrushStyle = Qt.BrushStyle.SolidPattern) -> QTextCharFormat:
@@ -185,6 +191,8 @@ class WindowText(ExactTextEdit):
             fmt.setUnderlineColor(self.theme.selection)
             fmt.setFontUnderline(True)
             sels.append(self._sel(*self.chosen, fmt))
+        if self.token is not None:
+            sels.append(self._sel(*self.token, self._fmt(self.theme.hover)))
         self.setExtraSelections(sels)
 
     def _sel(self, start: int, end: int, fmt: QTextCharFormat) -> QTextEdit.ExtraSelection:
@@ -309,14 +317,18 @@ class InputsPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        head = self.table.horizontalHeader()
+        head.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        head.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)  # lint: the tooltip has it all
         self.table.setFont(mono_font())
+        self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.vm.select_token(cur.row()))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.message)
         lay.addWidget(self._build_body(), 1)
         vm.inputs_changed.connect(self._on_inputs)
         vm.window_selected.connect(self._on_window)
+        vm.token_selected.connect(self._on_token)
 
     def _build_body(self) -> QSplitter:
         texts = QSplitter(Qt.Orientation.Horizontal)
@@ -365,6 +377,10 @@ class InputsPanel(QWidget):
         if unlinted:
             line += f" · lint skipped for the {' and '.join(unlinted)} (too long)"
         return line
+
+    def _on_token(self, chosen: tuple[int, tuple[int, int]] | None) -> None:
+        for t in self.texts:
+            t.show_token(chosen[1] if chosen is not None and chosen[0] == t.sequence else None)
 
     def _on_window(self, index: int) -> None:
         inputs = self.vm.inputs
