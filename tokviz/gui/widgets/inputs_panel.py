@@ -181,7 +181,7 @@ class WindowText(ExactTextEdit):
 
     def _decorate(self) -> None:
         base = sequence_color(self.theme, self.sequence)
-        tints = (base, base.darker(125))
+        tints = (base, base.lighter(140) if self.theme.dark else base.darker(125))
         sels = [self._sel(*s, self._fmt(tints[k & 1])) for k, s in enumerate(self.spans)]
         hatch = self.theme.text if not self.theme.dark else self.theme.muted
         sels += [self._sel(*o, self._fmt(hatch, Qt.BrushStyle.BDiagPattern)) for o in self.overlaps]
