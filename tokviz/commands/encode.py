@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
+from ..analysis.inputs import InputSettings, configure
 from ..engine.model_inputs import STRATEGIES, inputs_json
 from ..engine.tokenizer import Tokenizer
 from ..io.json_text import dumps
@@ -65,31 +65,31 @@ def configure_inputs(tok: Tokenizer, args: argparse.Namespace) -> None:
     """Apply the truncation and padding options to ``tok`` (ValueError: one line for the user)."""
     max_length, stride = _count(args.max_length, "--max-length"), _count(args.stride, "--stride")
     truncating = max_length is not None or args.truncation is not None or stride is not None or args.truncation_side
+    strategy = args.truncation or "longest_first"
     if truncating:
         if max_length is None:
             raise ValueError("--stride, --truncation and --truncation-side need --max-length")
-        strategy = args.truncation or "longest_first"
         if strategy not in STRATEGIES:
             raise ValueError(f"--truncation expects one of {', '.join(STRATEGIES)}, got {strategy!r}")
-        tok.enable_truncation(max_length, stride or 0, strategy, _side(args.truncation_side, "--truncation-side"))
+    padding, multiple = "off", 8
     if args.padding is None:
         if args.padding_side is not None:
             raise ValueError("--padding-side needs --padding")
-        return
-    length, multiple = None, None
-    mode, _, k = args.padding.partition(":")
-    if args.padding == "max_length":
-        if max_length is None:
+    else:
+        mode, _, k = args.padding.partition(":")
+        if args.padding == "max_length" and max_length is None:
             raise ValueError("--padding max_length needs --max-length")
-        length = max_length
-    elif mode == "multiple" and k.isdigit() and int(k) > 0:
-        multiple = int(k)
-    elif args.padding != "longest":
-        raise ValueError(f"--padding expects max_length, longest or multiple:K (K > 0), got {args.padding!r}")
-    pad_token = tok.config.pad_token
-    pad_id = tok.token_to_id(pad_token) if pad_token else None
-    kwargs: dict[str, Any] = {} if pad_id is None else {"pad_id": pad_id, "pad_token": pad_token}
-    tok.enable_padding(_side(args.padding_side, "--padding-side"), length=length, pad_to_multiple_of=multiple, **kwargs)
+        if mode == "multiple" and k.isdigit() and int(k) > 0:
+            padding, multiple = "multiple", int(k)
+        elif args.padding in ("max_length", "longest"):
+            padding = args.padding
+        else:
+            raise ValueError(f"--padding expects max_length, longest or multiple:K (K > 0), got {args.padding!r}")
+    configure(tok, InputSettings(
+        max_length=max_length, stride=stride or 0, strategy=strategy,
+        truncation_side=_side(args.truncation_side, "--truncation-side"), padding=padding, multiple=multiple,
+        padding_side=_side(args.padding_side, "--padding-side"),
+    ))
 
 
 def run(args: argparse.Namespace) -> int:

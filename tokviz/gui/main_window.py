@@ -6,6 +6,8 @@ keeps window state / last tokenizer / text in QSettings, and shows errors in the
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QRectF, QSettings, QSize, Qt, QTimer
@@ -138,6 +140,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self._build_status_bar()
         self._build_lint()
+        self._build_inputs()
         self.replace_button = QPushButton("Decode with U+FFFD")
         self.replace_button.setToolTip("Open the file anyway, each invalid UTF-8 sequence replaced by U+FFFD (said in the status bar)")
         self.replace_button.hide()
@@ -344,6 +347,55 @@ class MainWindow(QMainWindow):
         self.inspect.panes.addWidget(boxed("5 · Offset lint", "findings by check · select one to see its tokens", self.lint_panel, wrap=False))
         self.inspect.panes.setSizes([150, 90, 110, 170, 260])
         self.inspect.card.lint_requested.connect(self._show_lint_for)
+
+    def _build_inputs(self) -> None:
+        """The model-input controls (a row under the options) and pane 6, shown while they
+        produce model inputs (a pair, a max length or padding): with the defaults the tab is as before."""
+        from .inputs_viewmodel import InputsViewModel
+        from .widgets.inputs_panel import InputsControls, InputsPanel
+
+        self.inputs_vm = InputsViewModel(self.vm, self)
+        self.inputs_controls = InputsControls(self.inputs_vm)
+        self.inspect.layout().insertWidget(1, self.inputs_controls)
+        self.inputs_panel = InputsPanel(self.inputs_vm)
+        self.inputs_box = boxed("6 · Model inputs", "what the model receives: windows, type ids, padding, attention mask",
+                                self.inputs_panel, wrap=False)
+        self.inspect.panes.addWidget(self.inputs_box)
+        self.inputs_box.hide()
+        self.inputs_vm.inputs_changed.connect(lambda _i: self._show_inputs_box(self.inputs_vm.active))
+
+    def _show_inputs_box(self, on: bool) -> None:
+        """Pane 6 appears (with room: about half the panes' height) while model inputs are on."""
+        if on == self.inputs_box.isVisible():
+            return
+        self.inputs_box.setVisible(on)
+        if on:
+            sizes = self.inspect.panes.sizes()
+            total = sum(sizes)
+            sizes = [s // 2 for s in sizes[:-1]] + [total // 2]
+            self.inspect.panes.setSizes(sizes)
+
+    def _restore_inputs(self, s: QSettings) -> None:
+        """The pair and the model-input settings, as `_save_inputs` stored them (bad values: the defaults)."""
+        from ..analysis.inputs import InputSettings
+
+        pair = s.value("inputs/pair")
+        if isinstance(pair, QByteArray):
+            try:
+                self.inputs_vm.set_pair(bytes(pair.data()).decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        raw = s.value("inputs/settings")
+        try:
+            fields = json.loads(str(raw)) if raw else {}
+            settings = InputSettings(**fields) if isinstance(fields, dict) else InputSettings()
+        except (TypeError, ValueError):
+            settings = InputSettings()
+        self.inputs_vm.set_settings(settings)
+
+    def _save_inputs(self, s: QSettings) -> None:
+        s.setValue("inputs/pair", QByteArray(self.inputs_vm.pair.encode("utf-8")))
+        s.setValue("inputs/settings", json.dumps(asdict(self.inputs_vm.settings)))
 
     def _show_lint_for(self, index: int) -> None:
         """The card's "Why?" link: open the lint pane (if collapsed) at the token's finding."""
@@ -650,6 +702,7 @@ class MainWindow(QMainWindow):
         if mode in {m.value for m in ViewMode}:
             self.vm.set_view_mode(mode)
         self.special_box.setChecked(str(s.value("addSpecial", "true")).lower() == "true")
+        self._restore_inputs(s)
         theme = s.value("theme", "system")
         self.apply_theme(theme if theme in ("system", "light", "dark") else "system")
         text = s.value("text")
@@ -677,6 +730,7 @@ class MainWindow(QMainWindow):
         s.setValue("viewMode", self.vm.view_mode.value)
         s.setValue("addSpecial", "true" if self.vm.add_special_tokens else "false")
         s.setValue("theme", self._theme_choice)
+        self._save_inputs(s)
         if len(self.vm.text) <= _MAX_SAVED_TEXT:
             # bytes, not a str: PySide drops a leading U+FEFF of a str handed to Qt
             s.setValue("text", QByteArray(self.vm.text.encode("utf-8")))
@@ -715,7 +769,8 @@ class MainWindow(QMainWindow):
         self.cancel_button.setVisible(busy)
 
     def zoom(self, step: int) -> None:
-        for w in (self.inspect.raw, self.inspect.normalized, self.inspect.chunks, self.inspect.tokens):
+        panel = self.inputs_panel
+        for w in (self.inspect.raw, self.inspect.normalized, self.inspect.chunks, self.inspect.tokens, *panel.texts, panel.table):
             f = w.font()
             f.setPointSizeF(max(6.0, min(f.pointSizeF() + step, 40.0)))
             w.setFont(f)
@@ -734,6 +789,7 @@ class MainWindow(QMainWindow):
         self.caret_panel.set_theme(theme)
         self.vocab_tab.set_theme(theme)
         self.compare_tab.set_theme(theme)
+        self.inputs_panel.set_theme(theme)
         self.error_bar.set_colors(theme.error_bg.name(), theme.text.name())
         sel = theme.selection.name()
         self.mode_segment.setStyleSheet(

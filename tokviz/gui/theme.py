@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalett
 
 from .display import PALETTE_SIZE
 
-__all__ = ["Theme", "theme_for", "mono_font", "apply_palette", "system_is_dark"]
+__all__ = ["Theme", "theme_for", "mono_font", "apply_palette", "sequence_color", "system_is_dark"]
 
 
 @dataclass(frozen=True)
@@ -150,3 +150,12 @@ def mono_font(point_size: float | None = None) -> QFont:
     if point_size:
         f.setPointSizeF(point_size)
     return f
+
+
+def sequence_color(theme: Theme, sequence: int | None) -> QColor:
+    """The color of a model input's sequence (0: the text, 1: the pair; None: a token the
+    post-processor added), the same in the window texts and the token table."""
+    if sequence is None:
+        return QColor(theme.special_bg)
+    hue = 0.58 if sequence == 0 else 0.08  # blue for the text, orange for the pair
+    return QColor.fromHslF(hue, 0.45, 0.32) if theme.dark else QColor.fromHslF(hue, 0.85, 0.85)
