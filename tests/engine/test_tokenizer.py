@@ -337,3 +337,37 @@ class TestDropout:
         # 40 chunks " hello": 5 merges each kept with p = 1/2, so equal samples for all 40 are
         # (next to) impossible; the seed makes the run reproducible
         assert len({tuple(v) for v in words.values()}) > 1
+
+
+class TestEncodeIds:
+    """`Tokenizer.encode_ids`: the ids of `encode` without post-processing (the parity suites
+    check it against tiktoken, HF tokenizers and sentencepiece on every text they compare)."""
+
+    @settings(max_examples=60, deadline=None)
+    @given(text=SPAN_TEXT)
+    def test_the_ids_of_encode(self, text: str) -> None:
+        for tok in (_bert(), _fallback_bpe("Whitespace"), byte_level_tokenizer(specials=True)):
+            assert tok.encode_ids(text) == tok.encode(text, add_special_tokens=False).ids
+            assert tok.encode_ids(text, allowed_special="all") == tok.encode(
+                text, add_special_tokens=False, allowed_special="all"
+            ).ids
+
+    def test_no_specials_added_no_truncation_no_padding(self) -> None:
+        tok = load_hf_json(bundle_bytes("bert-base-uncased/tokenizer.json"), source="bert")
+        text = "hello world again and again"
+        plain = tok.encode(text, add_special_tokens=False).ids
+        assert len(plain) == 5  # one token per word: the five words are in BERT's vocabulary
+        assert tok.encode(text).ids == [tok.token_to_id("[CLS]"), *plain, tok.token_to_id("[SEP]")]
+        tok.enable_truncation(3)
+        tok.enable_padding(length=12)
+        assert len(tok.encode(text).ids) == 12  # truncated to 3, then padded to 12
+        assert tok.encode_ids(text) == plain
+
+    def test_the_sampled_model_samples(self) -> None:
+        base = byte_level_tokenizer(specials=False)
+        tok = base.with_model(base.model.replace(dropout=1.0))  # every merge dropped: bytes only
+        assert len(tok.encode_ids("hello hello")) == 11 and len(base.encode_ids("hello hello")) == 3
+
+    def test_not_text(self) -> None:
+        with pytest.raises(TypeError, match="encode_ids"):
+            _bert().encode_ids(b"bytes")  # type: ignore[arg-type]

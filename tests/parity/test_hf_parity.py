@@ -55,6 +55,10 @@ def compare_encoding(ours: Any, ref_enc: Any, text: str, *, add_special_tokens: 
     ):
         if a != b:
             return f"{field} differ {_first_diff(a, b)}"
+    if not add_special_tokens and ours.truncation is None and ours.padding is None:
+        got = ours.encode_ids(text)
+        if got != ref_enc.ids:
+            return f"encode_ids differ {_first_diff(got, ref_enc.ids)}"
     return ""
 
 

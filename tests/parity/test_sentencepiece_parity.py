@@ -68,6 +68,9 @@ def compare_sp(tok: Any, sp: Any, text: str) -> str:
     ids = [p.id for p in ref.pieces]
     if enc.ids != ids:
         return f"ids differ {_diff(enc.tokens, [sp.id_to_piece(i) for i in ids])}"
+    got = tok.encode_ids(text)
+    if got != ids:
+        return f"encode_ids differ {_diff(got, ids)}"
     # (an unknown run's piece is its normalized text in both)
     ours_p = list(enc.tokens)
     ref_p = [p.piece for p in ref.pieces]

@@ -83,6 +83,8 @@ def compare(p: Pair, text: str, *, allowed_special: object = None) -> str:
     if got != want:
         i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
         return f"ids differ at {i}: tokviz {got[i : i + 5]} tiktoken {want[i : i + 5]}"
+    if p.tok.encode_ids(text, allowed_special=allowed_special) != want:  # type: ignore[arg-type]
+        return "encode_ids differs from tiktoken's encode"
     dec = p.tok.decode(got)
     want_dec = ref.decode(want)  # type: ignore[attr-defined]
     if dec != want_dec:

@@ -28,11 +28,10 @@ each category over every token and lists the overlaps.
 The neighbour `tokviz.analysis.embeddings` reads the optional safetensors embeddings; this module
 never touches weights.
 
-Performance notes: every reachability verdict is one `Tokenizer.encode` of a short context (the
-real pipeline; a hand-run normalize/pre-tokenize/model pass was ~1.4x cheaper but a second
-pipeline); stage attribution runs `Tokenizer.stages` for the unreachable ones only. Tried and
-dropped: a memo of contexts (every context of an audit is a different text) and one bulk
-``pre_tokenize`` over all surfaces (no faster than one call per surface).
+Performance notes: every reachability verdict is one `Tokenizer.encode_ids` of a short context
+(the real pipeline and chunk cache, without the offsets and stages an `Encoding` would build);
+stage attribution runs `Tokenizer.stages` for the unreachable ones only. Contexts are not
+memoized: every context of an audit is a different text.
 """
 
 from __future__ import annotations
@@ -335,11 +334,11 @@ def _stem_check(stem: str, id_: int, decode: Callable[[list[int]], str]) -> Acce
 
 
 def _reach(tok: Tokenizer, facts: TokenizerFacts, rec: dict[str, Any]) -> dict[str, Any]:
-    """G3 through the real pipeline (`Tokenizer.encode`, no special tokens added), G4 when no
+    """G3 through the real pipeline (`Tokenizer.encode_ids`: no special tokens added), G4 when no
     context gives the token."""
     first: tuple[str, tuple[int, ...]] | None = None
     for ctx, accept in _contexts(tok, facts, rec):
-        ids = tuple(tok.encode(ctx, add_special_tokens=False).ids)
+        ids = tuple(tok.encode_ids(ctx))
         if accept(ids):
             return {"tested": True, "reachable": True, "context": ctx}
         if first is None:
@@ -469,7 +468,7 @@ def magikarp_categories(
     """
 
     def enc(s: str) -> list[int]:
-        return tok.encode(s, add_special_tokens=False, allowed_special="all").ids
+        return tok.encode_ids(s, allowed_special="all")
 
     vocab = tok.get_vocab()
     first = enc("test")

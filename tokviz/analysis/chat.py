@@ -204,7 +204,7 @@ def _without_added_tokens(tok: Tokenizer) -> Tokenizer:
 def encode_as_text(tok: Tokenizer, text: str) -> list[int]:
     """``text`` with no added token matched, special or not (transformers'
     ``_encode_without_added_tokens``: normalizer, pre-tokenizer and model only)."""
-    return list(_without_added_tokens(tok).encode(text, add_special_tokens=False).ids)
+    return _without_added_tokens(tok).encode_ids(text)
 
 
 def control_tokens(tok: Tokenizer, template: str) -> tuple[str, ...]:

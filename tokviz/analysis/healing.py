@@ -295,7 +295,7 @@ def _verify(tok: Tokenizer, prompt: str, enc: Any, n_stable: int, index: Surface
         except UnicodeDecodeError:
             continue
     for x in probes:
-        got = tok.encode(window + x, add_special_tokens=False, allowed_special=allowed).ids
+        got = tok.encode_ids(window + x, allowed_special=allowed)
         if got[: len(expect)] != expect:
             return False
     return True

@@ -71,7 +71,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import accumulate
+from itertools import accumulate, chain
 from operator import eq
 from threading import current_thread, main_thread
 from typing import Any, Literal
@@ -353,6 +353,28 @@ class Tokenizer:
             out.append(self.encode(first, second, is_pretokenized, add_special_tokens))
         return pad_encodings(out, self._padding) if self._padding is not None else out
 
+    def encode_ids(self, text: str, *, allowed_special: AllowedSpecial = None) -> list[int]:
+        """The ids of ``text``'s tokens and nothing else: `encode` with no post-processing (no
+        special tokens added, no truncation, no padding) and without building offsets, stages or
+        an `Encoding` (tiktoken's ``encode_ordinary``, or ``encode`` with ``allowed_special``).
+        The same pipeline and chunk cache as `encode`, so the ids are ``encode(text,
+        add_special_tokens=False).ids`` whenever no truncation or padding is set; what is cheaper
+        is everything around them, which dominates on short texts (vocabulary audits, counts).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ids() expects str, got {type(text).__name__}")
+        check_text(text)
+        if len(text) > _MAX_BYTES // 4 and len(text.encode("utf-8")) > _MAX_BYTES:
+            raise ValueError(f"text of {len(text.encode('utf-8')):,} UTF-8 bytes: encode takes up to {_MAX_BYTES:,} at once")
+        ids: list[int] = []
+        for _piece, added_id, plan in self._pipeline.runs(text, allowed_special):
+            if plan is None:
+                ids.append(added_id)  # type: ignore[arg-type]
+            elif plan.texts:
+                entries, make = self._entry_source(plan)
+                ids.extend(chain.from_iterable(map(ids_of, entries(plan.texts, make))))
+        return ids
+
     def _encode_input(
         self, sequence: Any, is_pretokenized: bool, allowed_special: AllowedSpecial, trace: bool, keep_stages: bool,
     ) -> Encoding:
@@ -485,11 +507,7 @@ class Tokenizer:
         n = len(plan.texts)
         if not n:
             return word
-        if plan.byte_map:
-            cache, make = self._mapped_cache, self._mapped_maker()
-        else:
-            cache, make = self._plain_cache, self._plain_entry
-        entries = cache.entries if self.model.deterministic else _made  # (BPE dropout: sampled anew)
+        entries, make = self._entry_source(plan)
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
         # piece), or as tested per chunk
@@ -503,6 +521,15 @@ class Tokenizer:
             b = min(a + _BLOCK, n)
             word = self._emit(plan, a, b, entries(plan.texts[a:b], make), text, omap, exact, word, out)
         return word
+
+    def _entry_source(self, plan: ChunkPlan) -> tuple[Callable[[list[str], Callable], list[tuple]], Callable[[str], tuple]]:
+        """How the cache entries of ``plan``'s chunks are found: ``(entries, make)``, called as
+        ``entries(texts, make)`` (a model that samples, BPE dropout, makes every entry anew)."""
+        if plan.byte_map:
+            cache, make = self._mapped_cache, self._mapped_maker()
+        else:
+            cache, make = self._plain_cache, self._plain_entry
+        return (cache.entries if self.model.deterministic else _made), make
 
     def _emit(
         self, plan: ChunkPlan, a: int, b: int, entries: list[tuple], text: str, omap: OffsetMap,
