@@ -505,3 +505,53 @@ class TestIdsAtLoad:
         path = hostile_vocab_file(tmp_path, "WordPiece", int(big))
         msg = cli_error(["encode", str(path), "bx"], capsys)
         assert str(path) in msg and big in msg
+
+
+def _with(path: Path, **keys: object) -> Path:
+    obj = json.loads(path.read_text())
+    obj.update(keys)
+    path.write_text(json.dumps(obj))
+    return path
+
+
+class TestModelInputIdsAtLoad:
+    """The long fuzz profile's one crash class: a template type id of 2**31 loaded and then made
+    every encode raise OverflowError (exit 3) when the int32 type-id column was filled. Type ids,
+    pad ids and padding lengths are now checked when the file is read."""
+
+    @pytest.mark.parametrize("piece", [
+        {"Sequence": {"id": "A", "type_id": 2**31}},
+        "$A:2147483648",
+        "$2147483648",
+        "[UNK]:-1",
+    ], ids=["object", "string", "shorthand", "negative"])
+    def test_template_type_ids(self, piece: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = _with(hostile_vocab_file(tmp_path, "WordLevel", 5), post_processor={
+            "type": "TemplateProcessing", "single": [piece], "pair": ["$A", "$B:1"],
+            "special_tokens": {"[UNK]": {"id": "[UNK]", "ids": [4], "tokens": ["[UNK]"]}},
+        })
+        msg = cli_error(["encode", str(path), "ab"], capsys)
+        assert str(path) in msg and "post_processor" in msg and "type" in msg
+
+    @pytest.mark.parametrize("padding", [
+        {"strategy": {"Fixed": 2**40}, "pad_id": 0, "pad_type_id": 0, "pad_token": "[UNK]", "direction": "Right"},
+        {"strategy": "BatchLongest", "pad_to_multiple_of": 2**40, "pad_id": 0, "pad_type_id": 0, "pad_token": "[UNK]"},
+        {"strategy": "BatchLongest", "pad_id": 2**31, "pad_type_id": 0, "pad_token": "[UNK]"},
+        {"strategy": "BatchLongest", "pad_id": 0, "pad_type_id": 2**31, "pad_token": "[UNK]"},
+    ], ids=["length", "multiple", "pad-id", "pad-type-id"])
+    def test_padding(self, padding: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = _with(hostile_vocab_file(tmp_path, "WordLevel", 5), padding=padding)
+        msg = cli_error(["encode", str(path), "ab"], capsys)
+        assert str(path) in msg and "padding" in msg
+
+    def test_the_largest_values_load(self, tmp_path: Path) -> None:
+        from tokviz.engine.model_inputs import MAX_PADDED_LENGTH
+
+        path = _with(hostile_vocab_file(tmp_path, "WordLevel", 5), post_processor={
+            "type": "TemplateProcessing", "single": ["$A:2147483647"], "pair": ["$A", "$B:1"], "special_tokens": {},
+        })
+        assert set(tokviz.load(path).encode("ab").type_ids) == {2**31 - 1}
+        tok = tokviz.load(path)
+        tok.enable_padding(length=MAX_PADDED_LENGTH)
+        with pytest.raises(ValueError, match="length"):
+            tok.enable_padding(length=MAX_PADDED_LENGTH + 1)

@@ -27,6 +27,7 @@ from typing import Any
 
 from .columns import TokenColumns, int_column
 from .encoding import Encoding, SequenceRanges
+from .fields import MAX_ID
 
 __all__ = [
     "inputs_json", "PaddingParams", "STRATEGIES", "TruncationError", "TruncationParams", "merge", "merge_with", "overflow_rows",
@@ -34,6 +35,10 @@ __all__ = [
 ]
 
 STRATEGIES = ("longest_first", "only_first", "only_second")
+#: The longest encoding padding may ask for (``length``, ``pad_to_multiple_of``): a padded
+#: encoding holds several columns of that many tokens, so a file or caller asking for more is
+#: refused rather than allowed to exhaust memory.
+MAX_PADDED_LENGTH = 1 << 24
 DIRECTIONS = ("right", "left")
 _JSON_STRATEGY = {"longest_first": "LongestFirst", "only_first": "OnlyFirst", "only_second": "OnlySecond"}
 
@@ -48,9 +53,9 @@ def _choice(value: object, allowed: Sequence[str], what: str) -> str:
     return value
 
 
-def _count(value: object, what: str, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{what} must be an integer >= {minimum}; got {value!r}")
+def _count(value: object, what: str, *, minimum: int = 0, maximum: int = MAX_ID) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ValueError(f"{what} must be an integer from {minimum} to {maximum:,}; got {value!r}")
     return value
 
 
@@ -110,9 +115,9 @@ class PaddingParams:
         if not isinstance(self.pad_token, str):
             raise ValueError(f"pad_token must be a string; got {self.pad_token!r}")
         if self.length is not None:
-            _count(self.length, "length")
+            _count(self.length, "length", maximum=MAX_PADDED_LENGTH)
         if self.pad_to_multiple_of is not None:
-            _count(self.pad_to_multiple_of, "pad_to_multiple_of")
+            _count(self.pad_to_multiple_of, "pad_to_multiple_of", maximum=MAX_PADDED_LENGTH)
 
     def to_dict(self) -> dict[str, Any]:
         """The dict of HF's ``Tokenizer.padding``."""

@@ -15,7 +15,7 @@ from typing import Any
 from ..columns import TokenColumns
 from ..encoding import Encoding
 from ..errors import TokvizFormatError
-from ..fields import Fields, id_error, is_id
+from ..fields import MAX_ID, Fields, id_error, is_id
 from ..model_inputs import set_sequence_id
 from ._common import ListProcessor, around, special_encoding, with_type_ids
 from .byte_level import trim_windows
@@ -41,6 +41,13 @@ class SpecialTokenSpec:
     tokens: tuple[str, ...]
 
 
+def _type_id(type_id: int, obj: str, where: str) -> int:
+    """``type_id`` of the string piece ``obj`` when every backend can hold it (an int32 column)."""
+    if not is_id(type_id):
+        raise TokvizFormatError(f"type id of template piece {obj!r:.60}: {id_error(type_id)}", where=where)
+    return type_id
+
+
 def _parse_piece(obj: Any, where: str) -> Piece:
     if isinstance(obj, str):
         # the string form of the Python API: "$A", "$B:1", "[CLS]", "[SEP]:1"
@@ -55,13 +62,13 @@ def _parse_piece(obj: Any, where: str) -> Piece:
                 seq, type_id = "A", int(seq)
             if seq not in ("A", "B"):
                 raise TokvizFormatError(f"unknown sequence {name!r} (expected $A or $B)", where=where)
-            return Piece("Sequence", seq, type_id)
-        return Piece("SpecialToken", name, type_id)
+            return Piece("Sequence", seq, _type_id(type_id, obj, where))
+        return Piece("SpecialToken", name, _type_id(type_id, obj, where))
     if isinstance(obj, dict) and len(obj) == 1:
         (kind, body), = obj.items()
         if kind in ("Sequence", "SpecialToken") and isinstance(body, dict) and "id" in body:
             f = Fields(body, f"{where}.{kind}")
-            type_id = f.int("type_id", 0, minimum=0)
+            type_id = f.int("type_id", 0, minimum=0, maximum=MAX_ID)
             if kind == "Sequence":
                 piece_id = f.choice("id", ("A", "B"))
             else:
