@@ -33,10 +33,10 @@ def test_settings_round_trip_through_tokenizer_json_form() -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: TruncationParams(-1), "max_length must be an integer >= 0"),
+        (lambda: TruncationParams(-1), "max_length must be an integer from 0 to 2,147,483,647"),
         (lambda: TruncationParams(8, strategy="shortest"), "strategy must be one of"),
         (lambda: TruncationParams(8, direction="up"), "direction must be one of"),
-        (lambda: PaddingParams(length=-2), "length must be an integer >= 0"),
+        (lambda: PaddingParams(length=-2), "length must be an integer from 0 to 16,777,216"),
         (lambda: PaddingParams(pad_token=5), "pad_token must be a string"),
         (lambda: PaddingParams.from_json({"strategy": "Widest"}), "strategy must be"),
     ],
