@@ -533,6 +533,15 @@ class TestModelInputIdsAtLoad:
         msg = cli_error(["encode", str(path), "ab"], capsys)
         assert str(path) in msg and "post_processor" in msg and "type" in msg
 
+    @pytest.mark.parametrize("kind", ["BertProcessing", "RobertaProcessing"])
+    @pytest.mark.parametrize("big", [2**31, 2**64])
+    def test_cls_and_sep_ids(self, kind: str, big: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """(The second crash of the same class: a BertProcessing ``cls`` id of 2**31.)"""
+        path = _with(hostile_vocab_file(tmp_path, "WordLevel", 5),
+                     post_processor={"type": kind, "sep": ["[UNK]", 4], "cls": ["[UNK]", big]})
+        msg = cli_error(["encode", str(path), "ab"], capsys)
+        assert str(path) in msg and "cls" in msg and "2**31-1" in msg
+
     @pytest.mark.parametrize("padding", [
         {"strategy": {"Fixed": 2**40}, "pad_id": 0, "pad_type_id": 0, "pad_token": "[UNK]", "direction": "Right"},
         {"strategy": "BatchLongest", "pad_to_multiple_of": 2**40, "pad_id": 0, "pad_type_id": 0, "pad_token": "[UNK]"},

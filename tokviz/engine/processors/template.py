@@ -175,9 +175,10 @@ class TemplateProcessing(ListProcessor):
 
 
 def _token_pair(obj: Any, where: str) -> tuple[str, int]:
-    if (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], int)
-            and not isinstance(obj[1], bool) and obj[1] >= 0):
+    if isinstance(obj, list) and len(obj) == 2 and isinstance(obj[0], str) and is_id(obj[1]):
         return obj[0], obj[1]
+    if isinstance(obj, list) and len(obj) == 2 and isinstance(obj[0], str):
+        raise TokvizFormatError(f'expected ["token", id]: {id_error(obj[1])}', where=where)
     raise TokvizFormatError(f'expected ["token", id], got {obj!r:.80}', where=where)
 
 
