@@ -22,6 +22,7 @@ static Bpe *bpe_new(int rank_mode, int whole, size_t pairs) {
     if (!b) { PyErr_NoMemory(); return NULL; }
     b->rank_mode = rank_mode;
     b->whole = whole;
+    for (int k = 0; k < 256; k++) b->bytes[k] = -1;
     if (table_init(&b->pairs, pairs) < 0 || table_init(&b->chars, 256) < 0) {
         bpe_free(b);
         return NULL;
@@ -63,16 +64,40 @@ static int fill_chars(Bpe *b, PyObject *vocab) {
 
 static int fill_content(Bpe *b, PyObject *vocab);
 
-/* bpe_table(ranks, merged, vocab, ignore_merges): merges mode, from the model's own dicts
- * ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token: id}``. */
+/* The ids of the byte-fallback pieces ``<0x00>`` .. ``<0xFF>`` (upper-case hex, as HF writes
+ * them) into ``b->bytes``; a piece that is no token stays -1. */
+static int fill_bytes(Bpe *b, PyObject *vocab) {
+    b->byte_fallback = 1;
+    for (int k = 0; k < 256; k++) {
+        char piece[8];
+        snprintf(piece, sizeof(piece), "<0x%02X>", k);
+        PyObject *name = PyUnicode_FromString(piece);
+        if (!name) return -1;
+        PyObject *v = PyDict_GetItemWithError(vocab, name);
+        Py_DECREF(name);
+        if (!v) {
+            if (PyErr_Occurred()) return -1;
+            continue;
+        }
+        int64_t id = PyLong_AsLongLong(v);
+        if ((id == -1 && PyErr_Occurred()) || check_id(id, "id") < 0) return -1;
+        b->bytes[k] = id;
+    }
+    return 0;
+}
+
+/* bpe_table(ranks, merged, vocab, ignore_merges, byte_fallback=False): merges mode, from the
+ * model's own dicts ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token:
+ * id}``. ``byte_fallback``: a char that is no token becomes the pieces of its UTF-8 bytes. */
 PyObject *py_bpe_table(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *ranks, *merged, *vocab;
-    int whole;
-    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
-                          &whole))
+    int whole, byte_fallback = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O!p|p", &PyDict_Type, &ranks, &PyDict_Type, &merged, &PyDict_Type, &vocab,
+                          &whole, &byte_fallback))
         return NULL;
     Bpe *b = bpe_new(0, whole, (size_t)PyDict_GET_SIZE(ranks));
     if (!b) return NULL;
+    if (byte_fallback && fill_bytes(b, vocab) < 0) goto fail;
     PyObject *pair, *rank;
     Py_ssize_t pos = 0;
     while (PyDict_Next(ranks, &pos, &pair, &rank)) {
@@ -339,15 +364,19 @@ static int merge_heap(const Run *run, int64_t *id, int64_t *val, int64_t *nxt, i
     return 0;
 }
 
-/* The merged symbols as (id, first, end) triples (``first``/``end``: indexes of initial
- * symbols), or as three lists when ``columns``. ``ids``/``firsts`` hold m symbols; the last
- * one ends at n. */
-static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n, int columns) {
+/* The merged symbols as (id, start, end) triples, or as three lists when ``columns``.
+ * ``ids``/``firsts`` hold m symbols (``firsts``: the index of each one's first initial
+ * symbol); the last one ends at initial symbol n. Spans are initial symbol indexes, or the
+ * chars of those symbols when ``char_of`` (the char of every initial symbol) is given. */
+static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n, const int64_t *char_of,
+                      int columns) {
+#define START(i) (char_of ? char_of[firsts[i]] : firsts[i])
+#define END(i) (char_of ? char_of[((i) + 1 < m ? firsts[(i) + 1] : n) - 1] + 1 : ((i) + 1 < m ? firsts[(i) + 1] : n))
     if (!columns) {
         PyObject *out = PyTuple_New(m);
         if (!out) return NULL;
         for (Py_ssize_t i = 0; i < m; i++) {
-            PyObject *t = triple(ids[i], firsts[i], i + 1 < m ? firsts[i + 1] : n);
+            PyObject *t = triple(ids[i], START(i), END(i));
             if (!t) { Py_DECREF(out); return NULL; }
             PyTuple_SET_ITEM(out, i, t);
         }
@@ -356,13 +385,15 @@ static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, P
     PyObject *a = PyList_New(m), *b = PyList_New(m), *c = PyList_New(m);
     if (!a || !b || !c) goto fail;
     for (Py_ssize_t i = 0; i < m; i++) {
-        PyObject *x = PyLong_FromLongLong(ids[i]), *y = PyLong_FromLongLong(firsts[i]);
-        PyObject *z = PyLong_FromLongLong(i + 1 < m ? firsts[i + 1] : n);
+        PyObject *x = PyLong_FromLongLong(ids[i]), *y = PyLong_FromLongLong(START(i));
+        PyObject *z = PyLong_FromLongLong(END(i));
         if (!x || !y || !z) { Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z); goto fail; }
         PyList_SET_ITEM(a, i, x);
         PyList_SET_ITEM(b, i, y);
         PyList_SET_ITEM(c, i, z);
     }
+#undef START
+#undef END
     PyObject *out = PyTuple_Pack(3, a, b, c);
     Py_DECREF(a); Py_DECREF(b); Py_DECREF(c);
     return out;
@@ -409,19 +440,22 @@ static int64_t whole_token(const Run *run, Py_ssize_t n) {
     return find_span(run->b, h, run->kind, run->data, 0, n);
 }
 
-/* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). */
-static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, int columns) {
+/* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). ``chars``: the
+ * length of the run's text (the whole-chunk test of ``ignore_merges``), ``char_of`` as in
+ * `pack`. */
+static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, Py_ssize_t chars, const int64_t *char_of,
+                                int columns) {
     if (n >= ((Py_ssize_t)1 << 31)) {
         PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
         return NULL;
     }
-    int64_t zero = 0, whole = run->data ? whole_token(run, n) : -1; /* (ids alone: no text) */
-    if (whole >= 0) return pack(&whole, &zero, 1, n, columns);
-    if (n == 0) return pack(id, id, 0, 0, columns);
+    int64_t zero = 0, whole = run->data ? whole_token(run, chars) : -1; /* (ids alone: no text) */
+    if (whole >= 0) return pack(&whole, &zero, 1, chars, NULL, columns);
+    if (n == 0) return pack(id, id, 0, 0, NULL, columns);
     int64_t *firsts = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
     if (!firsts) return PyErr_NoMemory();
     Py_ssize_t m = merge_run(run, id, firsts, n);
-    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, columns);
+    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, char_of, columns);
     PyMem_RawFree(firsts);
     return out;
 }
@@ -443,9 +477,88 @@ static int run_hashes_in(Run *run, Py_ssize_t n, uint64_t *buf) {
 
 static int run_hashes(Run *run, Py_ssize_t n) { return run_hashes_in(run, n, NULL); }
 
+/* The UTF-8 bytes of ``c`` (not a surrogate) into ``u``; their count. */
+static inline int utf8_of(Py_UCS4 c, unsigned char *u) {
+    if (c < 0x80) { u[0] = (unsigned char)c; return 1; }
+    if (c < 0x800) { u[0] = (unsigned char)(0xC0 | c >> 6); u[1] = (unsigned char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        u[0] = (unsigned char)(0xE0 | c >> 12);
+        u[1] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+        u[2] = (unsigned char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    u[0] = (unsigned char)(0xF0 | c >> 18);
+    u[1] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+    u[2] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+    u[3] = (unsigned char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* The initial symbols of a chunk, as HF's ``merge_word`` makes them for an undecorated
+ * model: each char's one-char token or, with byte fallback, the pieces ``<0xNN>`` of its UTF-8
+ * bytes, each spanning the char. ``char_of``: the char of every symbol, NULL while every char
+ * is one symbol. */
+typedef struct { int64_t *id, *char_of; Py_ssize_t n, cap; } Syms;
+
+static void syms_free(Syms *s) {
+    PyMem_RawFree(s->id);
+    PyMem_RawFree(s->char_of);
+}
+
+/* Room for ``more`` symbols after the n there are: 0, or -1 (no memory). */
+static int syms_reserve(Syms *s, Py_ssize_t more) {
+    if (s->n + more <= s->cap) return 0;
+    Py_ssize_t cap = s->cap * 2 > s->n + more ? s->cap * 2 : s->n + more;
+    int64_t *id = PyMem_RawRealloc(s->id, (size_t)cap * sizeof(int64_t));
+    if (!id) return -1;
+    s->id = id;
+    if (s->char_of) {
+        int64_t *co = PyMem_RawRealloc(s->char_of, (size_t)cap * sizeof(int64_t));
+        if (!co) return -1;
+        s->char_of = co;
+    }
+    s->cap = cap;
+    return 0;
+}
+
+/* 0: done; 1: a char is no token and its bytes are not all pieces that are (the unk token or
+ * a dropped char: the Python kernel's rules); -1: no memory (an exception set). */
+static int initial_syms(const Bpe *b, int kind, const void *data, Py_ssize_t n, Syms *s) {
+    *s = (Syms){PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t)), NULL, 0, n + 1};
+    if (!s->id) goto nomem;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        int64_t v;
+        if (table_get(&b->chars, c, &v)) {
+            if (s->char_of) s->char_of[s->n] = i;
+            s->id[s->n++] = v;
+            continue;
+        }
+        if (!b->byte_fallback || (c >= 0xD800 && c <= 0xDFFF)) return 1;
+        unsigned char u[4];
+        int k = utf8_of(c, u);
+        for (int j = 0; j < k; j++)
+            if (b->bytes[u[j]] < 0) return 1;
+        /* (room for the rest of the chunk at one symbol a char, plus these pieces) */
+        if (syms_reserve(s, n - i + k) < 0) goto nomem;
+        if (!s->char_of) {
+            if (!(s->char_of = PyMem_RawMalloc((size_t)s->cap * sizeof(int64_t)))) goto nomem;
+            for (Py_ssize_t j = 0; j < s->n; j++) s->char_of[j] = j;
+        }
+        for (int j = 0; j < k; j++) {
+            s->char_of[s->n] = i;
+            s->id[s->n++] = b->bytes[u[j]];
+        }
+    }
+    return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
+
 /* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
- * one-char token, as (id, start, end) char spans (or three lists: ids, starts, ends); None
- * when some char is not one. */
+ * one-char token or, with byte fallback, falls back to byte pieces that are tokens, as (id,
+ * start, end) char spans (or three lists: ids, starts, ends); None when some char is neither. */
 PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *cap, *text;
     int columns = 0;
@@ -454,18 +567,14 @@ PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!b) return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     Run run = {b, PyUnicode_KIND(text), PyUnicode_DATA(text), NULL, NULL};
-    int64_t *id = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
-    if (!id) return PyErr_NoMemory();
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!table_get(&b->chars, PyUnicode_READ(run.kind, run.data, i), &id[i])) {
-            PyMem_RawFree(id);
-            Py_RETURN_NONE;
-        }
-    }
+    Syms syms;
+    int status = initial_syms(b, run.kind, run.data, n, &syms);
     PyObject *out = NULL;
-    if (!b->rank_mode || run_hashes(&run, n) == 0) out = merge_and_pack(&run, id, n, columns);
+    if (status > 0) out = Py_NewRef(Py_None);
+    else if (status == 0 && (!b->rank_mode || run_hashes(&run, n) == 0))
+        out = merge_and_pack(&run, syms.id, syms.n, n, syms.char_of, columns);
     PyMem_RawFree(run.pre);
-    PyMem_RawFree(id);
+    syms_free(&syms);
     return out;
 }
 
@@ -631,7 +740,7 @@ PyObject *py_bpe_merge_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n;
     if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
     Run run = {b, 0, NULL, NULL, NULL};
-    PyObject *out = merge_and_pack(&run, id, n, 0);
+    PyObject *out = merge_and_pack(&run, id, n, n, NULL, 0);
     PyMem_RawFree(id);
     return out;
 }

@@ -551,7 +551,7 @@ class BPE(DictVocabModel):
             return None
         if self._rank_mode:
             return native.bpe_rank_table(self._vocab)
-        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges)
+        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges, self.byte_fallback)
 
     # ------------------------------------------------------------------ initial symbols
     def _initial(self, text: str) -> tuple[list[str], list[int], list[int]]:
