@@ -572,10 +572,11 @@ class Tokenizer:
     def _redo(
         self, plan: ChunkPlan, k: int, entry: tuple, at: int, out: OutColumns, text: str, omap: OffsetMap, holds: bool,
     ) -> None:
-        """The tokens of chunk ``k`` (its first token at ``at``) with their own offset rule, as
-        the reference computes them: an empty token's span is its chunk's ``original_span``;
-        a byte-fallback piece gets the next byte of its character (unless the chunk ``holds``
-        its original bytes: then every token already has exactly its bytes)."""
+        """The tokens of chunk ``k`` (its first token at ``at``), which has an empty token, with
+        their own offset rule, as the reference computes them: an empty token's span is its
+        chunk's ``original_span``; a byte-fallback piece gets the next byte of its character
+        (unless the chunk ``holds`` its original bytes: then every token already has exactly
+        its bytes). (The column kernel settles the byte pieces of the other chunks itself.)"""
         m_starts, m_ends = entry[SLOT_MODEL_STARTS], entry[SLOT_MODEL_ENDS]
         pieces = entry[SLOT_BYTE_PIECES]
         if entry[SLOT_EMPTIES]:

@@ -9,6 +9,7 @@ static void bpe_free(Bpe *b) {
     if (!b) return;
     table_free(&b->pairs);
     table_free(&b->chars);
+    table_free(&b->joins);
     PyMem_RawFree(b->content.slots);
     PyMem_RawFree(b->content.arena);
     PyMem_RawFree(b->memo);
@@ -86,6 +87,55 @@ static int fill_bytes(Bpe *b, PyObject *vocab) {
     return 0;
 }
 
+/* The initial symbols a token can start with (``last``: end with), over-counted: the one-char
+ * token of its first (last) char and, with byte fallback, the piece ``<0xNN>`` its first (last)
+ * six chars spell. In a model without decorations a token is the concatenation of its initial
+ * symbols (chars and byte pieces), so its first one is one of these. Their count (0..2). */
+static int edge_symbols(const Bpe *b, PyObject *tok, int last, int64_t out[2]) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(tok);
+    int count = 0, kind = PyUnicode_KIND(tok);
+    const void *data = PyUnicode_DATA(tok);
+    if (!len) return 0;
+    if (table_get(&b->chars, PyUnicode_READ(kind, data, last ? len - 1 : 0), &out[0])) count++;
+    if (b->byte_fallback && len >= 6) {
+        Py_ssize_t a = last ? len - 6 : 0;
+        Py_UCS4 c[6];
+        for (int k = 0; k < 6; k++) c[k] = PyUnicode_READ(kind, data, a + k);
+        int hi = c[3] >= '0' && c[3] <= '9' ? (int)(c[3] - '0') : c[3] >= 'A' && c[3] <= 'F' ? (int)(c[3] - 'A' + 10) : -1;
+        int lo = c[4] >= '0' && c[4] <= '9' ? (int)(c[4] - '0') : c[4] >= 'A' && c[4] <= 'F' ? (int)(c[4] - 'A' + 10) : -1;
+        if (c[0] == '<' && c[1] == '0' && c[2] == 'x' && c[5] == '>' && hi >= 0 && lo >= 0 && b->bytes[hi * 16 + lo] >= 0)
+            out[count++] = b->bytes[hi * 16 + lo];
+    }
+    return count;
+}
+
+/* The pairs of adjacent initial symbols some merge joins: (a, b) for every merge (left, right),
+ * a an initial symbol left can end with, b one right can start with (`edge_symbols`). Two
+ * neighbouring initial symbols not in this set are never inside one token: no merge crosses
+ * between them, so a chunk cut there merges part by part to the same tokens (`merge_cut`).
+ * Only for a model whose every merged string is its two parts joined (no decorations);
+ * otherwise ``joins`` stays empty and nothing is cut. */
+static int fill_joins(Bpe *b, PyObject *ranks, PyObject *merged) {
+    PyObject *pair, *rank;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ranks, &pos, &pair, &rank)) {
+        PyObject *l = PyTuple_GET_ITEM(pair, 0), *r = PyTuple_GET_ITEM(pair, 1), *new = PyDict_GetItem(merged, pair);
+        if (!PyUnicode_Check(l) || !PyUnicode_Check(r) || !new || !PyUnicode_Check(new) ||
+            PyUnicode_GET_LENGTH(new) != PyUnicode_GET_LENGTH(l) + PyUnicode_GET_LENGTH(r) ||
+            PyUnicode_Tailmatch(new, l, 0, PY_SSIZE_T_MAX, -1) != 1 || PyUnicode_Tailmatch(new, r, 0, PY_SSIZE_T_MAX, 1) != 1) {
+            PyErr_Clear();
+            table_free(&b->joins); /* a decorated merge: no cut */
+            return 0;
+        }
+        int64_t lasts[2], firsts[2];
+        int nl = edge_symbols(b, l, 1, lasts), nf = edge_symbols(b, r, 0, firsts);
+        for (int x = 0; x < nl; x++)
+            for (int y = 0; y < nf; y++)
+                if (table_put(&b->joins, pair_key(lasts[x], firsts[y]), 0) < 0) return -1;
+    }
+    return 0;
+}
+
 /* bpe_table(ranks, merged, vocab, ignore_merges, byte_fallback=False): merges mode, from the
  * model's own dicts ``{(left, right): rank}``, ``{(left, right): merged string}`` and ``{token:
  * id}``. ``byte_fallback``: a char that is no token becomes the pieces of its UTF-8 bytes. */
@@ -116,6 +166,7 @@ PyObject *py_bpe_table(PyObject *Py_UNUSED(self), PyObject *args) {
         if (table_put(&b->pairs, pair_key(l, r), (k << 32) | m) < 0) goto fail;
     }
     if (fill_chars(b, vocab) < 0 || (whole && fill_content(b, vocab) < 0)) goto fail;
+    if (table_init(&b->joins, (size_t)PyDict_GET_SIZE(ranks)) < 0 || fill_joins(b, ranks, merged) < 0) goto fail;
     return bpe_capsule(b);
 fail:
     bpe_free(b);
@@ -433,6 +484,46 @@ static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
     return merge_run_in(run, id, firsts, n, NULL);
 }
 
+/* `merge_run` of a text's initial symbols (one-char tokens and byte pieces): cut between every
+ * two neighbours that no merge joins (`fill_joins`), each part merged alone (flat scan or
+ * heap), the parts' results put together. Exact: no pair across a cut ever merges, and the
+ * lowest-rank-leftmost rule picks, within each part, the merges it would pick on the whole. */
+static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
+    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    if (!work) return -1;
+    const Table *joins = &run->b->joins;
+    Py_ssize_t m = 0, s = 0;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS /* (merges mode: only this module's memory is read) */
+    for (Py_ssize_t i = 1; i <= n; i++) {
+        int64_t v;
+        if (i < n && table_get(joins, pair_key(id[i - 1], id[i]), &v)) continue;
+        Py_ssize_t len = i - s, k = 0;
+        int64_t *sid = id + s, *sf = firsts + s;
+        if (len <= FLAT_LIMIT) {
+            for (Py_ssize_t j = 0; j < len; j++) sf[j] = j;
+            k = len > 1 ? merge_flat(run, sid, sf, work, len) : 1;
+        } else if (merge_heap(run, sid, work, work + len, work + 2 * len, len) < 0) {
+            failed = 1;
+            break;
+        } else {
+            for (int64_t t = 0; t >= 0; t = work[len + t], k++) { /* the survivors, linked from 0 */
+                sid[k] = sid[t];
+                sf[k] = t;
+            }
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            id[m + j] = sid[j];
+            firsts[m + j] = sf[j] + s;
+        }
+        m += k;
+        s = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    return failed ? -1 : m;
+}
+
 /* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
 static int64_t whole_token(const Run *run, Py_ssize_t n) {
     if (!run->b->whole || n == 0) return -1;
@@ -442,9 +533,10 @@ static int64_t whole_token(const Run *run, Py_ssize_t n) {
 
 /* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). ``chars``: the
  * length of the run's text (the whole-chunk test of ``ignore_merges``), ``char_of`` as in
- * `pack`. */
+ * `pack`; ``cut``: the symbols are a text's chars and byte pieces (`merge_cut` may cut them;
+ * not so ids given by the caller, which may hold the unk token or decorated symbols). */
 static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, Py_ssize_t chars, const int64_t *char_of,
-                                int columns) {
+                                int cut, int columns) {
     if (n >= ((Py_ssize_t)1 << 31)) {
         PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
         return NULL;
@@ -454,7 +546,9 @@ static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, Py_ss
     if (n == 0) return pack(id, id, 0, 0, NULL, columns);
     int64_t *firsts = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
     if (!firsts) return PyErr_NoMemory();
-    Py_ssize_t m = merge_run(run, id, firsts, n);
+    /* (a short chunk is one flat scan; cutting pays on long ones) */
+    cut = cut && run->b->joins.keys && n > FLAT_LIMIT;
+    Py_ssize_t m = cut ? merge_cut(run, id, firsts, n) : merge_run(run, id, firsts, n);
     PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, char_of, columns);
     PyMem_RawFree(firsts);
     return out;
@@ -572,7 +666,7 @@ PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *out = NULL;
     if (status > 0) out = Py_NewRef(Py_None);
     else if (status == 0 && (!b->rank_mode || run_hashes(&run, n) == 0))
-        out = merge_and_pack(&run, syms.id, syms.n, n, syms.char_of, columns);
+        out = merge_and_pack(&run, syms.id, syms.n, n, syms.char_of, 1, columns);
     PyMem_RawFree(run.pre);
     syms_free(&syms);
     return out;
@@ -740,7 +834,7 @@ PyObject *py_bpe_merge_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n;
     if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
     Run run = {b, 0, NULL, NULL, NULL};
-    PyObject *out = merge_and_pack(&run, id, n, n, NULL, 0);
+    PyObject *out = merge_and_pack(&run, id, n, n, NULL, 0, 0);
     PyMem_RawFree(id);
     return out;
 }

@@ -163,15 +163,37 @@ fail:
 }
 
 
-/* emit(entries, block, out) -> irregular chunk indexes: `emit_columns` of chunk_cache.py. The
+/* The bytes of a chunk's byte-fallback pieces (the tokens at ``pieces``, in order; ``bs``/``be``
+ * the chunk's byte columns, which hold each piece's character): the next byte of the character
+ * after the token before it, `byte_piece_span` of tokviz/engine/reference.py. */
+static int fix_byte_pieces(PyObject *pieces, int32_t *bs, int32_t *be, Py_ssize_t m) {
+    for (Py_ssize_t p = 0; p < PyTuple_GET_SIZE(pieces); p++) {
+        Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(pieces, p));
+        if (j == -1 && PyErr_Occurred()) return -1;
+        if (j < 0 || j >= m) {
+            PyErr_SetString(PyExc_IndexError, "emit: a byte piece outside its chunk");
+            return -1;
+        }
+        int32_t s = bs[j], e = be[j], cursor = j ? be[j - 1] : -1;
+        if (s <= cursor && cursor < e) s = cursor;
+        bs[j] = s;
+        be[j] = e > s ? s + 1 : s;
+    }
+    return 0;
+}
+
+/* emit(entries, block, out) -> the chunks to redo: `emit_columns` of chunk_cache.py. The
  * tokens of a block of chunks (their cache ``entries``, laid out by the `Block` tuple ``block``)
  * appended to the `OutColumns` ``out``: ids, char and byte spans and word ids to its int32
  * arrays, the token strings to its list. A token's char span: piece chars ``starts[k] + first
  * .. starts[k] + stop`` shifted by ``orig`` when the piece's alignment is the identity
  * (``p_starts`` None), else ``p_starts[starts[k] + first]`` .. ``p_ends[starts[k] + last]``.
  * Its bytes follow ``rule``; ``u8`` maps a char position of the original text to its byte
- * position (None: ASCII, the same number). Word id of chunk k: ``word + k``. Nothing is
- * appended when an error is raised. */
+ * position (None: ASCII, the same number); a byte-fallback piece then gets the one byte of
+ * its character that is its own (`fix_byte_pieces`), unless its chunk holds its original
+ * bytes. Word id of chunk k: ``word + k``. Returned: the chunks with an empty token, whose
+ * offsets the tokenizer redoes (`Tokenizer._redo`, byte pieces included). Nothing is appended
+ * when an error is raised. */
 PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *entries, *block, *out;
     if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &entries, &PyTuple_Type, &block, &out)) return NULL;
@@ -217,7 +239,7 @@ PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
         PyObject *e_toks = PyTuple_GET_ITEM(e, ENTRY_TOKENS);
         EntryCols ec;
         if (entry_open(&ec, e) < 0) goto done;
-        Py_ssize_t m = ec.m;
+        Py_ssize_t m = ec.m, at0 = at;
         int64_t s, base = 0;
         int own_bytes = rule == RULE_EXACT; /* the chunk's first byte, when its tokens' bytes are its own model spans */
         int ok = intcol_get(&st, k, &s) == 0 && m == PySequence_Fast_GET_SIZE(e_toks);
@@ -261,10 +283,18 @@ PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         int irr = PyObject_IsTrue(PyTuple_GET_ITEM(e, ENTRY_IRREGULAR));
         if (irr < 0) goto done;
-        if (irr) {
+        if (!irr) continue;
+        PyObject *empties = PyTuple_GET_ITEM(e, ENTRY_EMPTIES), *pieces = PyTuple_GET_ITEM(e, ENTRY_BYTE_PIECES);
+        if (!PyTuple_CheckExact(empties) || !PyTuple_CheckExact(pieces)) {
+            PyErr_SetString(PyExc_TypeError, "emit: a chunk cache entry without the tuple layout of chunk_cache.py");
+            goto done;
+        }
+        if (PyTuple_GET_SIZE(empties)) { /* redone by the tokenizer (`Tokenizer._redo`) */
             PyObject *kk = PyLong_FromSsize_t(k);
             if (!kk || PyList_Append(irregular, kk) < 0) { Py_XDECREF(kk); goto done; }
             Py_DECREF(kk);
+        } else if (!own_bytes && fix_byte_pieces(pieces, o_bs + at0, o_be + at0, m) < 0) {
+            goto done;
         }
     }
     if (append_out(outs, o_toks, buf, total, toks) < 0) goto done;

@@ -78,7 +78,7 @@ static PyMethodDef methods[] = {
     {"spm_unknown_values", py_spm_unknown_values, METH_VARARGS,
      "spm_unknown_values(text, ids, starts, ends, unk, values) -> values with unknown tokens as their text"},
     {"emit", py_emit, METH_VARARGS,
-     "emit(entries, block, out) -> irregular chunk indexes (appends a block's tokens to out's columns)"},
+     "emit(entries, block, out) -> indexes of the chunks to redo (appends a block's tokens to out's columns)"},
     {"bpe_utf8_entry", py_bpe_utf8_entry, METH_VARARGS,
      "bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> chunk cache entry of a byte-level chunk"},
     {"utf8_positions", py_utf8_positions, METH_VARARGS,

@@ -147,6 +147,8 @@ typedef struct {
     Table chars;        /* code point -> id of the one-char token */
     Content content;    /* rank mode or whole: the tokens by content */
     uint64_t *memo;     /* rank mode: recent pairs by id (see `pair_of`), or NULL */
+    Table joins;        /* merges mode: the pairs of initial symbols a merge can join (see `fill_joins`);
+                           keys NULL: no cut */
     int byte_fallback;  /* merges mode: a char that is no token becomes its bytes' pieces */
     int64_t bytes[256]; /* the id of the piece ``<0xNN>`` of every byte, -1 when it is no token */
 } Bpe;

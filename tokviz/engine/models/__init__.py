@@ -75,8 +75,9 @@ class Model(ABC):
     def token_values_columns(
         self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
     ) -> list[str]:
-        """`token_values` on columns."""
-        return self.token_values(text, list(zip(ids, starts, ends)), values)
+        """`token_values` on columns: the vocab strings themselves (a model that overrides
+        `token_values` overrides this too, on its columns)."""
+        return values
 
     @property
     def deterministic(self) -> bool:
