@@ -2,16 +2,13 @@
 #include "table.h"
 
 /* ------------------------------------------------------------------ BPE tables */
-/* A content hash as a table key (EMPTY marks a free slot). */
-static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
 
 static void bpe_free(Bpe *b) {
     if (!b) return;
     table_free(&b->pairs);
     table_free(&b->chars);
     table_free(&b->joins);
-    PyMem_RawFree(b->content.slots);
-    PyMem_RawFree(b->content.arena);
+    content_free(&b->content);
     PyMem_RawFree(b->memo);
     PyMem_RawFree(b);
 }
@@ -62,8 +59,6 @@ static int fill_chars(Bpe *b, PyObject *vocab) {
     }
     return 0;
 }
-
-static int fill_content(Bpe *b, PyObject *vocab);
 
 /* The ids of the byte-fallback pieces ``<0x00>`` .. ``<0xFF>`` (upper-case hex, as HF writes
  * them) into ``b->bytes``; a piece that is no token stays -1. */
@@ -165,7 +160,7 @@ PyObject *py_bpe_table(PyObject *Py_UNUSED(self), PyObject *args) {
         if (l < 0 || r < 0 || m < 0 || (k == -1 && PyErr_Occurred()) || check_id(k, "rank") < 0) goto fail;
         if (table_put(&b->pairs, pair_key(l, r), (k << 32) | m) < 0) goto fail;
     }
-    if (fill_chars(b, vocab) < 0 || (whole && fill_content(b, vocab) < 0)) goto fail;
+    if (fill_chars(b, vocab) < 0 || (whole && content_fill(&b->content, vocab) < 0)) goto fail;
     if (table_init(&b->joins, (size_t)PyDict_GET_SIZE(ranks)) < 0 || fill_joins(b, ranks, merged) < 0) goto fail;
     return bpe_capsule(b);
 fail:
@@ -173,38 +168,11 @@ fail:
     return NULL;
 }
 
-/* Does the arena run ``u`` (length first) hold exactly text[a:e]? */
-static inline int same_chars(const uint32_t *u, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
-    if (u[0] != (uint32_t)(e - a)) return 0;
-    if (kind == PyUnicode_4BYTE_KIND) return memcmp(u + 1, (const Py_UCS4 *)data + a, (size_t)(e - a) * 4) == 0;
-    for (Py_ssize_t i = a; i < e; i++)
-        if (u[1 + i - a] != PyUnicode_READ(kind, data, i)) return 0;
-    return 1;
-}
-
-/* The id of the token equal to ``text[a:e]`` (content hash ``h``), or -1. */
-static inline int64_t find_span(const Bpe *b, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
-    const Content *c = &b->content;
-    h = as_key(h);
-    for (size_t s = mix(h) & c->mask;; s = (s + 1) & c->mask) {
-        const Slot *x = &c->slots[s];
-        if (x->key == EMPTY) return -1;
-        if (x->key == h && same_chars(c->arena + x->off, kind, data, a, e)) return x->id;
-    }
-}
-
-/* Linear probing past equal hashes: every token keeps its own slot. */
-static inline void content_put(Content *c, Slot x) {
-    size_t slot = mix(x.key) & c->mask;
-    while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
-    c->slots[slot] = x;
-}
-
 #define FILL_AHEAD 16
 
-/* Every token of ``vocab`` into the content table. */
-static int fill_content(Bpe *b, PyObject *vocab) {
-    Content *c = &b->content;
+/* Every token of ``vocab`` (``{str: id}``) into the content table ``c``; ``c->longest``: the
+ * longest token's length. */
+int content_fill(Content *c, PyObject *vocab) {
     size_t n = (size_t)PyDict_GET_SIZE(vocab), cap = 16, size = 0;
     PyObject *key, *val;
     Py_ssize_t pos = 0;
@@ -220,6 +188,7 @@ static int fill_content(Bpe *b, PyObject *vocab) {
     memset(c->slots, 0xff, cap * sizeof(Slot));
     c->mask = cap - 1;
     c->top = -1;
+    c->longest = 0;
     size_t off = 0, k = 0;
     Slot ahead[FILL_AHEAD];
     pos = 0;
@@ -241,6 +210,7 @@ static int fill_content(Bpe *b, PyObject *vocab) {
         __builtin_prefetch(&c->slots[mix(h) & c->mask], 1);
 #endif
         c->top = id > c->top ? id : c->top;
+        c->longest = len > c->longest ? len : c->longest;
         off += 1 + (size_t)len;
     }
     for (size_t j = k > FILL_AHEAD ? k - FILL_AHEAD : 0; j < k; j++) content_put(c, ahead[j % FILL_AHEAD]);
@@ -255,7 +225,7 @@ PyObject *py_bpe_rank_table(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &vocab)) return NULL;
     Bpe *b = bpe_new(1, 1, 0);
     if (!b) return NULL;
-    if (fill_content(b, vocab) < 0 || fill_chars(b, vocab) < 0) {
+    if (content_fill(&b->content, vocab) < 0 || fill_chars(b, vocab) < 0) {
         bpe_free(b);
         return NULL;
     }
@@ -302,7 +272,7 @@ static inline int64_t pair_of(const Run *run, int64_t left, int64_t right, Py_ss
         }
     }
     uint64_t h = run->pre[e] - run->pre[s] * run->pw[e - s];
-    int64_t r = find_span(run->b, h, run->kind, run->data, s, e);
+    int64_t r = find_span(&run->b->content, h, run->kind, run->data, s, e);
     if (slot) MEMO_STORE(slot, tag << MEMO_BITS | (uint64_t)(r + 1));
     return r < 0 ? -1 : (r << 32) | r;
 }
@@ -528,7 +498,7 @@ static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
 static int64_t whole_token(const Run *run, Py_ssize_t n) {
     if (!run->b->whole || n == 0) return -1;
     uint64_t h = run->pre ? run->pre[n] : str_hash(run->kind, run->data, 0, n);
-    return find_span(run->b, h, run->kind, run->data, 0, n);
+    return find_span(&run->b->content, h, run->kind, run->data, 0, n);
 }
 
 /* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). ``chars``: the

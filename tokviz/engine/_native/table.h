@@ -138,7 +138,46 @@ typedef struct {
     size_t mask;
     uint32_t *arena;
     int64_t top;      /* the largest id */
+    Py_ssize_t longest; /* the longest token, in code points */
 } Content;
+
+int content_fill(Content *c, PyObject *vocab); /* (bpe.c) */
+
+static inline void content_free(Content *c) {
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+    c->slots = NULL;
+    c->arena = NULL;
+}
+
+/* A content hash as a table key (EMPTY marks a free slot). */
+static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
+
+/* Does the arena run ``u`` (length first) hold exactly text[a:e]? */
+static inline int same_chars(const uint32_t *u, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    if (u[0] != (uint32_t)(e - a)) return 0;
+    if (kind == PyUnicode_4BYTE_KIND) return memcmp(u + 1, (const Py_UCS4 *)data + a, (size_t)(e - a) * 4) == 0;
+    for (Py_ssize_t i = a; i < e; i++)
+        if (u[1 + i - a] != PyUnicode_READ(kind, data, i)) return 0;
+    return 1;
+}
+
+/* The id of the token equal to ``text[a:e]`` (content hash ``h``, `str_hash`), or -1. */
+static inline int64_t find_span(const Content *c, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    h = as_key(h);
+    for (size_t s = mix(h) & c->mask;; s = (s + 1) & c->mask) {
+        const Slot *x = &c->slots[s];
+        if (x->key == EMPTY) return -1;
+        if (x->key == h && same_chars(c->arena + x->off, kind, data, a, e)) return x->id;
+    }
+}
+
+/* Linear probing past equal hashes: every token keeps its own slot. */
+static inline void content_put(Content *c, Slot x) {
+    size_t slot = mix(x.key) & c->mask;
+    while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
+    c->slots[slot] = x;
+}
 
 typedef struct {
     int rank_mode;
@@ -229,5 +268,7 @@ PyObject *py_spm_unknown_values(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_trie(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_viterbi(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_utf8_positions(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_wordpiece_table(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_wordpiece_tokenize(PyObject *Py_UNUSED(self), PyObject *args);
 
 #endif
