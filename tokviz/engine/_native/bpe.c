@@ -454,33 +454,128 @@ static Py_ssize_t merge_run(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
     return merge_run_in(run, id, firsts, n, NULL);
 }
 
+/* The parts of one long chunk already merged (`merge_cut`): a document repeats its words, and
+ * a part merges the same way wherever it stands. A slot holds a part's hash (of its ids) and
+ * where the part is in the arena: its ``len`` ids, then its merged count k, k ids and k firsts.
+ * The ids are compared on a hash match, so a collision costs a merge, never a wrong result.
+ * Local to one call (threads share nothing) and bounded: once full, parts are merged and not
+ * kept. */
+typedef struct { uint64_t key; uint32_t off, len; } PartSlot;
+typedef struct {
+    PartSlot *slots;
+    size_t mask, count;
+    int64_t *arena;
+    size_t used, cap;
+} Parts;
+
+#define PARTS_MIN_SYMBOLS 4096 /* chunks this long get a memo (shorter ones: the pipeline's cache) */
+#define PARTS_MAX ((size_t)1 << 14)
+
+static int parts_init(Parts *p, Py_ssize_t n) {
+    size_t want = (size_t)n / 4 < PARTS_MAX ? (size_t)n / 4 : PARTS_MAX, cap = 16;
+    while (cap < want * 2) cap <<= 1;
+    p->slots = PyMem_RawMalloc(cap * sizeof(PartSlot));
+    p->cap = (size_t)n < 8 * PARTS_MAX ? (size_t)n : 8 * PARTS_MAX; /* (the arena: parts up to 1/3 of this) */
+    p->arena = PyMem_RawMalloc(p->cap * sizeof(int64_t));
+    if (!p->slots || !p->arena) {
+        PyMem_RawFree(p->slots);
+        PyMem_RawFree(p->arena);
+        return -1;
+    }
+    memset(p->slots, 0xff, cap * sizeof(PartSlot));
+    p->mask = cap - 1;
+    p->count = p->used = 0;
+    return 0;
+}
+
+static void parts_free(Parts *p) {
+    PyMem_RawFree(p->slots);
+    PyMem_RawFree(p->arena);
+}
+
+/* The stored result of the part ``ids`` (hash ``h``): a pointer to its count k, then k ids and
+ * k firsts; NULL when it is not stored. */
+static const int64_t *parts_find(const Parts *p, uint64_t h, const int64_t *ids, Py_ssize_t len) {
+    for (size_t s = mix(h) & p->mask;; s = (s + 1) & p->mask) {
+        const PartSlot *x = &p->slots[s];
+        if (x->key == EMPTY) return NULL;
+        if (x->key == h && x->len == (uint32_t)len && memcmp(p->arena + x->off, ids, (size_t)len * sizeof(int64_t)) == 0)
+            return p->arena + x->off + len;
+    }
+}
+
+/* Keep the part ``ids`` (hash ``h``), before it is merged: where its result goes (see
+ * `parts_find`), or NULL when the memo is full. */
+static int64_t *parts_add(Parts *p, uint64_t h, const int64_t *ids, Py_ssize_t len) {
+    size_t need = 3 * (size_t)len + 1;
+    if (p->used + need > p->cap || (p->count + 1) * 2 > p->mask + 1) return NULL;
+    int64_t *at = p->arena + p->used;
+    memcpy(at, ids, (size_t)len * sizeof(int64_t));
+    size_t s = mix(h) & p->mask;
+    while (p->slots[s].key != EMPTY) s = (s + 1) & p->mask;
+    p->slots[s] = (PartSlot){h, (uint32_t)p->used, (uint32_t)len};
+    p->used += need;
+    p->count++;
+    return at + len;
+}
+
+/* Merge the part ``sid`` of ``len`` symbols in place (``sf``: each result's first initial
+ * symbol in the part, ``work``: 3 * len words): its merged count, or -1 (no memory). */
+static Py_ssize_t merge_part(const Run *run, int64_t *sid, int64_t *sf, int64_t *work, Py_ssize_t len) {
+    Py_ssize_t k = 0;
+    if (len <= FLAT_LIMIT) {
+        for (Py_ssize_t j = 0; j < len; j++) sf[j] = j;
+        return len > 1 ? merge_flat(run, sid, sf, work, len) : 1;
+    }
+    if (merge_heap(run, sid, work, work + len, work + 2 * len, len) < 0) return -1;
+    for (int64_t t = 0; t >= 0; t = work[len + t], k++) { /* the survivors, linked from 0 */
+        sid[k] = sid[t];
+        sf[k] = t;
+    }
+    return k;
+}
+
 /* `merge_run` of a text's initial symbols (one-char tokens and byte pieces): cut between every
- * two neighbours that no merge joins (`fill_joins`), each part merged alone (flat scan or
- * heap), the parts' results put together. Exact: no pair across a cut ever merges, and the
- * lowest-rank-leftmost rule picks, within each part, the merges it would pick on the whole. */
+ * two neighbours that no merge joins (`fill_joins`), each part merged alone (`merge_part`, or
+ * its result taken from the memo of a long chunk's parts, `Parts`), the parts' results put
+ * together. Exact: no pair across a cut ever merges, and the lowest-rank-leftmost rule picks,
+ * within each part, the merges it would pick on the whole. */
 static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
     int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
-    if (!work) return -1;
+    Parts parts, *memo = n >= PARTS_MIN_SYMBOLS && parts_init(&parts, n) == 0 ? &parts : NULL;
+    if (!work) {
+        if (memo) parts_free(memo);
+        return -1;
+    }
     const Table *joins = &run->b->joins;
     Py_ssize_t m = 0, s = 0;
-    int failed = 0;
+    uint64_t h = (uint64_t)id[0] + 1; /* the hash of the part so far, id[s..i) */
     Py_BEGIN_ALLOW_THREADS /* (merges mode: only this module's memory is read) */
     for (Py_ssize_t i = 1; i <= n; i++) {
         int64_t v;
-        if (i < n && table_get(joins, pair_key(id[i - 1], id[i]), &v)) continue;
-        Py_ssize_t len = i - s, k = 0;
+        if (i < n && table_get(joins, pair_key(id[i - 1], id[i]), &v)) {
+            h = h * POLY + (uint64_t)id[i] + 1;
+            continue;
+        }
+        Py_ssize_t len = i - s, k;
         int64_t *sid = id + s, *sf = firsts + s;
-        if (len <= FLAT_LIMIT) {
-            for (Py_ssize_t j = 0; j < len; j++) sf[j] = j;
-            k = len > 1 ? merge_flat(run, sid, sf, work, len) : 1;
-        } else if (merge_heap(run, sid, work, work + len, work + 2 * len, len) < 0) {
-            failed = 1;
-            break;
+        const int64_t *hit = memo && len > 1 ? parts_find(memo, as_key(h), sid, len) : NULL;
+        if (hit) {
+            k = hit[0];
+            memcpy(sid, hit + 1, (size_t)k * sizeof(int64_t));
+            memcpy(sf, hit + 1 + k, (size_t)k * sizeof(int64_t));
         } else {
-            for (int64_t t = 0; t >= 0; t = work[len + t], k++) { /* the survivors, linked from 0 */
-                sid[k] = sid[t];
-                sf[k] = t;
+            int64_t *keep = memo && len > 1 && len <= FLAT_LIMIT ? parts_add(memo, as_key(h), sid, len) : NULL;
+            k = merge_part(run, sid, sf, work, len);
+            if (keep && k >= 0) {
+                keep[0] = k;
+                memcpy(keep + 1, sid, (size_t)k * sizeof(int64_t));
+                memcpy(keep + 1 + k, sf, (size_t)k * sizeof(int64_t));
             }
+        }
+        if (k < 0) {
+            m = -1;
+            break;
         }
         for (Py_ssize_t j = 0; j < k; j++) {
             id[m + j] = sid[j];
@@ -488,10 +583,12 @@ static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
         }
         m += k;
         s = i;
+        if (i < n) h = (uint64_t)id[i] + 1;
     }
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
-    return failed ? -1 : m;
+    if (memo) parts_free(memo);
+    return m;
 }
 
 /* The whole chunk's id when ``ignore_merges`` applies and it is a token, else -1. */
