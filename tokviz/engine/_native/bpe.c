@@ -385,42 +385,17 @@ static int merge_heap(const Run *run, int64_t *id, int64_t *val, int64_t *nxt, i
     return 0;
 }
 
-/* The merged symbols as (id, start, end) triples, or as three lists when ``columns``.
- * ``ids``/``firsts`` hold m symbols (``firsts``: the index of each one's first initial
- * symbol); the last one ends at initial symbol n. Spans are initial symbol indexes, or the
- * chars of those symbols when ``char_of`` (the char of every initial symbol) is given. */
-static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n, const int64_t *char_of,
-                      int columns) {
-#define START(i) (char_of ? char_of[firsts[i]] : firsts[i])
-#define END(i) (char_of ? char_of[((i) + 1 < m ? firsts[(i) + 1] : n) - 1] + 1 : ((i) + 1 < m ? firsts[(i) + 1] : n))
-    if (!columns) {
-        PyObject *out = PyTuple_New(m);
-        if (!out) return NULL;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            PyObject *t = triple(ids[i], START(i), END(i));
-            if (!t) { Py_DECREF(out); return NULL; }
-            PyTuple_SET_ITEM(out, i, t);
-        }
-        return out;
-    }
-    PyObject *a = PyList_New(m), *b = PyList_New(m), *c = PyList_New(m);
-    if (!a || !b || !c) goto fail;
+/* The merged symbols as (id, first, end) triples over initial symbol indexes: ``ids``/``firsts``
+ * hold m symbols; the last one ends at n. */
+static PyObject *pack(const int64_t *ids, const int64_t *firsts, Py_ssize_t m, Py_ssize_t n) {
+    PyObject *out = PyTuple_New(m);
+    if (!out) return NULL;
     for (Py_ssize_t i = 0; i < m; i++) {
-        PyObject *x = PyLong_FromLongLong(ids[i]), *y = PyLong_FromLongLong(START(i));
-        PyObject *z = PyLong_FromLongLong(END(i));
-        if (!x || !y || !z) { Py_XDECREF(x); Py_XDECREF(y); Py_XDECREF(z); goto fail; }
-        PyList_SET_ITEM(a, i, x);
-        PyList_SET_ITEM(b, i, y);
-        PyList_SET_ITEM(c, i, z);
+        PyObject *t = triple(ids[i], firsts[i], i + 1 < m ? firsts[i + 1] : n);
+        if (!t) { Py_DECREF(out); return NULL; }
+        PyTuple_SET_ITEM(out, i, t);
     }
-#undef START
-#undef END
-    PyObject *out = PyTuple_Pack(3, a, b, c);
-    Py_DECREF(a); Py_DECREF(b); Py_DECREF(c);
     return out;
-fail:
-    Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c);
-    return NULL;
 }
 
 /* Merge n symbols (``id`` initial ids, at least one): afterwards id[0..m) are the merged
@@ -598,25 +573,19 @@ static int64_t whole_token(const Run *run, Py_ssize_t n) {
     return find_span(&run->b->content, h, run->kind, run->data, 0, n);
 }
 
-/* Merge n symbols (``id`` initial ids) and pack the result (see `pack`). ``chars``: the
- * length of the run's text (the whole-chunk test of ``ignore_merges``), ``char_of`` as in
- * `pack`; ``cut``: the symbols are a text's chars and byte pieces (`merge_cut` may cut them;
- * not so ids given by the caller, which may hold the unk token or decorated symbols). */
-static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n, Py_ssize_t chars, const int64_t *char_of,
-                                int cut, int columns) {
+/* Merge n symbols (``id`` initial ids given by the caller, which may hold the unk token or
+ * decorated symbols: never cut) and pack the result as (id, first, end) triples over initial
+ * symbol indexes (see `pack`). */
+static PyObject *merge_and_pack(const Run *run, int64_t *id, Py_ssize_t n) {
     if (n >= ((Py_ssize_t)1 << 31)) {
         PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
         return NULL;
     }
-    int64_t zero = 0, whole = run->data ? whole_token(run, chars) : -1; /* (ids alone: no text) */
-    if (whole >= 0) return pack(&whole, &zero, 1, chars, NULL, columns);
-    if (n == 0) return pack(id, id, 0, 0, NULL, columns);
+    if (n == 0) return pack(id, id, 0, 0);
     int64_t *firsts = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
     if (!firsts) return PyErr_NoMemory();
-    /* (a short chunk is one flat scan; cutting pays on long ones) */
-    cut = cut && run->b->joins.keys && n > FLAT_LIMIT;
-    Py_ssize_t m = cut ? merge_cut(run, id, firsts, n) : merge_run(run, id, firsts, n);
-    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n, char_of, columns);
+    Py_ssize_t m = merge_run(run, id, firsts, n);
+    PyObject *out = m < 0 ? PyErr_NoMemory() : pack(id, firsts, m, n);
     PyMem_RawFree(firsts);
     return out;
 }
@@ -637,6 +606,17 @@ static int run_hashes_in(Run *run, Py_ssize_t n, uint64_t *buf) {
 }
 
 static int run_hashes(Run *run, Py_ssize_t n) { return run_hashes_in(run, n, NULL); }
+
+static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
+    PyObject *out = PyList_New(m);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, x);
+    }
+    return out;
+}
 
 /* The UTF-8 bytes of ``c`` (not a surrogate) into ``u``; their count. */
 static inline int utf8_of(Py_UCS4 c, unsigned char *u) {
@@ -717,6 +697,62 @@ nomem:
     return -1;
 }
 
+/* 0: done (free r->id); 1: a char is neither a token nor made of byte pieces that are
+ * tokens; -1: an error. */
+int text_merge(const Bpe *b, PyObject *text, TextMerge *r) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Run run = {b, PyUnicode_KIND(text), PyUnicode_DATA(text), NULL, NULL};
+    memset(r, 0, sizeof(*r));
+    Syms syms;
+    int status = initial_syms(b, run.kind, run.data, n, &syms);
+    if (status == 0 && syms.n >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "a chunk of 2**31 symbols or more");
+        status = -1;
+    }
+    if (status == 0 && b->rank_mode && run_hashes(&run, n) < 0) status = -1;
+    Py_ssize_t k = syms.n;
+    int64_t *firsts = status == 0 ? PyMem_RawMalloc((size_t)(k + 1) * 3 * sizeof(int64_t)) : NULL;
+    if (status == 0 && !firsts) {
+        PyErr_NoMemory();
+        status = -1;
+    }
+    if (status == 0) {
+        int64_t whole = whole_token(&run, n), *id = syms.id, m;
+        if (whole >= 0 || k == 0) {
+            m = k ? 1 : 0;
+            id[0] = whole;
+            firsts[0] = 0;
+        } else {
+            /* (a short chunk is one flat scan; cutting pays on long ones) */
+            m = b->joins.keys && k > FLAT_LIMIT ? merge_cut(&run, id, firsts, k) : merge_run(&run, id, firsts, k);
+        }
+        if (m < 0) {
+            PyErr_NoMemory();
+            status = -1;
+        } else {
+            /* the columns: ids (moved to the front of ``firsts``' block), char starts, char ends */
+            const int64_t *co = whole >= 0 ? NULL : syms.char_of;
+            int64_t *o_id = firsts + (k + 1), *o_s = firsts + 2 * (k + 1);
+            for (Py_ssize_t i = 0; i < m; i++) {
+                Py_ssize_t last = (i + 1 < m ? firsts[i + 1] : (whole >= 0 ? 1 : k)) - 1; /* its last initial symbol */
+                o_id[i] = id[i];
+                o_s[i] = co ? co[firsts[i]] : firsts[i];
+                firsts[i] = whole >= 0 ? n : co ? co[last] + 1 : last + 1; /* (now its end) */
+            }
+            *r = (TextMerge){m, o_id, o_s, firsts};
+        }
+    }
+    if (status != 0) PyMem_RawFree(firsts);
+    PyMem_RawFree(run.pre);
+    syms_free(&syms);
+    return status;
+}
+
+void text_merge_free(TextMerge *r) {
+    PyMem_RawFree(r->end); /* (the block's start) */
+    memset(r, 0, sizeof(*r));
+}
+
 /* bpe_merge_text(table, text, columns=False): the tokens of a chunk whose every char is a
  * one-char token or, with byte fallback, falls back to byte pieces that are tokens, as (id,
  * start, end) char spans (or three lists: ids, starts, ends); None when some char is neither. */
@@ -726,27 +762,23 @@ PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!PyArg_ParseTuple(args, "OU|p", &cap, &text, &columns)) return NULL;
     Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
     if (!b) return NULL;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Run run = {b, PyUnicode_KIND(text), PyUnicode_DATA(text), NULL, NULL};
-    Syms syms;
-    int status = initial_syms(b, run.kind, run.data, n, &syms);
+    TextMerge r;
+    int status = text_merge(b, text, &r);
+    if (status) return status > 0 ? Py_NewRef(Py_None) : NULL;
     PyObject *out = NULL;
-    if (status > 0) out = Py_NewRef(Py_None);
-    else if (status == 0 && (!b->rank_mode || run_hashes(&run, n) == 0))
-        out = merge_and_pack(&run, syms.id, syms.n, n, syms.char_of, 1, columns);
-    PyMem_RawFree(run.pre);
-    syms_free(&syms);
-    return out;
-}
-
-static PyObject *list_of(const int64_t *v, Py_ssize_t m) {
-    PyObject *out = PyList_New(m);
-    if (!out) return NULL;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        PyObject *x = PyLong_FromLongLong(v[i]);
-        if (!x) { Py_DECREF(out); return NULL; }
-        PyList_SET_ITEM(out, i, x);
+    if (!columns) {
+        out = PyTuple_New(r.m);
+        for (Py_ssize_t i = 0; out && i < r.m; i++) {
+            PyObject *t = triple(r.id[i], r.start[i], r.end[i]);
+            if (!t) Py_CLEAR(out);
+            else PyTuple_SET_ITEM(out, i, t);
+        }
+    } else {
+        PyObject *a = list_of(r.id, r.m), *s = list_of(r.start, r.m), *e = list_of(r.end, r.m);
+        if (a && s && e) out = PyTuple_Pack(3, a, s, e);
+        Py_XDECREF(a); Py_XDECREF(s); Py_XDECREF(e);
     }
+    text_merge_free(&r);
     return out;
 }
 
@@ -901,7 +933,7 @@ PyObject *py_bpe_merge_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n;
     if (read_ints(seq, "ids must be a sequence", &id, &n) < 0) return NULL;
     Run run = {b, 0, NULL, NULL, NULL};
-    PyObject *out = merge_and_pack(&run, id, n, n, NULL, 0, 0);
+    PyObject *out = merge_and_pack(&run, id, n);
     PyMem_RawFree(id);
     return out;
 }

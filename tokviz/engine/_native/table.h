@@ -233,6 +233,18 @@ typedef struct {
 int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r, Utf8Scratch *sc);
 void utf8_merge_free(Utf8Merge *r);
 
+/* The merge of a chunk the model sees as it is (merges or rank mode, no decorations): its chars'
+ * one-char tokens or, with byte fallback, their bytes' pieces are the initial symbols. ``m``
+ * tokens: ids and char spans (a byte piece spans its char), in one block `text_merge_free`
+ * releases. */
+typedef struct {
+    Py_ssize_t m;
+    int64_t *id, *start, *end;
+} TextMerge;
+
+int text_merge(const Bpe *b, PyObject *text, TextMerge *r);
+void text_merge_free(TextMerge *r);
+
 /* ------------------------------------------------------------------ the pipeline's entries (columns.c) */
 /* Two functions of `Tokenizer` (tokviz/engine/tokenizer.py) in C: `emit` appends the tokens
  * of a block of chunks to the encode's output columns (the twin of `emit_columns`), `entry`
@@ -255,6 +267,7 @@ PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_merge_utf8(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_rank_table(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_table(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_bpe_text_entry(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_utf8_entry(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_entry(PyObject *Py_UNUSED(self), PyObject *args);
