@@ -129,6 +129,35 @@ class TestByteFallbackBpe:
         assert enc.byte_offsets[-3:] == [(1, 2), (2, 3), (3, 4)]
 
 
+class TestTextEntry:
+    """The native entry of a plain chunk (`BPE.text_entry_maker`) against `Tokenizer._plain_entry`,
+    slot by slot; a chunk over the cache's length limit has buffers where the twin has tuples."""
+
+    @pytest.mark.parametrize("case", ["mistral-like", "byte-merges", "ignore-merges", "some-pieces-unk"])
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(text=bpe_texts)
+    def test_same_entry(self, case: str, text: str) -> None:
+        ours, _, _ = triple(BPE_CASES[case])
+        maker = ours._plain_maker()
+        if maker == ours._plain_entry:
+            pytest.skip("no native entry maker (pure-Python backend)")
+        assert maker(text) == ours._plain_entry(text)
+
+    def test_long_chunk_keeps_buffers(self) -> None:
+        from tokviz.engine.tokenizer import CHUNK_CACHE_MAX_CHARS
+
+        ours, _, _ = triple(BPE_CASES["mistral-like"])
+        maker = ours._plain_maker()
+        if maker == ours._plain_entry:
+            pytest.skip("no native entry maker (pure-Python backend)")
+        rng = random.Random(5)
+        text = "".join(rng.choice(KNOWN + UNKNOWN) for _ in range(CHUNK_CACHE_MAX_CHARS + 1))
+        got, want = maker(text), ours._plain_entry(text)
+        assert not isinstance(got[0], tuple)  # ids in a buffer, not int objects
+        assert [tuple(slot) for slot in got[:-1]] == [tuple(slot) for slot in want[:-1]]
+        assert got[-1] is want[-1]  # (the irregular flag)
+
+
 # ---------------------------------------------------------------------- WordPiece
 WORD_CHARS = "abcdé日🙂#@"
 

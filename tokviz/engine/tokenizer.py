@@ -245,6 +245,7 @@ class Tokenizer:
         self._mapped_cache = BoundedCache(CACHE_LIMIT, max_key_chars=CHUNK_CACHE_MAX_CHARS)
         self._id_table: list[str | None] | Literal[False] | None = None  # False: ids too sparse for a table
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
+        self._text_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_plain_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
         self._emit_kernel = native.emit if native is not None else emit_columns
         self._entry_kernel = native.entry if native is not None else entry_of
@@ -299,7 +300,7 @@ class Tokenizer:
         byte proxies of the stage view). Results never depend on them."""
         self._plain_cache.clear()
         self._mapped_cache.clear()
-        self._id_table = self._utf8_maker = None
+        self._id_table = self._utf8_maker = self._text_maker = None
         self.model.clear_cache()
         clear_shared_caches()
 
@@ -489,7 +490,7 @@ class Tokenizer:
         if plan.byte_map:
             cache, make = self._mapped_cache, self._mapped_maker()
         else:
-            cache, make = self._plain_cache, self._plain_entry
+            cache, make = self._plain_cache, self._plain_maker()
         entries = cache.entries if self.model.deterministic else _made  # (BPE dropout: sampled anew)
         piece = plan.piece
         # byte-level chunks that hold their original text's very bytes: all (an unchanged
@@ -635,6 +636,17 @@ class Tokenizer:
             maker = (table is not None and self.model.utf8_entry_maker(table, BYTE_PIECES, fallback)) or False
             self._utf8_maker = maker
         return maker or self._mapped_entry
+
+    def _plain_maker(self) -> Callable[[str], tuple]:
+        """`_plain_entry`, or the model's native function that makes the same entries in one
+        call (`Model.text_entry_maker`)."""
+        maker = self._text_maker
+        if maker is None:
+            table = self._vocab_table()
+            fallback = partial(Tokenizer._plain_entry, weakref.proxy(self))
+            maker = (table is not None and self.model.text_entry_maker(table, BYTE_PIECES, fallback, CHUNK_CACHE_MAX_CHARS)) or False
+            self._text_maker = maker
+        return maker or self._plain_entry
 
     def _vocab_table(self) -> list[str | None] | None:
         """The model's vocab strings indexed by id (None for very sparse ids), decided once."""

@@ -85,6 +85,8 @@ static PyMethodDef methods[] = {
      "emit(entries, block, out) -> indexes of the chunks to redo (appends a block's tokens to out's columns)"},
     {"bpe_utf8_entry", py_bpe_utf8_entry, METH_VARARGS,
      "bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> chunk cache entry of a byte-level chunk"},
+    {"bpe_text_entry", py_bpe_text_entry, METH_VARARGS,
+     "bpe_text_entry(table, id_table, byte_pieces, fallback, limit, text) -> chunk cache entry of a chunk seen as it is"},
     {"utf8_positions", py_utf8_positions, METH_VARARGS,
      "utf8_positions(text) -> bytes: the UTF-8 position of every char boundary as native int64s"},
     {"entry", py_entry, METH_VARARGS,

@@ -473,6 +473,15 @@ class BPE(DictVocabModel):
             return None
         return partial(self._native.bpe_utf8_entry, table, _PROXIES, id_table, byte_pieces, fallback)  # type: ignore[union-attr]
 
+    def text_entry_maker(
+        self, id_table: list[str], byte_pieces: frozenset[str], fallback: Callable[[str], tuple], limit: int
+    ) -> Callable[[str], tuple] | None:
+        """`Model.text_entry_maker`: the native ``bpe_text_entry`` over this model's table."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is None:
+            return None
+        return partial(self._native.bpe_text_entry, table, id_table, byte_pieces, fallback, limit)  # type: ignore[union-attr]
+
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
         """Tokens plus, per token, its initial symbols and the merges that built it, in order.
 
