@@ -8,7 +8,9 @@
  *    array scanned for the minimum (O(n*m), cheap and cache-friendly for the usual word-sized
  *    chunk); long pieces a binary heap of (rank, position) keys over a linked list
  *    (O(n log n)). Both give the same result; the choice is speed only.
- * 2. The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
+ *    With byte fallback a char that is no token becomes its UTF-8 bytes' pieces; a long chunk
+ *    is cut where no merge can join two neighbours and merged part by part (bpe.c).
+ * 2. The WordPiece longest-match loop over one word (wordpiece.c). The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
  *    float32 (``Unigram._dp_sp``: path scores stored as C floats, ties kept by the earlier
  *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
  *    functions are the reference; this file mirrors them statement by statement.

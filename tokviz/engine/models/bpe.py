@@ -16,8 +16,9 @@ the leftmost one on ties, one pair at a time (merging every occurrence of the be
 as some toy implementations do, is *not* equivalent when a fresh pair outranks the next
 occurrence).
 
-Kernels: with the native core (`tokviz.engine._native`) a deterministic model hands chunks (or
-the ids of decorated symbols) to its C merge loop (`_native_table`). The Python kernel, `merge`,
+Kernels: with the native core (`tokviz.engine._native`) a deterministic model hands chunks
+(byte-fallback pieces are made there too), or the ids of decorated symbols and unk tokens, to
+its C merge loop (`_native_table`). The Python kernel, `merge`,
 is the reference and the pure-Python backend: one loop over a `PairRanks` value for both
 modes (a flat list of pair ranks up to `LIST_LIMIT` symbols, the heap above it, with dropout and
 for traces, which mirrors HF's ``Word::merge_all`` step by step). Without the native core a
