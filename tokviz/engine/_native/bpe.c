@@ -495,18 +495,24 @@ static int64_t *parts_add(Parts *p, uint64_t h, const int64_t *ids, Py_ssize_t l
 }
 
 /* Merge the part ``sid`` of ``len`` symbols in place (``sf``: each result's first initial
- * symbol in the part, ``work``: 3 * len words): its merged count, or -1 (no memory). */
-static Py_ssize_t merge_part(const Run *run, int64_t *sid, int64_t *sf, int64_t *work, Py_ssize_t len) {
+ * symbol in the part; ``flat``: FLAT_LIMIT words for a flat scan, a longer part allocates its
+ * heap's): its merged count, or -1 (no memory). */
+static Py_ssize_t merge_part(const Run *run, int64_t *sid, int64_t *sf, int64_t *flat, Py_ssize_t len) {
     Py_ssize_t k = 0;
     if (len <= FLAT_LIMIT) {
         for (Py_ssize_t j = 0; j < len; j++) sf[j] = j;
-        return len > 1 ? merge_flat(run, sid, sf, work, len) : 1;
+        return len > 1 ? merge_flat(run, sid, sf, flat, len) : 1;
     }
-    if (merge_heap(run, sid, work, work + len, work + 2 * len, len) < 0) return -1;
+    int64_t *work = PyMem_RawMalloc((size_t)(3 * len) * sizeof(int64_t));
+    if (!work || merge_heap(run, sid, work, work + len, work + 2 * len, len) < 0) {
+        PyMem_RawFree(work);
+        return -1;
+    }
     for (int64_t t = 0; t >= 0; t = work[len + t], k++) { /* the survivors, linked from 0 */
         sid[k] = sid[t];
         sf[k] = t;
     }
+    PyMem_RawFree(work);
     return k;
 }
 
@@ -516,12 +522,8 @@ static Py_ssize_t merge_part(const Run *run, int64_t *sid, int64_t *sf, int64_t 
  * together. Exact: no pair across a cut ever merges, and the lowest-rank-leftmost rule picks,
  * within each part, the merges it would pick on the whole. */
 static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssize_t n) {
-    int64_t *work = PyMem_RawMalloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    int64_t flat[FLAT_LIMIT];
     Parts parts, *memo = n >= PARTS_MIN_SYMBOLS && parts_init(&parts, n) == 0 ? &parts : NULL;
-    if (!work) {
-        if (memo) parts_free(memo);
-        return -1;
-    }
     const Table *joins = &run->b->joins;
     Py_ssize_t m = 0, s = 0;
     uint64_t h = (uint64_t)id[0] + 1; /* the hash of the part so far, id[s..i) */
@@ -541,7 +543,7 @@ static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
             memcpy(sf, hit + 1 + k, (size_t)k * sizeof(int64_t));
         } else {
             int64_t *keep = memo && len > 1 && len <= FLAT_LIMIT ? parts_add(memo, as_key(h), sid, len) : NULL;
-            k = merge_part(run, sid, sf, work, len);
+            k = merge_part(run, sid, sf, flat, len);
             if (keep && k >= 0) {
                 keep[0] = k;
                 memcpy(keep + 1, sid, (size_t)k * sizeof(int64_t));
@@ -561,7 +563,6 @@ static Py_ssize_t merge_cut(const Run *run, int64_t *id, int64_t *firsts, Py_ssi
         if (i < n) h = (uint64_t)id[i] + 1;
     }
     Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
     if (memo) parts_free(memo);
     return m;
 }
@@ -711,7 +712,7 @@ int text_merge(const Bpe *b, PyObject *text, TextMerge *r) {
     }
     if (status == 0 && b->rank_mode && run_hashes(&run, n) < 0) status = -1;
     Py_ssize_t k = syms.n;
-    int64_t *firsts = status == 0 ? PyMem_RawMalloc((size_t)(k + 1) * 3 * sizeof(int64_t)) : NULL;
+    int64_t *firsts = status == 0 ? PyMem_RawMalloc((size_t)(k + 1) * 2 * sizeof(int64_t)) : NULL;
     if (status == 0 && !firsts) {
         PyErr_NoMemory();
         status = -1;
@@ -730,16 +731,17 @@ int text_merge(const Bpe *b, PyObject *text, TextMerge *r) {
             PyErr_NoMemory();
             status = -1;
         } else {
-            /* the columns: ids (moved to the front of ``firsts``' block), char starts, char ends */
+            /* the columns: the ids where the merge left them, char starts after ``firsts``,
+             * whose place each token's char end takes */
             const int64_t *co = whole >= 0 ? NULL : syms.char_of;
-            int64_t *o_id = firsts + (k + 1), *o_s = firsts + 2 * (k + 1);
+            int64_t *o_s = firsts + (k + 1);
             for (Py_ssize_t i = 0; i < m; i++) {
                 Py_ssize_t last = (i + 1 < m ? firsts[i + 1] : (whole >= 0 ? 1 : k)) - 1; /* its last initial symbol */
-                o_id[i] = id[i];
                 o_s[i] = co ? co[firsts[i]] : firsts[i];
-                firsts[i] = whole >= 0 ? n : co ? co[last] + 1 : last + 1; /* (now its end) */
+                firsts[i] = whole >= 0 ? n : co ? co[last] + 1 : last + 1;
             }
-            *r = (TextMerge){m, o_id, o_s, firsts};
+            *r = (TextMerge){m, id, o_s, firsts};
+            syms.id = NULL; /* (now r's) */
         }
     }
     if (status != 0) PyMem_RawFree(firsts);
@@ -749,7 +751,8 @@ int text_merge(const Bpe *b, PyObject *text, TextMerge *r) {
 }
 
 void text_merge_free(TextMerge *r) {
-    PyMem_RawFree(r->end); /* (the block's start) */
+    PyMem_RawFree(r->id);
+    PyMem_RawFree(r->end); /* (ends, then starts: one block) */
     memset(r, 0, sizeof(*r));
 }
 

@@ -235,8 +235,7 @@ void utf8_merge_free(Utf8Merge *r);
 
 /* The merge of a chunk the model sees as it is (merges or rank mode, no decorations): its chars'
  * one-char tokens or, with byte fallback, their bytes' pieces are the initial symbols. ``m``
- * tokens: ids and char spans (a byte piece spans its char), in one block `text_merge_free`
- * releases. */
+ * tokens: ids and char spans (a byte piece spans its char), which `text_merge_free` releases. */
 typedef struct {
     Py_ssize_t m;
     int64_t *id, *start, *end;
