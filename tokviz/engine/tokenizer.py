@@ -50,9 +50,11 @@ Performance notes. A cache entry holds everything about a chunk that depends on 
 (ids, token strings, the chars each token starts and ends in, its model spans), so a cached chunk
 costs a dict lookup and its share of one column kernel over all chunks of a block: the native
 ``emit``, or its Python twin `emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
-no per-chunk Python code runs unless a chunk is irregular. Cache misses are made by C-level
-passes too (``map(make, ...)`` over the distinct missing texts), and with the native core a
-byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`). Chunks longer than
+no per-chunk Python code runs unless a chunk has an empty token (byte-fallback pieces get
+their bytes in the column kernel). Cache misses are made by C-level passes too (``map(make,
+...)`` over the distinct missing texts), and with the native core a BPE chunk's whole entry is
+one C call (`Model.utf8_entry_maker` for byte-level chunks, `Model.text_entry_maker` for the
+others). Chunks longer than
 `CHUNK_CACHE_MAX_CHARS` are not cached. Results are int32 arrays, not a Python object per
 token: a kept encoding costs the cycle collector a few objects whatever its length.
 Tried and dropped: separate paths per pipeline shape (byte-level without normalization, cut-only
@@ -516,8 +518,8 @@ class Tokenizer:
         tokens at once: a token of the chunk at piece position ``p`` spans from the original
         start of piece char ``p + first`` to the original end of piece char ``p + last``; its
         bytes are those chars' UTF-8 positions, or, in a byte-level chunk that holds its
-        original bytes, the chunk's first byte plus the model's span. Irregular chunks are then
-        redone one by one by the reference's `chunk_offsets`.
+        original bytes, the chunk's first byte plus the model's span. Chunks with an empty token
+        are then redone one by one by the reference's rules (`_redo`).
         """
         starts = plan.starts[a:b] if a or b < len(plan.starts) else plan.starts
         piece = plan.piece
@@ -554,9 +556,9 @@ class Tokenizer:
         self, plan: ChunkPlan, a: int, entries: list[tuple], at0: int, irregular: list[int], out: OutColumns,
         text: str, omap: OffsetMap, holds: bool | list[bool],
     ) -> None:
-        """Redo the offsets of the ``irregular`` chunks of a block (`_redo`; the block's first
-        token is ``out``'s token ``at0``), or of all of them when the piece is a text type with
-        its own span rule (the reference's `chunk_offsets`)."""
+        """Redo the offsets of the ``irregular`` chunks of a block (those with an empty token:
+        `_redo`; the block's first token is ``out``'s token ``at0``), or of all of them when the
+        piece is a text type with its own span rule (the reference's `chunk_offsets`)."""
         at = list(accumulate(map(len, map(ids_of, entries)), initial=at0))
         if type(plan.piece) in _PLAIN_SPAN_TYPES:
             for k in irregular:
