@@ -53,7 +53,7 @@ class OptionalBuildExt(build_ext):
 
 
 # One extension, one source file per kernel family, one shared header (table.h).
-_SOURCES = [f"tokviz/engine/_native/{name}.c" for name in ("module", "bpe", "unigram", "spm", "columns")]
+_SOURCES = [f"tokviz/engine/_native/{name}.c" for name in ("module", "bpe", "unigram", "spm", "columns", "wordpiece")]
 
 setup(
     ext_modules=[

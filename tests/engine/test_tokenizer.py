@@ -199,13 +199,18 @@ class TestCaches:
         text = "Hello 日本 é, Hello\tworld " * 50
         first = tok.encode(text)
         seen: list[str] = []
-        real = tok.model.tokenize_columns
+        real = tok._plain_maker  # the model's entry maker (native, or `_plain_entry` over the model)
 
-        def counting(chunk: str):  # noqa: ANN202
-            seen.append(chunk)
-            return real(chunk)
+        def counting():  # noqa: ANN202
+            make = real()
 
-        monkeypatch.setattr(tok.model, "tokenize_columns", counting)
+            def counted(chunk: str):  # noqa: ANN202
+                seen.append(chunk)
+                return make(chunk)
+
+            return counted
+
+        monkeypatch.setattr(tok, "_plain_maker", counting)
         again = tok.encode(text)
         assert seen == []  # every chunk came from the chunk cache
         assert (first.ids, first.offsets, first.byte_offsets) == (again.ids, again.offsets, again.byte_offsets)

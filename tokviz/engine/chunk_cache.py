@@ -7,8 +7,9 @@ entries (laid out by a `Block`) to the growing output (`OutColumns`). Both are t
 twins of the native core's ``entry`` and ``emit`` (tokviz/engine/_native/columns.c, whose
 ENTRY_* and RULE_* numbers `tokviz.engine.kernels` checks against SLOT_* and RULE_* here at
 import), with the same arguments and results; `tokviz.engine.tokenizer` picks one pair at
-construction. The offsets rules of irregular chunks (empty tokens, byte-fallback pieces) stay
-in the tokenizer, next to the reference's `chunk_offsets` they call.
+construction. The kernels give byte-fallback pieces their bytes (the reference's
+`byte_piece_span`); the offset rules of chunks with an empty token stay in the tokenizer
+(`Tokenizer._redo`), next to the reference's `chunk_offsets` they call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import NamedTuple
 
 from . import kernels
 from .columns import TokenColumns, int_column
+from .reference import byte_piece_span
 from .text import pick
 
 __all__ = [
@@ -121,8 +123,9 @@ def entry_of(ids: Sequence[int], toks: Sequence[str], first: Sequence[int], stop
 
 def emit_columns(entries: list[tuple], block: Block, out: OutColumns) -> list[int]:
     """Append the tokens of a block of chunks (their cache ``entries``, laid out by ``block``) to
-    ``out``; the indexes of the irregular chunks. The pure-Python twin of the native ``emit``
-    (same arguments, same results)."""
+    ``out``; the indexes of the chunks with an empty token, which the tokenizer redoes (byte
+    pieces elsewhere get their bytes here: `_settle_byte_pieces`). The pure-Python twin of the
+    native ``emit`` (same arguments, same results)."""
     starts, orig, p_starts, p_ends, u8, rule, bases, holds, word = block
     if len(entries) == 1:  # (a short line: no chaining over chunks)
         counts = [len(entries[0][SLOT_IDS])]
@@ -166,9 +169,33 @@ def emit_columns(entries: list[tuple], block: Block, out: OutColumns) -> list[in
         out.byte_ends.extend(be)
     if len(entries) == 1:
         out.word_ids.extend(repeat(word, counts[0]))
-        return [0] if entries[0][SLOT_IRREGULAR] else []
-    out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
-    return list(compress(range(len(entries)), map(_irregular_of, entries)))
+        irregular = [0] if entries[0][SLOT_IRREGULAR] else []
+    else:
+        out.word_ids.extend(chain.from_iterable(map(repeat, range(word, word + len(entries)), counts)))
+        irregular = list(compress(range(len(entries)), map(_irregular_of, entries)))
+    return _settle_byte_pieces(entries, irregular, counts, at0, rule, holds, out) if irregular else irregular
+
+
+def _settle_byte_pieces(
+    entries: list[tuple], irregular: list[int], counts: list[int], at0: int, rule: int, holds: bool | list[bool],
+    out: OutColumns,
+) -> list[int]:
+    """`emit_columns` for its ``irregular`` chunks: in those without an empty token, each
+    byte-fallback piece gets the one byte of its character that is its own (`byte_piece_span`),
+    unless the chunk holds its original bytes (then every token has its bytes already). The
+    chunks with an empty token are returned: the tokenizer redoes them (`Tokenizer._redo`)."""
+    at = list(accumulate(counts, initial=at0))
+    b_starts, b_ends = out.byte_starts, out.byte_ends
+    redo: list[int] = []
+    for k in irregular:
+        entry = entries[k]
+        if entry[SLOT_EMPTIES]:
+            redo.append(k)
+        elif rule == RULE_CHARS or (rule == RULE_HELD and not holds[k]):  # type: ignore[index]
+            i = at[k]
+            for j in entry[SLOT_BYTE_PIECES]:
+                b_starts[i + j], b_ends[i + j] = byte_piece_span(b_starts[i + j], b_ends[i + j], b_ends[i + j - 1] if j else -1)
+    return redo
 
 
 def _check_native_layout() -> None:

@@ -49,6 +49,15 @@ def int_column(values: Iterable[int] = ()) -> array:
     return array("i", values)
 
 
+def _joined(columns: Iterable[Iterable[int]]) -> array:
+    """One int32 column of ``columns`` one after the other (an int32 array is copied whole,
+    not value by value)."""
+    out = int_column()
+    for col in columns:
+        out.extend(col if type(col) is not array or col.typecode == "i" else col.tolist())
+    return out
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class TokenColumns:
     """The per-token columns of one encoding (see the module docstring)."""
@@ -100,13 +109,12 @@ class TokenColumns:
             return parts[0]
 
         def cat(name: str) -> array:
-            return int_column(chain.from_iterable(getattr(p, name) for p in parts))
+            return _joined(getattr(p, name) for p in parts)
 
         def optional(name: str, absent: int = 0) -> array | None:
             if all(getattr(p, name) is None for p in parts):
                 return None
-            return int_column(chain.from_iterable(
-                repeat(absent, len(p)) if getattr(p, name) is None else getattr(p, name) for p in parts))
+            return _joined(int_column((absent,)) * len(p) if getattr(p, name) is None else getattr(p, name) for p in parts)
 
         return cls(
             cat("ids"), list(chain.from_iterable(p.tokens for p in parts)), cat("starts"), cat("ends"),

@@ -1,7 +1,8 @@
 """Which kernels run: the optional native core or the pure-Python ones (same results).
 
 The native core (`tokviz.engine._native`, C, built by the package's own build when a compiler
-works) holds the hot loops: the BPE merge loop, the Unigram Viterbi, the SentencePiece ``.model``
+works) holds the hot loops: the BPE merge loop (byte fallback included), the WordPiece match loop,
+the Unigram Viterbi, the SentencePiece ``.model``
 kernels (charsmap normalization, SentencePiece BPE, unknown runs and byte fallback) and the
 pipeline's column loop (`Tokenizer._emit`'s ``emit`` and the chunk cache entries). Everything else, traces
 included, is Python. When the extension is missing, or ``TOKVIZ_PURE_PYTHON=1`` is set

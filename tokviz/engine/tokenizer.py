@@ -50,9 +50,11 @@ Performance notes. A cache entry holds everything about a chunk that depends on 
 (ids, token strings, the chars each token starts and ends in, its model spans), so a cached chunk
 costs a dict lookup and its share of one column kernel over all chunks of a block: the native
 ``emit``, or its Python twin `emit_columns` (C-level ``map``/``chain``/``itemgetter`` passes);
-no per-chunk Python code runs unless a chunk is irregular. Cache misses are made by C-level
-passes too (``map(make, ...)`` over the distinct missing texts), and with the native core a
-byte-level chunk's whole entry is one C call (`Model.utf8_entry_maker`). Chunks longer than
+no per-chunk Python code runs unless a chunk has an empty token (byte-fallback pieces get
+their bytes in the column kernel). Cache misses are made by C-level passes too (``map(make,
+...)`` over the distinct missing texts), and with the native core a BPE chunk's whole entry is
+one C call (`Model.utf8_entry_maker` for byte-level chunks, `Model.text_entry_maker` for the
+others). Chunks longer than
 `CHUNK_CACHE_MAX_CHARS` are not cached. Results are int32 arrays, not a Python object per
 token: a kept encoding costs the cycle collector a few objects whatever its length.
 There is one path for every pipeline shape (no special path for byte-level without
@@ -244,6 +246,7 @@ class Tokenizer:
         self._mapped_cache = BoundedCache(CACHE_LIMIT, max_key_chars=CHUNK_CACHE_MAX_CHARS)
         self._id_table: list[str | None] | Literal[False] | None = None  # False: ids too sparse for a table
         self._utf8_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_mapped_maker`
+        self._text_maker: Callable[[str], tuple] | Literal[False] | None = None  # see `_plain_maker`
         native = kernels.native  # the column kernels: native, or their Python twins
         self._emit_kernel = native.emit if native is not None else emit_columns
         self._entry_kernel = native.entry if native is not None else entry_of
@@ -298,7 +301,7 @@ class Tokenizer:
         byte proxies of the stage view). Results never depend on them."""
         self._plain_cache.clear()
         self._mapped_cache.clear()
-        self._id_table = self._utf8_maker = None
+        self._id_table = self._utf8_maker = self._text_maker = None
         self.model.clear_cache()
         clear_shared_caches()
 
@@ -528,7 +531,7 @@ class Tokenizer:
         if plan.byte_map:
             cache, make = self._mapped_cache, self._mapped_maker()
         else:
-            cache, make = self._plain_cache, self._plain_entry
+            cache, make = self._plain_cache, self._plain_maker()
         return (cache.entries if self.model.deterministic else _made), make
 
     def _emit(
@@ -541,8 +544,8 @@ class Tokenizer:
         tokens at once: a token of the chunk at piece position ``p`` spans from the original
         start of piece char ``p + first`` to the original end of piece char ``p + last``; its
         bytes are those chars' UTF-8 positions, or, in a byte-level chunk that holds its
-        original bytes, the chunk's first byte plus the model's span. Irregular chunks are then
-        redone one by one by the reference's `chunk_offsets`.
+        original bytes, the chunk's first byte plus the model's span. Chunks with an empty token
+        are then redone one by one by the reference's rules (`_redo`).
         """
         starts = plan.starts[a:b] if a or b < len(plan.starts) else plan.starts
         piece = plan.piece
@@ -579,9 +582,9 @@ class Tokenizer:
         self, plan: ChunkPlan, a: int, entries: list[tuple], at0: int, irregular: list[int], out: OutColumns,
         text: str, omap: OffsetMap, holds: bool | list[bool],
     ) -> None:
-        """Redo the offsets of the ``irregular`` chunks of a block (`_redo`; the block's first
-        token is ``out``'s token ``at0``), or of all of them when the piece is a text type with
-        its own span rule (the reference's `chunk_offsets`)."""
+        """Redo the offsets of the ``irregular`` chunks of a block (those with an empty token:
+        `_redo`; the block's first token is ``out``'s token ``at0``), or of all of them when the
+        piece is a text type with its own span rule (the reference's `chunk_offsets`)."""
         at = list(accumulate(map(len, map(ids_of, entries)), initial=at0))
         if type(plan.piece) in _PLAIN_SPAN_TYPES:
             for k in irregular:
@@ -598,10 +601,11 @@ class Tokenizer:
     def _redo(
         self, plan: ChunkPlan, k: int, entry: tuple, at: int, out: OutColumns, text: str, omap: OffsetMap, holds: bool,
     ) -> None:
-        """The tokens of chunk ``k`` (its first token at ``at``) with their own offset rule, as
-        the reference computes them: an empty token's span is its chunk's ``original_span``;
-        a byte-fallback piece gets the next byte of its character (unless the chunk ``holds``
-        its original bytes: then every token already has exactly its bytes)."""
+        """The tokens of chunk ``k`` (its first token at ``at``), which has an empty token, with
+        their own offset rule, as the reference computes them: an empty token's span is its
+        chunk's ``original_span``; a byte-fallback piece gets the next byte of its character
+        (unless the chunk ``holds`` its original bytes: then every token already has exactly
+        its bytes). (The column kernel settles the byte pieces of the other chunks itself.)"""
         m_starts, m_ends = entry[SLOT_MODEL_STARTS], entry[SLOT_MODEL_ENDS]
         pieces = entry[SLOT_BYTE_PIECES]
         if entry[SLOT_EMPTIES]:
@@ -660,6 +664,17 @@ class Tokenizer:
             maker = (table is not None and self.model.utf8_entry_maker(table, BYTE_PIECES, fallback)) or False
             self._utf8_maker = maker
         return maker or self._mapped_entry
+
+    def _plain_maker(self) -> Callable[[str], tuple]:
+        """`_plain_entry`, or the model's native function that makes the same entries in one
+        call (`Model.text_entry_maker`)."""
+        maker = self._text_maker
+        if maker is None:
+            table = self._vocab_table()
+            fallback = partial(Tokenizer._plain_entry, weakref.proxy(self))
+            maker = (table is not None and self.model.text_entry_maker(table, BYTE_PIECES, fallback, CHUNK_CACHE_MAX_CHARS)) or False
+            self._text_maker = maker
+        return maker or self._plain_entry
 
     def _vocab_table(self) -> list[str | None] | None:
         """The model's vocab strings indexed by id (None for very sparse ids), decided once."""

@@ -163,15 +163,37 @@ fail:
 }
 
 
-/* emit(entries, block, out) -> irregular chunk indexes: `emit_columns` of chunk_cache.py. The
+/* The bytes of a chunk's byte-fallback pieces (the tokens at ``pieces``, in order; ``bs``/``be``
+ * the chunk's byte columns, which hold each piece's character): the next byte of the character
+ * after the token before it, `byte_piece_span` of tokviz/engine/reference.py. */
+static int fix_byte_pieces(PyObject *pieces, int32_t *bs, int32_t *be, Py_ssize_t m) {
+    for (Py_ssize_t p = 0; p < PyTuple_GET_SIZE(pieces); p++) {
+        Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(pieces, p));
+        if (j == -1 && PyErr_Occurred()) return -1;
+        if (j < 0 || j >= m) {
+            PyErr_SetString(PyExc_IndexError, "emit: a byte piece outside its chunk");
+            return -1;
+        }
+        int32_t s = bs[j], e = be[j], cursor = j ? be[j - 1] : -1;
+        if (s <= cursor && cursor < e) s = cursor;
+        bs[j] = s;
+        be[j] = e > s ? s + 1 : s;
+    }
+    return 0;
+}
+
+/* emit(entries, block, out) -> the chunks to redo: `emit_columns` of chunk_cache.py. The
  * tokens of a block of chunks (their cache ``entries``, laid out by the `Block` tuple ``block``)
  * appended to the `OutColumns` ``out``: ids, char and byte spans and word ids to its int32
  * arrays, the token strings to its list. A token's char span: piece chars ``starts[k] + first
  * .. starts[k] + stop`` shifted by ``orig`` when the piece's alignment is the identity
  * (``p_starts`` None), else ``p_starts[starts[k] + first]`` .. ``p_ends[starts[k] + last]``.
  * Its bytes follow ``rule``; ``u8`` maps a char position of the original text to its byte
- * position (None: ASCII, the same number). Word id of chunk k: ``word + k``. Nothing is
- * appended when an error is raised. */
+ * position (None: ASCII, the same number); a byte-fallback piece then gets the one byte of
+ * its character that is its own (`fix_byte_pieces`), unless its chunk holds its original
+ * bytes. Word id of chunk k: ``word + k``. Returned: the chunks with an empty token, whose
+ * offsets the tokenizer redoes (`Tokenizer._redo`, byte pieces included). Nothing is appended
+ * when an error is raised. */
 PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *entries, *block, *out;
     if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &entries, &PyTuple_Type, &block, &out)) return NULL;
@@ -217,7 +239,7 @@ PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
         PyObject *e_toks = PyTuple_GET_ITEM(e, ENTRY_TOKENS);
         EntryCols ec;
         if (entry_open(&ec, e) < 0) goto done;
-        Py_ssize_t m = ec.m;
+        Py_ssize_t m = ec.m, at0 = at;
         int64_t s, base = 0;
         int own_bytes = rule == RULE_EXACT; /* the chunk's first byte, when its tokens' bytes are its own model spans */
         int ok = intcol_get(&st, k, &s) == 0 && m == PySequence_Fast_GET_SIZE(e_toks);
@@ -261,10 +283,18 @@ PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         int irr = PyObject_IsTrue(PyTuple_GET_ITEM(e, ENTRY_IRREGULAR));
         if (irr < 0) goto done;
-        if (irr) {
+        if (!irr) continue;
+        PyObject *empties = PyTuple_GET_ITEM(e, ENTRY_EMPTIES), *pieces = PyTuple_GET_ITEM(e, ENTRY_BYTE_PIECES);
+        if (!PyTuple_CheckExact(empties) || !PyTuple_CheckExact(pieces)) {
+            PyErr_SetString(PyExc_TypeError, "emit: a chunk cache entry without the tuple layout of chunk_cache.py");
+            goto done;
+        }
+        if (PyTuple_GET_SIZE(empties)) { /* redone by the tokenizer (`Tokenizer._redo`) */
             PyObject *kk = PyLong_FromSsize_t(k);
             if (!kk || PyList_Append(irregular, kk) < 0) { Py_XDECREF(kk); goto done; }
             Py_DECREF(kk);
+        } else if (!own_bytes && fix_byte_pieces(pieces, o_bs + at0, o_be + at0, m) < 0) {
+            goto done;
         }
     }
     if (append_out(outs, o_toks, buf, total, toks) < 0) goto done;
@@ -396,6 +426,50 @@ static PyObject *tuple_of(const int64_t *v, Py_ssize_t m, int64_t plus) {
     return t;
 }
 
+/* The token strings of m ids from ``id_table`` (id -> vocab string) into ``*toks`` (a tuple),
+ * and the indexes of the byte-fallback pieces among them (``pieces``) into ``*found`` (a
+ * tuple). 0: done; 1: an id has no string (the caller falls back); -1: an error. */
+static int tokens_of(PyObject *id_table, PyObject *pieces, const int64_t *id, Py_ssize_t m, PyObject **toks,
+                     PyObject **found) {
+    Py_ssize_t vocab = PyList_GET_SIZE(id_table);
+    PyObject *t = PyTuple_New(m), *list = PyList_New(0);
+    int status = -1;
+    if (!t || !list) goto done;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *tok = id[j] >= 0 && id[j] < vocab ? PyList_GET_ITEM(id_table, id[j]) : NULL;
+        if (!tok || !PyUnicode_Check(tok)) { /* (cannot happen: merged ids are vocab ids) */
+            status = 1;
+            goto done;
+        }
+        PyTuple_SET_ITEM(t, j, Py_NewRef(tok));
+        int has = PySet_Contains(pieces, tok);
+        if (has < 0) goto done;
+        if (has) {
+            PyObject *jj = PyLong_FromSsize_t(j);
+            if (!jj || PyList_Append(list, jj) < 0) { Py_XDECREF(jj); goto done; }
+            Py_DECREF(jj);
+        }
+    }
+    if (!(*found = PyList_AsTuple(list))) goto done;
+    *toks = Py_NewRef(t);
+    status = 0;
+done:
+    Py_XDECREF(t);
+    Py_XDECREF(list);
+    return status;
+}
+
+/* A cache entry from its slots (new references, NULL where building one failed: then NULL). */
+static PyObject *entry_of_slots(PyObject *slot[ENTRY_SLOTS]) {
+    PyObject *result = NULL;
+    int ok = 1;
+    for (int s = 0; s < ENTRY_SLOTS; s++) ok = ok && slot[s];
+    if (ok && (result = PyTuple_New(ENTRY_SLOTS)))
+        for (int s = 0; s < ENTRY_SLOTS; s++) { PyTuple_SET_ITEM(result, s, slot[s]); slot[s] = NULL; }
+    for (int s = 0; s < ENTRY_SLOTS; s++) Py_XDECREF(slot[s]);
+    return result;
+}
+
 /* bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> entry: the cache
  * entry of a byte-level chunk given as its original text, `_mapped_entry` of tokenizer.py in
  * one call: `utf8_merge`, the token strings from ``id_table`` (id -> vocab string), the
@@ -412,44 +486,78 @@ PyObject *py_bpe_utf8_entry(PyObject *Py_UNUSED(self), PyObject *args) {
     Utf8Scratch sc;
     int status = utf8_merge(b, text, proxies, &r, &sc);
     if (status) return status > 0 ? PyObject_CallOneArg(fallback, text) : NULL;
-    PyObject *slot[ENTRY_SLOTS] = {NULL}, *result = NULL, *byte_pieces = PyList_New(0);
-    Py_ssize_t m = r.m, vocab = PyList_GET_SIZE(id_table);
-    int use_fallback = 0;
-    if (!byte_pieces || !(slot[ENTRY_TOKENS] = PyTuple_New(m))) goto done;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        PyObject *tok = r.id[j] >= 0 && r.id[j] < vocab ? PyList_GET_ITEM(id_table, r.id[j]) : NULL;
-        if (!tok || !PyUnicode_Check(tok)) { /* (cannot happen: merged ids are vocab ids) */
-            use_fallback = 1;
-            goto done;
-        }
-        PyTuple_SET_ITEM(slot[ENTRY_TOKENS], j, Py_NewRef(tok));
-        int has = PySet_Contains(pieces, tok);
-        if (has < 0) goto done;
-        if (has) {
-            PyObject *jj = PyLong_FromSsize_t(j);
-            if (!jj || PyList_Append(byte_pieces, jj) < 0) { Py_XDECREF(jj); goto done; }
-            Py_DECREF(jj);
-        }
+    PyObject *slot[ENTRY_SLOTS] = {NULL}, *result = NULL;
+    Py_ssize_t m = r.m;
+    status = tokens_of(id_table, pieces, r.id, m, &slot[ENTRY_TOKENS], &slot[ENTRY_BYTE_PIECES]);
+    if (status == 0) {
+        int ascii = r.chars == r.n;
+        slot[ENTRY_IDS] = tuple_of(r.id, m, 0);
+        slot[ENTRY_MODEL_STARTS] = tuple_of(r.bs, m, 0);
+        slot[ENTRY_MODEL_ENDS] = tuple_of(r.be, m, 0);
+        slot[ENTRY_FIRST] = ascii ? Py_XNewRef(slot[ENTRY_MODEL_STARTS]) : tuple_of(r.cs, m, 0);
+        slot[ENTRY_STOP] = ascii ? Py_XNewRef(slot[ENTRY_MODEL_ENDS]) : tuple_of(r.ce, m, 0);
+        slot[ENTRY_LAST] = tuple_of(ascii ? r.be : r.ce, m, -1);
+        slot[ENTRY_EMPTIES] = PyTuple_New(0);
+        slot[ENTRY_IRREGULAR] = PyBool_FromLong(PyTuple_GET_SIZE(slot[ENTRY_BYTE_PIECES]) > 0);
+        result = entry_of_slots(slot);
+    } else {
+        for (int s = 0; s < ENTRY_SLOTS; s++) Py_XDECREF(slot[s]);
     }
-    int ascii = r.chars == r.n;
-    if (!(slot[ENTRY_IDS] = tuple_of(r.id, m, 0)) || !(slot[ENTRY_MODEL_STARTS] = tuple_of(r.bs, m, 0)) ||
-        !(slot[ENTRY_MODEL_ENDS] = tuple_of(r.be, m, 0)))
-        goto done;
-    slot[ENTRY_FIRST] = ascii ? Py_NewRef(slot[ENTRY_MODEL_STARTS]) : tuple_of(r.cs, m, 0);
-    slot[ENTRY_STOP] = ascii ? Py_NewRef(slot[ENTRY_MODEL_ENDS]) : tuple_of(r.ce, m, 0);
-    slot[ENTRY_LAST] = tuple_of(ascii ? r.be : r.ce, m, -1);
-    slot[ENTRY_EMPTIES] = PyTuple_New(0);
-    if (!slot[ENTRY_FIRST] || !slot[ENTRY_STOP] || !slot[ENTRY_LAST] || !slot[ENTRY_EMPTIES]) goto done;
-    if (!(slot[ENTRY_BYTE_PIECES] = PyList_AsTuple(byte_pieces))) goto done;
-    slot[ENTRY_IRREGULAR] = PyBool_FromLong(PyList_GET_SIZE(byte_pieces) > 0);
-    result = PyTuple_New(ENTRY_SLOTS);
-    if (result)
-        for (int s = 0; s < ENTRY_SLOTS; s++) { PyTuple_SET_ITEM(result, s, slot[s]); slot[s] = NULL; }
-done:
-    for (int s = 0; s < ENTRY_SLOTS; s++) Py_XDECREF(slot[s]);
-    Py_XDECREF(byte_pieces);
     utf8_merge_free(&r);
-    return use_fallback ? PyObject_CallOneArg(fallback, text) : result;
+    return status > 0 ? PyObject_CallOneArg(fallback, text) : result;
+}
+
+/* An int column of m values (plus ``plus``) for an entry that is never cached: int64s in a
+ * memoryview of format "q" (no int object per value; `emit` reads it as a buffer). */
+static PyObject *buffer_of(const int64_t *v, Py_ssize_t m, int64_t plus) {
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, m * (Py_ssize_t)sizeof(int64_t));
+    if (!bytes) return NULL;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(bytes);
+    for (Py_ssize_t i = 0; i < m; i++) out[i] = v[i] + plus;
+    PyObject *view = PyMemoryView_FromObject(bytes);
+    Py_DECREF(bytes);
+    if (!view) return NULL;
+    PyObject *cast = PyObject_CallMethod(view, "cast", "s", "q");
+    Py_DECREF(view);
+    return cast;
+}
+
+/* bpe_text_entry(table, id_table, byte_pieces, fallback, limit, text) -> entry: the cache entry
+ * of a chunk the model sees as it is, `Tokenizer._plain_entry` in one call: `text_merge`, the
+ * token strings and byte-fallback pieces as in `bpe_utf8_entry`; the model's spans are the
+ * tokens' char spans, and no token is empty. A chunk longer than ``limit`` chars (never cached)
+ * keeps its int columns in buffers (`buffer_of`), a shorter one in tuples. ``fallback(text)``
+ * when a char is neither a token nor byte pieces that are (unk: the Python model's rules). */
+PyObject *py_bpe_text_entry(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *cap, *id_table, *pieces, *fallback, *text;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "OO!O!OnU", &cap, &PyList_Type, &id_table, &PyFrozenSet_Type, &pieces, &fallback,
+                          &limit, &text))
+        return NULL;
+    Bpe *b = PyCapsule_GetPointer(cap, "tokviz.bpe");
+    if (!b) return NULL;
+    TextMerge r;
+    int status = text_merge(b, text, &r);
+    if (status) return status > 0 ? PyObject_CallOneArg(fallback, text) : NULL;
+    PyObject *slot[ENTRY_SLOTS] = {NULL}, *result = NULL;
+    Py_ssize_t m = r.m;
+    status = tokens_of(id_table, pieces, r.id, m, &slot[ENTRY_TOKENS], &slot[ENTRY_BYTE_PIECES]);
+    if (status == 0) {
+        PyObject *(*column)(const int64_t *, Py_ssize_t, int64_t) = PyUnicode_GET_LENGTH(text) > limit ? buffer_of : tuple_of;
+        slot[ENTRY_IDS] = column(r.id, m, 0);
+        slot[ENTRY_MODEL_STARTS] = column(r.start, m, 0);
+        slot[ENTRY_MODEL_ENDS] = column(r.end, m, 0);
+        slot[ENTRY_FIRST] = Py_XNewRef(slot[ENTRY_MODEL_STARTS]);
+        slot[ENTRY_STOP] = Py_XNewRef(slot[ENTRY_MODEL_ENDS]);
+        slot[ENTRY_LAST] = column(r.end, m, -1);
+        slot[ENTRY_EMPTIES] = PyTuple_New(0);
+        slot[ENTRY_IRREGULAR] = PyBool_FromLong(PyTuple_GET_SIZE(slot[ENTRY_BYTE_PIECES]) > 0);
+        result = entry_of_slots(slot);
+    } else {
+        for (int s = 0; s < ENTRY_SLOTS; s++) Py_XDECREF(slot[s]);
+    }
+    text_merge_free(&r);
+    return status > 0 ? PyObject_CallOneArg(fallback, text) : result;
 }
 
 /* utf8_positions(text) -> bytes: the UTF-8 byte position of every char boundary of ``text``

@@ -8,7 +8,9 @@
  *    array scanned for the minimum (O(n*m), cheap and cache-friendly for the usual word-sized
  *    chunk); long pieces a binary heap of (rank, position) keys over a linked list
  *    (O(n log n)). Both give the same result; the choice is speed only.
- * 2. The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
+ *    With byte fallback a char that is no token becomes its UTF-8 bytes' pieces; a long chunk
+ *    is cut where no merge can join two neighbours and merged part by part (bpe.c).
+ * 2. The WordPiece longest-match loop over one word (wordpiece.c). The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
  *    float32 (``Unigram._dp_sp``: path scores stored as C floats, ties kept by the earlier
  *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
  *    functions are the reference; this file mirrors them statement by statement.
@@ -60,6 +62,10 @@ static PyMethodDef methods[] = {
      "bpe_merge_utf8(table, text, proxies) -> (ids, byte starts, byte ends, char starts, char ends, n bytes) | None"},
     {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,
      "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
+    {"wordpiece_table", py_wordpiece_table, METH_VARARGS,
+     "wordpiece_table(vocab, tail, unk_id, max_input_chars_per_word) -> table (tail: continuation tokens without the prefix)"},
+    {"wordpiece_tokenize", py_wordpiece_tokenize, METH_VARARGS,
+     "wordpiece_tokenize(table, word) -> (ids, starts, ends) | None (the unk token is needed and not in the vocab)"},
     {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},
     {"unigram_viterbi", py_unigram_viterbi, METH_VARARGS,
      "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32[, merge_unk]) -> (ids, starts, ends, score, steps) or None"},
@@ -78,9 +84,11 @@ static PyMethodDef methods[] = {
     {"spm_unknown_values", py_spm_unknown_values, METH_VARARGS,
      "spm_unknown_values(text, ids, starts, ends, unk, values) -> values with unknown tokens as their text"},
     {"emit", py_emit, METH_VARARGS,
-     "emit(entries, block, out) -> irregular chunk indexes (appends a block's tokens to out's columns)"},
+     "emit(entries, block, out) -> indexes of the chunks to redo (appends a block's tokens to out's columns)"},
     {"bpe_utf8_entry", py_bpe_utf8_entry, METH_VARARGS,
      "bpe_utf8_entry(table, proxies, id_table, byte_pieces, fallback, text) -> chunk cache entry of a byte-level chunk"},
+    {"bpe_text_entry", py_bpe_text_entry, METH_VARARGS,
+     "bpe_text_entry(table, id_table, byte_pieces, fallback, limit, text) -> chunk cache entry of a chunk seen as it is"},
     {"utf8_positions", py_utf8_positions, METH_VARARGS,
      "utf8_positions(text) -> bytes: the UTF-8 position of every char boundary as native int64s"},
     {"entry", py_entry, METH_VARARGS,

@@ -138,7 +138,46 @@ typedef struct {
     size_t mask;
     uint32_t *arena;
     int64_t top;      /* the largest id */
+    Py_ssize_t longest; /* the longest token, in code points */
 } Content;
+
+int content_fill(Content *c, PyObject *vocab); /* (bpe.c) */
+
+static inline void content_free(Content *c) {
+    PyMem_RawFree(c->slots);
+    PyMem_RawFree(c->arena);
+    c->slots = NULL;
+    c->arena = NULL;
+}
+
+/* A content hash as a table key (EMPTY marks a free slot). */
+static inline uint64_t as_key(uint64_t h) { return h == EMPTY ? EMPTY - 1 : h; }
+
+/* Does the arena run ``u`` (length first) hold exactly text[a:e]? */
+static inline int same_chars(const uint32_t *u, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    if (u[0] != (uint32_t)(e - a)) return 0;
+    if (kind == PyUnicode_4BYTE_KIND) return memcmp(u + 1, (const Py_UCS4 *)data + a, (size_t)(e - a) * 4) == 0;
+    for (Py_ssize_t i = a; i < e; i++)
+        if (u[1 + i - a] != PyUnicode_READ(kind, data, i)) return 0;
+    return 1;
+}
+
+/* The id of the token equal to ``text[a:e]`` (content hash ``h``, `str_hash`), or -1. */
+static inline int64_t find_span(const Content *c, uint64_t h, int kind, const void *data, Py_ssize_t a, Py_ssize_t e) {
+    h = as_key(h);
+    for (size_t s = mix(h) & c->mask;; s = (s + 1) & c->mask) {
+        const Slot *x = &c->slots[s];
+        if (x->key == EMPTY) return -1;
+        if (x->key == h && same_chars(c->arena + x->off, kind, data, a, e)) return x->id;
+    }
+}
+
+/* Linear probing past equal hashes: every token keeps its own slot. */
+static inline void content_put(Content *c, Slot x) {
+    size_t slot = mix(x.key) & c->mask;
+    while (c->slots[slot].key != EMPTY) slot = (slot + 1) & c->mask;
+    c->slots[slot] = x;
+}
 
 typedef struct {
     int rank_mode;
@@ -147,6 +186,10 @@ typedef struct {
     Table chars;        /* code point -> id of the one-char token */
     Content content;    /* rank mode or whole: the tokens by content */
     uint64_t *memo;     /* rank mode: recent pairs by id (see `pair_of`), or NULL */
+    Table joins;        /* merges mode: the pairs of initial symbols a merge can join (see `fill_joins`);
+                           keys NULL: no cut */
+    int byte_fallback;  /* merges mode: a char that is no token becomes its bytes' pieces */
+    int64_t bytes[256]; /* the id of the piece ``<0xNN>`` of every byte, -1 when it is no token */
 } Bpe;
 
 /* The rank-mode pair memo: MEMO_SIZE slots, each one 64-bit word ``left << 42 | right << 21 |
@@ -190,6 +233,17 @@ typedef struct {
 int utf8_merge(const Bpe *b, PyObject *text, PyObject *proxies, Utf8Merge *r, Utf8Scratch *sc);
 void utf8_merge_free(Utf8Merge *r);
 
+/* The merge of a chunk the model sees as it is (merges or rank mode, no decorations): its chars'
+ * one-char tokens or, with byte fallback, their bytes' pieces are the initial symbols. ``m``
+ * tokens: ids and char spans (a byte piece spans its char), which `text_merge_free` releases. */
+typedef struct {
+    Py_ssize_t m;
+    int64_t *id, *start, *end;
+} TextMerge;
+
+int text_merge(const Bpe *b, PyObject *text, TextMerge *r);
+void text_merge_free(TextMerge *r);
+
 /* ------------------------------------------------------------------ the pipeline's entries (columns.c) */
 /* Two functions of `Tokenizer` (tokviz/engine/tokenizer.py) in C: `emit` appends the tokens
  * of a block of chunks to the encode's output columns (the twin of `emit_columns`), `entry`
@@ -212,6 +266,7 @@ PyObject *py_bpe_merge_text(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_merge_utf8(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_rank_table(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_table(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_bpe_text_entry(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_bpe_utf8_entry(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_emit(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_entry(PyObject *Py_UNUSED(self), PyObject *args);
@@ -225,5 +280,7 @@ PyObject *py_spm_unknown_values(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_trie(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_viterbi(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_utf8_positions(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_wordpiece_table(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_wordpiece_tokenize(PyObject *Py_UNUSED(self), PyObject *args);
 
 #endif

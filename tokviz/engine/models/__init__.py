@@ -66,6 +66,15 @@ class Model(ABC):
         the native core."""
         return None
 
+    def text_entry_maker(
+        self, id_table: list[str], byte_pieces: frozenset[str], fallback: Callable[[str], tuple], limit: int
+    ) -> Callable[[str], tuple] | None:
+        """A native function that makes the pipeline's whole cache entry of a chunk the model
+        sees as it is (`Tokenizer._plain_entry` in one C call; a chunk longer than ``limit``
+        chars, which is never cached, keeps its int columns in buffers), or None. BPE offers it
+        with the native core."""
+        return None
+
     def token_values(self, text: str, spans: Sequence[ModelToken], values: list[str]) -> list[str]:
         """The token strings HF shows for one chunk's tokens, given their vocab strings
         ``values``: the vocab strings themselves, unless a model says otherwise (Unigram's
@@ -75,8 +84,9 @@ class Model(ABC):
     def token_values_columns(
         self, text: str, ids: list[int], starts: list[int], ends: list[int], values: list[str]
     ) -> list[str]:
-        """`token_values` on columns."""
-        return self.token_values(text, list(zip(ids, starts, ends)), values)
+        """`token_values` on columns: the vocab strings themselves (a model that overrides
+        `token_values` overrides this too, on its columns)."""
+        return values
 
     @property
     def deterministic(self) -> bool:

@@ -16,8 +16,9 @@ the leftmost one on ties, one pair at a time (merging every occurrence of the be
 as some toy implementations do, is *not* equivalent when a fresh pair outranks the next
 occurrence).
 
-Kernels: with the native core (`tokviz.engine._native`) a deterministic model hands chunks (or
-the ids of decorated symbols) to its C merge loop (`_native_table`). The Python kernel, `merge`,
+Kernels: with the native core (`tokviz.engine._native`) a deterministic model hands chunks
+(byte-fallback pieces are made there too), or the ids of decorated symbols and unk tokens, to
+its C merge loop (`_native_table`). The Python kernel, `merge`,
 is the reference and the pure-Python backend: one loop over a `PairRanks` value for both
 modes (a flat list of pair ranks up to `LIST_LIMIT` symbols, the heap above it, with dropout and
 for traces, which mirrors HF's ``Word::merge_all`` step by step). Without the native core a
@@ -473,6 +474,15 @@ class BPE(DictVocabModel):
             return None
         return partial(self._native.bpe_utf8_entry, table, _PROXIES, id_table, byte_pieces, fallback)  # type: ignore[union-attr]
 
+    def text_entry_maker(
+        self, id_table: list[str], byte_pieces: frozenset[str], fallback: Callable[[str], tuple], limit: int
+    ) -> Callable[[str], tuple] | None:
+        """`Model.text_entry_maker`: the native ``bpe_text_entry`` over this model's table."""
+        table = self._native_table if self._deterministic and self._plain else None
+        if table is None:
+            return None
+        return partial(self._native.bpe_text_entry, table, id_table, byte_pieces, fallback, limit)  # type: ignore[union-attr]
+
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[BpeTrace, ...]]:
         """Tokens plus, per token, its initial symbols and the merges that built it, in order.
 
@@ -551,7 +561,7 @@ class BPE(DictVocabModel):
             return None
         if self._rank_mode:
             return native.bpe_rank_table(self._vocab)
-        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges)
+        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges, self.byte_fallback)
 
     # ------------------------------------------------------------------ initial symbols
     def _initial(self, text: str) -> tuple[list[str], list[int], list[int]]:

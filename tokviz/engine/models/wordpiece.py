@@ -5,17 +5,25 @@ Unlike BPE there is no merge table: at each position the longest vocab entry tha
 has no match at all, the *whole word* becomes ``unk_token`` — the greedy choice is never
 revisited, even when another split would have succeeded (seed D03). Words longer than
 ``max_input_chars_per_word`` characters are unk without trying.
+
+Kernels: with the native core (`tokviz.engine._native`, ``wordpiece_tokenize``) a word is
+matched in C over two content tables (every token, and the continuation tokens without their
+prefix; `_native_table`); `_tokenize` is the Python kernel, the reference and the pure-Python
+backend, and the one that traces.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
+from .. import kernels
 from ..caching import BoundedCache
 from ..encoding import WordPieceTrace
 from ..errors import TokvizFormatError
-from ..fields import Fields
+from ..fields import MAX_ID, Fields
 from . import DictVocabModel, ModelToken, read_vocab
 
 __all__ = ["WordPiece"]
@@ -55,6 +63,7 @@ class WordPiece(DictVocabModel):
         self._max_len = max(map(len, self._vocab), default=0)
         self._first_char_max: tuple[dict[str, int], dict[str, int]] | None = None  # built on first use
         self._cache = BoundedCache(_CACHE_CAPACITY, max_key_chars=_CACHE_MAX_CHARS)
+        self._native = kernels.native  # the native kernel, or None (see `_native_table`)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -96,9 +105,41 @@ class WordPiece(DictVocabModel):
     def tokenize(self, text: str) -> tuple[ModelToken, ...]:
         hit = self._cache.get(text)
         if hit is None:
-            hit = self._tokenize(text, None)
+            got = self._native_columns(text)
+            hit = tuple(zip(*got)) if got is not None else self._tokenize(text, None)
             self._cache.put(text, hit)
         return hit
+
+    def tokenize_columns(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """`tokenize` as columns; straight from the native kernel when there is one (not cached
+        here: the pipeline caches whole chunk results)."""
+        got = self._native_columns(text)
+        return got if got is not None else super().tokenize_columns(text)
+
+    def _native_columns(self, text: str) -> tuple[list[int], list[int], list[int]] | None:
+        """The native kernel's ``(ids, starts, ends)`` of one word; None without the native
+        core, or when the word is unk and the vocab has no unk token (`_tokenize` raises)."""
+        table = self._native_table
+        return None if table is None else self._native.wordpiece_tokenize(table, text)  # type: ignore[union-attr]
+
+    @cached_property
+    def _native_table(self) -> Any:
+        """The native kernel's tables (built on first use), or None: pure Python (no native
+        core, or ids outside 0..`MAX_ID`, which only the Python API lets in)."""
+        native, vocab = self._native, self._vocab
+        if native is None:
+            return None
+        if vocab and (set(map(type, vocab.values())) != {int} or min(vocab.values()) < 0 or max(vocab.values()) > MAX_ID):
+            return None
+        prefix = self.continuing_subword_prefix
+        if prefix:
+            # a continuation piece is the prefix + a span of the word: look the span up here
+            k = len(prefix)
+            tail = {t[k:]: i for t, i in vocab.items() if len(t) > k and t.startswith(prefix)}
+        else:
+            tail = vocab
+        limit = min(self.max_input_chars_per_word, sys.maxsize)
+        return native.wordpiece_table(vocab, tail, vocab.get(self.unk_token), limit)
 
     def tokenize_traced(self, text: str) -> tuple[tuple[ModelToken, ...], tuple[WordPieceTrace, ...]]:
         """Tokens plus, per token, the candidates tried at its position (longest first).
