@@ -10,43 +10,37 @@
  *    (O(n log n)). Both give the same result; the choice is speed only.
  *    With byte fallback a char that is no token becomes its UTF-8 bytes' pieces; a long chunk
  *    is cut where no merge can join two neighbours and merged part by part (bpe.c).
- * 2. The WordPiece longest-match loop over one word (wordpiece.c). The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
+ * 2. The WordPiece longest-match loop over one word (wordpiece.c).
+ * 3. The Unigram Viterbi of one text over the model's character trie, in SentencePiece's
  *    float32 (``Unigram._dp_sp``: path scores stored as C floats, ties kept by the earlier
- *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``). The Python
- *    functions are the reference; this file mirrors them statement by statement.
- *
- * 3. SentencePiece ``.model`` kernels: the precompiled-charsmap normalization with its
+ *    start, re-basing at +-1e5) or HF's float64 (``Unigram._viterbi_f64``) (unigram.c). The
+ *    Python functions are the reference; the C mirrors them statement by statement.
+ * 4. SentencePiece ``.model`` kernels: the precompiled-charsmap normalization with its
  *    alignment, the SentencePiece BPE merge loop and the unknown-run / byte-fallback step
- *    (section "SentencePiece" below).
- * 4. The pipeline's column loop (`emit`: a block of chunk cache entries -> ids, tokens, char and
+ *    (spm.c).
+ * 5. The pipeline's column loop (`emit`: a block of chunk cache entries -> ids, tokens, char and
  *    byte offsets, word ids appended to the encode's lists) and its cache entries (`entry`,
- *    `bpe_utf8_entry`), twins of `emit_columns`, `entry_of` (tokviz/engine/chunk_cache.py, whose slot
- *    constants give the entry layout) and `Tokenizer._mapped_entry` (tokviz/engine/tokenizer.py).
+ *    `bpe_utf8_entry`, `bpe_text_entry`), twins of `emit_columns`, `entry_of`
+ *    (tokviz/engine/chunk_cache.py, whose slot constants give the entry layout) and
+ *    `Tokenizer._mapped_entry` (tokviz/engine/tokenizer.py) (columns.c).
  *
  * Traces (merge history, lattices), dropout and everything else stay in Python. Tables are
  * opaque capsules built once per model from the Python model's own data.
  *
- * Performance notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for
- * short pieces; above it the heap wins); one open-addressing table type (64-bit keys,
- * splitmix64 hash) serves pairs, single characters, the Unigram trie's rare code points and the
- * SentencePiece tables (rank mode's content table is its own slot layout, below); the
- * Unigram trie itself is arrays over dense symbols (a hashed probe per step of the walk, as the
- * trie first had, cost more than the DP around it), and fresh int objects for every id, start
- * and end cost as much as the DP, so the output columns share them; a branch-free candidate
- * update in the float32 DP bought nothing and was dropped; the GIL is released around
- * the loops of long inputs (they read only this module's memory and an immutable str). Rank
- * mode looks a pair up by its text, so a table also keeps a small memo of recent pairs by id
- * (one atomic word per slot); a larger memo bought little more, nor did a smaller one. The
- * content table (rank mode, ignore_merges) keeps hash, id and arena offset in one slot, the
- * tokens' code points in one arena: a lookup reads a slot and, on a hash match, one arena run
- * (it used to chase a key array, a value array, a token pointer and the token's str). The flat
- * scan's minimum is taken without branches. A byte-level chunk of up to FLAT_LIMIT bytes
- * merges in a stack scratch, its UTF-8 encoded there too (no allocation per chunk). Tried and
- * dropped: a two-pass minimum over a 32-bit rank column (vectorized, but slower on the usual
- * short piece and one more column to move), one record per symbol so that a merge moves one
- * array, a fast-call `bpe_utf8_entry`, and prefetching the first pairs of a scan (none
- * measurable: the memo answers most pairs); prefetching slots while the content table fills
- * is kept.
+ * Design notes: a flat scan for pieces up to FLAT_LIMIT symbols (as tiktoken does for short
+ * pieces; above it the heap wins), its minimum taken without branches; one open-addressing
+ * table type (64-bit keys, splitmix64 hash) serves pairs, single characters, the Unigram trie's
+ * rare code points and the SentencePiece tables; the Unigram trie itself is arrays over dense
+ * symbols (a hashed probe per step of the walk would cost more than the DP around it); the
+ * output columns share their int objects (fresh ones for every id, start and end would cost as
+ * much as the DP); the GIL is released around the loops of long inputs (they read only this
+ * module's memory and an immutable str). Rank mode looks a pair up by its text, so a table also
+ * keeps a small memo of recent pairs by id (one atomic word per slot). The content table (rank
+ * mode, ignore_merges, WordPiece) keeps hash, id and arena offset in one slot and the tokens'
+ * code points in one arena: a lookup reads a slot and, on a hash match, one arena run; slots are
+ * prefetched while it fills. A byte-level chunk of up to FLAT_LIMIT bytes merges in a stack
+ * scratch, its UTF-8 encoded there too (no allocation per chunk). bench/bench_bpe_kernel.py and
+ * bench/bench_encode.py measure these choices.
  */
 #include "table.h"
 
