@@ -11,6 +11,10 @@ loads in under 1 s and under 150 MB RSS.
     python bench/bench_load.py --repeat 3
 
 A GGUF file's vocabulary has no reference loader installed (llama.cpp), so GGUF is not here.
+
+The children import compiled bytecode, as an installed package does: tokviz is byte-compiled
+into a temporary ``PYTHONPYCACHEPREFIX`` first (a shell with ``PYTHONDONTWRITEBYTECODE`` set
+would otherwise recompile every module that a load imports, in every run, and count it).
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -101,11 +107,21 @@ HF_FILES = {
 }
 
 
-def measure(lib: str, path: Path, repeat: int) -> dict[str, float]:
+def compiled_env(cache_dir: str) -> dict[str, str]:
+    """The children's environment: bytecode read from (and written to) ``cache_dir``, with
+    tokviz compiled there already."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = cache_dir
+    package = Path(__file__).resolve().parent.parent / "tokviz"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+    return env
+
+
+def measure(lib: str, path: Path, repeat: int, env: dict[str, str]) -> dict[str, float]:
     runs = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, "-c", _CHILD, lib, str(path)], capture_output=True, text=True, check=False
+            [sys.executable, "-c", _CHILD, lib, str(path)], capture_output=True, text=True, check=False, env=env
         )
         if out.returncode != 0:
             raise SystemExit(f"{lib} on {path}: {out.stderr.strip().splitlines()[-1]}")
@@ -118,6 +134,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="tokviz load time and RSS vs the reference library")
     ap.add_argument("--repeat", type=int, default=1, help="subprocess runs per measurement (median)")
     ap.add_argument("--all", action="store_true", help="every bundle kind (tokenizer.json, .model, vocab.txt too)")
+    ap.add_argument("--only", default="", help="only the rows whose name contains this text")
     args = ap.parse_args()
     bundles = shared_dir() / "bundles"
     rows = [(name, "tiktoken", bundles / rel) for name, rel in TIKTOKEN_FILES.items()]
@@ -125,14 +142,17 @@ def main() -> None:
         rows += [(name, "tokenizers", bundles / rel) for name, rel in HF_FILES.items()]
         rows += [(name, "sentencepiece", bundles / rel) for name, rel in SP_FILES.items()]
         rows += [(name, "wordpiece", bundles / rel) for name, rel in WORDPIECE_FILES.items()]
+    rows = [r for r in rows if args.only in r[0]]
     mb = 1024 * 1024
+    cache = tempfile.TemporaryDirectory(prefix="bench_load_pyc_")
+    env = compiled_env(cache.name)
     print(
         f"{'tokenizer':<18} {'tokviz wall':>11} {'cpu':>7} {'+1st enc':>8} {'ref wall':>9} {'cpu':>7} "
         f"{'+1st enc':>8} {'ratio':>6}   {'tokviz RSS':>10} {'peak':>8} {'ref RSS':>8} {'ratio':>6}"
     )
     for name, ref_lib, path in rows:
-        ours = measure("tokviz", path, args.repeat)
-        ref = measure(ref_lib, path, args.repeat)
+        ours = measure("tokviz", path, args.repeat, env)
+        ref = measure(ref_lib, path, args.repeat, env)
         ours_ready = ours["cpu_s"] + ours["first_s"]
         ref_ready = ref["cpu_s"] + ref["first_s"]
         print(
@@ -157,6 +177,7 @@ def main() -> None:
         "RSS = resident memory added by the load and a first encode; peak = high-water mark during it.\n"
         "Medians over --repeat subprocess runs."
     )
+    cache.cleanup()
 
 if __name__ == "__main__":
     main()
