@@ -61,6 +61,8 @@ static PyMethodDef methods[] = {
     {"bpe_merge_ids", py_bpe_merge_ids, METH_VARARGS,
      "bpe_merge_ids(table, ids) -> ((id, first, end), ...) over initial symbol indexes"},
     {"unigram_trie", py_unigram_trie, METH_VARARGS, "unigram_trie(kids, node_score, node_id) -> trie"},
+    {"unigram_trie_pieces", py_unigram_trie_pieces, METH_VARARGS,
+     "unigram_trie_pieces(pieces, scores, ids) -> trie (the same trie, from the pieces themselves)"},
     {"unigram_viterbi", py_unigram_viterbi, METH_VARARGS,
      "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32[, merge_unk]) -> (ids, starts, ends, score, steps) or None"},
     {"spm_normalizer", py_spm_normalizer, METH_VARARGS,
