@@ -65,6 +65,8 @@ static PyMethodDef methods[] = {
      "unigram_trie_pieces(pieces, scores, ids) -> trie (the same trie, from the pieces themselves)"},
     {"unigram_viterbi", py_unigram_viterbi, METH_VARARGS,
      "unigram_viterbi(trie, text, start_score, unk_score, unk_id, f32[, merge_unk]) -> (ids, starts, ends, score, steps) or None"},
+    {"spm_charsmap_check", py_spm_charsmap_check, METH_VARARGS,
+     "spm_charsmap_check(blob, budget) -> bool (would the Python decode of the charsmap succeed?)"},
     {"spm_normalizer", py_spm_normalizer, METH_VARARGS,
      "spm_normalizer(charsmap, user_defined, dummy_prefix, remove_ws, escape_ws, ws_suffix, budget) -> table | None"},
     {"spm_normalize", py_spm_normalize, METH_VARARGS,
