@@ -43,9 +43,15 @@ FIRST = "Hello world, 世界! Pneumonoultramicroscopic xyzzyq"  # needs merges: 
 c = time.process_time()
 if lib == "tokviz":
     import tokviz
-    # the loaders (imported by the first load otherwise), as the reference's import brings its own
-    import tokviz.io.detect, tokviz.io.hf_json, tokviz.io.sentencepiece, tokviz.io.tiktoken_ranks
+    # every module a load may import (the first load of a process imports them otherwise), as the
+    # reference's import brings all of its own: the loaders and each component family's types
+    import importlib
+    import tokviz.io.clip, tokviz.io.detect, tokviz.io.hf_json, tokviz.io.sentencepiece, tokviz.io.tiktoken_ranks
     import tokviz.io.wordpiece_vocab, tokviz.io.gguf
+    from tokviz.engine import decoders, models, normalizers, pre_tokenizers, processors
+    for family in (decoders, models, normalizers, pre_tokenizers, processors):
+        for target in family.TYPES.values():
+            importlib.import_module(target.partition(":")[0])
     c_import = time.process_time() - c
     gc.collect(); before = rss()
     t = time.perf_counter(); c = time.process_time(); tok = tokviz.load(path)
