@@ -224,7 +224,6 @@ PyObject *py_spm_charsmap_check(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_normalizer(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_unknown_values(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_trie(PyObject *Py_UNUSED(self), PyObject *args);
-PyObject *py_unigram_trie_pieces(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_viterbi(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_utf8_positions(PyObject *Py_UNUSED(self), PyObject *args);
 

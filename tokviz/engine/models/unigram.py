@@ -154,7 +154,7 @@ class Unigram(Model):
     @cached_property
     def _native_trie(self) -> Any:
         """The native Viterbi's trie (None without the native core)."""
-        return None if self._native is None else self._native.unigram_trie_pieces(*self._trie_entries())
+        return None if self._native is None else self._native.unigram_trie(*self._trie_entries())
 
     @cached_property
     def _trie(self) -> _PyTrie:
