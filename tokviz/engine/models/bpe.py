@@ -188,7 +188,7 @@ class BPE(DictVocabModel):
 
         key_types = set(map(type, ranks))
         if key_types <= {str}:
-            vocab = dict(ranks)  # already byte-proxy strings (the common, fast case)
+            vocab = ranks  # already byte-proxy strings (the common, fast case; the model copies it)
         elif key_types <= {bytes, str}:
             vocab = {bytes_to_proxy(k) if isinstance(k, bytes) else k: r for k, r in ranks.items()}
         else:
@@ -895,6 +895,8 @@ def _checked_merges(merges: Iterable[Any], vocab: dict[str, int], plen: int) -> 
     passes); the one-by-one scans run only to name the culprit.
     """
     lefts, rights = _merge_columns(merges)
+    if not lefts:
+        return [], [], []
     # token -> the vocab's own string object: the file's copies of the parts are not kept
     own = {t: t for t in vocab}.get
     a_s = list(map(own, lefts))
