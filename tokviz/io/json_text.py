@@ -35,6 +35,7 @@ MAX_JSON_DEPTH = 128
 
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+_ESCAPE = re.compile(rb"\\.", re.S)
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 # a \uD800-\uDFFF escape: the only way a lone surrogate gets into parsed JSON text
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -68,11 +69,12 @@ def nesting_depth(data: bytes | str) -> int:
     """The deepest nesting of arrays and objects in ``data`` (0 for a scalar). Linear time; on
     malformed JSON (an unterminated string) the result may be too high, never too low."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-    # Only quotes, backslashes and brackets matter. Escapes pair up left to right as a JSON
-    # lexer reads them: ``\\`` pairs go first, then every ``\"`` is an escaped quote, and any
-    # other backslash escapes a harmless byte. What is left splits on the quotes into
-    # outside/inside/outside... pieces; the inside ones (string contents) are dropped.
-    skeleton = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    # Only quotes and brackets matter, once every escape (a backslash and the byte after it,
+    # read left to right as a JSON lexer does) is gone. Two adjacent quotes can go too (an empty
+    # string, or the end of one string and the start of the next: nothing lies between them);
+    # the few quotes left split the rest into outside/inside/outside... pieces, and the inside
+    # ones (string contents) are dropped.
+    skeleton = _ESCAPE.sub(b"", raw).translate(None, _NOT_STRUCTURE).replace(b'""', b"")
     outside = b"".join(skeleton.split(b'"')[0::2]).translate(None, _NOT_BRACKETS)
     return max(accumulate(map(_STEP.__getitem__, outside)), default=0)
 

@@ -898,7 +898,7 @@ def _checked_merges(merges: Iterable[Any], vocab: dict[str, int], plen: int) -> 
     if not lefts:
         return [], [], []
     # token -> the vocab's own string object: the file's copies of the parts are not kept
-    own = {t: t for t in vocab}.get
+    own = dict(zip(vocab, vocab)).get
     a_s = list(map(own, lefts))
     b_s = list(map(own, rights))
     results = list(map(add, lefts, rights) if not plen else (a + b[plen:] for a, b in zip(lefts, rights)))
