@@ -114,6 +114,30 @@ class TestUnigramTables:
         assert [i for i, _, _ in python] == _sp(self.REL).encode(corpus_text("botchan.txt")[:20_000] + TEXT)
 
 
+class TestSentencePieceBpeTables:
+    REL = "mistral-7b-v0.1/tokenizer.model"
+
+    def test_an_encode_builds_only_the_native_table(self) -> None:
+        tok = load_sentencepiece_model(bundle_bytes(self.REL), source=self.REL)
+        assert tok.encode(TEXT).ids == _sp(self.REL).encode(TEXT)
+        m = tok.model
+        if NATIVE:
+            assert m._native_table() is not None
+            assert not any(is_built(m, name) for name in ("_mergeable", "_plain_ids", "_fast"))
+        else:
+            assert is_built(m, "_fast") and is_built(m, "_mergeable")
+
+    def test_python_tables_asked_for_merge_as_sentencepiece(self) -> None:
+        tok = load_sentencepiece_model(bundle_bytes(self.REL), source=self.REL)
+        sp = _sp(self.REL)
+        assert tok.encode(TEXT, trace=True).ids == sp.encode(TEXT)  # the Python merge loop (`_encode`)
+        m = tok.model
+        assert len(m._mergeable) == sum(1 for i in range(sp.get_piece_size())
+                                        if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i)))
+        assert all(m._mergeable[sp.id_to_piece(i)][:2] == (sp.get_score(i), i) for i in range(3, sp.get_piece_size(), 211)
+                   if not sp.is_byte(i))
+
+
 class TestSentencePieceNormalizerTables:
     REL = "albert-30k-clean/30k-clean.model"
 
