@@ -919,10 +919,13 @@ def _merge_columns(merges: Iterable[Any]) -> tuple[list[str], list[str]]:
         merges = list(merges)
     kinds = set(map(type, merges))
     if kinds == {str}:
-        lines = list(filterfalse(methodcaller("startswith", "#version"), merges))
-        split = list(map(methodcaller("split", " "), lines))
-        if set(map(len, split)) <= {2}:
-            return list(map(itemgetter(0), split)), list(map(itemgetter(1), split))
+        joined = "\n".join(merges)
+        lines = list(filterfalse(methodcaller("startswith", "#version"), merges)) if "#version" in joined else merges
+        # one space per line: then the lines, joined and cut at every space and line end, are
+        # left, right, left, right ... (unless a merge holds a line end itself)
+        if set(map(str.count, lines, repeat(" "))) <= {1} and joined.count("\n") == len(merges) - 1:
+            parts = ("\n".join(lines) if lines is not merges else joined).replace(" ", "\n").split("\n")
+            return (parts[0::2], parts[1::2]) if lines else ([], [])
     elif kinds <= {list, tuple} and set(map(len, merges)) <= {2}:
         lefts = list(map(itemgetter(0), merges))
         rights = list(map(itemgetter(1), merges))
