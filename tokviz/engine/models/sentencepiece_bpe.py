@@ -132,6 +132,9 @@ class SentencePieceBPE(Model):
     def get_vocab(self) -> dict[str, int]:
         return self.spm.get_vocab()
 
+    def vocab_by_id(self) -> Sequence[str | None]:
+        return self.pieces  # (an id is its piece's index)
+
     @property
     def vocab_size(self) -> int:
         return len(self.pieces)

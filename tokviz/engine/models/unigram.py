@@ -259,6 +259,9 @@ class Unigram(Model):
     def get_vocab(self) -> dict[str, int]:
         return dict(self._token_to_id)
 
+    def vocab_by_id(self) -> Sequence[str | None]:
+        return self.pieces  # (an id is its piece's index)
+
     @property
     def vocab_size(self) -> int:
         return len(self.pieces)
