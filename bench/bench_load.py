@@ -199,7 +199,7 @@ def main() -> None:
                 f"target < 150 MB: {verdict_m}"
             )
     print(
-        "import = CPU time of importing the library (tokviz: its loaders too), not counted in the load;\n"
+        "import = CPU time of importing the library (tokviz: every module a load may import), not in the load;\n"
         "wall = elapsed load time; cpu = CPU time of the load (steadier on a busy machine);\n"
         "+1st enc = CPU time of the first encode that needs merges (lazily built structures);\n"
         "ratio = tokviz / reference CPU time of load + first encode (lower is better);\n"
