@@ -494,7 +494,7 @@ class TestLongPieces:
         for n in (10_000, 40_000):
             m = self._one_piece_model(n, sentencepiece=sentencepiece)
             assert m.tokenize("a" * n) == ((2, 0, n),)
-            trie = kernels.native.unigram_trie(m._kids, list(m._node_score), list(m._node_id))
+            trie = m._native_trie
             for text in ("a" * n, "a" * (n - 1) + "b"):  # the piece, and a near miss at its end
                 got = kernels.native.unigram_viterbi(trie, text, 0.0, m.unk_score, 0, sentencepiece)
                 steps[n, text[-1]] = got[4]
@@ -528,7 +528,7 @@ def test_long_piece_kernels_agree(sentencepiece: bool, case: tuple[list[tuple[st
     m = Unigram(vocab, unk_id=0, piece_types=types, sentencepiece=sentencepiece)
     python = m._viterbi(text, float32=sentencepiece)[0]
     if m._native is not None:
-        trie = m._native.unigram_trie(m._kids, list(m._node_score), list(m._node_id))
+        trie = m._native_trie
         ids, starts, ends, _, _ = m._native.unigram_viterbi(trie, text, 0.0, m.unk_score, 0, sentencepiece)
         assert list(zip(ids, starts, ends)) == python
     if sentencepiece:

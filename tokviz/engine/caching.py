@@ -11,6 +11,13 @@ keys longer than this are never stored (a whole document seen once would only pi
 
 A `BoundedCache` is a `dict`, so a lookup is ``cache.get(key)``, a C call.
 
+Lazy tables. What a component needs only for some views or for the other backend (the id ->
+token map, the Python tries and pair tables, the pure-Python scan sets, trace and audit
+tables) is a `functools.cached_property`: built from the component's own data the first time
+it is read, then kept as a plain attribute, so a load followed by an encode builds only what
+that encode reads. `is_built` says whether one has been built (tests assert on it). Assigning
+the attribute replaces the table (tests put instrumented ones in).
+
 >>> c = BoundedCache(4)
 >>> for k in "abcde":
 ...     c.put(k, k.upper())
@@ -26,7 +33,7 @@ from itertools import compress, islice, repeat
 from operator import is_
 from typing import Any
 
-__all__ = ["BoundedCache", "clear_shared_caches"]
+__all__ = ["BoundedCache", "clear_shared_caches", "is_built"]
 
 
 class BoundedCache(dict):
@@ -115,3 +122,18 @@ def clear_shared_caches() -> None:
     """Empty every process-wide cache (``BoundedCache(..., shared=True)``)."""
     for cache in _SHARED:
         cache.clear()
+
+
+def is_built(obj: object, name: str) -> bool:
+    """Whether the lazy table ``name`` of ``obj`` (a `functools.cached_property`) has been built.
+
+    >>> from functools import cached_property
+    >>> class T:
+    ...     @cached_property
+    ...     def table(self) -> list[int]:
+    ...         return [1, 2]
+    >>> t = T()
+    >>> is_built(t, "table"), t.table, is_built(t, "table")
+    (False, [1, 2], True)
+    """
+    return name in vars(obj)

@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -679,15 +678,9 @@ class Tokenizer:
     def _vocab_table(self) -> list[str | None] | None:
         """The model's vocab strings indexed by id (None for very sparse ids), decided once."""
         if self._id_table is None:
-            vocab = self.model.get_vocab()
-            size = max(vocab.values(), default=-1) + 1
-            if size > 4 * len(vocab) + 1024:  # very sparse ids: do not build a huge table
-                self._id_table = False
-            else:
-                table = [None] * size
-                # (later entries win, as in the loop `for tok, i in vocab.items(): table[i] = tok`)
-                deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
-                self._id_table = table
+            table = self.model.vocab_by_id()
+            # (a list: the native entry maker reads one)
+            self._id_table = False if table is None else table if isinstance(table, list) else list(table)
         return self._id_table or None
 
     def _tokens_of(self, ids: list[int]) -> list[str]:

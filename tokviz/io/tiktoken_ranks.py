@@ -454,7 +454,9 @@ def rank_table(raw: list[bytes], ranks: list[int], *, source: str = "<bytes>") -
     vocab = dict(zip(tokens, ranks))
     if len(vocab) != len(tokens):
         _raise_duplicate_token(tokens, source)
-    if len(set(ranks)) != len(ranks):
+    # (the published files number their lines 0, 1, 2 ...: one comparison rules out duplicates)
+    first = ranks[0] if ranks else 0
+    if ranks != list(range(first, first + len(ranks))) and len(set(ranks)) != len(ranks):
         _raise_duplicate_rank(ranks, source)
     if ranks and (min(ranks) < 0 or max(ranks) > MAX_ID):
         k = next(k for k, r in enumerate(ranks) if not is_id(r))
@@ -463,15 +465,18 @@ def rank_table(raw: list[bytes], ranks: list[int], *, source: str = "<bytes>") -
 
 
 _A2B_STRICT = partial(binascii.a2b_base64, strict_mode=True)
+# every byte but the ASCII white space `bytes.split` splits on
+_NOT_WHITE = bytes(b for b in range(256) if b not in b" \t\n\r\x0b\x0c")
 
 
 def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None]:
     """Whole-file bulk parse; ``(None, None)`` when anything is off (then `_parse_slow` locates it).
 
-    Exactness check without a per-line loop: the file must equal its own fields re-joined as
-    ``token rank`` lines (so every line has exactly one token and one rank, single-spaced), up
-    to CRLF line ends and a missing final newline. Blank lines fail the check and simply take
-    the slow path.
+    Exactness check without a per-line loop: up to CRLF line ends and a missing final newline,
+    the white space of the file, in order, must be exactly one space and one newline per line
+    (no final newline), and ``split`` must find two fields per line (so none is empty): then
+    every line is ``token rank``, single-spaced. Blank lines fail the check and simply take the
+    slow path.
     """
     fields = data.split()
     tokens, rank_fields = fields[0::2], fields[1::2]
@@ -480,7 +485,7 @@ def _parse_fast(data: bytes) -> tuple[list[bytes], list[int]] | tuple[None, None
     body = data.replace(b"\r\n", b"\n") if b"\r" in data else data
     if body.endswith(b"\n"):
         body = body[:-1]
-    if b"\n".join(map(b" ".join, zip(tokens, rank_fields))) != body:
+    if body.translate(None, _NOT_WHITE) != b" \n" * (len(tokens) - 1) + b" ":
         return None, None
     # the slow path names the line of a rank like "x1" or "+5" (int() would take "+5" and "1_0")
     if not b"".join(rank_fields).isdigit():

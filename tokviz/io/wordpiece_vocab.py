@@ -15,11 +15,14 @@ tokens contain upper-case letters (bert-base-cased has thousands) is cased.
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import methodcaller, ne, not_
 from typing import Any
 
 from ..engine.errors import TokvizFormatError
 from ..engine.tokenizer import Tokenizer, TokenizerConfig
 from .hf_json import load_hf_json
+from .json_text import CheckedObject, check_unicode
 
 __all__ = ["load_wordpiece_vocab", "read_vocab_lines", "looks_cased", "bert_tokenizer_json"]
 
@@ -34,22 +37,24 @@ _CASED_MIN_TOKENS = 20
 
 
 def read_vocab_lines(text: str) -> dict[str, int]:
-    """``WordPiece.read_file``: token -> line number (a repeated token keeps its last line)."""
+    """``WordPiece.read_file``: token -> line number (a repeated token keeps its last line).
+
+    Each line loses its trailing Unicode white space (a CRLF line's ``\\r`` with it)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline ending the last line does not start another one
-    vocab: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        if line.endswith("\r"):
-            line = line[:-1]
-        vocab[line.rstrip(_WHITE_SPACE)] = i
-    return vocab
+    return dict(zip(map(methodcaller("rstrip", _WHITE_SPACE), lines), range(len(lines))))
 
 
 def looks_cased(vocab: dict[str, int]) -> bool:
     """True when ordinary (non-bracketed) tokens contain upper-case letters."""
+    # (only tokens that lower() changes, or that are not ASCII, can hold one: C-level passes
+    # leave the few worth a look)
+    tokens = list(vocab)
+    maybe = set(compress(tokens, map(ne, tokens, map(str.lower, tokens))))
+    maybe.update(compress(tokens, map(not_, map(str.isascii, tokens))))
     count = 0
-    for tok in vocab:
+    for tok in maybe:
         if tok.startswith("[") and tok.endswith("]"):
             continue
         if any(c.isupper() for c in tok):
@@ -80,7 +85,9 @@ def load_wordpiece_vocab(text: str, *, source: str, lowercase: bool | None = Non
     if lowercase is None:
         lowercase = not looks_cased(vocab)
         decided_by = "content"
-    obj = bert_tokenizer_json(vocab, lowercase=lowercase)
+    # every string of the object comes from ``text`` or is ours: checking the text once checks it
+    check_unicode(text, source=source)
+    obj = CheckedObject(bert_tokenizer_json(vocab, lowercase=lowercase))
     tok = load_hf_json(obj, source=source)
     tok.name = "bert-wordpiece-" + ("uncased" if lowercase else "cased")
     tok.config = TokenizerConfig(

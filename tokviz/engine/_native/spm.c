@@ -221,6 +221,35 @@ static int spn_check(const Spn *z, long long budget) {
     return ok;
 }
 
+/* spm_charsmap_check(blob, budget) -> bool: `spn_check` of a charsmap blob whose header
+ * `CharsMap.from_bytes` has checked (True: the Python decode would find nothing wrong, so it can
+ * wait until the Python matcher asks). */
+PyObject *py_spm_charsmap_check(PyObject *Py_UNUSED(self), PyObject *args) {
+    const char *raw;
+    Py_ssize_t len;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y#L", &raw, &len, &budget)) return NULL;
+    uint32_t size = 0;
+    if (len > 4) memcpy(&size, raw, 4); /* little-endian hosts only (as the .model files) */
+    if (len <= 4 || size == 0 || size % 4 || (Py_ssize_t)size + 4 > len) Py_RETURN_FALSE;
+    Spn z = {0};
+    z.nunits = size / 4;
+    z.nrepl = len - 4 - size;
+    z.units = PyMem_RawMalloc(size);
+    z.repl = PyMem_RawMalloc((size_t)z.nrepl + 1);
+    int ok = -1;
+    if (z.units && z.repl) {
+        memcpy(z.units, raw + 4, size);
+        memcpy(z.repl, raw + 4 + size, (size_t)z.nrepl);
+        z.repl[z.nrepl] = 0;
+        ok = spn_check(&z, budget);
+    }
+    PyMem_RawFree(z.units);
+    PyMem_RawFree(z.repl);
+    if (ok < 0) return PyErr_NoMemory();
+    return PyBool_FromLong(ok);
+}
+
 /* spm_normalizer(blob, user_defined, add_dummy_prefix, remove_extra_whitespaces,
  * escape_whitespaces, treat_whitespace_as_suffix, budget) -> table, or None when the charsmap
  * ``blob`` (None: none) fails `spn_check` (the Python then runs and reports the problem). */

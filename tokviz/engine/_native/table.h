@@ -275,6 +275,7 @@ PyObject *py_spm_bpe_table(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_byte_fallback(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_merge_unknown(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_normalize(PyObject *Py_UNUSED(self), PyObject *args);
+PyObject *py_spm_charsmap_check(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_normalizer(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_spm_unknown_values(PyObject *Py_UNUSED(self), PyObject *args);
 PyObject *py_unigram_trie(PyObject *Py_UNUSED(self), PyObject *args);

@@ -62,68 +62,6 @@ static inline int32_t trie_child(const Trie *t, int32_t node, int32_t sym) {
     return -1;
 }
 
-/* The nodes' scores and ids, and every edge of ``kids`` with its code point's symbol. */
-static int trie_fill(Trie *t, PyObject *kids, PyObject *scores, PyObject *ids) {
-    Py_ssize_t n = t->nodes, total = 0;
-    int64_t max_id = -1;
-    uint32_t max_bmp = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *d = PyList_GET_ITEM(kids, k), *s = PyList_GET_ITEM(scores, k);
-        if (!PyDict_Check(d)) { PyErr_SetString(PyExc_TypeError, "kids must be dicts"); return -1; }
-        TNode *nd = &t->node[k];
-        nd->row = -1;
-        nd->first = (int32_t)total;
-        nd->count = (int32_t)PyDict_GET_SIZE(d);
-        total += nd->count;
-        if (s == Py_None) { nd->id = -1; nd->score = 0.0; continue; }
-        nd->score = PyFloat_AsDouble(s);
-        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, k));
-        if (PyErr_Occurred()) return -1;
-        if (check_id(id, "piece id") < 0) return -1;
-        nd->id = (int32_t)id;
-        if (id > max_id) max_id = id;
-    }
-    if (total >= INT32_MAX) { PyErr_SetString(PyExc_ValueError, "trie too large"); return -1; }
-    t->edges = PyMem_RawMalloc((size_t)(total + 1) * sizeof(Edge));
-    t->nid = (Py_ssize_t)(max_id + 1);
-    t->id_obj = PyMem_RawCalloc((size_t)t->nid + 1, sizeof(PyObject *));
-    /* (symbols of BMP code points go to the array from the start; it is trimmed to bmp_n at the end) */
-    t->bmp = PyMem_RawCalloc(BMP_SPAN, sizeof(uint32_t));
-    if (!t->edges || !t->id_obj || !t->bmp || table_init(&t->syms, 64) < 0) { PyErr_NoMemory(); return -1; }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *key, *val;
-        Py_ssize_t pos = 0;
-        Edge *e = t->edges + t->node[k].first;
-        while (PyDict_Next(PyList_GET_ITEM(kids, k), &pos, &key, &val)) {
-            if (!PyUnicode_Check(key) || PyUnicode_GET_LENGTH(key) != 1) {
-                PyErr_SetString(PyExc_TypeError, "trie edges must be one char");
-                return -1;
-            }
-            long long child = PyLong_AsLongLong(val);
-            if (child == -1 && PyErr_Occurred()) return -1;
-            if (child <= 0 || child >= n) { PyErr_SetString(PyExc_ValueError, "trie child out of range"); return -1; }
-            Py_UCS4 c = PyUnicode_READ_CHAR(key, 0);
-            int64_t sym;
-            if (c < BMP_SPAN) {
-                if (!t->bmp[c]) t->bmp[c] = (uint32_t)++t->alpha;
-                if (c >= max_bmp) max_bmp = c + 1;
-                sym = t->bmp[c];
-            } else if (!table_get(&t->syms, c, &sym)) {
-                sym = ++t->alpha;
-                if (table_put(&t->syms, c, sym) < 0) return -1;
-            }
-            e->sym = (int32_t)sym;
-            e->child = (int32_t)child;
-            e++;
-        }
-        if (t->node[k].count > 1) qsort(t->edges + t->node[k].first, (size_t)t->node[k].count, sizeof(Edge), edge_cmp);
-    }
-    t->bmp_n = max_bmp;
-    uint32_t *bmp = PyMem_RawRealloc(t->bmp, ((size_t)max_bmp + 1) * sizeof(uint32_t));
-    if (bmp) t->bmp = bmp; /* (a failed shrink keeps the big array) */
-    return 0;
-}
-
 #define MIN_JUMP 4 /* the shortest chain a walk jumps over */
 
 /* Chains: a node that is no candidate and has one child starts a run of such nodes; a walk
@@ -213,23 +151,117 @@ static int trie_rows(Trie *t) {
     return 0;
 }
 
-/* unigram_trie(kids, node_score, node_id): the model's trie (``kids[n]``: {char: child},
- * ``node_score[n]``: float or None for no candidate, ``node_id[n]``: the piece's id). */
+/* The symbol of code point c: a new one the first time an edge carries c. */
+static int trie_symbol(Trie *t, Py_UCS4 c, uint32_t *max_bmp, int64_t *sym) {
+    if (c < BMP_SPAN) {
+        if (!t->bmp[c]) t->bmp[c] = (uint32_t)++t->alpha;
+        if (c >= *max_bmp) *max_bmp = c + 1;
+        *sym = t->bmp[c];
+        return 0;
+    }
+    if (table_get(&t->syms, c, sym)) return 0;
+    *sym = ++t->alpha;
+    return table_put(&t->syms, c, *sym);
+}
+
+/* Insert every piece (a char per step, children found through ``child``: (node, symbol) ->
+ * node); the first piece of a string claims its node, with its score, or with none (None: an
+ * UNUSED piece, in the trie but never a candidate). Edges are gathered in ``tmp`` in the
+ * order they are made. */
+static int trie_insert(Trie *t, PyObject *pieces, PyObject *scores, PyObject *ids, Table *child, Edge *tmp,
+                       int32_t *parent, unsigned char *claimed, uint32_t *max_bmp) {
+    Py_ssize_t np = PyList_GET_SIZE(pieces);
+    int64_t max_id = -1;
+    for (Py_ssize_t i = 0; i < np; i++) {
+        PyObject *p = PyList_GET_ITEM(pieces, i);
+        int kind = PyUnicode_KIND(p);
+        const void *data = PyUnicode_DATA(p);
+        int64_t node = 0, sym, next;
+        for (Py_ssize_t k = 0, len = PyUnicode_GET_LENGTH(p); k < len; k++) {
+            if (trie_symbol(t, PyUnicode_READ(kind, data, k), max_bmp, &sym) < 0) return -1;
+            uint64_t key = ((uint64_t)node << 32) | (uint64_t)sym;
+            if (!table_get(child, key, &next)) {
+                next = t->nodes;
+                TNode *nd = &t->node[next];
+                nd->id = -1; nd->score = 0.0; nd->row = -1; nd->count = 0;
+                tmp[next - 1] = (Edge){(int32_t)sym, (int32_t)next};
+                parent[next - 1] = (int32_t)node;
+                t->node[node].count++;
+                t->nodes++;
+                if (table_put(child, key, next) < 0) return -1;
+            }
+            node = next;
+        }
+        if (claimed[node]) continue;
+        claimed[node] = 1;
+        PyObject *s = PyList_GET_ITEM(scores, i);
+        if (s == Py_None) continue;
+        double score = PyFloat_AsDouble(s);
+        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
+        if (PyErr_Occurred() || check_id(id, "piece id") < 0) return -1;
+        t->node[node].score = score;
+        t->node[node].id = (int32_t)id;
+        if (id > max_id) max_id = id;
+    }
+    t->nid = (Py_ssize_t)(max_id + 1);
+    return 0;
+}
+
+/* unigram_trie(pieces, scores, ids): the model's trie, made from the pieces themselves
+ * (`Unigram._trie_entries`: non-empty strings in id order; ``scores[i]`` a float, or None for
+ * a piece that is in the trie but no candidate), as `_PyTrie.of` makes the Python one. */
 PyObject *py_unigram_trie(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *kids, *scores, *ids;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &kids, &PyList_Type, &scores, &PyList_Type, &ids))
+    PyObject *pieces, *scores, *ids;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &pieces, &PyList_Type, &scores, &PyList_Type, &ids))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(kids);
-    if (PyList_GET_SIZE(scores) != n || PyList_GET_SIZE(ids) != n || n < 1 || n >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "trie columns differ in length or are empty");
+    Py_ssize_t np = PyList_GET_SIZE(pieces), total = 0;
+    if (PyList_GET_SIZE(scores) != np || PyList_GET_SIZE(ids) != np) {
+        PyErr_SetString(PyExc_ValueError, "piece columns differ in length");
         return NULL;
     }
+    for (Py_ssize_t i = 0; i < np; i++) {
+        PyObject *p = PyList_GET_ITEM(pieces, i);
+        if (!PyUnicode_Check(p)) { PyErr_SetString(PyExc_TypeError, "pieces must be str"); return NULL; }
+        total += PyUnicode_GET_LENGTH(p);
+    }
+    if (total >= INT32_MAX) { PyErr_SetString(PyExc_ValueError, "trie too large"); return NULL; }
     Trie *t = PyMem_RawCalloc(1, sizeof(Trie));
     if (!t) return PyErr_NoMemory();
-    t->nodes = n;
-    t->node = PyMem_RawMalloc((size_t)n * sizeof(TNode));
-    if (!t->node) { trie_free(t); return PyErr_NoMemory(); }
-    if (trie_fill(t, kids, scores, ids) < 0 || trie_rows(t) < 0 || trie_jumps(t) < 0) { trie_free(t); return NULL; }
+    Table child = {0};
+    Edge *tmp = PyMem_RawMalloc((size_t)(total + 1) * sizeof(Edge));
+    int32_t *parent = PyMem_RawMalloc((size_t)(total + 1) * sizeof(int32_t));
+    unsigned char *claimed = PyMem_RawCalloc((size_t)total + 1, 1);
+    t->node = PyMem_RawMalloc((size_t)(total + 1) * sizeof(TNode));
+    t->edges = PyMem_RawMalloc((size_t)(total + 1) * sizeof(Edge));
+    t->bmp = PyMem_RawCalloc(BMP_SPAN, sizeof(uint32_t));
+    uint32_t max_bmp = 0;
+    int ok = tmp && parent && claimed && t->node && t->edges && t->bmp;
+    if (!ok) PyErr_NoMemory();
+    ok = ok && table_init(&t->syms, 64) == 0 && table_init(&child, (size_t)total) == 0;
+    if (ok) {
+        t->nodes = 1;
+        t->node[0] = (TNode){.score = 0.0, .id = -1, .row = -1, .first = 0, .count = 0};
+        ok = trie_insert(t, pieces, scores, ids, &child, tmp, parent, claimed, &max_bmp) == 0;
+    }
+    if (ok) { /* each node's edges together (a counting sort by parent), then by symbol */
+        Py_ssize_t n = t->nodes, at = 0;
+        for (Py_ssize_t k = 0; k < n; k++) { t->node[k].first = (int32_t)at; at += t->node[k].count; t->node[k].count = 0; }
+        for (Py_ssize_t e = 0; e + 1 < n; e++) {
+            TNode *p = &t->node[parent[e]];
+            t->edges[p->first + p->count++] = tmp[e];
+        }
+        for (Py_ssize_t k = 0; k < n; k++)
+            if (t->node[k].count > 1) qsort(t->edges + t->node[k].first, (size_t)t->node[k].count, sizeof(Edge), edge_cmp);
+        t->bmp_n = max_bmp;
+        uint32_t *bmp = PyMem_RawRealloc(t->bmp, ((size_t)max_bmp + 1) * sizeof(uint32_t));
+        if (bmp) t->bmp = bmp; /* (a failed shrink keeps the big array) */
+        t->id_obj = PyMem_RawCalloc((size_t)t->nid + 1, sizeof(PyObject *));
+        if (!t->id_obj) PyErr_NoMemory();
+        ok = t->id_obj && trie_rows(t) == 0 && trie_jumps(t) == 0;
+    }
+    table_free(&child);
+    PyMem_RawFree(tmp); PyMem_RawFree(parent); PyMem_RawFree(claimed);
+    if (!ok) { trie_free(t); return NULL; }
     PyObject *cap = PyCapsule_New(t, "tokviz.trie", trie_destroy);
     if (!cap) trie_free(t);
     return cap;

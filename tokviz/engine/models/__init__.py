@@ -10,6 +10,7 @@ scores) for the token card. Modules: ``bpe`` (BPE), ``wordpiece`` (WordPiece), `
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
@@ -105,6 +106,11 @@ class Model(ABC):
     @abstractmethod
     def get_vocab(self) -> dict[str, int]: ...
 
+    def vocab_by_id(self) -> Sequence[str | None] | None:
+        """The vocab strings indexed by id (None where an id is no token), or None when the ids
+        are too sparse for a table. The pipeline reads token strings through it."""
+        return table_by_id(self.get_vocab())
+
     @property
     @abstractmethod
     def vocab_size(self) -> int:
@@ -133,9 +139,23 @@ class DictVocabModel(Model):
     def get_vocab(self) -> dict[str, int]:
         return dict(self._vocab)
 
+    def vocab_by_id(self) -> Sequence[str | None] | None:
+        return table_by_id(self._vocab)  # (no copy of the vocab first)
+
     @property
     def vocab_size(self) -> int:
         return len(self._vocab)
+
+
+def table_by_id(vocab: dict[str, int]) -> list[str | None] | None:
+    """``vocab``'s strings indexed by id (if two share an id, the later one), or None for very
+    sparse ids (no huge table)."""
+    size = max(vocab.values(), default=-1) + 1
+    if size > 4 * len(vocab) + 1024:
+        return None
+    table: list[str | None] = [None] * size
+    deque(map(table.__setitem__, vocab.values(), vocab.keys()), maxlen=0)
+    return table
 
 
 def read_vocab(obj: dict[str, Any], model: str) -> dict[str, int]:

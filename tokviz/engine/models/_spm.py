@@ -10,10 +10,12 @@ last byte carries the character's span and the others get an empty span at its s
 
 from __future__ import annotations
 
+import operator
 import re
 from array import array
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
+from itertools import compress
 
 from .. import kernels
 from ..errors import TokvizFormatError
@@ -72,6 +74,35 @@ def space_chunker(pieces: Iterable[str]) -> re.Pattern[str] | None:
     return None
 
 
+_TYPES = frozenset(map(int, PieceType))
+# the types `SentencePieceVocab.piece_to_id` looks up after the reserved ones
+_NORMAL_TYPES = frozenset((PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED))
+
+
+def _refuse_piece(pieces: Sequence[str], types: Sequence[int], source: str | None) -> None:
+    """Name the first piece that is not UTF-8, empty, or of an unknown type."""
+    for i, (p, t) in enumerate(zip(pieces, types)):
+        if not isinstance(p, str):
+            # protobuf hands over a proto2 string that is not UTF-8 as bytes
+            raise TokvizFormatError(f"piece {i} is not valid UTF-8 ({bytes(p)[:20]!r})", source=source,
+                                    where=f"pieces[{i}]")
+        if not p:
+            raise TokvizFormatError(f"piece {i} is empty", source=source, where=f"pieces[{i}]")
+        if t not in _TYPES:
+            raise TokvizFormatError(f"piece {i} ({p!r}) has unknown type {t}", source=source, where=f"pieces[{i}]")
+
+
+def _refuse_twice(ids: list[int], pieces: Sequence[str], source: str | None) -> None:
+    """Name the first of ``ids`` whose piece string came before."""
+    seen: dict[str, int] = {}
+    for i in ids:
+        p = pieces[i]
+        if p in seen:
+            raise TokvizFormatError(f"piece {p!r} is defined twice (ids {seen[p]} and {i})", source=source,
+                                    where=f"pieces[{i}]")
+        seen[p] = i
+
+
 class SentencePieceVocab:
     """The pieces of a SentencePiece model with SentencePiece's lookup rules.
 
@@ -98,34 +129,32 @@ class SentencePieceVocab:
         # (tuples of atoms: the cycle collector neither tracks nor walks them at each full collection)
         self.pieces: tuple[str, ...] = tuple(pieces)
         self.scores: tuple[float, ...] = tuple(to_float32(scores))
-        self.types: tuple[int, ...] = tuple(int(t) for t in types)
+        self.types: tuple[int, ...] = tuple(map(int, types))
         self.byte_fallback = byte_fallback
+        types_ = self.types
+        if not set(map(type, self.pieces)) <= {str} or "" in self.pieces or not set(types_) <= _TYPES:
+            _refuse_piece(self.pieces, types_, source)
+        # the bulk pass (C-level): which table each piece goes to; the loop below runs only for
+        # the reserved pieces and user-defined symbols, which are few
+        is_normal = list(map(_NORMAL_TYPES.__contains__, types_))
+        normal = dict(zip(compress(self.pieces, is_normal), compress(range(len(types_)), is_normal)))
+        if len(normal) != is_normal.count(True):
+            _refuse_twice([i for i, n in enumerate(is_normal) if n], self.pieces, source)
         reserved: dict[str, int] = {}
-        normal: dict[str, int] = {}
         unk_id = -1
-        user_defined: list[str] = []
+        user_defined: list[str] = list(compress(self.pieces, map(PieceType.USER_DEFINED.__eq__, types_)))
         control: set[int] = set()
-        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
-            if not isinstance(p, str):
-                # protobuf hands over a proto2 string that is not UTF-8 as bytes
-                raise TokvizFormatError(f"piece {i} is not valid UTF-8 ({bytes(p)[:20]!r})", source=source,
+        for i in compress(range(len(types_)), map(operator.not_, is_normal)):
+            p, t = self.pieces[i], types_[i]
+            if p in reserved:
+                raise TokvizFormatError(f"piece {p!r} is defined twice (ids {reserved[p]} and {i})", source=source,
                                         where=f"pieces[{i}]")
-            if not p:
-                raise TokvizFormatError(f"piece {i} is empty", source=source, where=f"pieces[{i}]")
-            if t not in PieceType._value2member_map_:
-                raise TokvizFormatError(f"piece {i} ({p!r}) has unknown type {t}", source=source, where=f"pieces[{i}]")
-            table = normal if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED) else reserved
-            if p in table:
-                raise TokvizFormatError(f"piece {p!r} is defined twice (ids {table[p]} and {i})", source=source,
-                                        where=f"pieces[{i}]")
-            table[p] = i
+            reserved[p] = i
             if t == PieceType.UNKNOWN:
                 if unk_id >= 0:
                     raise TokvizFormatError(f"a second UNKNOWN piece {p!r} at id {i} (first at {unk_id})",
                                             source=source, where=f"pieces[{i}]")
                 unk_id = i
-            elif t == PieceType.USER_DEFINED:
-                user_defined.append(p)
             elif t == PieceType.CONTROL:
                 control.add(i)
             elif t == PieceType.BYTE and not byte_fallback:

@@ -104,8 +104,6 @@ class BPE(DictVocabModel):
                 f"dropout must be between 0 and 1, got {dropout!r}", where="dropout"
             )
         self._vocab: dict[str, int] = dict(vocab or {})
-        # id -> token (if two tokens share an id, the later one wins; HF's choice is arbitrary)
-        self._vocab_r: dict[int, str] = dict(zip(self._vocab.values(), self._vocab.keys()))
         self.dropout = dropout
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
@@ -116,42 +114,55 @@ class BPE(DictVocabModel):
         self.cache_capacity = cache_capacity
         self._rng = random.Random(seed)
         self._rank_mode = False
-        # (left, right) -> rank, and (left, right) -> merged string (HF drops the prefix's
-        # length from the right part); filled below
-        self._ranks: dict[tuple[str, str], int]
-        self._merged: dict[tuple[str, str], str]
         plen = len(continuing_subword_prefix or "")
-        pairs = _parse_merges(merges or ())
-        vocab_ = self._vocab
-        if plen:
-            results = [a + b[plen:] for a, b in pairs]
-        else:
-            results = list(map(add, map(itemgetter(0), pairs), map(itemgetter(1), pairs)))
-        # bulk checks first (C-level set operations); the slow scan only names the culprit
-        if (
-            not set(map(itemgetter(0), pairs)).issubset(vocab_)
-            or not set(map(itemgetter(1), pairs)).issubset(vocab_)
-            or not set(results).issubset(vocab_)
-        ):
-            for rank, ((a, b), new) in enumerate(zip(pairs, results)):
-                for part, what in ((a, repr(a)), (b, repr(b)), (new, f"result {new!r}")):
-                    if part not in vocab_:
-                        raise TokvizFormatError(
-                            f"merge {rank} ({a!r}, {b!r}): {what} is not in the vocab",
-                            where=f"merges[{rank}]",
-                        )
-        # a pair listed twice keeps its last rank (later entries overwrite), as HF's map does
-        self._ranks = dict(zip(pairs, range(len(pairs))))
-        self._merged = dict(zip(pairs, results))
+        # The merges as three columns in file order (a merge's rank is its index): the parts and
+        # the merged string (HF drops the prefix's length from the right part), each the vocab's
+        # own string object, so the file's copies of them are freed after the load. The pair
+        # tables of the Python kernels (`_ranks`, `_merged`) are built from them when asked.
+        self._lefts, self._rights, self._results = _checked_merges(merges or (), self._vocab, plen)
         self._plain = not continuing_subword_prefix and not end_of_word_suffix
         self._prefix_len = plen
         self._deterministic = dropout is None or dropout == 0.0
         self._cache = BoundedCache(cache_capacity if self._deterministic else 0, max_key_chars=CACHE_MAX_CHARS)
         self._native = kernels.native  # the native merge loop, or None (see `_native_table`)
-        self._pairs: PairRanks = MergeRanks(self._ranks, self._merged, plen)
-        # the tuned pure-Python kernel for long chunks (`_py_fast`), only without the native core
-        self._fast = BpeLongChunks.of(self) if self._native is None else None
         self._relevant_memo: tuple[frozenset[str], list[int]] | None = None  # see `_relevant_merges`
+
+    # ------------------------------------------------------------------ lazy tables
+    # Built on first read (`functools.cached_property`, see `tokviz.engine.caching`): an encode
+    # through the native merge loop needs only `_native_table`.
+    @cached_property
+    def _vocab_r(self) -> dict[int, str]:  # type: ignore[override]
+        """id -> token (if two tokens share an id, the later one wins; HF's choice is arbitrary)."""
+        return dict(zip(self._vocab.values(), self._vocab.keys()))
+
+    @cached_property
+    def _ranks(self) -> dict[tuple[str, str], int]:
+        """``(left, right) -> rank``; a pair listed twice keeps its last rank (later entries
+        overwrite), as HF's map does."""
+        return dict(zip(zip(self._lefts, self._rights), range(len(self._lefts))))
+
+    @cached_property
+    def _merged(self) -> dict[tuple[str, str], str]:
+        """``(left, right) -> merged string``."""
+        return dict(zip(zip(self._lefts, self._rights), self._results))
+
+    def _pair_tables(self) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], str]]:
+        """`_ranks` and `_merged`: the built ones, else made for the caller and not kept."""
+        built = vars(self)
+        if "_ranks" in built and "_merged" in built:
+            return built["_ranks"], built["_merged"]
+        pairs = list(zip(self._lefts, self._rights))
+        return dict(zip(pairs, range(len(pairs)))), dict(zip(pairs, self._results))
+
+    @cached_property
+    def _pairs(self) -> PairRanks:
+        """The pair ranks of the Python kernel (`merge`)."""
+        return MergeRanks(self._ranks, self._merged, self._prefix_len)
+
+    @cached_property
+    def _fast(self) -> BpeLongChunks | None:
+        """The tuned pure-Python kernel for long chunks (`_py_fast`), only without the native core."""
+        return BpeLongChunks.of(self) if self._native is None else None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -178,7 +189,7 @@ class BPE(DictVocabModel):
 
         key_types = set(map(type, ranks))
         if key_types <= {str}:
-            vocab = dict(ranks)  # already byte-proxy strings (the common, fast case)
+            vocab = ranks  # already byte-proxy strings (the common, fast case; the model copies it)
         elif key_types <= {bytes, str}:
             vocab = {bytes_to_proxy(k) if isinstance(k, bytes) else k: r for k, r in ranks.items()}
         else:
@@ -557,11 +568,12 @@ class BPE(DictVocabModel):
         are ids there, so a vocab in which two tokens share an id keeps the Python kernels
         (they compare strings)."""
         native = self._native
-        if native is None or len(self._vocab_r) != len(self._vocab):
+        if native is None or len(set(self._vocab.values())) != len(self._vocab):
             return None
         if self._rank_mode:
             return native.bpe_rank_table(self._vocab)
-        return native.bpe_table(self._ranks, self._merged, self._vocab, self.ignore_merges, self.byte_fallback)
+        ranks, merged = self._pair_tables()
+        return native.bpe_table(ranks, merged, self._vocab, self.ignore_merges, self.byte_fallback)
 
     # ------------------------------------------------------------------ initial symbols
     def _initial(self, text: str) -> tuple[list[str], list[int], list[int]]:
@@ -883,26 +895,54 @@ class _MergeOrder:
     longest: int
 
 
-def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
-    """Both tokenizer.json formats: ``"a b"`` strings (legacy) and ``["a", "b"]`` pairs.
+def _checked_merges(merges: Iterable[Any], vocab: dict[str, int], plen: int) -> tuple[list[str], list[str], list[str]]:
+    """The merges as columns ``(lefts, rights, results)``, each string the vocab's own object;
+    `TokvizFormatError` naming the first merge whose part or result is not in the vocab.
 
-    Like HF, legacy lines starting with ``#version`` are skipped before ranks are counted, and
-    a legacy line must split on single spaces into exactly two parts.
+    Both tokenizer.json formats: ``"a b"`` strings (legacy) and ``["a", "b"]`` pairs. Like HF,
+    legacy lines starting with ``#version`` are skipped before ranks are counted, and a legacy
+    line must split on single spaces into exactly two parts. The checks are bulk (C-level
+    passes); the one-by-one scans run only to name the culprit.
     """
+    lefts, rights = _merge_columns(merges)
+    if not lefts:
+        return [], [], []
+    # token -> the vocab's own string object: the file's copies of the parts are not kept
+    own = dict(zip(vocab, vocab)).get
+    a_s = list(map(own, lefts))
+    b_s = list(map(own, rights))
+    results = list(map(add, lefts, rights) if not plen else (a + b[plen:] for a, b in zip(lefts, rights)))
+    new_s = list(map(own, results))
+    if None in a_s or None in b_s or None in new_s:
+        for rank, (a, b, new) in enumerate(zip(lefts, rights, results)):
+            for part, what in ((a, repr(a)), (b, repr(b)), (new, f"result {new!r}")):
+                if part not in vocab:
+                    raise TokvizFormatError(
+                        f"merge {rank} ({a!r}, {b!r}): {what} is not in the vocab", where=f"merges[{rank}]"
+                    )
+    return a_s, b_s, new_s  # type: ignore[return-value]
+
+
+def _merge_columns(merges: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """The left and right parts of the merges, in both formats (see `_checked_merges`)."""
     if not isinstance(merges, list):
         merges = list(merges)
     kinds = set(map(type, merges))
     if kinds == {str}:
-        lines = list(filterfalse(methodcaller("startswith", "#version"), merges))
-        split = [m.split(" ") for m in lines]
-        if set(map(len, split)) <= {2}:
-            return list(map(tuple, split))  # type: ignore[arg-type]
+        joined = "\n".join(merges)
+        lines = list(filterfalse(methodcaller("startswith", "#version"), merges)) if "#version" in joined else merges
+        # one space per line: then the lines, joined and cut at every space and line end, are
+        # left, right, left, right ... (unless a merge holds a line end itself)
+        if set(map(str.count, lines, repeat(" "))) <= {1} and joined.count("\n") == len(merges) - 1:
+            parts = ("\n".join(lines) if lines is not merges else joined).replace(" ", "\n").split("\n")
+            return (parts[0::2], parts[1::2]) if lines else ([], [])
     elif kinds <= {list, tuple} and set(map(len, merges)) <= {2}:
-        flat = [x for m in merges for x in m]
-        if set(map(type, flat)) <= {str}:
-            return list(map(tuple, merges))
+        lefts = list(map(itemgetter(0), merges))
+        rights = list(map(itemgetter(1), merges))
+        if set(map(type, lefts)) <= {str} and set(map(type, rights)) <= {str}:
+            return lefts, rights
     # something is off (or mixed formats): go one by one to name the entry
-    out: list[tuple[str, str]] = []
+    lefts, rights = [], []
     for k, m in enumerate(merges):
         if isinstance(m, str):
             if m.startswith("#version"):
@@ -910,12 +950,13 @@ def _parse_merges(merges: Iterable[Any]) -> list[tuple[str, str]]:
             parts = m.split(" ")
             if len(parts) != 2:
                 raise TokvizFormatError(f'expected "a b" (two parts), got {m!r}', where=f"merges[{k}]")
-            out.append((parts[0], parts[1]))
         elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
-            out.append((m[0], m[1]))
+            parts = m
         else:
             raise TokvizFormatError(f'expected "a b" or ["a", "b"], got {m!r}', where=f"merges[{k}]")
-    return out
+        lefts.append(parts[0])
+        rights.append(parts[1])
+    return lefts, rights
 
 
 def _hf_byte_spans(text: str, blens: list[int]) -> tuple[list[int], list[int]]:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from functools import cached_property
+from itertools import compress
 from typing import Any
 
 import regex
@@ -33,6 +35,8 @@ from ._py_fast import SpmBpeChunks
 from ._spm import PieceType, SentencePieceVocab
 
 __all__ = ["SentencePieceBPE"]
+
+_MERGEABLE_TYPES = frozenset((PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED))
 
 
 
@@ -61,22 +65,38 @@ class SentencePieceBPE(Model):
         self.scores = self.spm.scores
         self.types = self.spm.types
         self.unk_id = self.spm.unk_id
-        # pieces_ of ModelInterface: what a merge may produce
-        self._mergeable: dict[str, tuple[float, int, bool]] = {}
-        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
-            if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED):
-                self._mergeable[p] = (self.scores[i], i, t == PieceType.UNUSED)
-        # piece -> id for what a symbol can be without PieceToId's reserved-first rule mattering
-        # (reserved pieces that are also mergeable strings are looked up the slow way)
-        reserved = {p for p, t in zip(self.pieces, self.types)
-                    if t not in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)}
-        self._plain_ids = {p: i for p, (_, i, _) in self._mergeable.items() if p not in reserved}
         ud = sorted(self.spm.user_defined, key=len, reverse=True)
         self._ud_regex = regex.compile("|".join(regex.escape(u) for u in ud)) if ud else None
         self._kernels = kernels.native  # the native merge loop's module, or None (pure Python)
         self._table: Any = None
-        # the tuned pure-Python kernel (`_py_fast`), only without the native core
-        self._fast = SpmBpeChunks(self) if self._kernels is None else None
+
+    # ------------------------------------------------------------------ lazy tables
+    # Built on first read (`functools.cached_property`, see `tokviz.engine.caching`): the native
+    # merge loop needs only its own table (`_native_table`, made from the piece columns).
+    def _mergeable_columns(self) -> tuple[list[str], list[int], list[float], list[int]]:
+        """``pieces_`` of ModelInterface (what a merge may produce: NORMAL, USER_DEFINED and
+        UNUSED pieces) as columns: the pieces, their ids, scores and types."""
+        is_m = list(map(_MERGEABLE_TYPES.__contains__, self.types))
+        return (list(compress(self.pieces, is_m)), list(compress(range(len(is_m)), is_m)),
+                list(compress(self.scores, is_m)), list(compress(self.types, is_m)))
+
+    @cached_property
+    def _mergeable(self) -> dict[str, tuple[float, int, bool]]:
+        """piece -> (score, id, UNUSED?) of every piece a merge may produce."""
+        pieces, ids, scores, types = self._mergeable_columns()
+        return dict(zip(pieces, zip(scores, ids, map(PieceType.UNUSED.__eq__, types))))
+
+    @cached_property
+    def _plain_ids(self) -> dict[str, int]:
+        """piece -> id for what a symbol can be without PieceToId's reserved-first rule mattering
+        (reserved pieces that are also mergeable strings are looked up the slow way)."""
+        reserved = self.spm._reserved
+        return {p: i for p, (_, i, _) in self._mergeable.items() if p not in reserved}
+
+    @cached_property
+    def _fast(self) -> SpmBpeChunks | None:
+        """The tuned pure-Python kernel (`_py_fast`), only without the native core."""
+        return SpmBpeChunks(self) if self._kernels is None else None
 
     def _native_table(self) -> Any:
         """The native piece table (built on first use): every mergeable string with its score,
@@ -84,15 +104,14 @@ class SentencePieceBPE(Model):
         table = self._table
         if table is None and self._kernels is not None:
             spm = self.spm
-            mergeable = self._mergeable
             # piece_to_id of a mergeable string: a reserved piece of that string first, else its own id
             reserved = spm._reserved
-            strings = list(mergeable)
-            ids = [reserved.get(p, i) for p, (_, i, _) in mergeable.items()]
-            scores = [score for score, _, _ in mergeable.values()]
-            flags = [3 if unused else 1 for _, _, unused in mergeable.values()]  # 1: mergeable, 2: UNUSED
+            strings, own, scores, types = self._mergeable_columns()
+            ids = list(map(reserved.get, strings, own))
+            flags = [3 if t == PieceType.UNUSED else 1 for t in types]  # 1: mergeable, 2: UNUSED
+            made = set(strings)
             for p, i in reserved.items():  # reserved strings no merge produces keep their own id
-                if p not in mergeable:
+                if p not in made:
                     strings.append(p)
                     ids.append(i)
                     scores.append(0.0)
@@ -112,6 +131,9 @@ class SentencePieceBPE(Model):
 
     def get_vocab(self) -> dict[str, int]:
         return self.spm.get_vocab()
+
+    def vocab_by_id(self) -> Sequence[str | None]:
+        return self.pieces  # (an id is its piece's index)
 
     @property
     def vocab_size(self) -> int:

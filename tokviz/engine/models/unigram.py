@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from itertools import compress
 from typing import Any
 
@@ -103,79 +105,115 @@ class Unigram(Model):
         for i, p in enumerate(pieces):
             self._token_to_id.setdefault(p, i)
         self._native = kernels.native  # the native Viterbi, or None (see `_native_trie`)
-        self._native_trie: Any = None
         self._build()
         self._cache = BoundedCache(_CACHE_LIMIT, max_key_chars=_CACHE_MAX_CHARS)
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
+        """The scores the DPs need; the tries are lazy tables (below)."""
         types = self.piece_types
         scores = self.scores
         if self.sentencepiece:
-            normal = [s for s, t in zip(scores, types) if t == PieceType.NORMAL]
+            normal = list(compress(scores, map(PieceType.NORMAL.__eq__, types)))
             min_score = min(normal) if normal else 3.4028234663852886e38
             max_score = max([FLT_MIN, *normal])
-            in_trie = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
             self.unk_score = _f32(min_score - UNK_PENALTY)
         else:
             min_score = min(scores) if scores else 0.0
             max_score = max(scores) if scores else 0.0
-            in_trie = tuple(PieceType)
             self.unk_score = min_score - UNK_PENALTY
         self.min_score = min_score
         self.max_score = max_score
-        # The trie as numbered nodes (node 0 is the root): ``kids[n]`` maps a character to the
-        # next node, ``info[n]`` is the piece ending at n (None: a prefix only), ``dp_score[n]``
-        # its score for the DP (None: no candidate) and ``node_id[n]`` its id. Flat lists of
-        # ``{str: int}`` dicts and atoms hold no reference cycles and almost nothing the cycle
-        # collector tracks (a trie of nested lists made every full collection walk ~100k objects).
-        kids: list[dict[str, int]] = [{}]
-        node_info: list[tuple[int, float, int] | None] = [None]
-        node_score: list[float | None] = [None]
-        node_id: list[int] = [-1]
-        for i, (p, t) in enumerate(zip(self.pieces, types)):
-            if t not in in_trie or not p:
-                continue
-            if t == PieceType.UNUSED:
-                info: tuple[int, float, int] | None = (_KIND_UNUSED, 0.0, i)
-            elif t == PieceType.USER_DEFINED:
-                # float(len_bytes) * max_score in float32, then "- 0.1" in double
-                # sentencepiece 0.2.3 GetUserDefinedScore(length in bytes): float(0.1 * (len - 1))
-                info = (_KIND_USER, _f32(0.1 * (len(p.encode("utf-8")) - 1)), i)
-            else:
-                info = (_KIND_SCORE, scores[i], i)
-            node = 0
-            for c in p:
-                nxt = kids[node].get(c)
-                if nxt is None:
-                    nxt = kids[node][c] = len(kids)
-                    kids.append({})
-                    node_info.append(None)
-                    node_score.append(None)
-                    node_id.append(-1)
-                node = nxt
-            if node_info[node] is None:  # the first piece with this string keeps it
-                node_info[node] = info
-                node_score[node] = None if info[0] == _KIND_UNUSED else info[1]
-                node_id[node] = i
-        self._kids = kids
-        self._root = kids[0]
-        # a character no trie edge carries (ends a walk at the end of a text)
-        used = {c for k in kids for c in k}
-        self._sentinel = next(c for c in ("\uffff", "\U0010ffff", "\x00", "\ufffe") if c not in used)
-        # (tuples of atoms: the cycle collector stops tracking them; the native trie takes lists)
-        self._node_info = tuple(node_info)
-        self._node_score = tuple(node_score)
-        self._node_id = tuple(node_id)
-        self._jumps = chain_jumps(kids, self._node_score)
-        # first characters that are a scored single-char piece (else the unknown node is offered)
-        self._singles = frozenset(c for c, n in kids[0].items() if node_score[n] is not None)
-        scored = [abs(v) for v in self.scores] + [abs(self.unk_score), 1.0]
-        self._worst = max(scored)
-        # score used on the path for each id (the unk node's score for the unk id)
-        self._score_of = tuple(self._path_scores())
-        # the tuned pure-Python kernel (`_py_fast`), only without the native core
-        self._fast = UnigramChunks.of(self) if self.sentencepiece and self._native is None else None
+
+    def _trie_entries(self) -> tuple[list[str], list[float | None], list[int]]:
+        """The pieces in the trie, in id order, with their DP score (None: in the trie but no
+        candidate, an UNUSED piece) and id: what both tries are made of. SentencePiece puts
+        NORMAL, USER_DEFINED and UNUSED pieces in it; HF every piece."""
+        types = self.piece_types
+        if self.sentencepiece:
+            keep = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+            ids = [i for i, t in enumerate(types) if t in keep and self.pieces[i]]
+        else:
+            ids = [i for i, p in enumerate(self.pieces) if p]
+        pieces = list(map(self.pieces.__getitem__, ids))
+        scores: list[float | None] = list(map(self.scores.__getitem__, ids))
+        if self.sentencepiece and (PieceType.UNUSED in types or PieceType.USER_DEFINED in types):
+            for k, i in enumerate(ids):
+                t = types[i]
+                if t == PieceType.UNUSED:
+                    scores[k] = None
+                elif t == PieceType.USER_DEFINED:
+                    # sentencepiece 0.2.3 GetUserDefinedScore(length in bytes): float(0.1 * (len - 1))
+                    scores[k] = _f32(0.1 * (len(pieces[k].encode("utf-8")) - 1))
+        return pieces, scores, ids
+
+    # ------------------------------------------------------------------ lazy tables
+    # Built on first read (`functools.cached_property`, see `tokviz.engine.caching`): with the
+    # native core an encode needs only `_native_trie`, made from the pieces in C; the Python
+    # trie serves the pure-Python kernels, the lattice and the traces.
+    @cached_property
+    def _native_trie(self) -> Any:
+        """The native Viterbi's trie (None without the native core)."""
+        return None if self._native is None else self._native.unigram_trie(*self._trie_entries())
+
+    @cached_property
+    def _trie(self) -> _PyTrie:
+        """The Python trie (`_PyTrie`)."""
+        pieces, scores, ids = self._trie_entries()
+        types = self.piece_types
+        user = PieceType.USER_DEFINED if self.sentencepiece else None
+        kinds = [_KIND_UNUSED if sc is None else _KIND_USER if types[i] == user else _KIND_SCORE
+                 for sc, i in zip(scores, ids)]
+        return _PyTrie.of(pieces, scores, ids, kinds)
+
+    @cached_property
+    def _kids(self) -> list[dict[str, int]]:
+        return self._trie.kids
+
+    @cached_property
+    def _root(self) -> dict[str, int]:
+        return self._kids[0]
+
+    @cached_property
+    def _node_info(self) -> tuple[tuple[int, float, int] | None, ...]:
+        return self._trie.node_info
+
+    @cached_property
+    def _node_score(self) -> tuple[float | None, ...]:
+        return self._trie.node_score
+
+    @cached_property
+    def _node_id(self) -> tuple[int, ...]:
+        return self._trie.node_id
+
+    @cached_property
+    def _jumps(self) -> tuple[tuple[str, int, int] | None, ...]:
+        return chain_jumps(self._kids, self._node_score)
+
+    @cached_property
+    def _singles(self) -> frozenset[str]:
+        """First characters that are a scored single-char piece (else the unknown node is offered)."""
+        return frozenset(c for c, n in self._kids[0].items() if self._node_score[n] is not None)
+
+    @cached_property
+    def _sentinel(self) -> str:
+        """A character no trie edge carries (ends a walk at the end of a text)."""
+        used = {c for k in self._kids for c in k}
+        return next(c for c in ("\uffff", "\U0010ffff", "\x00", "\ufffe") if c not in used)
+
+    @cached_property
+    def _worst(self) -> float:
+        return max([abs(v) for v in self.scores] + [abs(self.unk_score), 1.0])
+
+    @cached_property
+    def _score_of(self) -> tuple[float, ...]:
+        """The score used on the path for each id (the unk node's score for the unk id)."""
+        return tuple(self._path_scores())
+
+    @cached_property
+    def _fast(self) -> UnigramChunks | None:
+        """The tuned pure-Python kernel (`_py_fast`), only without the native core."""
+        return UnigramChunks.of(self) if self.sentencepiece and self._native is None else None
 
     def _path_scores(self) -> list[float]:
         out = []
@@ -220,6 +258,9 @@ class Unigram(Model):
 
     def get_vocab(self) -> dict[str, int]:
         return dict(self._token_to_id)
+
+    def vocab_by_id(self) -> Sequence[str | None]:
+        return self.pieces  # (an id is its piece's index)
 
     @property
     def vocab_size(self) -> int:
@@ -270,8 +311,6 @@ class Unigram(Model):
         if self._native is None:
             return None
         trie = self._native_trie
-        if trie is None:
-            trie = self._native_trie = self._native.unigram_trie(self._kids, list(self._node_score), list(self._node_id))
         unk = -1 if self.unk_id is None else self.unk_id
         merge_unk = self.spm is not None and not self.spm.byte_fallback
         got = self._native.unigram_viterbi(trie, text, 0.0, self.unk_score, unk, self.sentencepiece, merge_unk)
@@ -485,6 +524,50 @@ class Unigram(Model):
     def __repr__(self) -> str:
         kind = "sentencepiece" if self.sentencepiece else "hf"
         return f"Unigram({len(self.pieces)} pieces, {kind}, unk_id={self.unk_id}, byte_fallback={self.byte_fallback})"
+
+
+@dataclass(frozen=True, slots=True)
+class _PyTrie:
+    """The Python trie as numbered nodes (node 0 is the root): ``kids[n]`` maps a character to
+    the next node, ``node_info[n]`` is the piece ending at n (None: a prefix only),
+    ``node_score[n]`` its score for the DP (None: no candidate) and ``node_id[n]`` its id. Flat
+    lists of ``{str: int}`` dicts and atoms hold no reference cycles and almost nothing the
+    cycle collector tracks (a trie of nested lists made every full collection walk ~100k
+    objects)."""
+
+    kids: list[dict[str, int]]
+    node_info: tuple[tuple[int, float, int] | None, ...]
+    node_score: tuple[float | None, ...]
+    node_id: tuple[int, ...]
+
+    @classmethod
+    def of(cls, pieces: list[str], scores: list[float | None], ids: list[int], kinds: list[int]) -> _PyTrie:
+        """The trie of `Unigram._trie_entries` (``kinds``: `_KIND_SCORE` ...); the first piece
+        with a string keeps its node."""
+        kids: list[dict[str, int]] = [{}]
+        node_info: list[tuple[int, float, int] | None] = [None]
+        node_score: list[float | None] = [None]
+        node_id: list[int] = [-1]
+        claimed = bytearray(1)
+        for p, sc, i, kind in zip(pieces, scores, ids, kinds):
+            node = 0
+            for c in p:
+                nxt = kids[node].get(c)
+                if nxt is None:
+                    nxt = kids[node][c] = len(kids)
+                    kids.append({})
+                    node_info.append(None)
+                    node_score.append(None)
+                    node_id.append(-1)
+                    claimed.append(0)
+                node = nxt
+            if not claimed[node]:
+                claimed[node] = 1
+                node_info[node] = (kind, 0.0 if sc is None else sc, i)
+                node_score[node] = sc
+                node_id[node] = i
+        # (tuples of atoms: the cycle collector stops tracking them)
+        return cls(kids, tuple(node_info), tuple(node_score), tuple(node_id))
 
 
 def chain_jumps(kids: list[dict[str, int]], node_score: Sequence[float | None]) -> tuple[tuple[str, int, int] | None, ...]:

@@ -33,6 +33,7 @@ import struct
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import regex
@@ -63,26 +64,20 @@ def _offset(unit: int) -> int:
 class CharsMap:
     """A decoded precompiled charsmap: source string -> replacement, with longest-match lookup.
 
-    The rules under one first character are decoded from the double array the first time that
-    character is seen, so loading a 200k-rule NFKC map costs one pass over the array.
+    `from_bytes` checks the whole blob (in C with the native core); the trie is decoded for the
+    Python matcher when it first asks (one pass over the array, `_decode`), and the rules under
+    one first character the first time that character is seen.
 
     >>> cm = CharsMap.from_rules({"ﬁ": "fi", "Ａ": "A"})
     >>> cm.longest_match("xﬁy", 1)
     (1, 'fi')
     """
 
-    __slots__ = ("blob", "source", "_units", "_normalized", "_children", "_first", "_sub", "_sub_lengths", "_all",
-                 "_steps", "_budget")
-
     def __init__(self) -> None:
         self.blob = b""
         self.source: str | None = None
         self._units: array | None = None
         self._normalized = b""
-        # (tables of atoms: tuples and dicts the cycle collector stops tracking, so a loaded
-        # charsmap adds almost nothing to every full collection)
-        self._children: dict[int, tuple[int, ...]] = {}
-        self._first: dict[str, tuple[int, bytes]] = {}  # first char -> (trie base after it, its bytes)
         # the rules under a first char, and their key lengths, longest first (decoded on demand)
         self._sub: dict[str, dict[str, str]] = {}
         self._sub_lengths: dict[str, tuple[int, ...]] = {}
@@ -99,6 +94,8 @@ class CharsMap:
         for k, v in rules.items():
             if k:
                 grouped.setdefault(k[0], {})[k] = v
+        cm._children = {}
+        cm._first = {}
         for c, sub in grouped.items():
             cm._first[c] = (-1, b"")
             cm._sub[c] = sub
@@ -123,7 +120,43 @@ class CharsMap:
         units = array("I", struct.unpack_from(f"<{trie_size // 4}I", blob, 4))
         cm._units = units
         cm._budget = _STEPS_PER_BYTE * len(blob) + _MIN_STEPS
-        cm._normalized = normalized = bytes(blob[4 + trie_size :])
+        cm._normalized = bytes(blob[4 + trie_size :])
+        # A bad blob is reported now: the native check walks every path of the trie (a superset
+        # of the Python's walks); without it, or when it finds a fault, the Python decodes now
+        # and names the fault. A blob it vouches for is decoded when the Python matcher asks.
+        native = kernels.native
+        if native is None or not native.spm_charsmap_check(cm.blob, cm._budget):
+            cm._decoded  # noqa: B018 - (decoding raises TokvizFormatError for a bad blob)
+        return cm
+
+    # ------------------------------------------------------------------ lazy tables
+    # The decoded trie, built on first read (`functools.cached_property`, see
+    # `tokviz.engine.caching`): the Python matcher walks it; the native normalizer reads the
+    # blob itself.
+    @cached_property
+    def _decoded(self) -> tuple[dict[int, tuple[int, ...]], dict[str, tuple[int, bytes]]]:
+        """`_children` and `_first`, decoded together (`_decode`)."""
+        return self._decode()
+
+    @cached_property
+    def _children(self) -> dict[int, tuple[int, ...]]:
+        """Node base -> the units answering to it (every value slot checked on the way)."""
+        return self._decoded[0]
+
+    @cached_property
+    def _first(self) -> dict[str, tuple[int, bytes]]:
+        """First char -> (trie base after it, its bytes)."""
+        return self._decoded[1]
+
+    def _decode(self) -> tuple[dict[int, tuple[int, ...]], dict[str, tuple[int, bytes]]]:
+        """The children of every node and the first characters of the blob's trie (raises
+        `TokvizFormatError` for a bad value slot or a walk past the budget). Tables of atoms:
+        tuples and dicts the cycle collector stops tracking, so a decoded charsmap adds almost
+        nothing to every full collection."""
+        units = self._units
+        assert units is not None
+        bad = self._bad
+        normalized = self._normalized
         n = len(units)
         n_norm = len(normalized)
 
@@ -146,15 +179,15 @@ class CharsMap:
                 v = units[slot] & 0x7FFFFFFF
                 if v >= n_norm:
                     raise bad(f"unit {p}: replacement offset {v} is outside the {n_norm}-byte table")
-        cm._children = {base: tuple(kids) for base, kids in children.items()}
-        children = cm._children
+        kids_of = {base: tuple(kids) for base, kids in children.items()}
 
         # First characters: walk from the root until the bytes form one whole UTF-8 character.
+        first: dict[str, tuple[int, bytes]] = {}
         frontier: list[tuple[int, bytes]] = [(_offset(units[0]), b"")]
         while frontier:
             base, key = frontier.pop()
-            cm._spend(len(children.get(base, ())))
-            for p in children.get(base, ()):
+            self._spend(len(kids_of.get(base, ())))
+            for p in kids_of.get(base, ()):
                 u = units[p]
                 k = key + bytes((u & 0xFF,))
                 child = p ^ _offset(u)
@@ -164,8 +197,8 @@ class CharsMap:
                     if len(k) < 4:
                         frontier.append((child, k))
                     continue
-                cm._first[c] = (p, k)
-        return cm
+                first[c] = (p, k)
+        return kids_of, first
 
     def _spend(self, steps: int) -> None:
         """Count trie steps against the blob's budget (see `_rules_under`)."""
@@ -406,6 +439,22 @@ class SentencePieceText(NormalizedText):
         return NormalizedText.original_span(self, start, end)
 
 
+@dataclass(frozen=True, slots=True)
+class _ScanSets:
+    """What `SentencePieceNormalizer.normalize_with_map_py` scans with: characters that act as a
+    plain space (``blank``), that need a look (``special``, ``stop``), the first and second
+    characters of longer rules (``multi1``, ``multi2``), the pattern finding the next of them,
+    and whether the space itself is plain."""
+
+    blank: frozenset[str]
+    special: frozenset[str]
+    stop: frozenset[str]
+    multi1: frozenset[str]
+    multi2: frozenset[str]
+    next_special: re.Pattern[str]
+    space_is_plain: bool
+
+
 class SentencePieceNormalizer(Normalizer):
     """What SentencePiece's ``Normalizer::Normalize`` does, with its exact alignment.
 
@@ -445,11 +494,22 @@ class SentencePieceNormalizer(Normalizer):
             ud_lengths.setdefault(u[0], set()).add(len(u))
         self._ud_by_first = {c: tuple(sorted(ls, reverse=True)) for c, ls in ud_lengths.items()}
         self._ud_set = frozenset(self.user_defined)
+        self._space = SPACE_SYMBOL if escape_whitespaces else " "
+        self._kernels = kernels.native  # the native normalizer's module, or None (pure Python)
+        self._table: Any = _UNBUILT
+
+    # ------------------------------------------------------------------ lazy tables
+    # What the pure-Python normalizer scans with, built on first read (`functools.cached_property`,
+    # see `tokviz.engine.caching`); with the native core an encode needs only `_native_table`.
+    @cached_property
+    def _scan_sets(self) -> _ScanSets:
+        """The character sets and the scan pattern of `normalize_with_map_py` (`_ScanSets`)."""
         # Positions that need the slow path: a single-char rule, the space, a user-defined
         # symbol's first char, or the first char of a longer rule followed by its possible
         # second char. Everything else maps to itself and is copied in runs.
-        if charsmap is not None:
-            single, multi1, multi2 = charsmap.start_sets()
+        cm = self.charsmap
+        if cm is not None:
+            single, multi1, multi2 = cm.start_sets()
         else:
             single, multi1, multi2 = frozenset(), frozenset(), frozenset()
         # A one-character user-defined symbol that starts no longer one is copied as itself
@@ -457,42 +517,69 @@ class SentencePieceNormalizer(Normalizer):
         lone_ud = {c for c, ls in self._ud_by_first.items() if ls == (1,) and c != " "}
         stop = (set(single) - lone_ud) | (set(self._ud_by_first) - lone_ud) | {" "}
         # the space is only special because of the whitespace rules (unless a rule starts with it)
-        self._space_is_plain = " " not in single and " " not in self._ud_by_first and " " not in multi1
+        space_is_plain = " " not in single and " " not in self._ud_by_first and " " not in multi1
         # Characters that act exactly like a plain space: the space itself (when plain) and
         # every character whose only rule is a one-character rule giving " " (e.g. "\n" in
         # nmt_nfkc), starting no longer rule and no user-defined symbol. A run of them is
         # handled in one step, like a run of spaces.
-        blank = {" "} if self._space_is_plain else set()
-        if blank and charsmap is not None:
+        blank = {" "} if space_is_plain else set()
+        if blank and cm is not None:
             for c in single:
                 if c in multi1 or c in self._ud_by_first:
                     continue
-                m = charsmap.longest_match(c, 0)
+                m = cm.longest_match(c, 0)
                 if m is not None and m == (1, " "):
                     blank.add(c)
-        self._blank = frozenset(blank)
         multi1 = frozenset(multi1 - stop)
-        self._special = frozenset(stop | multi1)
+        special = frozenset(stop | multi1)
         # One character class (fast to scan for): the stop characters and the second characters
         # of longer rules; a longer rule can only start right before one of the latter.
-        self._stop = frozenset(stop)
-        self._multi1 = multi1
-        self._multi2 = frozenset(multi2) if multi1 else frozenset()
+        stop_set = frozenset(stop)
+        multi2_set = frozenset(multi2) if multi1 else frozenset()
         scan = stop | (multi2 if multi1 else set())
-        if self._space_is_plain:
+        if space_is_plain:
             # A run of spaces (and space-like characters) is one match (handled in bulk). A lone
             # space between characters that map to themselves is not matched at all: it stays in
             # the plain run, escaped there, and only its "follows an emitted space" case (it is
             # then removed) needs a look at the run's first character.
-            runs = "[" + chars_class(self._blank) + "]{2,}"
-            rest = (scan - self._blank) | (self._blank - {" "})
-            self._next_special = re.compile(runs + "|[" + _scan_class(rest) + "]" if rest else runs)
+            runs = "[" + chars_class(frozenset(blank)) + "]{2,}"
+            rest = (scan - blank) | (blank - {" "})
+            next_special = re.compile(runs + "|[" + _scan_class(rest) + "]" if rest else runs)
         else:
-            self._next_special = re.compile("[" + _scan_class(scan) + "]")
-        self._space = SPACE_SYMBOL if escape_whitespaces else " "
-        self._lone_spaces = self._space_is_plain
-        self._kernels = kernels.native  # the native normalizer's module, or None (pure Python)
-        self._table: Any = _UNBUILT
+            next_special = re.compile("[" + _scan_class(scan) + "]")
+        return _ScanSets(frozenset(blank), special, stop_set, multi1, multi2_set, next_special, space_is_plain)
+
+    @cached_property
+    def _blank(self) -> frozenset[str]:
+        return self._scan_sets.blank
+
+    @cached_property
+    def _special(self) -> frozenset[str]:
+        return self._scan_sets.special
+
+    @cached_property
+    def _stop(self) -> frozenset[str]:
+        return self._scan_sets.stop
+
+    @cached_property
+    def _multi1(self) -> frozenset[str]:
+        return self._scan_sets.multi1
+
+    @cached_property
+    def _multi2(self) -> frozenset[str]:
+        return self._scan_sets.multi2
+
+    @cached_property
+    def _next_special(self) -> re.Pattern[str]:
+        return self._scan_sets.next_special
+
+    @cached_property
+    def _space_is_plain(self) -> bool:
+        return self._scan_sets.space_is_plain
+
+    @cached_property
+    def _lone_spaces(self) -> bool:
+        return self._scan_sets.space_is_plain
 
     def _native_table(self) -> Any:
         """The native normalizer, built on first use; None: the Python runs (no native core, a
