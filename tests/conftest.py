@@ -10,7 +10,6 @@ import ctypes
 import gc
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ os.environ["TIKTOKEN_CACHE_DIR"] = ""
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import session_reports  # noqa: E402
-from support import SHARED, require  # noqa: E402
+from support import SHARED, ModuleCache, require  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -37,17 +36,17 @@ def shared_dir() -> Path:
 
 
 # ---------------------------------------------------------------------------- memory between modules
-_CACHE_NAME = re.compile(r"_[A-Z][A-Z0-9_]*")
+_TESTS = str(Path(__file__).resolve().parent) + os.sep
 
 
 def _clear_caches_of(module: ModuleType) -> None:
-    """Empty the caches a test or test-support module keeps at module level: its ``functools``
-    caches and its ``_UPPER_CASE`` dicts (tokenizers and reference objects built for its tests)."""
-    for name, value in list(vars(module).items()):
-        if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == module.__name__:
-            value.cache_clear()
-        elif type(value) is dict and _CACHE_NAME.fullmatch(name):
+    """Empty the caches a module of tests/ keeps: its `support.ModuleCache` dicts and the
+    ``functools`` caches it defines (tokenizers and reference objects built for its tests)."""
+    for value in list(vars(module).values()):
+        if isinstance(value, ModuleCache):
             value.clear()
+        elif callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == module.__name__:
+            value.cache_clear()
 
 
 def _trim_heap() -> None:
@@ -60,17 +59,17 @@ def _trim_heap() -> None:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _release_module_caches(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After a test module: empty the caches it (and the test-support modules) filled, the app's
-    shared tokenizer registry and the engine's process-wide caches, collect, and trim the heap,
-    so the next module of this process starts from the memory the session holds, not from every
-    module's leftovers. Under ``--dist loadfile`` a module's tests run together, so nothing is
-    built twice."""
+def _release_module_caches() -> Iterator[None]:
+    """After a test module: empty the caches of every module of tests/ (the finished module's
+    and the shared test-support modules'), the app's shared tokenizer registry and the engine's
+    process-wide caches, collect, and trim the heap, so the next module of this process starts
+    from the memory the session holds, not from every module's leftovers. Under ``--dist
+    loadfile`` a module's tests run together, so nothing is built twice."""
     yield
-    _clear_caches_of(request.module)
-    for name in _SUPPORT_MODULES:
-        if name in sys.modules:
-            _clear_caches_of(sys.modules[name])
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.startswith(_TESTS):
+            _clear_caches_of(module)
     from tokviz.engine.caching import clear_shared_caches
     from tokviz.io.registry import shared_registry
 
@@ -78,10 +77,6 @@ def _release_module_caches(request: pytest.FixtureRequest) -> Iterator[None]:
     clear_shared_caches()
     gc.collect()
     _trim_heap()
-
-
-#: Modules of tests/ shared by several test modules whose caches are emptied between modules.
-_SUPPORT_MODULES = ("support", "oracles", "hf_builders", "gpt2_data", "fuzz_bundles")
 
 
 # ---------------------------------------------------------------------------- end-of-run reports

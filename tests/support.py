@@ -193,3 +193,9 @@ def python_twin(make):  # noqa: ANN001, ANN201 - whatever ``make`` builds
         return make()
     finally:
         kernels.native = saved
+
+
+class ModuleCache(dict):
+    """A test or test-support module's cache of what its tests build (tokenizers, reference
+    objects): a dict that tests/conftest.py empties after every test module, so a long session
+    holds only what the running module needs."""

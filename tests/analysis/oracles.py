@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support import bundle_bytes, tiktoken_encoding
+from support import ModuleCache, bundle_bytes, tiktoken_encoding
 
 import tokviz
 
@@ -12,7 +12,7 @@ TIKTOKEN_BUNDLES = {
     "cl100k_base": "cl100k_base/cl100k_base.tiktoken",
     "o200k_base": "o200k_base/o200k_base.tiktoken",
 }
-_PAIRS: dict[str, tuple] = {}
+_PAIRS = ModuleCache()
 
 
 def tiktoken_pair(name: str, tmp_path_factory: pytest.TempPathFactory) -> tuple:  # noqa: ARG001

@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from support import bundle_bytes, bundle_path, require_module
+from support import ModuleCache, bundle_bytes, bundle_path, require_module
 
 import tokviz
 from tokviz.analysis.audit import (
@@ -27,7 +27,7 @@ from tokviz.analysis.audit import (
 )
 from tokviz.engine.cancel import Cancelled, CancelToken
 
-_AUDITS: dict[str, object] = {}
+_AUDITS = ModuleCache()
 _LOOKALIKE = re.compile(r"[\[<].*[A-Za-z].*[\]>]", re.DOTALL)
 
 

@@ -27,7 +27,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from support import bundle_bytes, bundle_path, fixture_extract, require_module
+from support import ModuleCache, bundle_bytes, bundle_path, fixture_extract, require_module
 
 import tokviz
 from tokviz.analysis import compare, healing, lint
@@ -72,7 +72,7 @@ DEEPSEEK_SPLITS = (
     r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 )
 _LOOKALIKE = re.compile(r"[\[<].*[A-Za-z].*[\]>]", re.DOTALL)
-_TOKS: dict[str, Tokenizer] = {}
+_TOKS = ModuleCache()
 
 
 def load(name: str) -> Tokenizer:

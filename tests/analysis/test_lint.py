@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hf_builders import albert_json, char_bpe_json, gpt2_json, llama3_like_json, roberta_like_json
 from hypothesis import HealthCheck, given, settings, strategies as st
-from support import bundle_path, require_module
+from support import ModuleCache, bundle_path, require_module
 
 import tokviz
 from tokviz.analysis.corpus import as_token
@@ -42,7 +42,7 @@ _PATHS = {
     "mistral-json": lambda d: bundle_path("mistral-7b-v0.1/tokenizer.json"),
     "bert": lambda d: bundle_path("bert-base-uncased/tokenizer.json"),
 }
-_cache: dict[str, tuple[object, object, Path]] = {}
+_cache = ModuleCache()
 
 
 def pair(name: str, folder: Path):  # noqa: ANN201

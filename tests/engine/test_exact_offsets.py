@@ -15,7 +15,7 @@ import pytest
 import regex
 from hf_builders import albert_json, roberta_like_json
 from hypothesis import HealthCheck, given, settings, strategies as st
-from support import bundle_path, require_module
+from support import ModuleCache, bundle_path, require_module
 
 import tokviz
 from tokviz.engine.encoding import empty_encoding
@@ -28,7 +28,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("exact-tokenizers")
 
 
-_loaded: dict[str, tuple[object, object]] = {}
+_loaded = ModuleCache()
 
 
 def load(path: Path) -> tuple[object, object]:

@@ -16,7 +16,7 @@ from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from support import bundle_path, corpus_text, python_twin, tiktoken_encoding
+from support import ModuleCache, bundle_path, corpus_text, python_twin, tiktoken_encoding
 
 import tokviz
 from tokviz.engine import kernels
@@ -336,7 +336,7 @@ BUNDLES = ["gpt2/r50k_base.tiktoken", "qwen3/tokenizer.json", "bert-base-uncased
            "mistral-7b-v0.1/tokenizer.json", "albert-30k-clean/30k-clean.model"]
 mixed = st.lists(st.sampled_from(list("ab Z\n\t.,1") + ["\u00c9", "\u00e9", "\u65e5\u672c", "\U0001f600", "\u0301",
                                                         "\u3000", "\u0f00", "<0x41>"]), max_size=60).map("".join)
-_loaded: dict[str, tuple] = {}
+_loaded = ModuleCache()
 
 
 def _pair(rel: str) -> tuple:

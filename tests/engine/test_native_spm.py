@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from support import build_charsmap, bundle_bytes, python_twin
+from support import ModuleCache, build_charsmap, bundle_bytes, python_twin
 
 from tokviz.engine import kernels
 from tokviz.engine.errors import TokvizFormatError
@@ -62,7 +62,7 @@ CHARSMAPS = {
 }
 
 
-_BUILT: dict[tuple, tuple[Any, Any]] = {}
+_BUILT = ModuleCache()
 
 
 def normalizers(blob: bytes | None, flags: tuple[bool, ...], ud: tuple[str, ...]) -> tuple[Any, Any]:

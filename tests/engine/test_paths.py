@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 from parity.cases import TRICKY
-from support import bundle_path, corpus_text
+from support import ModuleCache, bundle_path, corpus_text
 
 import tokviz
 from tokviz.engine import reference
@@ -58,7 +58,7 @@ def assert_same(tok: Tokenizer, text: str, **opts: Any) -> Encoding:
 
 
 # ---------------------------------------------------------------------- bundles
-_loaded: dict[str, Tokenizer] = {}
+_loaded = ModuleCache()
 
 
 def bundle_tok(rel: str) -> Tokenizer:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from support import build_charsmap, bundle_bytes, require_module
+from support import ModuleCache, build_charsmap, bundle_bytes, require_module
 
 from tokviz.engine.errors import TokvizFormatError
 from tokviz.engine.normalizers.precompiled import CharsMap, Precompiled, SentencePieceNormalizer
@@ -183,7 +183,7 @@ class TestSentencePieceNormalizer:
             assert got == (want[0], list(want[1])), repr(text)
 
 
-_CACHE: dict = {}
+_CACHE = ModuleCache()
 
 
 def _sp_cached(rel: str, spm):  # noqa: ANN001, ANN202

@@ -23,6 +23,7 @@ import pytest
 import regex
 from hypothesis import HealthCheck, given, settings, strategies as st
 from parity.cases import TRICKY
+from support import ModuleCache
 
 from tokviz.engine import kernels, patterns, scanners
 from tokviz.engine.patterns import HFRegex, compile_pattern, hf_regex_view
@@ -44,7 +45,7 @@ IDS = [f"{PUBLISHED[p].name}-{k}" for k, p in enumerate(PATTERNS)]
 FLAGS = regex.MULTILINE | regex.VERSION0
 EVERY = "".join(map(chr, range(0x110000)))
 
-_SCANNERS: dict[str, object] = {}
+_SCANNERS = ModuleCache()
 
 
 def scanner(pattern: str):  # noqa: ANN201 - a _scan.Scanner

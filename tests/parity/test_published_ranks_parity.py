@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import fixture_extract, require_module
+from support import ModuleCache, fixture_extract, require_module
 
 import tokviz
 
@@ -30,7 +30,7 @@ FILES = {
     "llama4": ("llama_models-0.3.0-*.whl", "llama_models/llama4/tokenizer.model"),
     "whisper-multilingual": ("openai_whisper-*.tar.gz", "whisper/assets/multilingual.tiktoken"),
 }
-_PAIRS: dict[str, Pair] = {}
+_PAIRS = ModuleCache()
 
 
 def _meta_reference(name: str, root: Path) -> object:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from support import bundle_bytes, require_module
+from support import ModuleCache, bundle_bytes, require_module
 
 import tokviz
 from tokviz.engine.byte_alphabet import proxy_to_bytes
@@ -41,7 +41,7 @@ class Pair:
     ref: object  # tiktoken.Encoding
 
 
-_PAIRS: dict[str, Pair] = {}
+_PAIRS = ModuleCache()
 
 
 def get_pair(name: str, tmp_path_factory: pytest.TempPathFactory) -> Pair:

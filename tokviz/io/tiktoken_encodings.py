@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from ..engine.caching import BoundedCache
 from ..engine.errors import TokvizFormatError
 from ..engine.tokenizer import Tokenizer
 from .files import read_bytes
@@ -138,8 +139,8 @@ def get_encoding(name: str, *, ranks: str | os.PathLike[str] | bytes | None = No
     is the one tokviz ships, or ``ranks`` (a path or the bytes of the file, checked by content
     hash) for one it does not ship. As in tiktoken, one name gives one shared tokenizer (when
     ``ranks`` is not given)."""
-    if ranks is None and name in _LOADED:
-        return _LOADED[name]
+    if ranks is None and (kept := _LOADED.get(name)) is not None:
+        return kept
     enc = ENCODINGS.get(name)
     if enc is None:
         raise ValueError(f"unknown tiktoken encoding {name!r}; known: {', '.join(ENCODINGS)}")
@@ -154,11 +155,13 @@ def get_encoding(name: str, *, ranks: str | os.PathLike[str] | bytes | None = No
         raise TokvizFormatError(f"expected {enc.explicit_n_vocab} ids in {name}, got {n_vocab}", source=source)
     tok.name = name
     if ranks is None:
-        _LOADED[name] = tok
+        _LOADED.put(name, tok)
     return tok
 
 
-_LOADED: dict[str, Tokenizer] = {}
+#: Encodings `get_encoding` loaded, by name (as tiktoken keeps them): a process-wide cache, so
+#: `tokviz.engine.caching.clear_shared_caches` (and `Tokenizer.clear_caches`) let them go.
+_LOADED: BoundedCache = BoundedCache(16, shared=True)
 
 
 def _sha(preset_name: str) -> str:

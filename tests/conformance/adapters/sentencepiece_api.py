@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from support import ModuleCache
+
 from tokviz.engine.models._spm import PieceType
 from tokviz.engine.sentencepiece_options import SentencePieceEncoder
 from tokviz.engine.text import NormalizedText
@@ -21,7 +23,7 @@ __all__ = ["SentencePieceProcessor", "__version__"]
 __version__ = "tokviz"
 
 
-_LOADED: dict[bytes, SentencePieceEncoder] = {}
+_LOADED = ModuleCache()
 
 
 def _each(x: Any, f: Any) -> Any:

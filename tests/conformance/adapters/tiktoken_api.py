@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import AbstractSet, Literal
 
+from support import ModuleCache
+
 import tokviz
 from tokviz.engine.byte_alphabet import bytes_to_proxy
 from tokviz.io.tiktoken_encodings import encoding_name_for_model as _name_for_model, encoding_names
@@ -129,7 +131,7 @@ def _rebuild(name: str, pat_str: str, ranks: dict[bytes, int], specials: dict[st
     return Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials)
 
 
-_CACHE: dict[str, Encoding] = {}
+_CACHE = ModuleCache()
 
 
 def get_encoding(encoding_name: str) -> Encoding:
