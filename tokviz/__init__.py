@@ -13,9 +13,13 @@ from collections.abc import Mapping
 
 from .engine.encoding import Encoding
 from .engine.errors import TokvizFormatError
+from .engine.sentencepiece_options import SentencePieceEncoder
 from .engine.tokenizer import Tokenizer
 
-__all__ = ["load", "get_encoding", "encoding_for_model", "Tokenizer", "Encoding", "TokvizFormatError", "__version__"]
+__all__ = [
+    "load", "get_encoding", "encoding_for_model", "Tokenizer", "Encoding", "SentencePieceEncoder", "TokvizFormatError",
+    "__version__",
+]
 __version__ = "0.1.0"
 
 
