@@ -11,7 +11,7 @@ import pytest
 from support import bundle_bytes, require_module
 
 from tokviz.engine.errors import TokvizFormatError
-from tokviz.engine.model_inputs import PaddingParams, TruncationParams, overflow_rows
+from tokviz.engine.model_inputs import PaddingParams, TruncationParams, overflow_rows, truncate
 from tokviz.io.hf_json import load_hf_json
 
 CONTEXT = "a long context that truncation cuts into overlapping windows for question answering"
@@ -85,6 +85,19 @@ def test_pretokenized_needs_a_list(bert_json: bytes) -> None:
     tok = load_hf_json(bert_json, source="bert/tokenizer.json")
     with pytest.raises(TypeError, match="list of str"):
         tok.encode("not a list", is_pretokenized=True)
+
+
+@pytest.mark.parametrize("max_length", [2, 50])  # cutting, and not cutting
+def test_truncating_an_encoding_refuses_an_unknown_direction(bert_json: bytes, max_length: int) -> None:
+    """HF's ``Encoding.truncate`` raises ValueError on a direction other than right / left
+    (its binding test test_invalid_truncate_direction); tokviz took anything else for right."""
+    tokenizers = require_module("tokenizers")
+    ref = tokenizers.Tokenizer.from_str(bert_json.decode("utf-8")).encode("I love HuggingFace")
+    with pytest.raises(ValueError):
+        ref.truncate(max_length, 1, "not_a_direction")
+    enc = load_hf_json(bert_json, source="bert/tokenizer.json").encode("I love HuggingFace")
+    with pytest.raises(ValueError, match="direction"):
+        truncate(enc, max_length, stride=1, direction="not_a_direction")
 
 
 def test_with_model_keeps_the_settings(bert_json: bytes) -> None:

@@ -285,3 +285,23 @@ def test_stride_too_long_for_the_room_left_is_refused() -> None:
         tok.enable_truncation(5, stride=3)  # == the room: accepted, refused at encode time (HF panics)
     with pytest.raises(ValueError, match="stride"):
         ours.encode("one two three four five")
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kind", ["bert", "byte-level"])
+def test_batch_input_forms(kind: str) -> None:
+    """The input forms of ``encode_batch`` HF reads (its own binding test, test_encode_formats):
+    pre-tokenized pairs given as lists of two lists, pre-tokenized words given as tuples, and
+    text pairs as lists of two strings."""
+    words, other, pair = ["Hello", "wörld"], ["again", ",", "and"], ["a", "pair"]
+    pretokenized = [
+        [words, other],  # two sequences of words: a pair
+        [[words, pair], [other, pair]],
+        [(tuple(words), tuple(pair)), (tuple(other), tuple(pair))],
+        [tuple(words), tuple(other)],  # tuples of words: single sequences
+        [(words, pair), tuple(other)],
+    ]
+    for batch in pretokenized:
+        assert compare(kind, lambda t: None, lambda t, b=batch: t.encode_batch(b, is_pretokenized=True)) == ""
+    texts = [["Hello wörld", "a pair"], ("one", "two"), "single"]
+    assert compare(kind, lambda t: None, lambda t: t.encode_batch(texts)) == ""

@@ -187,8 +187,10 @@ def truncate(enc: Encoding, max_length: int, *, stride: int = 0, direction: str 
     Windows start ``max_length - stride`` tokens apart (``stride`` tokens overlap), from the
     start (``"right"``: the end is cut) or from the end (``"left"``). The kept encoding and its
     windows lose their sequence ranges and any earlier windows, as HF's do. ``max_length`` 0
-    keeps nothing: the whole encoding becomes the one window.
+    keeps nothing: the whole encoding becomes the one window. Another direction is refused (HF's
+    ValueError), also when nothing is cut.
     """
+    _choice(direction, DIRECTIONS, "direction")
     n = len(enc)
     if max_length >= n:
         return enc

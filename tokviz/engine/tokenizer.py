@@ -192,6 +192,26 @@ def _contains_type(component: object, type_name: str) -> bool:
     return False
 
 
+def _batch_item(item: Any, is_pretokenized: bool) -> tuple[Any, Any]:
+    """One input of `Tokenizer.encode_batch` as ``(sequence, pair or None)``, read as HF reads it:
+    a list or tuple of two is a pair when its two elements are sequences of the input's kind
+    (strings; pre-tokenized: lists or tuples of words), else (pre-tokenized) it is one list of
+    words.
+
+    >>> _batch_item(["a b", "c"], False), _batch_item(("a", "b", "c"), True)
+    (('a b', 'c'), (('a', 'b', 'c'), None))
+    >>> _batch_item((["a", "b"], ["c"]), True)
+    (['a', 'b'], ['c'])
+    """
+    if isinstance(item, (list, tuple)) and len(item) == 2:
+        if is_pretokenized:
+            if all(isinstance(part, (list, tuple)) for part in item):
+                return item[0], item[1]
+        else:
+            return item[0], item[1]
+    return item, None
+
+
 class Tokenizer:
     """The whole pipeline of one tokenizer file.
 
@@ -343,15 +363,11 @@ class Tokenizer:
         is_pretokenized: bool = False,
         add_special_tokens: bool = True,
     ) -> list[Encoding]:
-        """HF ``encode_batch``: each input a sequence or a ``(sequence, pair)`` tuple (a list of
-        two strings, not pre-tokenized, is a pair too, as HF reads it); padding applies to the
-        batch as a whole (``length`` None: the longest encoding)."""
+        """HF ``encode_batch``: each input a sequence or a ``(sequence, pair)`` (`_batch_item`);
+        padding applies to the batch as a whole (``length`` None: the longest encoding)."""
         out = []
         for item in inputs:
-            if isinstance(item, tuple) or (not is_pretokenized and isinstance(item, list) and len(item) == 2):
-                first, second = item
-            else:
-                first, second = item, None
+            first, second = _batch_item(item, is_pretokenized)
             out.append(self.encode(first, second, is_pretokenized, add_special_tokens))
         return pad_encodings(out, self._padding) if self._padding is not None else out
 
