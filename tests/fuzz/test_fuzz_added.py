@@ -11,10 +11,11 @@ single_word / lstrip / rstrip rules) is the oracle for tokviz's matcher.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from fuzzkit import fuzz_settings, run_case
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 from support import require_module
 
 from tokviz.io.hf_json import load_hf_json
@@ -44,6 +45,24 @@ added_token = st.fixed_dictionaries({
 })
 
 
+_NORMALIZE = {
+    None: lambda s: s,
+    "Lowercase": str.lower,
+    "NFKC": lambda s: unicodedata.normalize("NFKC", s),
+    "Replace": lambda s: s.replace(" ", "_"),
+}
+
+
+def normalized_forms_collide(added: list[dict[str, Any]], normalizer: dict | None) -> bool:
+    """Whether two ``normalized`` added tokens have the same normalized content ("A" and "a"
+    under Lowercase). HF's answer is then not defined: which of the two its matcher reports
+    follows its hash map's order, which changes from process to process (seen: the same file
+    and text gave id 0 in 4 runs of 10 and id 2 in 6)."""
+    norm = _NORMALIZE[normalizer and normalizer["type"]]
+    forms = [norm(a["content"]) for a in added if a["normalized"]]
+    return len(forms) != len(set(forms))
+
+
 def compare(source: str, text: str) -> None:
     tokenizers = require_module("tokenizers")
     ref = tokenizers.Tokenizer.from_str(source).encode(text, add_special_tokens=False)
@@ -55,6 +74,7 @@ def compare(source: str, text: str) -> None:
 @given(added=st.lists(added_token, min_size=1, max_size=8, unique_by=lambda a: a["content"]),
        normalizer=st.sampled_from(NORMALIZERS), text=st.text(ALPHABET, max_size=40))
 def test_random_added_tokens_match_hf(added: list[dict[str, Any]], normalizer: dict | None, text: str) -> None:
+    assume(not normalized_forms_collide(added, normalizer))
     source = tokenizer_json(added, normalizer)
     run_case("added", lambda: compare(source, text))
 

@@ -280,6 +280,16 @@ class TestSafetensorsHeaders:
         msg = error_of(lambda: read_embedding(path, EMBED))
         assert msg.startswith(f"{path}: ") and expected in msg, msg
 
+    def test_a_tensor_name_with_a_line_break_keeps_the_message_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """(The long fuzz profile: a weight_map key "\\n" made the "which tensor?" message two lines.)"""
+        path = tmp_path / "w.safetensors"
+        path.write_bytes(safetensors_bytes({"a\nb": GOOD_ENTRY}, bytes(32)))
+        tok = hostile_vocab_file(tmp_path, "WordLevel", 5)
+        msg = cli_error(["audit", str(tok), "--embeddings", str(path)], capsys)
+        assert str(path) in msg and "'a\\nb' [4, 2]" in msg, msg
+
     def test_header_length_past_the_end(self, tmp_path: Path) -> None:
         from tokviz.analysis.embeddings import read_embedding
 

@@ -58,7 +58,8 @@ class EmbeddingTensorNotFound(TokvizFormatError):
 
     def __init__(self, source: str, tensors: Sequence[tuple[str, tuple[int, ...]]]) -> None:
         self.tensors = list(tensors)
-        shown = ", ".join(f"{n} {list(s)}" for n, s in self.tensors[:20])
+        # (a name with a line break or another control character is quoted: the message stays one line)
+        shown = ", ".join(f"{n if n.isprintable() else repr(n)} {list(s)}" for n, s in self.tensors[:20])
         more = f" (+{len(self.tensors) - 20} more)" if len(self.tensors) > 20 else ""
         super().__init__(
             f"no recognisable embedding tensor; which one is it? tensors: {shown}{more} (pass --embedding-tensor NAME)",
