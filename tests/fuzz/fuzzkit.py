@@ -15,6 +15,9 @@ Profiles (environment):
 * ``TOKVIZ_FUZZ_SOFT`` / ``TOKVIZ_FUZZ_HARD``: the soft and hard limits per case in seconds
   (default 10 and 120; the machine may be loaded).
 * ``TOKVIZ_FUZZ_REPORT=path``: write the per-family outcome counts there as JSON at the end.
+* ``TOKVIZ_FUZZ_HANG_LOG=path`` (default ``tokviz-fuzz-hangs.log`` in the temporary folder): where
+  the hard watchdog writes every thread's stack (the test function names the family) before it ends the process (pytest
+  captures the standard error, so a dump there would be lost with the process).
 * ``TOKVIZ_FUZZ_RSS_MB``: how far one case may raise the resident memory above where it found it
   (default 2048). The peak is the process's high-water mark, reset before each case
   (``/proc/self/clear_refs``); the case's growth is that peak less the resident size at its
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
-import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +46,8 @@ LONG_EXAMPLES = int(os.environ.get("TOKVIZ_FUZZ_EXAMPLES", "10000"))
 SOFT_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_SOFT", "10"))
 RSS_LIMIT_MB = float(os.environ.get("TOKVIZ_FUZZ_RSS_MB", "2048"))
 HARD_LIMIT = float(os.environ.get("TOKVIZ_FUZZ_HARD", "120"))
+HANG_LOG_PATH = os.environ.get("TOKVIZ_FUZZ_HANG_LOG") or os.path.join(tempfile.gettempdir(), "tokviz-fuzz-hangs.log")
+_hang_log = None
 
 
 def _reset_peak_rss() -> bool:
@@ -98,7 +103,10 @@ def run_case(family: str, fn: Callable[[], Any], *, swallow: bool = True) -> Any
     propagates; a case over the soft limit fails as a hang."""
     measured = _reset_peak_rss()
     base = _status_mb("VmRSS") if measured else 0.0
-    faulthandler.dump_traceback_later(HARD_LIMIT, exit=True, file=sys.__stderr__)
+    global _hang_log
+    if _hang_log is None:
+        _hang_log = open(HANG_LOG_PATH, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the watchdog
+    faulthandler.dump_traceback_later(HARD_LIMIT, exit=True, file=_hang_log)
     start = time.perf_counter()
     error: Exception | None = None
     try:
