@@ -184,6 +184,9 @@ def main() -> int:
     QTest.qWait(300)  # (the other tabs' follow-ups of the new tokenizer start on timers)
     wait_idle(app, win)
     vm = win.vm
+    if not vm.tokenizer_name:
+        print(f"bench_gui: {tok_path}: the window could not load it (a file or folder path is needed)", file=sys.stderr)
+        return 2
     print(f"tokenizer: {vm.tokenizer_name}")
 
     if args.compare:
