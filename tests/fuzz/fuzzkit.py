@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from session_reports import FUZZ_COUNTS as COUNTS, FUZZ_PEAK_RSS_MB as PEAK_RSS_MB, FUZZ_PROFILE as PROFILE
 
 from tokviz.analysis.chat_render import ChatTemplateError
@@ -70,8 +70,11 @@ def _status_mb(field: str) -> float:
 
 def fuzz_settings(short_examples: int) -> settings:
     """Hypothesis settings for one fuzz test in the current profile (no deadline: `run_case`
-    keeps time itself, on the wall clock, with a limit meant for a loaded machine)."""
+    keeps time itself, on the wall clock, with a limit meant for a loaded machine). No explain
+    phase: it runs cases under a line tracer, outside `run_case`'s watchdog (a long hostile-
+    template run was seen spending over ten minutes there); ``print_blob`` reproduces a failure."""
     return settings(
+        phases=[p for p in Phase if p is not Phase.explain],
         max_examples=LONG_EXAMPLES if LONG else short_examples,
         deadline=None,
         derandomize=not LONG,
