@@ -147,9 +147,6 @@ class Guard:
             )
         return value
 
-    def text_budget(self) -> int:
-        return self.limits.max_chars
-
     @contextmanager
     def call(self, what: str) -> Iterator[None]:
         if self.depth >= self.limits.max_call_depth:

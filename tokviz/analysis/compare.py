@@ -165,10 +165,6 @@ class TextIndex:
                 self._arrays["floor"] = np.append(floor, self.n_chars)
         return self._arrays["floor"]
 
-    def floor_char(self, b: int) -> int:
-        """Index of the code point that contains byte b (n at the end)."""
-        return int(self.floor_array()[b])
-
     def whitespace_runs(self) -> list[tuple[int, int]]:
         """Maximal runs [a, b) of White_Space code points, in chars."""
         if self._ws_runs is None:

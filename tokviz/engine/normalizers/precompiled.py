@@ -554,10 +554,6 @@ class SentencePieceNormalizer(Normalizer):
         return self._scan_sets.blank
 
     @cached_property
-    def _special(self) -> frozenset[str]:
-        return self._scan_sets.special
-
-    @cached_property
     def _stop(self) -> frozenset[str]:
         return self._scan_sets.stop
 
@@ -572,10 +568,6 @@ class SentencePieceNormalizer(Normalizer):
     @cached_property
     def _next_special(self) -> re.Pattern[str]:
         return self._scan_sets.next_special
-
-    @cached_property
-    def _space_is_plain(self) -> bool:
-        return self._scan_sets.space_is_plain
 
     @cached_property
     def _lone_spaces(self) -> bool:
