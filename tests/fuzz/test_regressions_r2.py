@@ -28,6 +28,9 @@ from tokviz.engine.errors import TokvizFormatError
 #: one line each, from the issue's list and the operations it names
 BOMBS = {
     "pow-tower": "{{ ((10 ** 4096) ** 4096) ** 4096 }}",
+    # (the long fuzz profile: a hostile template sat in jinja's round for over 120 s)
+    "round-floor-precision": "{{ 1.5 | round(100000000, 'floor') }}",
+    "round-int-negative-precision": "{{ 5 | round(-100000000) }}",
     "center": "{{ 'x' | center(1000000000) }}",
     "indent-width": "{{ ('a\n' * 1000000) | indent(1000) }}",
     "indent-string": "{{ ('a\n' * 100000) | indent('x' * 100000) }}",

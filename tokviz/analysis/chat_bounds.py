@@ -537,6 +537,14 @@ def _pre_batch(guard: Guard, args: tuple, kwargs: dict) -> None:
         guard.items(linecount, "batch")
 
 
+def _pre_round(guard: Guard, args: tuple, kwargs: dict) -> None:
+    """``round(x, precision)``: the ``ceil``/``floor`` methods compute ``10 ** precision`` and an
+    integer rounded to ``-precision`` digits ``10 ** -precision``, in C and beyond the deadline."""
+    precision = _arg(args, kwargs, 1, "precision", 0)
+    if isinstance(precision, int):
+        guard.int_bits(abs(precision) * math.log2(10), "round")
+
+
 def _pre_slice(guard: Guard, args: tuple, kwargs: dict) -> None:
     slices = _arg(args, kwargs, 1, "slices", 0)
     if isinstance(slices, int):
@@ -568,6 +576,7 @@ _PRE_CHECKS: dict[str, Any] = {
     "replace": _pre_replace,
     "batch": _pre_batch,
     "slice": _pre_slice,
+    "round": _pre_round,
     "urlize": _pre_urlize,
 }
 _STRINGIFYING = ("capitalize", "e", "escape", "forceescape", "lower", "pprint", "safe", "string", "striptags",
