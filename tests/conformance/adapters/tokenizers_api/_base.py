@@ -87,6 +87,11 @@ class Component:
     __hash__ = object.__hash__
 
 
+def without_arguments(base: type[Component], name: str, module: str) -> type[Component]:
+    """The component ``name`` of ``base``'s family that takes no arguments (``NFC()``, ``Whitespace()``)."""
+    return type(name, (base,), {"type_name": name, "__init__": lambda self: base.__init__(self), "__module__": module})
+
+
 def rebuild(cls: type[Component], obj: dict[str, Any]) -> Component:
     """The adapter object of a tokenizer.json component object (unpickling)."""
     out = cls.__new__(cls)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import Component, SequenceOf
+from ._base import Component, SequenceOf, without_arguments
 
 
 class Normalizer(Component):
@@ -33,8 +33,7 @@ class BertNormalizer(Normalizer):
 
 
 def _plain(name: str) -> type[Normalizer]:
-    return type(name, (Normalizer,), {"type_name": name, "__init__": lambda self: Normalizer.__init__(self),
-                                      "__module__": __name__})
+    return without_arguments(Normalizer, name, __name__)  # type: ignore[return-value]
 
 
 Lowercase = _plain("Lowercase")

@@ -8,7 +8,7 @@ from typing import Any
 
 from tokviz.engine.byte_alphabet import bytes_to_unicode
 
-from ._base import Component, SequenceOf
+from ._base import Component, SequenceOf, without_arguments
 from .normalizers import pattern_json
 
 # HF's Python behaviour names -> tokenizer.json's
@@ -43,8 +43,7 @@ class ByteLevel(PreTokenizer):
 
 
 def _plain(name: str) -> type[PreTokenizer]:
-    return type(name, (PreTokenizer,), {"type_name": name, "__init__": lambda self: PreTokenizer.__init__(self),
-                                        "__module__": __name__})
+    return without_arguments(PreTokenizer, name, __name__)  # type: ignore[return-value]
 
 
 Whitespace = _plain("Whitespace")
