@@ -192,6 +192,16 @@ def _contains_type(component: object, type_name: str) -> bool:
     return False
 
 
+def _check_input(text: Any, what: str) -> None:
+    """Refuse what `Tokenizer.encode` cannot take: not a str, a lone surrogate (`check_text`),
+    or more than ``_MAX_BYTES`` UTF-8 bytes at once."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what}() expects str, got {type(text).__name__}")
+    check_text(text)
+    if len(text) > _MAX_BYTES // 4 and len(text.encode("utf-8")) > _MAX_BYTES:
+        raise ValueError(f"text of {len(text.encode('utf-8')):,} UTF-8 bytes: encode takes up to {_MAX_BYTES:,} at once")
+
+
 def _batch_item(item: Any, is_pretokenized: bool) -> tuple[Any, Any]:
     """One input of `Tokenizer.encode_batch` as ``(sequence, pair or None)``, read as HF reads it:
     a list or tuple of two is a pair when its two elements are sequences of the input's kind
@@ -379,11 +389,7 @@ class Tokenizer:
         add_special_tokens=False).ids`` whenever no truncation or padding is set; what is cheaper
         is everything around them, which dominates on short texts (vocabulary audits, counts).
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode_ids() expects str, got {type(text).__name__}")
-        check_text(text)
-        if len(text) > _MAX_BYTES // 4 and len(text.encode("utf-8")) > _MAX_BYTES:
-            raise ValueError(f"text of {len(text.encode('utf-8')):,} UTF-8 bytes: encode takes up to {_MAX_BYTES:,} at once")
+        _check_input(text, "encode_ids")
         ids: list[int] = []
         for _piece, added_id, plan in self._pipeline.runs(text, allowed_special):
             if plan is None:
@@ -406,11 +412,7 @@ class Tokenizer:
         )
 
     def _encode_text(self, text: str, allowed_special: AllowedSpecial, trace: bool, keep_stages: bool) -> Encoding:
-        if not isinstance(text, str):
-            raise TypeError(f"encode() expects str, got {type(text).__name__}")
-        check_text(text)
-        if len(text) > _MAX_BYTES // 4 and len(text.encode("utf-8")) > _MAX_BYTES:
-            raise ValueError(f"text of {len(text.encode('utf-8')):,} UTF-8 bytes: encode takes up to {_MAX_BYTES:,} at once")
+        _check_input(text, "encode")
         if trace:  # traces are data of the plain reference path (no caches there)
             return reference.encode(self._pipeline, text, allowed_special=allowed_special, post_process=False)
         if len(text) < _GC_PAUSE_CHARS or not gc.isenabled() or current_thread() is not _MAIN_THREAD:
